@@ -1,0 +1,50 @@
+# Thin wrapper around meson: `make demo` and `make check` do all the set-up on a
+# fresh Debian 12 machine (run as root, or with sudo available for apt).
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+MESON_ARGS ?=
+
+# Everything Sluice builds with and is tested with, by Debian package name.
+DEPS_BUILD = meson ninja-build pkg-config gcc libc6-dev gettext \
+	libglib2.0-dev libglib2.0-bin libsystemd-dev libseccomp-dev \
+	libvirt-dev libvirt-glib-1.0-dev libgtk-4-dev libadwaita-1-dev libnotify-dev \
+	libdbusmenu-glib-dev desktop-file-utils
+DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static kmod cpio \
+	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients \
+	dbus dbus-x11 xvfb xauth xdotool imagemagick xfce4-panel dunst acl attr fio \
+	passwd util-linux procps psmisc
+
+.PHONY: all deps build check check-asan demo bench clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEPS_BUILD) $(DEPS_TEST); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:" $$missing; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) -Dwerror=true $(MESON_ARGS)
+
+build: deps $(BUILD)/build.ninja
+	meson compile -C $(BUILD)
+
+# All suites on the normal build, then the daemon's and the service's suites
+# again under AddressSanitizer + UBSan.
+check: build
+	tests/run-suites.sh $(BUILD) $(ASAN_BUILD)
+
+demo: build
+	tests/guest/demo.sh $(BUILD)
+
+bench: build
+	bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

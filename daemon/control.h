@@ -1,0 +1,22 @@
+/* control.h — org.sluice.Worker1 on the private control connection.
+ *
+ * sluice-service passes one end of a socketpair as --control-fd; the worker
+ * serves org.sluice.Worker1 (data/org.sluice.Worker1.xml) on it with sd-bus as
+ * a peer-to-peer server, in the main thread's sd-event loop.  When the service
+ * closes its end, the worker has lost its supervisor and exits. */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+
+#include "fs-session.h"
+#include "stats.h"
+
+struct control;
+
+/* Takes ownership of fd.  on_lost runs (once) when the peer hangs up. */
+int control_start(sd_event *event, int fd, struct fs_session *session, struct stats *stats,
+                  void (*on_lost)(void *userdata), void *userdata, struct control **ret);
+/* Tells the service whether a frontend is connected (PropertiesChanged on Connected). */
+void control_set_connected(struct control *c, bool connected);
+void control_free(struct control *c);

@@ -1,0 +1,68 @@
+/* fs-session.h — the FUSE side of sluice-fs, as the transport sees it.
+ *
+ * The transport (vhost-user.c, virtqueue.c, queue-thread.c) pops a descriptor
+ * chain, maps it to iovecs in guest memory and hands them to fs_process(): the
+ * device-readable part (the FUSE request) and the device-writable part (where
+ * the reply goes).  The FUSE layer (fuse-*.c, passthrough*.c, inode.c) decodes,
+ * runs the operation on the host folder and writes the reply straight into the
+ * writable iovecs — READ payloads are preadv()'d into guest memory, WRITE
+ * payloads pwritev()'d from it, with no bounce buffer.
+ *
+ * Everything in the request is untrusted: fs_process() checks every length
+ * against what the iovecs really hold.  A request too short to carry a
+ * fuse_in_header gets no reply (length 0); any other malformed request gets an
+ * error reply (EINVAL/EIO) when the reply buffer can take a fuse_out_header. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "options.h"
+#include "stats.h"
+
+struct fs_session;  /* one per process: the shared folder, inode table, handles */
+struct fs_worker;   /* one per queue thread: its scratch buffers, so no malloc per request */
+
+/* Creates the session for opts->shared_dir (opened O_PATH|O_DIRECTORY by the
+ * caller, ownership of root_fd passes to the session).  Returns -errno. */
+int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *stats,
+                   struct fs_session **ret);
+void fs_session_free(struct fs_session *s);
+
+/* The frontend went away (or sent RESET_OWNER): forget every inode but the
+ * root and close every handle, so that the next guest starts with FUSE INIT
+ * from a clean slate.  Called with no queue thread running. */
+void fs_session_reset(struct fs_session *s);
+
+/* Live read-only toggle (the control channel): from the next request on, every
+ * mutating request fails with EROFS, including writes through handles that are
+ * already open.  Thread-safe. */
+void fs_session_set_readonly(struct fs_session *s, bool readonly);
+bool fs_session_get_readonly(struct fs_session *s);
+
+/* Per-thread context.  queue_index: 0 = hiprio, 1… request queues (for stats). */
+int fs_worker_new(struct fs_session *s, unsigned queue_index, struct fs_worker **ret);
+void fs_worker_free(struct fs_worker *w);
+
+/* A request that cannot be answered right away (SETLKW on a contended lock)
+ * is finished later, from another thread, through this callback.  The
+ * transport registers it once per worker; `token` is what it passed to
+ * fs_process().  The callback pushes `len` bytes as the used length and
+ * notifies the guest; it must be thread-safe against the queue thread. */
+typedef void (*fs_complete_fn)(void *token, size_t len, void *userdata);
+void fs_worker_set_complete(struct fs_worker *w, fs_complete_fn fn, void *userdata);
+
+/* fs_process() returns this when it took ownership of the request: the
+ * transport must keep the descriptor chain (and the memory its iovecs point
+ * to) alive and un-pushed until the complete callback runs for `token`.
+ * The iovec arrays themselves are copied by the FUSE layer. */
+#define FS_PROCESS_DEFERRED ((size_t)-1)
+
+/* Processes one request.  Returns the number of bytes written to out (the used
+ * length for the ring; 0 for requests that have no reply, like FORGET), or
+ * FS_PROCESS_DEFERRED. */
+size_t fs_process(struct fs_worker *w, const struct iovec *in, unsigned in_cnt,
+                  const struct iovec *out, unsigned out_cnt, void *token);

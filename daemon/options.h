@@ -1,0 +1,57 @@
+/* options.h — sluice-fs command line.
+ *
+ * Spellings follow QEMU's virtiofsd where the two overlap (so that libvirt can
+ * use sluice-fs as a drop-in <binary path=…>); Sluice's own options are
+ * --queues, --poll-us and --control-fd.  Parsed once in options.c; every other
+ * module reads the resulting struct fs_options. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "log.h"
+
+enum fs_cache_mode {
+        FS_CACHE_AUTO = 0,   /* 1 s entry/attr timeouts, page cache kept while the file is unchanged */
+        FS_CACHE_ALWAYS,     /* long timeouts, keep page cache: the host does not change the folder */
+        FS_CACHE_NEVER,      /* no timeouts, direct I/O: the host changes the folder all the time */
+};
+
+enum fs_sandbox_mode {
+        FS_SANDBOX_NONE = 0, /* confinement by openat2/O_NOFOLLOW only (default; works unprivileged) */
+        FS_SANDBOX_SECCOMP,  /* plus a seccomp allow-list and Landlock on the shared directory */
+};
+
+#define FS_MAX_QUEUES     64   /* request queues; the hiprio queue comes on top */
+#define FS_TAG_MAX        36   /* virtio-fs config space tag: 36 bytes, not NUL-terminated */
+#define FS_ID_UNMAPPED    ((uint32_t)-1)
+
+struct fs_options {
+        char *socket_path;          /* --socket-path=PATH: listen here (one frontend at a time) */
+        int fd;                     /* --fd=N: an already listening socket (libvirt); -1 if unset */
+        char *shared_dir;           /* --shared-dir=DIR or -o source=DIR */
+        char tag[FS_TAG_MAX + 1];   /* --tag=TAG: reported in the device config space */
+        bool readonly;              /* --readonly or -o readonly */
+        enum fs_cache_mode cache;   /* --cache=auto|always|never (-o cache=none is accepted too) */
+        bool xattr;                 /* --xattr or -o xattr */
+        enum fs_sandbox_mode sandbox; /* --sandbox=none|seccomp (namespace/chroot map to seccomp) */
+        unsigned queues;            /* --queues=N request queues (default 1) */
+        unsigned poll_us;           /* --poll-us=N busy-poll after each batch (default 50) */
+        int control_fd;             /* --control-fd=N: sd-bus peer socket from sluice-service; -1 */
+        /* --translate-uid=GUEST:HOST / --translate-gid=GUEST:HOST (repeatable is not needed:
+         * one pair each).  Files owned by HOST on the host appear owned by GUEST in the guest,
+         * and GUEST's requests to create files create them as the worker's own user. */
+        uint32_t guest_uid, host_uid;
+        uint32_t guest_gid, host_gid;
+        bool exit_on_disconnect;    /* --fd implies it; --socket-path serves the next frontend */
+        enum log_level log_level;   /* --log-level=…, -d/--debug = debug */
+        bool print_capabilities;
+};
+
+/* Parses argv into *opts.  On a usage error prints one line saying what is
+ * wrong and how to get help, and returns -EINVAL (main exits 2).  Returns 1
+ * when the command was fully handled (--help, --version, --print-capabilities)
+ * and main should exit 0. */
+int options_parse(int argc, char **argv, struct fs_options *opts);
+void options_free(struct fs_options *opts);

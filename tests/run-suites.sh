@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs every suite (make check).  Usage: tests/run-suites.sh BUILD ASAN_BUILD
+#
+# The normal build runs all suites.  The daemon's and the service's suites run
+# again in a second build with AddressSanitizer + UBSan; any report fails them
+# (halt_on_error / abort_on_error below turn a report into a failure).
+# As root, an ordinary user `sluice-test` is created: tests run sluice-fs and
+# sluice-service as that user, the way desktop users run them.
+set -uo pipefail
+build=${1:-build}
+asan_build=${2:-build-asan}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+if [ "$(id -u)" = 0 ]; then
+        export SLUICE_TEST_USER=${SLUICE_TEST_USER:-sluice-test}
+        id -u "$SLUICE_TEST_USER" >/dev/null 2>&1 ||
+                useradd --create-home --shell /bin/bash --user-group "$SLUICE_TEST_USER"
+fi
+
+passed=0 failed=0 skipped=0
+count() { # parses meson test's summary lines from its log
+        local log=$1 ok fail exp skip to
+        ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+        exp=$(sed -n 's/^Expected Fail: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+        fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+        to=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+        skip=$(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+        passed=$((passed + ${ok:-0} + ${exp:-0}))
+        failed=$((failed + ${fail:-0} + ${to:-0}))
+        skipped=$((skipped + ${skip:-0}))
+}
+
+status=0
+log=$(mktemp)
+meson test -C "$build" --print-errorlogs --num-processes 1 2>&1 | tee "$log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+count "$log"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+if [ ! -f "$asan_build/build.ninja" ]; then
+        meson setup "$asan_build" -Dwerror=true -Db_sanitize=address,undefined \
+                -Db_lundef=false -Dapplet=false -Dbuildtype=debug >/dev/null || status=1
+fi
+if meson compile -C "$asan_build" >/dev/null; then
+        meson test -C "$asan_build" --print-errorlogs --num-processes 1 \
+                --suite daemon --suite service 2>&1 | tee "$log"
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+        count "$log"
+else
+        echo "AddressSanitizer build failed"
+        status=1 failed=$((failed + 1))
+fi
+rm -f "$log"
+
+echo
+echo "make check: $passed passed, $failed failed, $skipped skipped"
+echo "$passed passed, $failed failed"
+exit $status
