@@ -1,0 +1,73 @@
+/* vm-manager.h — the VMs Sluice knows, through libvirt (libvirt-glib plus the
+ * raw libvirt API where libvirt-glib lacks something).
+ *
+ * Contract between the share side of the service (manager.c, share.c) and the
+ * libvirt side (vm-*.c, hotplug.c):
+ *  - the VM manager exports one org.sluice.Sluice1.Vm object per domain on the
+ *    GDBusObjectManagerServer it is given, under /org/sluice/Sluice1/vm/<uuid>,
+ *    and keeps them current from libvirt events (reconnecting by itself when
+ *    libvirtd restarts);
+ *  - it emits "vm-started" / "vm-stopped" (name) so that shares assigned to a
+ *    VM are attached when it starts;
+ *  - attach/detach hot-plug one vhost-user-fs device into a running domain.
+ * Errors are in the SLUICE_ERROR domain (errors.h). */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define SLUICE_TYPE_VM_MANAGER (sluice_vm_manager_get_type())
+G_DECLARE_FINAL_TYPE(SluiceVmManager, sluice_vm_manager, SLUICE, VM_MANAGER, GObject)
+
+/* uris: libvirt URIs to track; NULL = the default ("qemu:///session", plus
+ * "qemu:///system" when reachable).  Nothing is connected until _start(). */
+SluiceVmManager *sluice_vm_manager_new(GDBusObjectManagerServer *server,
+                                       const char *const *uris);
+/* Connects (asynchronously; a libvirtd that is not running is retried). */
+void sluice_vm_manager_start(SluiceVmManager *self);
+
+typedef struct {
+        char *name;
+        char *uuid;
+        char *uri;
+        char *os;              /* libosinfo short id or "" */
+        gboolean running;
+        gboolean shared_memory;
+        /* the user QEMU runs as for this domain (qemu:///system: e.g. libvirt-qemu);
+         * -1 when it is the service's own user */
+        gint64 qemu_uid;
+} SluiceVmInfo;
+void sluice_vm_info_free(SluiceVmInfo *info);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceVmInfo, sluice_vm_info_free)
+
+/* vm: name or UUID.  Returns NULL with SLUICE_ERROR_NOT_FOUND. */
+SluiceVmInfo *sluice_vm_manager_lookup(SluiceVmManager *self, const char *vm, GError **error);
+
+/* Hot-plugs <filesystem type='mount'><driver type='virtiofs' queue='1024'/>
+ * <source socket=SOCKET/><target dir=TAG/></filesystem> into the running VM.
+ * Checks that the VM runs, has shared memory and has no other device with TAG;
+ * makes the socket reachable for QEMU's user when that is another user.
+ * The result is the guest hint (a sentence: mount command or Windows needs). */
+void sluice_vm_manager_attach_async(SluiceVmManager *self, const char *vm,
+                                    const char *socket_path, const char *tag,
+                                    GCancellable *cancellable,
+                                    GAsyncReadyCallback callback, gpointer user_data);
+char *sluice_vm_manager_attach_finish(SluiceVmManager *self, GAsyncResult *result,
+                                      GError **error);
+/* Unplugs the device with TAG (no error when it is not plugged in). */
+void sluice_vm_manager_detach_async(SluiceVmManager *self, const char *vm, const char *tag,
+                                    GCancellable *cancellable,
+                                    GAsyncReadyCallback callback, gpointer user_data);
+gboolean sluice_vm_manager_detach_finish(SluiceVmManager *self, GAsyncResult *result,
+                                         GError **error);
+/* Whether a device with TAG is currently plugged into the VM. */
+gboolean sluice_vm_manager_is_attached(SluiceVmManager *self, const char *vm, const char *tag);
+
+/* Signals:
+ *   "vm-started" (const char *name)  — the domain entered the running state
+ *   "vm-stopped" (const char *name)  — it stopped (any reason)
+ *   "device-removed" (const char *name, const char *tag) — a device went away
+ *     without Sluice asking (guest or user unplugged it) */
+
+G_END_DECLS
