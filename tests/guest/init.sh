@@ -1,0 +1,34 @@
+#!/bin/sh
+# /init of the Sluice test guest (busybox).  Installed by build-image.sh.
+#
+# Mounts proc/sys/dev, loads the virtio, virtiofs and 9p modules, then runs
+# /workload.sh (carried by an extra cpio, see mkcpio.sh) with its output on the
+# console and powers off when it returns; with no /workload.sh it starts a
+# shell.  Kernel command-line words of the form NAME=VALUE that the kernel does
+# not know reach this script as environment variables (e.g. SLUICE_TAG=share).
+export PATH=/bin:/sbin
+mount -t devtmpfs dev /dev 2>/dev/null
+exec </dev/console >/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mkdir -p /tmp /mnt /dev/shm
+mount -t tmpfs tmp /tmp
+
+for m in $(cat /etc/modules.order); do
+        insmod "$m" 2>/dev/null || true
+done
+
+if [ -f /workload.sh ]; then
+        read -r up _ </proc/uptime
+        echo "sluice-guest: workload starting at ${up}s"
+        sh /workload.sh
+        rc=$?
+        read -r up _ </proc/uptime
+        echo "sluice-guest: workload exited $rc at ${up}s"
+        sync
+        poweroff -f
+else
+        echo "sluice-guest: no /workload.sh, starting a shell (poweroff -f to leave)"
+        setsid cttyhack sh
+        poweroff -f
+fi
