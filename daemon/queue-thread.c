@@ -1,0 +1,268 @@
+/* queue-thread.c — see queue-thread.h. */
+#include "queue-thread.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/* The token handed to fs_process(): the slot of the chain's head, so that a
+ * deferred completion knows which chain to return (heads are unique while in
+ * flight) and whether the ring it came from still exists. */
+struct qt_deferred {
+        unsigned generation;
+};
+
+struct queue_thread {
+        struct vq *vq;
+        unsigned index;
+        unsigned poll_us;
+        struct fs_worker *worker;
+        struct stats_queue *stats;
+        pthread_t thread;
+        bool running;
+        atomic_bool stop;
+        int stop_fd;
+        int kick_fd;
+        /* Guards generation against a deferred completion racing a ring reset. */
+        pthread_mutex_t complete_lock;
+        unsigned generation;
+        struct qt_deferred deferred[VQ_MAX_SIZE];
+        struct vq_elem elem;   /* the chain being processed: no allocation per request */
+};
+
+static void complete_deferred(void *token, size_t len, void *userdata)
+{
+        struct queue_thread *qt = userdata;
+        struct qt_deferred *d = token;
+        uint16_t head;
+
+        if (d < qt->deferred || d >= qt->deferred + VQ_MAX_SIZE) {
+                log_error("queue %u: completion with a token that is not ours", qt->index);
+                return;
+        }
+        head = (uint16_t)(d - qt->deferred);
+        pthread_mutex_lock(&qt->complete_lock);
+        if (d->generation == qt->generation && head < qt->vq->num) {
+                vq_push(qt->vq, head, (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len));
+                vq_notify(qt->vq);
+                stats_add(&qt->stats->requests, 1);
+        }
+        pthread_mutex_unlock(&qt->complete_lock);
+        atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
+}
+
+int qt_new(struct fs_session *session, struct vq *vq, unsigned index, unsigned poll_us,
+           struct stats *stats, struct queue_thread **ret)
+{
+        struct queue_thread *qt;
+        int r;
+
+        qt = calloc(1, sizeof(*qt));
+        if (!qt)
+                return -ENOMEM;
+        qt->vq = vq;
+        qt->index = index;
+        qt->poll_us = poll_us;
+        qt->stats = &stats->queue[index <= FS_MAX_QUEUES ? index : FS_MAX_QUEUES];
+        qt->kick_fd = -1;
+        atomic_init(&qt->stop, false);
+        pthread_mutex_init(&qt->complete_lock, NULL);
+        qt->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (qt->stop_fd < 0) {
+                r = -errno;
+                free(qt);
+                return r;
+        }
+        r = fs_worker_new(session, index, &qt->worker);
+        if (r < 0) {
+                close(qt->stop_fd);
+                free(qt);
+                return r;
+        }
+        fs_worker_set_complete(qt->worker, complete_deferred, qt);
+        *ret = qt;
+        return 0;
+}
+
+void qt_free(struct queue_thread *qt)
+{
+        if (!qt)
+                return;
+        qt_stop(qt);
+        fs_worker_free(qt->worker);
+        close(qt->stop_fd);
+        pthread_mutex_destroy(&qt->complete_lock);
+        free(qt);
+}
+
+bool qt_running(struct queue_thread *qt)
+{
+        return qt && qt->running;
+}
+
+void qt_forget_deferred(struct queue_thread *qt)
+{
+        pthread_mutex_lock(&qt->complete_lock);
+        qt->generation++;
+        pthread_mutex_unlock(&qt->complete_lock);
+}
+
+static bool stopping(struct queue_thread *qt)
+{
+        return atomic_load_explicit(&qt->stop, memory_order_relaxed);
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Pops and processes everything available.  Returns the number of requests. */
+static unsigned drain(struct queue_thread *qt, bool polled)
+{
+        struct vq_elem *e = &qt->elem;
+        unsigned n = 0;
+
+        while (!stopping(qt)) {
+                struct qt_deferred *token;
+                size_t len;
+
+                if (vq_pop(qt->vq, e) <= 0)
+                        break;
+                stats_add(&qt->stats->in_flight, 1);
+                token = &qt->deferred[e->head];
+                /* Before fs_process(): the completion may run on another thread at once. */
+                pthread_mutex_lock(&qt->complete_lock);
+                token->generation = qt->generation;
+                pthread_mutex_unlock(&qt->complete_lock);
+                len = fs_process(qt->worker, e->iov, e->n_readable, e->iov + e->n_readable,
+                                 e->n_writable, token);
+                n++;
+                if (polled)
+                        stats_add(&qt->stats->polled, 1);
+                if (len == FS_PROCESS_DEFERRED)
+                        continue;
+                if (len > e->writable_len) {
+                        log_error("queue %u: reply of %zu bytes for a %llu-byte buffer; clamped",
+                                  qt->index, len, (unsigned long long)e->writable_len);
+                        len = (size_t)e->writable_len;
+                }
+                vq_push(qt->vq, e->head, (uint32_t)len);
+                /* One interrupt per reply: a synchronous guest waits on each one. */
+                vq_notify(qt->vq);
+                stats_add(&qt->stats->requests, 1);
+                atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
+        }
+        if (n)
+                stats_add(&qt->stats->batches, 1);
+        return n;
+}
+
+/* Drain after a kick, then poll; returns with notifications enabled and the
+ * ring empty (or broken, or asked to stop). */
+static void serve(struct queue_thread *qt)
+{
+        vq_set_notification(qt->vq, false);
+        drain(qt, false);
+        for (;;) {
+                if (qt->poll_us > 0) {
+                        uint64_t deadline = stats_now_usec() + qt->poll_us;
+
+                        while (!stopping(qt) && !vq_is_broken(qt->vq) &&
+                               stats_now_usec() < deadline) {
+                                if (vq_avail_empty(qt->vq)) {
+                                        cpu_relax();
+                                        continue;
+                                }
+                                drain(qt, true);
+                                deadline = stats_now_usec() + qt->poll_us;
+                        }
+                }
+                vq_set_notification(qt->vq, true);
+                if (stopping(qt) || vq_is_broken(qt->vq) || vq_avail_empty(qt->vq))
+                        return;
+                /* A request arrived between the last check and enabling kicks. */
+                vq_set_notification(qt->vq, false);
+                drain(qt, true);
+        }
+}
+
+static void *qt_main(void *arg)
+{
+        struct queue_thread *qt = arg;
+
+        log_debug("queue %u: thread started (poll %u µs)", qt->index, qt->poll_us);
+        while (!stopping(qt)) {
+                struct pollfd pfd[2] = {
+                        { .fd = qt->kick_fd, .events = POLLIN },
+                        { .fd = qt->stop_fd, .events = POLLIN },
+                };
+                eventfd_t v;
+
+                if (!vq_is_broken(qt->vq))
+                        serve(qt);
+                if (stopping(qt))
+                        break;
+                /* A broken queue waits only for stop: kicks would spin. */
+                pfd[0].fd = vq_is_broken(qt->vq) ? -1 : qt->kick_fd;
+                if (poll(pfd, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        log_error("queue %u: poll failed: %s", qt->index, strerror(errno));
+                        break;
+                }
+                if (pfd[0].revents & POLLIN) {
+                        if (eventfd_read(qt->kick_fd, &v) == 0)
+                                stats_add(&qt->stats->kicks, 1);
+                } else if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+                        log_error("queue %u: kick fd failed", qt->index);
+                        break;
+                }
+        }
+        log_debug("queue %u: thread stopped", qt->index);
+        return NULL;
+}
+
+int qt_start(struct queue_thread *qt, int kick_fd)
+{
+        sigset_t all, old;
+        int r;
+
+        if (qt->running)
+                return 0;
+        qt->kick_fd = kick_fd;
+        atomic_store(&qt->stop, false);
+        /* Signals belong to the main loop (signalfd): the thread blocks them all. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        r = -pthread_create(&qt->thread, NULL, qt_main, qt);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r < 0)
+                return r;
+        qt->running = true;
+        return 0;
+}
+
+void qt_stop(struct queue_thread *qt)
+{
+        eventfd_t v;
+
+        if (!qt->running)
+                return;
+        atomic_store(&qt->stop, true);
+        (void)eventfd_write(qt->stop_fd, 1);
+        pthread_join(qt->thread, NULL);
+        (void)eventfd_read(qt->stop_fd, &v);
+        qt->running = false;
+        qt->kick_fd = -1;
+}

@@ -1,0 +1,34 @@
+/* queue-thread.h — one thread per virtqueue (hiprio queue 0 + request queues).
+ *
+ * Each thread owns an fs_worker and serves its ring inline: wait for a kick,
+ * drain the ring through fs_process(), push and notify; then busy-poll the
+ * avail ring for up to --poll-us µs with guest kicks suppressed, so that a
+ * guest doing synchronous I/O gets its next request picked up without a
+ * vm-exit or a wake-up (the "sync queue" of DESIGN.md).  Notifications are
+ * re-enabled and the ring re-checked before sleeping: no lost wake-up.
+ *
+ * The vhost-user layer starts a thread when its ring is ready (kick fd,
+ * addresses, enabled) and stops it (joined) on GET_VRING_BASE, a memory table
+ * change, reset or disconnect.  The thread object lives across stop/start. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "fs-session.h"
+#include "stats.h"
+#include "virtqueue.h"
+
+struct queue_thread;
+
+int qt_new(struct fs_session *session, struct vq *vq, unsigned index, unsigned poll_us,
+           struct stats *stats, struct queue_thread **ret);
+/* Stops the thread if needed and frees it. */
+void qt_free(struct queue_thread *qt);
+/* Starts serving with kick_fd (not owned; must stay open until qt_stop()). */
+int qt_start(struct queue_thread *qt, int kick_fd);
+/* Stops and joins the thread; the request it is processing completes first. */
+void qt_stop(struct queue_thread *qt);
+bool qt_running(struct queue_thread *qt);
+/* The ring is being torn down (GET_VRING_BASE for good, reset): completions
+ * of deferred requests popped before now are dropped instead of pushed. */
+void qt_forget_deferred(struct queue_thread *qt);

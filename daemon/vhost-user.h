@@ -1,0 +1,33 @@
+/* vhost-user.h — the vhost-user protocol, device (back-end) side, for one
+ * connected frontend (QEMU's vhost-user-fs-pci, or the test VMM).
+ *
+ * The main loop calls vu_dev_dispatch() whenever the connection is readable;
+ * each call reads and handles one message.  Every field of every message is
+ * checked: a message that breaks the protocol (size, ring index, fds) makes
+ * vu_dev_dispatch() fail and the caller drops the connection.  Rings are
+ * served by queue threads (queue-thread.h) that this module starts and stops. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "fs-session.h"
+#include "options.h"
+#include "stats.h"
+
+struct vu_dev;
+
+/* Takes ownership of conn_fd. */
+int vu_dev_new(int conn_fd, const struct fs_options *opts, struct fs_session *session,
+               struct stats *stats, struct vu_dev **ret);
+int vu_dev_fd(struct vu_dev *d);
+/* Reads and handles one message.  0 on success; -ECONNRESET when the peer
+ * closed the connection; another -errno when the message was malformed or the
+ * socket failed (logged).  Either way a negative return means: drop it. */
+int vu_dev_dispatch(struct vu_dev *d);
+/* Stops every queue thread, resets the FUSE session (so the next frontend
+ * starts from FUSE INIT), unmaps guest memory, closes every fd. */
+void vu_dev_free(struct vu_dev *d);
+
+/* Virtio and vhost-user protocol features we offer (also used by tests). */
+uint64_t vu_device_features(void);
+uint64_t vu_protocol_features(void);

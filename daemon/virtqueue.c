@@ -1,0 +1,291 @@
+/* virtqueue.c — see virtqueue.h.
+ *
+ * Memory ordering (the guest runs on other CPUs): the avail index is read
+ * with acquire so the ring entries and descriptors it publishes are seen;
+ * used entries are written before a release store of the used index; a full
+ * barrier separates our index updates from reading the guest's event index
+ * or flags (and the guest's from ours), as the spec's 2.7.7/2.7.10 require. */
+#include "virtqueue.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define load16(p)        __atomic_load_n((p), __ATOMIC_RELAXED)
+#define store16(p, v)    __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+void vq_init(struct vq *vq, const struct gm *mem, unsigned index)
+{
+        memset(vq, 0, offsetof(struct vq, indirect_table));
+        vq->mem = mem;
+        vq->index = index;
+        vq->call_fd = -1;
+        vq->err_fd = -1;
+        atomic_init(&vq->broken, false);
+        pthread_mutex_init(&vq->used_lock, NULL);
+}
+
+void vq_destroy(struct vq *vq)
+{
+        pthread_mutex_destroy(&vq->used_lock);
+}
+
+void vq_set_features(struct vq *vq, uint64_t features)
+{
+        vq->event_idx = features & (1ull << VIRTIO_RING_F_EVENT_IDX);
+        vq->indirect = features & (1ull << VIRTIO_RING_F_INDIRECT_DESC);
+}
+
+void vq_ring_sizes(unsigned num, uint64_t *desc, uint64_t *avail, uint64_t *used)
+{
+        *desc = (uint64_t)num * sizeof(struct vring_desc);
+        *avail = 4 + (uint64_t)num * 2 + 2;                           /* flags, idx, ring, used_event */
+        *used = 4 + (uint64_t)num * sizeof(struct vring_used_elem) + 2; /* flags, idx, ring, avail_event */
+}
+
+int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *used)
+{
+        if (num == 0 || num > VQ_MAX_SIZE || (num & (num - 1)))
+                return -EINVAL;
+        if (!desc || !avail || !used || ((uintptr_t)desc & 15) || ((uintptr_t)avail & 1) ||
+            ((uintptr_t)used & 3))
+                return -EINVAL;
+        pthread_mutex_lock(&vq->used_lock);
+        vq->num = num;
+        vq->desc = desc;
+        vq->avail = avail;
+        vq->used = used;
+        vq->used_idx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
+        vq->signalled_used_valid = false;
+        atomic_store(&vq->broken, false);
+        pthread_mutex_unlock(&vq->used_lock);
+        return 0;
+}
+
+void vq_reset(struct vq *vq)
+{
+        pthread_mutex_lock(&vq->used_lock);
+        vq->num = 0;
+        vq->desc = NULL;
+        vq->avail = NULL;
+        vq->used = NULL;
+        vq->last_avail_idx = 0;
+        vq->used_idx = 0;
+        vq->signalled_used_valid = false;
+        atomic_store(&vq->broken, false);
+        pthread_mutex_unlock(&vq->used_lock);
+}
+
+bool vq_is_broken(struct vq *vq)
+{
+        return atomic_load_explicit(&vq->broken, memory_order_relaxed);
+}
+
+void vq_set_broken(struct vq *vq, const char *why)
+{
+        if (atomic_exchange(&vq->broken, true))
+                return;
+        log_error("virtqueue %u is broken: %s; it stays stopped until the frontend resets it",
+                  vq->index, why);
+        pthread_mutex_lock(&vq->used_lock);
+        if (vq->err_fd >= 0)
+                (void)eventfd_write(vq->err_fd, 1);
+        pthread_mutex_unlock(&vq->used_lock);
+}
+
+static uint16_t *used_event(struct vq *vq)
+{
+        return &vq->avail->ring[vq->num];
+}
+
+static uint16_t *avail_event(struct vq *vq)
+{
+        return (uint16_t *)&vq->used->ring[vq->num];
+}
+
+bool vq_avail_empty(struct vq *vq)
+{
+        if (!vq->avail)
+                return true;
+        return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) == vq->last_avail_idx;
+}
+
+/* One descriptor, each field read exactly once (the guest may rewrite it). */
+static void read_desc(const struct vring_desc *d, struct vring_desc *out)
+{
+        out->addr = __atomic_load_n(&d->addr, __ATOMIC_RELAXED);
+        out->len = __atomic_load_n(&d->len, __ATOMIC_RELAXED);
+        out->flags = __atomic_load_n(&d->flags, __ATOMIC_RELAXED);
+        out->next = __atomic_load_n(&d->next, __ATOMIC_RELAXED);
+}
+
+/* Walks the chain starting at head into e; returns NULL or what is wrong. */
+static const char *walk_chain(struct vq *vq, uint16_t head, struct vq_elem *e)
+{
+        const struct vring_desc *table = vq->desc;
+        unsigned max = vq->num, count = 0, n_iov = 0;
+        uint64_t readable = 0, writable = 0;
+        bool seen_writable = false;
+        struct vring_desc d;
+        unsigned idx = head;
+
+        e->head = head;
+        e->n_readable = e->n_writable = 0;
+
+        read_desc(&table[idx], &d);
+        if (d.flags & VRING_DESC_F_INDIRECT) {
+                unsigned n;
+
+                if (!vq->indirect)
+                        return "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC";
+                if (d.flags & VRING_DESC_F_NEXT)
+                        return "indirect descriptor with NEXT set";
+                if (d.len == 0 || d.len % sizeof(struct vring_desc))
+                        return "indirect table length not a multiple of 16";
+                n = d.len / sizeof(struct vring_desc);
+                if (n > VQ_MAX_SIZE)
+                        return "indirect table too long";
+                if (gm_copy_from(vq->mem, d.addr, vq->indirect_table, d.len) < 0)
+                        return "indirect table outside guest memory";
+                table = vq->indirect_table;
+                max = n;
+                idx = 0;
+                read_desc(&table[0], &d);
+        }
+
+        for (;;) {
+                unsigned before = n_iov;
+                int r;
+
+                if (++count > max)
+                        return "descriptor loop or chain longer than the table";
+                if (d.flags & VRING_DESC_F_INDIRECT)
+                        return table == vq->desc ? "indirect descriptor inside a chain"
+                                                 : "nested indirect descriptor";
+                if (d.flags & VRING_DESC_F_WRITE) {
+                        writable += d.len;
+                        seen_writable = true;
+                } else {
+                        if (seen_writable)
+                                return "device-readable descriptor after a device-writable one";
+                        readable += d.len;
+                }
+                if (readable > UINT32_MAX || writable > UINT32_MAX)
+                        return "chain length overflows 32 bits";
+                r = gm_map(vq->mem, d.addr, d.len, e->iov, VQ_MAX_IOV, &n_iov);
+                if (r == -ENOBUFS)
+                        return "too many iovecs for one chain";
+                if (r < 0)
+                        return "descriptor address outside guest memory";
+                if (d.flags & VRING_DESC_F_WRITE)
+                        e->n_writable += n_iov - before;
+                else
+                        e->n_readable += n_iov - before;
+                if (!(d.flags & VRING_DESC_F_NEXT))
+                        break;
+                idx = d.next;
+                if (idx >= max)
+                        return "next descriptor index out of range";
+                read_desc(&table[idx], &d);
+        }
+        e->readable_len = readable;
+        e->writable_len = writable;
+        return NULL;
+}
+
+int vq_pop(struct vq *vq, struct vq_elem *e)
+{
+        uint16_t avail_idx, head;
+        const char *why;
+
+        if (vq_is_broken(vq) || !vq->avail)
+                return -EIO;
+        avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+        if ((uint16_t)(avail_idx - vq->last_avail_idx) > vq->num) {
+                vq_set_broken(vq, "avail index moved by more than the queue size");
+                return -EIO;
+        }
+        if (avail_idx == vq->last_avail_idx)
+                return 0;
+        head = load16(&vq->avail->ring[vq->last_avail_idx & (vq->num - 1)]);
+        if (head >= vq->num) {
+                vq_set_broken(vq, "head descriptor index out of range");
+                return -EIO;
+        }
+        why = walk_chain(vq, head, e);
+        if (why) {
+                vq_set_broken(vq, why);
+                return -EIO;
+        }
+        vq->last_avail_idx++;
+        return 1;
+}
+
+void vq_push(struct vq *vq, uint16_t head, uint32_t len)
+{
+        struct vring_used_elem *u;
+
+        pthread_mutex_lock(&vq->used_lock);
+        if (vq->used) {
+                u = &vq->used->ring[vq->used_idx & (vq->num - 1)];
+                __atomic_store_n(&u->id, head, __ATOMIC_RELAXED);
+                __atomic_store_n(&u->len, len, __ATOMIC_RELAXED);
+                vq->used_idx++;
+                __atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&vq->used_lock);
+}
+
+/* The spec's vring_need_event(): has the index passed `event` in (old, new]? */
+static bool need_event(uint16_t event, uint16_t new_idx, uint16_t old_idx)
+{
+        return (uint16_t)(new_idx - event - 1) < (uint16_t)(new_idx - old_idx);
+}
+
+static bool should_notify(struct vq *vq)
+{
+        uint16_t old_idx, new_idx;
+        bool valid;
+
+        /* Our used->idx store must be visible before we read the guest's
+         * suppression state, or both sides could skip the wake-up. */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (!vq->event_idx)
+                return !(load16(&vq->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT);
+        valid = vq->signalled_used_valid;
+        old_idx = vq->signalled_used;
+        new_idx = vq->signalled_used = vq->used_idx;
+        vq->signalled_used_valid = true;
+        return !valid || need_event(load16(used_event(vq)), new_idx, old_idx);
+}
+
+void vq_notify(struct vq *vq)
+{
+        pthread_mutex_lock(&vq->used_lock);
+        if (vq->used && vq->call_fd >= 0 && should_notify(vq))
+                (void)eventfd_write(vq->call_fd, 1);
+        pthread_mutex_unlock(&vq->used_lock);
+}
+
+void vq_set_notification(struct vq *vq, bool enable)
+{
+        if (!vq->used)
+                return;
+        if (vq->event_idx) {
+                /* Kick when the guest publishes past what we have taken; while
+                 * polling, an event index one behind is never crossed. */
+                store16(avail_event(vq), enable ? vq->last_avail_idx
+                                                : (uint16_t)(vq->last_avail_idx - 1));
+        } else {
+                uint16_t flags = load16(&vq->used->flags);
+
+                store16(&vq->used->flags, enable ? (uint16_t)(flags & ~VRING_USED_F_NO_NOTIFY)
+                                                 : (uint16_t)(flags | VRING_USED_F_NO_NOTIFY));
+        }
+        if (enable)
+                /* Publish before the caller re-checks avail->idx (no lost kick). */
+                atomic_thread_fence(memory_order_seq_cst);
+}

@@ -1,0 +1,84 @@
+/* virtqueue.h — split virtqueues (virtio 1.x, 2.7), device side.
+ *
+ * The rings live in guest memory; every index and address read from them is
+ * untrusted.  A malformed chain marks the queue broken (logged once, the
+ * frontend's error eventfd written): from then on vq_pop() returns -EIO and
+ * the queue stays dead until the frontend sets it up again.  Nothing here
+ * allocates: an element's iovecs live in a vq_elem the caller owns (one per
+ * queue thread), indirect tables are copied into a buffer inside struct vq.
+ *
+ * Threads: vq_pop() and vq_set_notification() belong to the one queue thread;
+ * vq_push()/vq_notify() may also run on another thread (a deferred request's
+ * completion) and serialise on used_lock. */
+#pragma once
+
+#include <linux/virtio_ring.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "guest-memory.h"
+
+#define VQ_MAX_SIZE 1024        /* largest queue size we accept (power of two) */
+/* iovecs per element: a chain has at most VQ_MAX_SIZE descriptors, and a
+ * descriptor crossing a region boundary takes one more. */
+#define VQ_MAX_IOV (2 * VQ_MAX_SIZE)
+
+struct vq_elem {
+        uint16_t head;        /* descriptor index: the id that goes into the used ring */
+        unsigned n_readable;  /* iov[0 .. n_readable): device-readable (the request) */
+        unsigned n_writable;  /* iov[n_readable .. +n_writable): device-writable (the reply) */
+        uint64_t readable_len, writable_len;
+        struct iovec iov[VQ_MAX_IOV];
+};
+
+struct vq {
+        const struct gm *mem;
+        unsigned index;               /* for log messages */
+        unsigned num;                 /* queue size; 0 = not set up */
+        struct vring_desc *desc;
+        struct vring_avail *avail;
+        struct vring_used *used;
+        bool event_idx;               /* VIRTIO_RING_F_EVENT_IDX negotiated */
+        bool indirect;                /* VIRTIO_RING_F_INDIRECT_DESC negotiated */
+        uint16_t last_avail_idx;      /* next avail entry to pop */
+        uint16_t used_idx;            /* our copy of used->idx */
+        uint16_t signalled_used;      /* used_idx at the last interrupt (EVENT_IDX) */
+        bool signalled_used_valid;
+        int call_fd;                  /* eventfd to interrupt the guest; -1 = none (not owned) */
+        int err_fd;                   /* eventfd to report a broken queue; -1 = none (not owned) */
+        atomic_bool broken;
+        pthread_mutex_t used_lock;
+        struct vring_desc indirect_table[VQ_MAX_SIZE];  /* copy of the indirect table being walked */
+};
+
+void vq_init(struct vq *vq, const struct gm *mem, unsigned index);
+void vq_destroy(struct vq *vq);
+/* Features from SET_FEATURES (EVENT_IDX, INDIRECT_DESC). */
+void vq_set_features(struct vq *vq, uint64_t features);
+/* Bytes each ring part takes for a queue of num entries (event fields included). */
+void vq_ring_sizes(unsigned num, uint64_t *desc, uint64_t *avail, uint64_t *used);
+/* Points the queue at its rings (host pointers, already bounds-checked for
+ * vq_ring_sizes(num)); reads the current used index.  -EINVAL for a bad num
+ * (zero, not a power of two, > VQ_MAX_SIZE) or misaligned rings. */
+int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *used);
+/* Forgets the rings (the queue can be set up again). */
+void vq_reset(struct vq *vq);
+
+/* Pops the next available chain into *e.  Returns 1 with *e filled, 0 when
+ * the ring is empty, -EIO when the queue is (or has just become) broken. */
+int vq_pop(struct vq *vq, struct vq_elem *e);
+/* Returns the chain `head` to the guest with `len` bytes written. */
+void vq_push(struct vq *vq, uint16_t head, uint32_t len);
+/* Interrupts the guest if it asked for it (NO_INTERRUPT / used_event). */
+void vq_notify(struct vq *vq);
+/* true when there is nothing to pop (acquire read of avail->idx). */
+bool vq_avail_empty(struct vq *vq);
+/* Asks the guest to kick (enable) or not to kick (disable) on new requests.
+ * After enabling, re-check vq_avail_empty() before sleeping. */
+void vq_set_notification(struct vq *vq, bool enable);
+bool vq_is_broken(struct vq *vq);
+/* Marks the queue broken, logging `why` once. */
+void vq_set_broken(struct vq *vq, const char *why);
