@@ -1,0 +1,164 @@
+/* hotplug.c — see hotplug.h. */
+#include "config.h"
+
+#include "hotplug.h"
+#include "domain-xml.h"
+#include "errors.h"
+#include "vm-socket-access.h"
+
+#include <glib/gi18n.h>
+#include <libvirt/virterror.h>
+#include <unistd.h>
+
+#define DETACH_WAIT_US (10 * G_USEC_PER_SEC)
+#define DETACH_POLL_US (50 * 1000)
+
+static GMutex hotplug_lock;
+
+void sluice_hotplug_set_libvirt_error(GError **error, const char *doing)
+{
+        virErrorPtr err = virGetLastError();
+
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT, "%s: %s", doing,
+                    err && err->message ? err->message : _("unknown libvirt error"));
+}
+
+static SluiceDomainXml *live_xml(virDomainPtr domain, GError **error)
+{
+        g_autofree char *xml = virDomainGetXMLDesc(domain, 0);
+        g_autoptr(GError) parse_error = NULL;
+        SluiceDomainXml *info;
+
+        if (!xml) {
+                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s definition"));
+                return NULL;
+        }
+        info = sluice_domain_xml_parse(xml, &parse_error);
+        if (!info)
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT, "%s", parse_error->message);
+        return info;
+}
+
+static void set_no_shared_memory(GError **error, const char *name)
+{
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NO_SHARED_MEMORY,
+                    _("The VM “%s” has no shared memory, which virtiofs needs. Enable it with "
+                      "the “Enable shared memory” button (Vm.EnableSharedMemory), then shut the "
+                      "VM down and start it again."),
+                    name);
+}
+
+gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, const char *tag,
+                               GError **error)
+{
+        g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
+        g_autoptr(SluiceDomainXml) info = NULL;
+        g_autofree char *device = NULL;
+        const char *name = virDomainGetName(domain);
+        SluiceDomainFilesystem *existing;
+
+        if (!sluice_domain_xml_check_tag(tag, error) ||
+            !sluice_domain_xml_check_socket(socket_path, error))
+                return FALSE;
+        if (virDomainIsActive(domain) != 1) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_VM_NOT_RUNNING,
+                            _("The VM “%s” is not running; the share is attached when it starts."), name);
+                return FALSE;
+        }
+        info = live_xml(domain, error);
+        if (!info)
+                return FALSE;
+        existing = g_hash_table_lookup(info->filesystems, tag);
+        if (existing) {
+                if (existing->socket && g_str_equal(existing->socket, socket_path))
+                        return TRUE;
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_TAG_IN_USE,
+                            _("The VM “%s” already has a shared folder with the tag “%s”; choose another tag."),
+                            name, tag);
+                return FALSE;
+        }
+        if (!info->shared_memory) {
+                set_no_shared_memory(error, name);
+                return FALSE;
+        }
+        if (info->dac_uid >= 0 && !sluice_socket_access_grant(socket_path, (uid_t)info->dac_uid, error))
+                return FALSE;
+
+        device = sluice_domain_xml_filesystem(socket_path, tag);
+        if (virDomainAttachDeviceFlags(domain, device, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+                virErrorPtr err = virGetLastError();
+
+                /* the live definition can change between our check and libvirt's */
+                if (err && err->code == VIR_ERR_CONFIG_UNSUPPORTED && err->message &&
+                    strstr(err->message, "shared memory")) {
+                        set_no_shared_memory(error, name);
+                        return FALSE;
+                }
+                sluice_hotplug_set_libvirt_error(error, _("libvirt could not plug the shared folder into the VM"));
+                return FALSE;
+        }
+        return TRUE;
+}
+
+static gboolean find_tag(virDomainPtr domain, const char *tag, char **ret_alias, GError **error)
+{
+        g_autoptr(SluiceDomainXml) info = live_xml(domain, error);
+        SluiceDomainFilesystem *fs;
+
+        if (!info)
+                return FALSE;
+        fs = g_hash_table_lookup(info->filesystems, tag);
+        if (fs && ret_alias)
+                *ret_alias = g_strdup(fs->alias);
+        return fs != NULL;
+}
+
+gboolean sluice_hotplug_detach(virDomainPtr domain, const char *tag, GError **error)
+{
+        g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
+        g_autofree char *alias = NULL;
+        GError *local = NULL;
+        gint64 deadline;
+
+        if (virDomainIsActive(domain) != 1)
+                return TRUE;
+        if (!find_tag(domain, tag, &alias, &local)) {
+                if (!local)
+                        return TRUE;
+                g_propagate_error(error, local);
+                return FALSE;
+        }
+        if (!alias) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
+                            _("The device with the tag “%s” has no alias in the live definition; cannot unplug it."),
+                            tag);
+                return FALSE;
+        }
+        if (virDomainDetachDeviceAlias(domain, alias, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+                sluice_hotplug_set_libvirt_error(error, _("libvirt could not unplug the shared folder"));
+                return FALSE;
+        }
+        /* libvirt only asks the guest: the device is gone when the guest acks */
+        deadline = g_get_monotonic_time() + DETACH_WAIT_US;
+        while (g_get_monotonic_time() < deadline) {
+                if (virDomainIsActive(domain) != 1)
+                        return TRUE;
+                if (!find_tag(domain, tag, NULL, &local)) {
+                        if (!local)
+                                return TRUE;
+                        g_propagate_error(error, local);
+                        return FALSE;
+                }
+                g_usleep(DETACH_POLL_US);
+        }
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
+                    _("The VM “%s” did not release the shared folder “%s”: the guest must support "
+                      "PCI hot-unplug (ACPI). Unmount it in the guest and try again."),
+                    virDomainGetName(domain), tag);
+        return FALSE;
+}
+
+gboolean sluice_hotplug_is_attached(virDomainPtr domain, const char *tag)
+{
+        return virDomainIsActive(domain) == 1 && find_tag(domain, tag, NULL, NULL);
+}

@@ -1,0 +1,28 @@
+/* hotplug.h — plugging a vhost-user-fs device into a running domain and out
+ * again, with the raw libvirt API (libvirt-glib has no device attach).  These
+ * calls block on libvirtd: run them in a worker thread.  One hot-plug runs at
+ * a time, so a tag's uniqueness check and its attach cannot interleave. */
+#pragma once
+
+#include <glib.h>
+#include <libvirt/libvirt.h>
+
+G_BEGIN_DECLS
+
+/* Checks the domain (running, shared memory, tag free — the same tag with the
+ * same socket counts as already attached), makes the socket reachable for
+ * QEMU's user when that is another user, and attaches the device live. */
+gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, const char *tag,
+                               GError **error);
+/* Unplugs the device with TAG and waits (a few seconds at most) until the
+ * guest has let it go, so that the tag can be plugged in again at once.
+ * Not plugged in: success. */
+gboolean sluice_hotplug_detach(virDomainPtr domain, const char *tag, GError **error);
+/* Whether a device with TAG is in the domain's live definition. */
+gboolean sluice_hotplug_is_attached(virDomainPtr domain, const char *tag);
+
+/* libvirt's last error (of this thread) as a SLUICE_ERROR_LIBVIRT GError,
+ * prefixed with what was being done. */
+void sluice_hotplug_set_libvirt_error(GError **error, const char *doing);
+
+G_END_DECLS
