@@ -4,8 +4,8 @@
 # Mounts proc/sys/dev, loads the virtio, virtiofs and 9p modules, then runs
 # /workload.sh (carried by an extra cpio, see mkcpio.sh) with its output on the
 # console and powers off when it returns; with no /workload.sh it starts a
-# shell.  Kernel command-line words of the form NAME=VALUE that the kernel does
-# not know reach this script as environment variables (e.g. SLUICE_TAG=share).
+# shell.  Variables in /workload.env (written by run-guest.sh: SLUICE_TAG,
+# SLUICE_FSTYPE, SLUICE_MOUNT and --env ones) are exported to the workload.
 export PATH=/bin:/sbin
 mount -t devtmpfs dev /dev 2>/dev/null
 exec </dev/console >/dev/console 2>&1
@@ -19,6 +19,11 @@ for m in $(cat /etc/modules.order); do
 done
 
 if [ -f /workload.sh ]; then
+        if [ -f /workload.env ]; then
+                set -a
+                . /workload.env
+                set +a
+        fi
         read -r up _ </proc/uptime
         echo "sluice-guest: workload starting at ${up}s"
         sh /workload.sh

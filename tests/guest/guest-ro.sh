@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# guest-ro.sh — sluice-fs --readonly: a Linux guest tries every kind of change
+# (workload-ro.sh), each must fail with EROFS, and the host tree must be
+# exactly as before (listing, modes, sizes, mtimes, contents, xattrs).
+#
+# $SLUICE_GUEST_BACKEND=9p runs the same workload against QEMU's read-only 9p
+# export (how the workload itself was validated).  Exit 77 when QEMU or the
+# guest kernel is missing.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+backend=${SLUICE_GUEST_BACKEND:-sluice}
+
+command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed"; exit 77; }
+ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no guest kernel in /boot"; exit 77; }
+
+share=$(mktemp -d "${TMPDIR:-/tmp}/sluice-ro.XXXXXX")
+trap 'rm -rf "$share"' EXIT
+echo original >"$share/file.txt"
+mkdir "$share/emptydir" "$share/dir"
+echo inner >"$share/dir/inner"
+ln -s file.txt "$share/link"
+if command -v setfattr >/dev/null; then
+        setfattr -n user.x -v kept "$share/file.txt"
+fi
+if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ]; then
+        chown -R "$SLUICE_TEST_USER:" "$share"
+fi
+# Set the times well in the past so that any change would show.
+find "$share" -mindepth 1 -exec touch -h -d '2020-02-02 02:02:02' {} +
+touch -d '2020-02-02 02:02:02' "$share"
+
+snapshot() { # everything but atimes (reads may update those)
+        (cd "$share" && find . -printf '%p %y %m %U %G %s %T@ %l\n' | LC_ALL=C sort &&
+         find . -type f -exec sha256sum {} + | LC_ALL=C sort &&
+         if command -v getfattr >/dev/null; then getfattr -R -d -m - . 2>/dev/null; fi)
+}
+before=$(snapshot)
+
+daemon_args=(--daemon-arg --readonly)
+[ "$backend" = sluice ] && daemon_args+=(--daemon-arg --xattr)
+"$here/run-guest.sh" --shared-dir "$share" --backend "$backend" "${daemon_args[@]}" \
+        --timeout 120 "$here/workload-ro.sh"
+status=$?
+[ "$status" = 77 ] && exit 77
+
+after=$(snapshot)
+if [ "$before" = "$after" ]; then
+        echo "PASS host-unchanged"
+else
+        echo "FAIL host-unchanged: the host tree changed:"
+        diff <(echo "$before") <(echo "$after")
+        status=1
+fi
+[ "$status" = 0 ] && echo "guest-ro: all checks passed" || echo "guest-ro: FAILED"
+exit "$status"

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# guest-rw.sh — a Linux guest mounts a writable share and exercises it
+# (workload-rw.sh); then the host checks what the guest left behind.
+#
+# Backend: $SLUICE_GUEST_BACKEND (sluice by default; "virtiofsd" runs the same
+# test against QEMU's legacy daemon, which is how this harness was validated).
+# Exit 77 when QEMU or the guest kernel is missing.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+backend=${SLUICE_GUEST_BACKEND:-sluice}
+many=3000
+
+command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed"; exit 77; }
+ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no guest kernel in /boot"; exit 77; }
+
+share=$(mktemp -d "${TMPDIR:-/tmp}/sluice-rw.XXXXXX")
+console=$(mktemp "${TMPDIR:-/tmp}/sluice-rw-console.XXXXXX")
+trap 'rm -rf "$share" "$console"' EXIT
+
+# ---- what the guest finds in the share ------------------------------------------------
+mkdir "$share/guest" "$share/many"
+head -c 3145728 /dev/urandom >"$share/from-host.bin"
+host_sha=$(sha256sum "$share/from-host.bin" | cut -d' ' -f1)
+(cd "$share/many" && for i in $(seq -f %04g 1 "$many"); do echo "file $i" >"f$i"; done)
+
+owner=$(id -un)
+daemon_args=()
+case "$backend" in
+sluice) daemon_args=(--daemon-arg --xattr) ;;
+virtiofsd) daemon_args=(--daemon-arg -o --daemon-arg xattr) ;;
+esac
+if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ]; then
+        owner=$SLUICE_TEST_USER
+        chown -R "$owner:" "$share"
+fi
+
+"$here/run-guest.sh" --shared-dir "$share" --backend "$backend" "${daemon_args[@]}" \
+        --env HOST_SHA256="$host_sha" --env MANY_COUNT="$many" \
+        --console "$console" --timeout 150 "$here/workload-rw.sh"
+status=$?
+[ "$status" = 77 ] && exit 77
+
+# ---- what the host sees afterwards ---------------------------------------------------
+failed=0
+host_check() { # NAME EXPECTED ACTUAL
+        if [ "$2" = "$3" ]; then echo "PASS host-$1"; else echo "FAIL host-$1: expected '$2', got '$3'"; failed=1; fi
+}
+g=$share/guest
+bigsum=$(tr -d '\r' <"$console" | sed -n 's/^BIGSUM \([0-9a-f]\{64\}\)$/\1/p')
+host_check big-checksum "$bigsum" "$( [ -f "$g/big" ] && sha256sum "$g/big" | cut -d' ' -f1)"
+[ -n "$bigsum" ] || { echo "FAIL host-big-checksum: the guest printed no BIGSUM line"; failed=1; }
+host_check big-size 67108864 "$(stat -c %s "$g/big" 2>&1)"
+host_check guest-file "written by the guest" "$(cat "$g/from-guest.txt" 2>&1)"
+host_check guest-dir inside "$(cat "$g/guest-dir/inner" 2>&1)"
+for f in from-guest.txt big guest-dir guest-dir/inner created sl; do
+        host_check "owner-$f" "$owner" "$(stat -c %U "$g/$f" 2>&1)"
+done
+host_check symlink created "$(readlink "$g/sl")"
+host_check symlink-absolute /etc/passwd "$(readlink "$g/abs-link")"
+host_check mode 755 "$(stat -c %a "$g/created" 2>&1)"
+host_check hardlink "1 linked more" "$(stat -c %h "$g/l1") $(tr '\n' ' ' <"$g/l1" | sed 's/ $//')"
+host_check rename-exchange "two one" "$(cat "$g/b") $(cat "$g/c")"
+host_check removed "" "$(ls "$g" | grep -E '^(a|rw|fifo|falloc|d1|sdir|gmany\..*)$')"
+host_check many "$many" "$(ls "$share/many" | wc -l)"
+host_check host-file "$host_sha" "$(sha256sum "$share/from-host.bin" | cut -d' ' -f1)"
+if command -v getfattr >/dev/null; then
+        host_check xattr from-guest "$(getfattr --absolute-names --only-values -n user.kept "$g/created" 2>&1)"
+fi
+
+if [ "$status" != 0 ] || [ "$failed" != 0 ]; then
+        echo "guest-rw: FAILED (run-guest status $status)"
+        exit 1
+fi
+echo "guest-rw: all checks passed"

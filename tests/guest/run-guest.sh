@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# run-guest.sh [OPTIONS] WORKLOAD.sh — boots the Sluice test guest under QEMU
+# with a host folder shared into it, runs WORKLOAD.sh in the guest and checks
+# the PASS/FAIL/DONE lines it prints.
+#
+# Options:
+#   --image DIR         guest image directory (built with build-image.sh if
+#                       missing or stale; default $SLUICE_GUEST_IMAGE, else
+#                       $SLUICE_BUILD_ROOT/tests/guest/image, else ./guest-image)
+#   --backend B         sluice (default; $SLUICE_GUEST_BACKEND) — sluice-fs over vhost-user-fs
+#                       virtiofsd — QEMU's legacy C virtiofsd (root only) over vhost-user-fs
+#                       9p — QEMU's built-in virtio-9p, no daemon
+#                       none — no share at all
+#   --shared-dir DIR    host folder to share (needed unless --backend none)
+#   --tag TAG           mount tag (default "share")
+#   --daemon-arg ARG    extra argument for the daemon, repeatable (--readonly, --xattr, -d…)
+#   --sluice-fs PATH    default $SLUICE_FS, else $SLUICE_BUILD_ROOT/daemon/sluice-fs
+#   --file SRC:DEST     extra file in the guest (see mkcpio.sh), repeatable
+#   --env NAME=VALUE    environment variable for the workload, repeatable
+#   --timeout SECS      whole run, boot included (default 150)
+#   --console FILE      keep the guest console here (default: a temporary file)
+#   --daemon-log FILE   keep the daemon's stderr here (default: a temporary file)
+#   --mem MIB  --smp N  guest size (default 512, 1)
+#   --quiet             do not echo the console while the guest runs
+#   --no-check          do not require DONE / reject FAIL (plain boot: exit status is QEMU's)
+#
+# The workload always gets SLUICE_TAG, SLUICE_FSTYPE (virtiofs|9p|none) and
+# SLUICE_MOUNT (the whole mount command for /mnt) in its environment.
+#
+# Accelerator: $SLUICE_GUEST_ACCEL = tcg (default) | kvm | auto.  "auto" boots a probe guest
+# once with KVM (cached in the image directory as .kvm-probe) and uses KVM only if that
+# guest reached /init; a host with /dev/kvm whose guests die (e.g. a paravirtual KVM)
+# then falls back to TCG.
+#
+# The daemon runs as $SLUICE_TEST_USER (via runuser) when that is set and we are root,
+# else as the caller.  After the guest powers off, sluice-fs gets SIGUSR1 (it prints its
+# counters to the daemon log), then SIGTERM.  Everything started here is killed on exit.
+#
+# Exit status: 0 when the workload printed DONE and no FAIL line (and the daemon did not
+# crash or report a sanitizer error), 1 otherwise, 77 when QEMU or the guest kernel is
+# not installed (a test harness skips), 2 on usage errors.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+die() { echo "run-guest: $*" >&2; exit 1; }
+
+image=${SLUICE_GUEST_IMAGE:-}
+backend=${SLUICE_GUEST_BACKEND:-sluice}
+shared_dir= tag=share timeout=150 console= daemon_log= mem=512 smp=1 quiet=0 check=1
+sluice_fs=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
+daemon_args=() files=() envs=()
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --image) image=$2; shift ;;
+        --backend) backend=$2; shift ;;
+        --shared-dir) shared_dir=$2; shift ;;
+        --tag) tag=$2; shift ;;
+        --daemon-arg) daemon_args+=("$2"); shift ;;
+        --sluice-fs) sluice_fs=$2; shift ;;
+        --file) files+=("$2"); shift ;;
+        --env) envs+=("$2"); shift ;;
+        --timeout) timeout=$2; shift ;;
+        --console) console=$2; shift ;;
+        --daemon-log) daemon_log=$2; shift ;;
+        --mem) mem=$2; shift ;;
+        --smp) smp=$2; shift ;;
+        --quiet) quiet=1 ;;
+        --no-check) check=0 ;;
+        -h|--help) usage ;;
+        --) shift; break ;;
+        -*) echo "run-guest: unknown option $1" >&2; usage ;;
+        *) break ;;
+        esac
+        shift
+done
+[ $# -eq 1 ] || usage
+workload=$1
+[ -f "$workload" ] || die "no workload script $workload"
+case "$backend" in sluice|virtiofsd|9p|none) ;; *) die "unknown backend $backend" ;; esac
+[ "$backend" = none ] || [ -d "$shared_dir" ] || die "--shared-dir must name a directory"
+case "$tag" in *[!A-Za-z0-9_.-]*|'') die "tag '$tag': use letters, digits, _ . -" ;; esac
+
+qemu=$(command -v qemu-system-x86_64) || { echo "run-guest: SKIP: qemu-system-x86_64 is not installed"; exit 77; }
+if [ -z "$image" ]; then
+        if [ -n "${SLUICE_BUILD_ROOT:-}" ]; then image=$SLUICE_BUILD_ROOT/tests/guest/image; else image=guest-image; fi
+fi
+"$here/build-image.sh" "$image"
+case $? in
+0) ;;
+77) echo "run-guest: SKIP: no guest kernel or busybox-static"; exit 77 ;;
+*) die "building the guest image in $image failed" ;;
+esac
+
+# ---- clean-up of everything started below -------------------------------------------
+work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-guest.XXXXXX")
+chmod 0755 "$work"
+daemon_pid= qemu_pid= tail_pid=
+cleanup() {
+        local pid
+        for pid in $tail_pid $qemu_pid $daemon_pid; do
+                kill -KILL "$pid" 2>/dev/null
+        done
+        for pid in $tail_pid $qemu_pid $daemon_pid; do
+                wait "$pid" 2>/dev/null
+        done
+        rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+[ -n "$console" ] || console=$work/console.log
+[ -n "$daemon_log" ] || daemon_log=$work/daemon.log
+: >"$console" && : >"$daemon_log" || die "cannot write the logs"
+
+# ---- the daemon ------------------------------------------------------------------------
+as_user=()
+if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ]; then
+        as_user=(runuser -u "$SLUICE_TEST_USER" --)
+        chown "$SLUICE_TEST_USER:" "$work"
+fi
+sock=$work/fs.sock
+daemon_cmd=()
+case "$backend" in
+sluice)
+        [ -n "$sluice_fs" ] && [ -x "$sluice_fs" ] || die "no sluice-fs binary (set SLUICE_BUILD_ROOT, SLUICE_FS or --sluice-fs)"
+        # The build tree may sit where the test user cannot enter: run a copy then.
+        if [ ${#as_user[@]} -gt 0 ] && ! "${as_user[@]}" test -x "$sluice_fs"; then
+                install -m 0755 "$sluice_fs" "$work/sluice-fs"
+                sluice_fs=$work/sluice-fs
+        fi
+        daemon_cmd=("${as_user[@]}" "$sluice_fs" --socket-path="$sock" --shared-dir="$shared_dir"
+                    --tag="$tag" "${daemon_args[@]}")
+        ;;
+virtiofsd)
+        [ "$(id -u)" = 0 ] || die "the legacy virtiofsd needs root"
+        [ -x /usr/lib/qemu/virtiofsd ] || { echo "run-guest: SKIP: no /usr/lib/qemu/virtiofsd"; exit 77; }
+        daemon_cmd=(/usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="$shared_dir"
+                    -o cache=auto "${daemon_args[@]}")
+        ;;
+esac
+if [ ${#daemon_cmd[@]} -gt 0 ]; then
+        "${daemon_cmd[@]}" </dev/null 2>"$daemon_log" >&2 &
+        daemon_pid=$!
+        for _ in $(seq 100); do
+                [ -S "$sock" ] && break
+                kill -0 "$daemon_pid" 2>/dev/null || break
+                sleep 0.1
+        done
+        if [ ! -S "$sock" ]; then
+                echo "run-guest: the daemon did not create $sock; its log:" >&2
+                cat "$daemon_log" >&2
+                exit 1
+        fi
+fi
+
+# ---- the initrd: image + workload + extra files ----------------------------------------
+case "$backend" in
+sluice|virtiofsd) fstype=virtiofs mountcmd="mount -t virtiofs $tag /mnt" ;;
+9p) fstype=9p mountcmd="mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 $tag /mnt" ;;
+none) fstype=none mountcmd=true ;;
+esac
+# The workload's environment travels as /workload.env, which /init sources.
+{
+        printf 'SLUICE_TAG=%q\nSLUICE_FSTYPE=%q\nSLUICE_MOUNT=%q\n' "$tag" "$fstype" "$mountcmd"
+        for e in "${envs[@]}"; do
+                [[ "$e" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env '$e': use NAME=VALUE"
+                printf '%s=%q\n' "${e%%=*}" "${e#*=}"
+        done
+} >"$work/workload.env"
+append="console=ttyS0 quiet panic=-1"
+"$here/mkcpio.sh" "$work/extra.cpio" "$workload:/workload.sh" "$work/workload.env:/workload.env" \
+        "${files[@]}" || die "mkcpio failed"
+cat "$image/initrd.cpio" "$work/extra.cpio" >"$work/initrd.cpio"
+
+# ---- accelerator ---------------------------------------------------------------------
+qemu_base=("$qemu" -M q35 -m "$mem" -smp "$smp" -display none -monitor none -nic none
+           -no-reboot -kernel "$image/vmlinux")
+accel=${SLUICE_GUEST_ACCEL:-tcg}
+if [ "$accel" = auto ]; then
+        accel=tcg
+        if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+                if [ ! -f "$image/.kvm-probe" ]; then
+                        printf 'echo KVM-PROBE-OK\n' >"$work/probe.sh"
+                        "$here/mkcpio.sh" "$work/probe.cpio" "$work/probe.sh:/workload.sh" &&
+                                cat "$image/initrd.cpio" "$work/probe.cpio" >"$work/probe-initrd.cpio"
+                        if timeout -k 2 20 "${qemu_base[@]}" -accel kvm -cpu max -initrd "$work/probe-initrd.cpio" \
+                                -append 'console=ttyS0 quiet panic=-1' -serial "file:$work/probe.log" \
+                                </dev/null >/dev/null 2>&1 && grep -q KVM-PROBE-OK "$work/probe.log"; then
+                                echo kvm >"$image/.kvm-probe"
+                        else
+                                echo tcg >"$image/.kvm-probe"
+                        fi
+                fi
+                accel=$(cat "$image/.kvm-probe")
+        fi
+fi
+case "$accel" in
+kvm) accel_args=(-accel kvm -cpu max) ;;
+tcg) accel_args=(-accel tcg) ;;
+*) die "SLUICE_GUEST_ACCEL=$accel: use tcg, kvm or auto" ;;
+esac
+
+# ---- QEMU ------------------------------------------------------------------------------
+dev_args=(-object "memory-backend-memfd,id=mem,size=${mem}M,share=on" -numa node,memdev=mem)
+case "$backend" in
+sluice|virtiofsd)
+        dev_args+=(-chardev "socket,id=c0,path=$sock"
+                   -device "vhost-user-fs-pci,chardev=c0,tag=$tag,queue-size=1024") ;;
+9p)
+        ro=; for a in "${daemon_args[@]}"; do [ "$a" = --readonly ] && ro=,readonly=on; done
+        dev_args+=(-fsdev "local,id=f0,path=$shared_dir,security_model=none$ro"
+                   -device "virtio-9p-pci,fsdev=f0,mount_tag=$tag") ;;
+esac
+
+start=$(date +%s.%N)
+"${qemu_base[@]}" "${accel_args[@]}" "${dev_args[@]}" -initrd "$work/initrd.cpio" \
+        -append "$append" -serial "file:$console" </dev/null >"$work/qemu.log" 2>&1 &
+qemu_pid=$!
+if [ "$quiet" = 0 ]; then
+        tail -n +1 -F --pid="$qemu_pid" "$console" 2>/dev/null &
+        tail_pid=$!
+fi
+timed_out=0
+deadline=$(( $(date +%s) + timeout ))
+while kill -0 "$qemu_pid" 2>/dev/null; do
+        if [ "$(date +%s)" -ge "$deadline" ]; then
+                timed_out=1
+                kill -KILL "$qemu_pid" 2>/dev/null
+                break
+        fi
+        sleep 0.1
+done
+{ wait "$qemu_pid"; } 2>/dev/null
+qemu_status=$?
+qemu_pid=
+end=$(date +%s.%N)
+if [ -n "$tail_pid" ]; then
+        wait "$tail_pid" 2>/dev/null
+        tail_pid=
+fi
+
+# ---- the daemon's counters and exit ----------------------------------------------------
+daemon_bad=0
+if [ -n "$daemon_pid" ]; then
+        if [ "$backend" = sluice ] && kill -0 "$daemon_pid" 2>/dev/null; then
+                kill -USR1 "$daemon_pid" 2>/dev/null
+                sleep 0.5
+        fi
+        kill -TERM "$daemon_pid" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$daemon_pid" 2>/dev/null; then
+                echo "run-guest: FAIL: the daemon did not exit within 5 s of SIGTERM" >&2
+                daemon_bad=1
+        fi
+        kill -KILL "$daemon_pid" 2>/dev/null
+        wait "$daemon_pid"
+        daemon_status=$?
+        daemon_pid=
+        # 0, or 143 (killed by the SIGTERM we sent) are fine; a crash (SIGSEGV, SIGABRT from a
+        # sanitizer) is not.
+        if [ "$daemon_bad" = 0 ] && [ "$daemon_status" != 0 ] && [ "$daemon_status" != 143 ]; then
+                echo "run-guest: FAIL: the daemon exited with status $daemon_status" >&2
+                daemon_bad=1
+        fi
+        if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$daemon_log"; then
+                echo "run-guest: FAIL: sanitizer report in the daemon log" >&2
+                daemon_bad=1
+        fi
+fi
+
+# ---- verdict ---------------------------------------------------------------------------
+tr -d '\r' <"$console" >"$work/console.txt"
+printf 'run-guest: guest ran %.1f s (%s, backend %s, QEMU status %d)\n' \
+        "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" "$accel" "$backend" "$qemu_status"
+fail=0
+if [ "$timed_out" = 1 ]; then
+        echo "run-guest: FAIL: timed out after ${timeout}s" >&2
+        fail=1
+fi
+if [ "$check" = 1 ]; then
+        if grep -q '^FAIL' "$work/console.txt"; then
+                echo "run-guest: FAIL: the workload reported failures:" >&2
+                grep '^FAIL' "$work/console.txt" >&2
+                fail=1
+        fi
+        if ! grep -q '^DONE$' "$work/console.txt"; then
+                echo "run-guest: FAIL: the workload did not print DONE" >&2
+                fail=1
+        fi
+        echo "run-guest: $(grep -c '^PASS' "$work/console.txt") PASS, $(grep -c '^FAIL' "$work/console.txt") FAIL"
+elif [ "$qemu_status" != 0 ]; then
+        fail=1
+fi
+[ "$daemon_bad" = 0 ] || fail=1
+if [ "$fail" = 1 ]; then
+        if [ -s "$work/qemu.log" ]; then echo "--- QEMU:" >&2; cat "$work/qemu.log" >&2; fi
+        if [ -s "$daemon_log" ]; then echo "--- daemon log (last 40 lines):" >&2; tail -n 40 "$daemon_log" >&2; fi
+        if [ "$quiet" = 1 ]; then echo "--- console:" >&2; cat "$work/console.txt" >&2; fi
+        exit 1
+fi
+exit 0
