@@ -34,7 +34,8 @@
 #
 # The daemon runs as $SLUICE_TEST_USER (via runuser) when that is set and we are root,
 # else as the caller.  After the guest powers off, sluice-fs gets SIGUSR1 (it prints its
-# counters to the daemon log), then SIGTERM.  Everything started here is killed on exit.
+# counters to the daemon log after a line "--- run-guest: SIGUSR1 (counters follow) ---"),
+# then SIGTERM (the line "--- run-guest: SIGTERM ---" ends them).  Everything started here is killed on exit.
 #
 # Exit status: 0 when the workload printed DONE and no FAIL line (and the daemon did not
 # crash or report a sanitizer error), 1 otherwise, 77 when QEMU or the guest kernel is
@@ -140,7 +141,8 @@ virtiofsd)
         ;;
 esac
 if [ ${#daemon_cmd[@]} -gt 0 ]; then
-        "${daemon_cmd[@]}" </dev/null 2>"$daemon_log" >&2 &
+        # Appending, so that the marker lines written below land after the daemon's own.
+        "${daemon_cmd[@]}" </dev/null 2>>"$daemon_log" >&2 &
         daemon_pid=$!
         for _ in $(seq 100); do
                 [ -S "$sock" ] && break
@@ -244,8 +246,10 @@ fi
 daemon_bad=0
 if [ -n "$daemon_pid" ]; then
         if [ "$backend" = sluice ] && kill -0 "$daemon_pid" 2>/dev/null; then
+                echo "--- run-guest: SIGUSR1 (counters follow) ---" >>"$daemon_log"
                 kill -USR1 "$daemon_pid" 2>/dev/null
                 sleep 0.5
+                echo "--- run-guest: SIGTERM ---" >>"$daemon_log"
         fi
         kill -TERM "$daemon_pid" 2>/dev/null
         for _ in $(seq 50); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
