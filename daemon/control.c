@@ -1,0 +1,191 @@
+/* control.c — see control.h.  The vtable below must match
+ * data/org.sluice.Worker1.xml (the one source of this interface). */
+#include "control.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-id128.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define WORKER_PATH      "/org/sluice/Worker1"
+#define WORKER_INTERFACE "org.sluice.Worker1"
+
+struct control {
+        sd_bus *bus;
+        struct fs_session *session;
+        struct stats *stats;
+        bool connected;
+        bool lost;
+        void (*on_lost)(void *userdata);
+        void *userdata;
+};
+
+struct stats_append {
+        sd_bus_message *m;
+        int r;
+};
+
+static void append_stat(const char *key, uint64_t value, void *userdata)
+{
+        struct stats_append *a = userdata;
+
+        if (a->r >= 0)
+                a->r = sd_bus_message_append(a->m, "{sv}", key, "t", value);
+}
+
+static int method_get_stats(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        struct control *c = userdata;
+        sd_bus_message *reply = NULL;
+        struct stats_append a = { .r = 0 };
+        int r;
+
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        a.m = reply;
+        r = sd_bus_message_open_container(reply, 'a', "{sv}");
+        if (r >= 0) {
+                stats_foreach(c->stats, append_stat, &a);
+                r = a.r;
+        }
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "{sv}", "queues", "u", (uint32_t)c->stats->n_queues);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+static int method_set_read_only(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        struct control *c = userdata;
+        int readonly, r;
+
+        r = sd_bus_message_read(m, "b", &readonly);
+        if (r < 0)
+                return r;
+        if (fs_session_get_readonly(c->session) != !!readonly) {
+                fs_session_set_readonly(c->session, readonly);
+                log_info("control: share is now %s", readonly ? "read-only" : "read-write");
+                (void)sd_bus_emit_properties_changed(c->bus, WORKER_PATH, WORKER_INTERFACE,
+                                                     "ReadOnly", NULL);
+        }
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+static int property_get(sd_bus *bus, const char *path, const char *interface,
+                        const char *property, sd_bus_message *reply, void *userdata,
+                        sd_bus_error *error)
+{
+        struct control *c = userdata;
+        int v;
+
+        if (strcmp(property, "ReadOnly") == 0)
+                v = fs_session_get_readonly(c->session);
+        else
+                v = c->connected;
+        return sd_bus_message_append(reply, "b", v);
+}
+
+static const sd_bus_vtable worker_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("GetStats", "", "a{sv}", method_get_stats, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("SetReadOnly", "b", "", method_set_read_only, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_PROPERTY("ReadOnly", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Connected", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_VTABLE_END,
+};
+
+/* sd-bus synthesises org.freedesktop.DBus.Local.Disconnected when the peer hangs up. */
+static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        struct control *c = userdata;
+
+        if (c->lost)
+                return 0;
+        c->lost = true;
+        log_info("control: the supervisor closed the control connection");
+        if (c->on_lost)
+                c->on_lost(c->userdata);
+        return 0;
+}
+
+int control_start(sd_event *event, int fd, struct fs_session *session, struct stats *stats,
+                  void (*on_lost)(void *userdata), void *userdata, struct control **ret)
+{
+        struct control *c;
+        sd_id128_t id;
+        int r;
+
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                close(fd);
+                return -ENOMEM;
+        }
+        c->session = session;
+        c->stats = stats;
+        c->on_lost = on_lost;
+        c->userdata = userdata;
+
+        r = sd_bus_new(&c->bus);
+        if (r < 0) {
+                close(fd);
+                free(c);
+                return r;
+        }
+        /* From here the bus owns fd. */
+        r = sd_bus_set_fd(c->bus, fd, fd);
+        if (r < 0)
+                close(fd);
+        if (r >= 0)
+                r = sd_id128_randomize(&id);
+        if (r >= 0)
+                r = sd_bus_set_server(c->bus, 1, id);
+        if (r >= 0)
+                r = sd_bus_set_anonymous(c->bus, 1);
+        if (r >= 0)
+                r = sd_bus_add_object_vtable(c->bus, NULL, WORKER_PATH, WORKER_INTERFACE,
+                                             worker_vtable, c);
+        if (r >= 0)
+                r = sd_bus_match_signal(c->bus, NULL, NULL, "/org/freedesktop/DBus/Local",
+                                        "org.freedesktop.DBus.Local", "Disconnected",
+                                        on_disconnected, c);
+        if (r >= 0)
+                r = sd_bus_start(c->bus);
+        if (r >= 0)
+                r = sd_bus_attach_event(c->bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0) {
+                log_error("control: cannot serve the control connection: %s", strerror(-r));
+                sd_bus_unref(c->bus);
+                free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+void control_set_connected(struct control *c, bool connected)
+{
+        if (!c || c->connected == connected)
+                return;
+        c->connected = connected;
+        if (!c->lost)
+                (void)sd_bus_emit_properties_changed(c->bus, WORKER_PATH, WORKER_INTERFACE,
+                                                     "Connected", NULL);
+}
+
+void control_free(struct control *c)
+{
+        if (!c)
+                return;
+        sd_bus_detach_event(c->bus);
+        sd_bus_flush_close_unref(c->bus);
+        free(c);
+}

@@ -1,0 +1,385 @@
+/* main.c — sluice-fs: options, checks, the sd-event main loop.
+ *
+ * The main thread owns the vhost-user socket (one frontend at a time), the
+ * control connection and signals; queue threads (queue-thread.c) serve the
+ * rings.  Disconnect behaviour:
+ *   --socket-path: the session is reset (every guest inode and handle
+ *     forgotten, fs_session_reset) and the worker waits for the next frontend
+ *     on the same socket (a VM reboot, or the service detaching and
+ *     re-attaching the share);
+ *   --fd: libvirt started this worker for one VM; it exits with status 0.
+ * SIGTERM/SIGINT: stop the queue threads, exit 0.  SIGUSR1: counters on stderr. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "fs-session.h"
+#include "log.h"
+#include "options.h"
+#include "sandbox.h"
+#include "stats.h"
+#include "vhost-user.h"
+
+#define EXIT_USAGE 2
+
+struct app {
+        struct fs_options opts;
+        sd_event *event;
+        int listen_fd;
+        bool created_socket;       /* we made opts.socket_path: remove it on exit */
+        sd_event_source *conn_source;
+        struct vu_dev *dev;
+        struct fs_session *session;
+        struct control *control;
+};
+
+static int fail_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail_usage(const char *fmt, ...)
+{
+        va_list ap;
+
+        fputs("sluice-fs: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        return -EXIT_USAGE;
+}
+
+/* Opens the shared folder O_PATH; checks it is a folder we can list. */
+static int open_shared_dir(const char *dir, int *ret)
+{
+        int fd, probe;
+
+        probe = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (probe < 0) {
+                int e = errno;
+
+                if (e == ENOENT)
+                        return fail_usage("shared folder '%s' does not exist", dir);
+                if (e == ENOTDIR)
+                        return fail_usage("shared folder '%s' is not a folder", dir);
+                return fail_usage("cannot open shared folder '%s': %s", dir, strerror(e));
+        }
+        close(probe);
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return fail_usage("cannot open shared folder '%s': %s", dir, strerror(errno));
+        *ret = fd;
+        return 0;
+}
+
+/* An existing socket file nobody listens on is left over from a dead worker:
+ * remove it.  Anything else at the path is not ours to remove. */
+static int remove_stale_socket(const char *path, const struct sockaddr_un *sa)
+{
+        struct stat st;
+        int fd, r;
+
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : fail_usage("cannot use socket path '%s': %s", path,
+                                                        strerror(errno));
+        if (!S_ISSOCK(st.st_mode))
+                return fail_usage("socket path '%s' exists and is not a socket; not removing it",
+                                  path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return fail_usage("cannot create a socket: %s", strerror(errno));
+        r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+        close(fd);
+        if (r == 0)
+                return fail_usage("socket path '%s' is in use by another process", path);
+        if (errno != ECONNREFUSED)
+                return fail_usage("cannot use socket path '%s': %s", path, strerror(errno));
+        if (unlink(path) < 0)
+                return fail_usage("cannot remove stale socket '%s': %s", path, strerror(errno));
+        return 0;
+}
+
+static int listen_on_path(struct app *app)
+{
+        const char *path = app->opts.socket_path;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        mode_t old_umask;
+        int fd, r;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return fail_usage("socket path '%s' is longer than %zu bytes", path,
+                                  sizeof(sa.sun_path) - 1);
+        strcpy(sa.sun_path, path);
+        r = remove_stale_socket(path, &sa);
+        if (r < 0)
+                return r;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return fail_usage("cannot create a socket: %s", strerror(errno));
+        /* Owner-only from the first moment: the umask applies to bind(). */
+        old_umask = umask(0077);
+        r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+        umask(old_umask);
+        if (r < 0) {
+                r = errno;
+                close(fd);
+                return fail_usage("cannot bind socket '%s': %s", path, strerror(r));
+        }
+        app->created_socket = true;
+        if (listen(fd, 1) < 0) {
+                r = errno;
+                close(fd);
+                return fail_usage("cannot listen on socket '%s': %s", path, strerror(r));
+        }
+        app->listen_fd = fd;
+        return 0;
+}
+
+static int check_listen_fd(int fd)
+{
+        int accepting = 0, type = 0;
+        socklen_t len = sizeof(int);
+
+        if (fcntl(fd, F_GETFD) < 0)
+                return fail_usage("--fd=%d is not an open file descriptor", fd);
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
+                return fail_usage("--fd=%d is not a stream socket", fd);
+        len = sizeof(int);
+        if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) < 0 || !accepting)
+                return fail_usage("--fd=%d is not a listening socket", fd);
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return 0;
+}
+
+static void raise_nofile_limit(void)
+{
+        struct rlimit rl;
+
+        /* Every guest inode holds an O_PATH fd. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        log_warning("cannot raise the open-file limit: %s", strerror(errno));
+        }
+}
+
+static void disconnect(struct app *app)
+{
+        app->conn_source = sd_event_source_unref(app->conn_source);
+        vu_dev_free(app->dev);
+        app->dev = NULL;
+        control_set_connected(app->control, false);
+        if (app->opts.exit_on_disconnect) {
+                log_info("frontend disconnected; exiting (--fd serves one frontend)");
+                sd_event_exit(app->event, 0);
+        } else {
+                log_info("frontend disconnected; session reset, waiting for the next one");
+        }
+}
+
+static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct app *app = userdata;
+        int r;
+
+        if (!(revents & EPOLLIN)) {
+                disconnect(app);
+                return 0;
+        }
+        r = vu_dev_dispatch(app->dev);
+        if (r < 0) {
+                if (r != -ECONNRESET)
+                        log_error("dropping the frontend connection after a protocol error");
+                disconnect(app);
+        }
+        return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct app *app = userdata;
+        struct timeval timeout = { .tv_sec = 10 };
+        int conn, r;
+
+        conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+        if (conn < 0) {
+                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        log_error("accept failed: %s", strerror(errno));
+                return 0;
+        }
+        if (app->dev) {
+                log_warning("refusing a second frontend: one is already connected");
+                close(conn);
+                return 0;
+        }
+        /* A frontend that stops half-way through a message must not hang the main loop. */
+        (void)setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+        (void)setsockopt(conn, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+        r = vu_dev_new(conn, &app->opts, app->session, &stats_global, &app->dev);
+        if (r < 0) {
+                log_error("cannot serve the frontend: %s", strerror(-r));
+                return 0;
+        }
+        r = sd_event_add_io(app->event, &app->conn_source, conn, EPOLLIN, on_connection, app);
+        if (r < 0) {
+                log_error("cannot watch the frontend connection: %s", strerror(-r));
+                vu_dev_free(app->dev);
+                app->dev = NULL;
+                return 0;
+        }
+        log_info("frontend connected");
+        control_set_connected(app->control, true);
+        return 0;
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        struct app *app = userdata;
+
+        if (si->ssi_signo == SIGUSR1) {
+                stats_dump(&stats_global, stderr);
+                return 0;
+        }
+        log_info("%s: stopping", strsignal((int)si->ssi_signo));
+        sd_event_exit(app->event, 0);
+        return 0;
+}
+
+static void on_control_lost(void *userdata)
+{
+        struct app *app = userdata;
+
+        log_info("supervisor gone; exiting");
+        sd_event_exit(app->event, 0);
+}
+
+/* Everything up to a listening socket; returns 0, -EXIT_USAGE or -1. */
+static int setup(struct app *app)
+{
+        int root_fd = -1, r;
+        sigset_t mask;
+
+        r = open_shared_dir(app->opts.shared_dir, &root_fd);
+        if (r < 0)
+                return r;
+        if (app->opts.socket_path) {
+                r = listen_on_path(app);
+        } else {
+                r = check_listen_fd(app->opts.fd);
+                app->listen_fd = app->opts.fd;
+        }
+        if (r < 0) {
+                close(root_fd);
+                return r;
+        }
+        if (app->opts.control_fd >= 0 && fcntl(app->opts.control_fd, F_GETFD) < 0) {
+                close(root_fd);
+                return fail_usage("--control-fd=%d is not an open file descriptor",
+                                  app->opts.control_fd);
+        }
+        raise_nofile_limit();
+        stats_init(&stats_global, 1 + app->opts.queues);
+
+        r = fs_session_new(&app->opts, root_fd, &stats_global, &app->session);
+        if (r < 0) {
+                log_error("cannot set up the shared folder '%s': %s", app->opts.shared_dir,
+                          strerror(-r));
+                return -1;
+        }
+
+        r = sd_event_default(&app->event);
+        if (r < 0) {
+                log_error("cannot create the event loop: %s", strerror(-r));
+                return -1;
+        }
+        /* Blocked before any thread starts, so that only the signalfd sees them. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        if ((r = sd_event_add_signal(app->event, NULL, SIGTERM, on_signal, app)) < 0 ||
+            (r = sd_event_add_signal(app->event, NULL, SIGINT, on_signal, app)) < 0 ||
+            (r = sd_event_add_signal(app->event, NULL, SIGUSR1, on_signal, app)) < 0 ||
+            (r = sd_event_add_io(app->event, NULL, app->listen_fd, EPOLLIN, on_accept, app)) < 0) {
+                log_error("cannot set up the event loop: %s", strerror(-r));
+                return -1;
+        }
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct app app = { .listen_fd = -1 };
+        int r, exit_code = 1;
+
+        r = options_parse(argc, argv, &app.opts);
+        if (r < 0)
+                return EXIT_USAGE;
+        if (r > 0)
+                return 0;
+        log_set_level(app.opts.log_level);
+
+        r = setup(&app);
+        if (r < 0) {
+                exit_code = r == -EXIT_USAGE ? EXIT_USAGE : 1;
+                goto out;
+        }
+        log_info("serving '%s' (tag '%s'%s, cache %s, %u request queue%s, poll %u µs) on %s%s",
+                 app.opts.shared_dir, app.opts.tag, app.opts.readonly ? ", read-only" : "",
+                 app.opts.cache == FS_CACHE_AUTO ? "auto"
+                 : app.opts.cache == FS_CACHE_ALWAYS ? "always" : "never",
+                 app.opts.queues, app.opts.queues == 1 ? "" : "s", app.opts.poll_us,
+                 app.opts.socket_path ? app.opts.socket_path : "fd ",
+                 app.opts.socket_path ? "" : "(--fd)");
+        /* The control connection comes second: a reply on it means "listening". */
+        if (app.opts.control_fd >= 0) {
+                r = control_start(app.event, app.opts.control_fd, app.session, &stats_global,
+                                  on_control_lost, &app, &app.control);
+                if (r < 0)
+                        goto out;
+        }
+        if (app.opts.sandbox == FS_SANDBOX_SECCOMP) {
+                int dir_fd = open(app.opts.shared_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+                r = dir_fd < 0 ? -errno : sandbox_apply(dir_fd, app.opts.shared_dir);
+                if (dir_fd >= 0)
+                        close(dir_fd);
+                if (r < 0) {
+                        log_error("cannot apply --sandbox=seccomp: %s", strerror(-r));
+                        goto out;
+                }
+        }
+        (void)sd_notify(0, "READY=1");
+
+        r = sd_event_loop(app.event);
+        if (r < 0)
+                log_error("event loop failed: %s", strerror(-r));
+        else
+                exit_code = r;
+out:
+        app.conn_source = sd_event_source_unref(app.conn_source);
+        vu_dev_free(app.dev);
+        control_free(app.control);
+        if (app.session)
+                fs_session_free(app.session);
+        if (app.listen_fd >= 0)
+                close(app.listen_fd);
+        if (app.created_socket)
+                (void)unlink(app.opts.socket_path);
+        sd_event_unref(app.event);
+        options_free(&app.opts);
+        return exit_code;
+}
