@@ -1,0 +1,110 @@
+/* confine.c — name checks and confined opens (see confine.h). */
+#include "confine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+
+#include "log.h"
+
+int confine_check_name(const char *name, size_t len)
+{
+        if (len == 0)
+                return -EINVAL;
+        if (len > CONFINE_NAME_MAX)
+                return -ENAMETOOLONG;
+        if (memchr(name, '/', len) || memchr(name, '\0', len))
+                return -EINVAL;
+        if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
+                return -EINVAL;
+        return 0;
+}
+
+/* -1 unknown, 0 no, 1 yes.  Probed lazily; a race only probes twice. */
+static _Atomic int have_openat2 = -1;
+
+int confine_have_openat2(void)
+{
+        int v = atomic_load_explicit(&have_openat2, memory_order_relaxed);
+
+        if (v < 0) {
+                struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH };
+                long fd = syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof(how));
+
+                v = fd >= 0 || (errno != ENOSYS && errno != EINVAL && errno != EPERM);
+                if (fd >= 0)
+                        close((int)fd);
+                atomic_store_explicit(&have_openat2, v, memory_order_relaxed);
+                if (!v)
+                        log_info("openat2() unavailable: confining with O_NOFOLLOW single-component opens");
+        }
+        return v;
+}
+
+int confine_open_child(int dir_fd, const char *name, int flags, mode_t mode)
+{
+        int fd;
+
+        flags |= O_NOFOLLOW | O_CLOEXEC;
+        if (confine_have_openat2()) {
+                struct open_how how = {
+                        .flags = (uint64_t)(unsigned)flags,
+                        .mode = (flags & (O_CREAT | __O_TMPFILE)) ? mode : 0,
+                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+                };
+
+                do
+                        fd = (int)syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
+                while (fd < 0 && errno == EAGAIN); /* RESOLVE_BENEATH raced with a rename */
+                if (fd >= 0 || errno != ENOSYS)
+                        return fd >= 0 ? fd : -errno;
+                atomic_store_explicit(&have_openat2, 0, memory_order_relaxed);
+        }
+        fd = openat(dir_fd, name, flags, mode);
+        return fd >= 0 ? fd : -errno;
+}
+
+void confine_fd_name(char *buf, size_t size, int fd)
+{
+        snprintf(buf, size, "%d", fd);
+}
+
+int confine_open_proc_fd(void)
+{
+        int fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        return fd >= 0 ? fd : -errno;
+}
+
+int confine_reopen(int proc_fd, int path_fd, int flags)
+{
+        struct stat before, after;
+        char name[16];
+        int fd;
+
+        /* The O_PATH fd was opened with O_NOFOLLOW, so it may be a symlink
+         * itself: opening that through /proc would act on the link object,
+         * which is never what the guest may ask for. */
+        if (fstatat(path_fd, "", &before, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (S_ISLNK(before.st_mode))
+                return -ELOOP;
+
+        confine_fd_name(name, sizeof(name), path_fd);
+        /* The one magic link we follow is our own fd of an object inside the folder. */
+        fd = openat(proc_fd, name, (flags & ~(O_CREAT | O_NOFOLLOW)) | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &after) < 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
+                close(fd);
+                return -ESTALE;
+        }
+        return fd;
+}

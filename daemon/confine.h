@@ -1,0 +1,41 @@
+/* confine.h — keeping every host access of sluice-fs inside the shared folder.
+ *
+ * The guest never names a host path: every request names an inode we handed
+ * out (an O_PATH|O_NOFOLLOW fd inside the folder) plus at most one path
+ * component.  These helpers are the only places where such a component or an
+ * inode fd turns into a host file, and they refuse everything that could walk
+ * out: '/', ".", "..", symlinks (never followed on the host) and /proc magic
+ * links other than the one that reopens our own O_PATH fd. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CONFINE_NAME_MAX 255
+
+/* 0 when `name` (len bytes, no NUL inside) is one ordinary path component:
+ * non-empty, at most CONFINE_NAME_MAX bytes, no '/', not "." or "..".
+ * -ENAMETOOLONG or -EINVAL otherwise. */
+int confine_check_name(const char *name, size_t len);
+
+/* Opens the child `name` of the directory `dir_fd` with `flags` (O_NOFOLLOW
+ * and O_CLOEXEC are always added).  Uses openat2(RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS) where the kernel has it and
+ * plain openat() otherwise.  `name` must have passed confine_check_name()
+ * (or be "." for O_TMPFILE).  Returns an fd or -errno. */
+int confine_open_child(int dir_fd, const char *name, int flags, mode_t mode);
+
+/* Opens the object behind the O_PATH fd `path_fd` again, for I/O, through
+ * /proc/self/fd (proc_fd is an O_PATH fd of that directory).  Refuses
+ * symlinks (-ELOOP) without touching them, and checks that what it opened is
+ * the same (st_dev, st_ino) as path_fd.  Returns an fd or -errno. */
+int confine_reopen(int proc_fd, int path_fd, int flags);
+
+/* Writes the name of `fd` inside /proc/self/fd ("17") into buf (≥ 16 bytes). */
+void confine_fd_name(char *buf, size_t size, int fd);
+
+/* Opens /proc/self/fd as an O_PATH directory; -errno when /proc is missing. */
+int confine_open_proc_fd(void);
+
+/* Whether openat2() with RESOLVE_BENEATH works on this kernel (probed once). */
+int confine_have_openat2(void);

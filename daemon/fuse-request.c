@@ -1,0 +1,238 @@
+/* fuse-request.c — decoding FUSE requests from iovecs, writing replies into them. */
+#include "fuse-request.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "confine.h"
+
+static size_t iov_total(const struct iovec *iov, unsigned cnt)
+{
+        size_t total = 0;
+
+        for (unsigned i = 0; i < cnt; i++) {
+                if (iov[i].iov_len > SIZE_MAX - total)
+                        return SIZE_MAX;
+                total += iov[i].iov_len;
+        }
+        return total;
+}
+
+static size_t iov_copy_from(const struct iovec *iov, unsigned cnt, size_t off, void *dst, size_t len)
+{
+        size_t done = 0;
+
+        for (unsigned i = 0; i < cnt && done < len; i++) {
+                size_t n;
+
+                if (off >= iov[i].iov_len) {
+                        off -= iov[i].iov_len;
+                        continue;
+                }
+                n = iov[i].iov_len - off;
+                if (n > len - done)
+                        n = len - done;
+                memcpy((uint8_t *)dst + done, (const uint8_t *)iov[i].iov_base + off, n);
+                done += n;
+                off = 0;
+        }
+        return done;
+}
+
+static size_t iov_copy_to(const struct iovec *iov, unsigned cnt, size_t off, const void *src, size_t len)
+{
+        size_t done = 0;
+
+        for (unsigned i = 0; i < cnt && done < len; i++) {
+                size_t n;
+
+                if (off >= iov[i].iov_len) {
+                        off -= iov[i].iov_len;
+                        continue;
+                }
+                n = iov[i].iov_len - off;
+                if (n > len - done)
+                        n = len - done;
+                memcpy((uint8_t *)iov[i].iov_base + off, (const uint8_t *)src + done, n);
+                done += n;
+                off = 0;
+        }
+        return done;
+}
+
+static unsigned iov_slice(const struct iovec *iov, unsigned cnt, size_t off, size_t len,
+                          struct iovec *dst, unsigned max, size_t *covered)
+{
+        unsigned n = 0;
+        size_t done = 0;
+
+        for (unsigned i = 0; i < cnt && done < len && n < max; i++) {
+                size_t l;
+
+                if (off >= iov[i].iov_len) {
+                        off -= iov[i].iov_len;
+                        continue;
+                }
+                l = iov[i].iov_len - off;
+                if (l > len - done)
+                        l = len - done;
+                dst[n].iov_base = (uint8_t *)iov[i].iov_base + off;
+                dst[n].iov_len = l;
+                n++;
+                done += l;
+                off = 0;
+        }
+        *covered = done;
+        return n;
+}
+
+int freq_decode(struct freq *r, uint8_t *scratch, size_t scratch_size,
+                const struct iovec *in, unsigned in_cnt,
+                const struct iovec *out, unsigned out_cnt)
+{
+        size_t want;
+
+        memset(r, 0, sizeof(*r));
+        r->in_iov = in;
+        r->in_cnt = in_cnt;
+        r->in_size = iov_total(in, in_cnt);
+        r->out_iov = out;
+        r->out_cnt = out_cnt;
+        r->out_size = iov_total(out, out_cnt);
+        r->arg = scratch;
+
+        if (iov_copy_from(in, in_cnt, 0, &r->in, sizeof(r->in)) < sizeof(r->in))
+                return FREQ_DECODE_NO_REPLY;
+        /* From here on a reply carries the guest's unique. */
+        if (r->in.len < sizeof(r->in) || r->in.len > r->in_size) {
+                r->error = -EINVAL;
+                return FREQ_DECODE_ERROR;
+        }
+        r->body_len = r->in.len - sizeof(r->in);
+        want = r->body_len;
+        /* WRITE payloads stay in guest memory. */
+        if (r->in.opcode == FUSE_WRITE && want > sizeof(struct fuse_write_in))
+                want = sizeof(struct fuse_write_in);
+        /* BATCH_FORGET may be longer than the scratch: read in pieces by the handler. */
+        if (r->in.opcode == FUSE_BATCH_FORGET && want > scratch_size)
+                want = scratch_size - scratch_size % sizeof(struct fuse_forget_one);
+        if (want > scratch_size) {
+                r->error = -E2BIG;
+                return FREQ_DECODE_ERROR;
+        }
+        r->arg_len = iov_copy_from(in, in_cnt, sizeof(r->in), scratch, want);
+        return FREQ_DECODE_OK;
+}
+
+const void *freq_arg(const struct freq *r, size_t size)
+{
+        return r->arg_len >= size ? r->arg : NULL;
+}
+
+int freq_string(const struct freq *r, size_t *pos, size_t max, const char **ret)
+{
+        const char *s, *nul;
+        size_t avail;
+
+        if (*pos >= r->arg_len)
+                return -EINVAL;
+        s = (const char *)r->arg + *pos;
+        avail = r->arg_len - *pos;
+        nul = memchr(s, '\0', avail < max + 1 ? avail : max + 1);
+        if (!nul)
+                return avail > max ? -ENAMETOOLONG : -EINVAL;
+        *pos += (size_t)(nul - s) + 1;
+        *ret = s;
+        return (int)(nul - s);
+}
+
+int freq_name(const struct freq *r, size_t *pos, const char **ret)
+{
+        const char *name;
+        int len = freq_string(r, pos, FREQ_NAME_MAX, &name);
+        int bad;
+
+        if (len < 0)
+                return len;
+        bad = confine_check_name(name, (size_t)len);
+        if (bad < 0)
+                return bad;
+        *ret = name;
+        return len;
+}
+
+size_t freq_copy_in(const struct freq *r, size_t off, void *dst, size_t len)
+{
+        return iov_copy_from(r->in_iov, r->in_cnt, off, dst, len);
+}
+
+unsigned freq_in_slice(const struct freq *r, size_t off, size_t len,
+                       struct iovec *dst, unsigned max, size_t *covered)
+{
+        return iov_slice(r->in_iov, r->in_cnt, off, len, dst, max, covered);
+}
+
+unsigned freq_out_slice(const struct freq *r, size_t off, size_t len,
+                        struct iovec *dst, unsigned max, size_t *covered)
+{
+        return iov_slice(r->out_iov, r->out_cnt, off, len, dst, max, covered);
+}
+
+bool freq_put(struct freq *r, size_t off, const void *src, size_t len)
+{
+        if (off > r->out_size || len > r->out_size - off)
+                return false;
+        return iov_copy_to(r->out_iov, r->out_cnt, off, src, len) == len;
+}
+
+static size_t reply_header(struct freq *r, int error, size_t payload)
+{
+        struct fuse_out_header h = {
+                .len = (uint32_t)(sizeof(h) + payload),
+                .error = error,
+                .unique = r->in.unique,
+        };
+
+        r->replied = true;
+        r->error = error;
+        if (!freq_put(r, 0, &h, sizeof(h))) {
+                r->reply_len = 0;
+                return 0;
+        }
+        r->reply_len = sizeof(h) + payload;
+        return r->reply_len;
+}
+
+size_t freq_reply(struct freq *r, const void *arg, size_t len)
+{
+        if (len > r->out_size || sizeof(struct fuse_out_header) > r->out_size - len ||
+            len > UINT32_MAX - sizeof(struct fuse_out_header))
+                return reply_header(r, -EIO, 0);
+        if (len)
+                freq_put(r, sizeof(struct fuse_out_header), arg, len);
+        return reply_header(r, 0, len);
+}
+
+size_t freq_reply_error(struct freq *r, int error)
+{
+        if (error > 0)
+                error = -error;
+        if (error == 0)
+                error = -EIO;
+        return reply_header(r, error, 0);
+}
+
+size_t freq_reply_payload(struct freq *r, size_t len)
+{
+        if (len > r->out_size || sizeof(struct fuse_out_header) > r->out_size - len)
+                return reply_header(r, -EIO, 0);
+        return reply_header(r, 0, len);
+}
+
+size_t freq_reply_none(struct freq *r)
+{
+        r->replied = true;
+        r->error = 0;
+        r->reply_len = 0;
+        return 0;
+}

@@ -1,0 +1,90 @@
+/* fuse-request.h — one FUSE request in guest memory: decoding and replying.
+ *
+ * The request is the device-readable iovecs of a descriptor chain, the reply
+ * goes into the device-writable ones; both point into guest memory, which the
+ * guest may change under us at any moment.  So freq_decode() copies the
+ * header and the (small) arguments once into the worker's scratch buffer and
+ * every later check is made on that copy; only WRITE payloads stay in guest
+ * memory, for pwritev().  Every length is checked against what the iovecs
+ * really hold, and replies never exceed the writable space. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <linux/fuse.h>
+
+#define FREQ_NAME_MAX        255
+#define FREQ_PATH_MAX        4096           /* SYMLINK targets */
+#define FREQ_XATTR_SIZE_MAX  65536          /* XATTR_SIZE_MAX / XATTR_LIST_MAX */
+#define FREQ_MAX_WRITE       (1u << 20)     /* max_write negotiated in INIT */
+/* Arguments of any request but WRITE fit here: the largest is SETXATTR
+ * (header, name, 64 KiB value); BATCH_FORGET is read in pieces. */
+#define FREQ_SCRATCH_SIZE    (FREQ_XATTR_SIZE_MAX + 2 * 4096)
+/* iovecs of one request or reply at most (queue size 1024 + indirect slack). */
+#define FREQ_MAX_IOV         1024
+
+struct freq {
+        struct fuse_in_header in;    /* copy; in.len checked against in_size */
+        const uint8_t *arg;          /* copy of the arguments (scratch) */
+        size_t arg_len;              /* bytes in arg (for WRITE only the fuse_write_in) */
+        size_t body_len;             /* in.len - sizeof(in): arguments in guest memory */
+
+        const struct iovec *in_iov;
+        unsigned in_cnt;
+        size_t in_size;
+        const struct iovec *out_iov;
+        unsigned out_cnt;
+        size_t out_size;
+
+        size_t reply_len;            /* bytes written into out (the used length) */
+        int error;                   /* the reply's error (≤ 0), for stats and trace */
+        bool replied;
+};
+
+enum {
+        FREQ_DECODE_OK = 0,
+        FREQ_DECODE_NO_REPLY,        /* too short for a header: drop it */
+        FREQ_DECODE_ERROR,           /* bad lengths: answer with r->error */
+};
+
+/* Decodes the request; `scratch` (FREQ_SCRATCH_SIZE bytes) receives the arguments. */
+int freq_decode(struct freq *r, uint8_t *scratch, size_t scratch_size,
+                const struct iovec *in, unsigned in_cnt,
+                const struct iovec *out, unsigned out_cnt);
+
+/* The fixed-size argument at the start of the arguments, or NULL when the
+ * request is shorter (the caller replies -EINVAL). */
+const void *freq_arg(const struct freq *r, size_t size);
+
+/* A NUL-terminated string at *pos in the arguments, at most max bytes before
+ * the NUL; advances *pos past the NUL.  Returns its length or -EINVAL/-ENAMETOOLONG. */
+int freq_string(const struct freq *r, size_t *pos, size_t max, const char **ret);
+/* The same for a path component the guest wants to name: also checked with
+ * confine_check_name() ('/', ".", ".." and empty names are -EINVAL). */
+int freq_name(const struct freq *r, size_t *pos, const char **ret);
+
+/* Copies `len` bytes at offset `off` of the request (the whole request, header
+ * included) into dst; returns the number copied (less at the end). */
+size_t freq_copy_in(const struct freq *r, size_t off, void *dst, size_t len);
+
+/* Fills dst with iovecs covering [off, off+len) of the request resp. the reply
+ * buffer; returns the iovec count and stores the bytes covered in *covered. */
+unsigned freq_in_slice(const struct freq *r, size_t off, size_t len,
+                       struct iovec *dst, unsigned max, size_t *covered);
+unsigned freq_out_slice(const struct freq *r, size_t off, size_t len,
+                        struct iovec *dst, unsigned max, size_t *covered);
+
+/* Writes `len` bytes at offset off of the reply buffer; false when they do not fit. */
+bool freq_put(struct freq *r, size_t off, const void *src, size_t len);
+
+/* Replies: a header plus `len` bytes of arg.  When that does not fit the
+ * writable space the reply becomes -EIO (header only); when not even a header
+ * fits, nothing is written.  Returns r->reply_len. */
+size_t freq_reply(struct freq *r, const void *arg, size_t len);
+size_t freq_reply_error(struct freq *r, int error);
+/* The payload (len bytes after the header) is already in place: writes the header. */
+size_t freq_reply_payload(struct freq *r, size_t len);
+/* FORGET, BATCH_FORGET, INTERRUPT: no reply at all. */
+size_t freq_reply_none(struct freq *r);

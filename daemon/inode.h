@@ -1,0 +1,110 @@
+/* inode.h — the inode and handle tables of sluice-fs.
+ *
+ * An inode is a host object the guest knows by a nodeid: an O_PATH|O_NOFOLLOW
+ * fd, keyed by (st_dev, st_ino) so that two names of one file are one inode,
+ * with the kernel's lookup count (LOOKUP/CREATE/MKDIR/… +1, FORGET −n).  A
+ * handle is an open file or directory the guest knows by an fh.
+ *
+ * Nodeids and fhs are never pointers: the low 32 bits index a slot table and
+ * the high 32 bits carry the slot's generation, so a stale or forged number
+ * finds nothing (-EBADF) instead of memory.  The root is nodeid 1.
+ *
+ * Every lookup of a number returns a referenced object; the caller puts it
+ * back when the request is done, so a concurrent FORGET/RELEASE on another
+ * queue thread never closes an fd that is still in use.  Thread-safe. */
+#pragma once
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define INODE_ROOT_ID 1
+
+struct inode_lock_owner;
+
+struct inode {
+        int fd;                 /* O_PATH | O_NOFOLLOW, inside the shared folder */
+        dev_t dev;
+        ino_t ino;
+        mode_t type;            /* S_IFMT bits: the type of an inode never changes */
+        uint64_t nodeid;
+        /* The fields below belong to the table (its lock). */
+        uint64_t nlookup;
+        uint32_t refs;
+        uint32_t hash_next;     /* slot index of the next inode in the bucket; 0 ends */
+        struct inode *dead_next; /* inode_forget_all()'s list of inodes to destroy */
+        /* POSIX (OFD) locks: one open file description per guest lock owner. */
+        pthread_mutex_t lock_mutex;
+        struct inode_lock_owner *lock_owners;
+};
+
+struct inode_table;
+
+/* root_fd: O_PATH directory fd of the shared folder; owned by the table from now on. */
+int inode_table_new(int root_fd, struct inode_table **ret);
+void inode_table_free(struct inode_table *t);
+
+/* The referenced inode of `nodeid`, or NULL when the guest holds no such nodeid. */
+struct inode *inode_get(struct inode_table *t, uint64_t nodeid);
+void inode_put(struct inode_table *t, struct inode *inode);
+/* A new reference to an inode the caller already holds. */
+void inode_ref(struct inode_table *t, struct inode *inode);
+
+/* Counts one lookup of the object behind `fd` (O_PATH, consumed) whose stat is
+ * `st`: the existing inode when (dev, ino) is known, a new one otherwise.
+ * Returns the nodeid, or 0 with errno-style *ret_error on allocation failure. */
+uint64_t inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, int *ret_error);
+/* FORGET: drops n lookups; the inode goes when no lookup and no request holds it. */
+void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
+/* Forgets every inode but the root (DESTROY, session reset). */
+void inode_forget_all(struct inode_table *t);
+/* Inodes in the table, the root included (for tests and stats). */
+size_t inode_count(struct inode_table *t);
+/* Current lookup count of nodeid (0 when unknown; tests). */
+uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid);
+
+/* The fd that carries guest lock owner `owner`'s OFD locks on `inode`,
+ * opening one (read-write where permitted) on first use.  -errno on failure.
+ * proc_fd: see confine_reopen(). */
+int inode_lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool may_write);
+/* The owner closed its file (FLUSH): closing the fd drops its locks. */
+void inode_lock_owner_release(struct inode *inode, uint64_t owner);
+
+/* ---- handles ---- */
+
+struct handle {
+        int fd;                  /* opened for I/O (O_RDONLY/O_WRONLY/O_RDWR, or a directory) */
+        struct inode *inode;     /* referenced for the handle's lifetime */
+        bool is_dir;
+        bool writable;
+        /* directories: stream and its position, under dir_mutex */
+        pthread_mutex_t dir_mutex;
+        DIR *dir;
+        long dir_offset;         /* telldir() after the last entry sent */
+        /* table fields */
+        uint64_t fh;
+        uint32_t refs;
+        bool released;
+        struct handle *dead_next;
+};
+
+struct handle_table;
+
+int handle_table_new(struct inode_table *inodes, struct handle_table **ret);
+void handle_table_free(struct handle_table *t);
+
+/* Wraps an open fd (consumed) of `inode` (a reference is taken) in a new handle.
+ * Returns the fh, or 0 with *ret_error. */
+uint64_t handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
+                    bool writable, int *ret_error);
+/* The referenced handle of `fh` when it exists and is a directory iff want_dir. */
+struct handle *handle_get(struct handle_table *t, uint64_t fh, bool want_dir);
+void handle_put(struct handle_table *t, struct handle *h);
+/* RELEASE/RELEASEDIR: the fh is invalid from now on; the fd closes when the
+ * last in-flight request on it is done.  -EBADF for an unknown fh. */
+int handle_release(struct handle_table *t, uint64_t fh, bool want_dir);
+void handle_release_all(struct handle_table *t);
+size_t handle_count(struct handle_table *t);
