@@ -1,0 +1,926 @@
+/* vmm.c — the vhost-user frontend and the split virtqueue driver of the test
+ * VMM (see vmm.h).  Written from the vhost-user and virtio 1.1 specs; shares
+ * no code with the daemon it tests. */
+#include "vmm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/* vhost-user requests (front-end → back-end) */
+enum {
+        VU_GET_FEATURES = 1,
+        VU_SET_FEATURES = 2,
+        VU_SET_OWNER = 3,
+        VU_SET_MEM_TABLE = 5,
+        VU_SET_VRING_NUM = 8,
+        VU_SET_VRING_ADDR = 9,
+        VU_SET_VRING_BASE = 10,
+        VU_GET_VRING_BASE = 11,
+        VU_SET_VRING_KICK = 12,
+        VU_SET_VRING_CALL = 13,
+        VU_GET_PROTOCOL_FEATURES = 15,
+        VU_SET_PROTOCOL_FEATURES = 16,
+        VU_GET_QUEUE_NUM = 17,
+        VU_SET_VRING_ENABLE = 18,
+        VU_GET_MAX_MEM_SLOTS = 36,
+        VU_ADD_MEM_REG = 37,
+        VU_REM_MEM_REG = 38,
+};
+
+#define VU_FLAG_VERSION     0x1u
+#define VU_FLAG_REPLY       (1u << 2)
+#define VU_FLAG_NEED_REPLY  (1u << 3)
+#define VU_F_PROTOCOL_FEATURES 30
+#define VU_PROTO_MQ           0
+#define VU_PROTO_REPLY_ACK    3
+#define VU_PROTO_CONFIGURE_MEM_SLOTS 15
+#define VU_VRING_NOFD_MASK  (1ull << 8)
+#define VU_MAX_PAYLOAD      4096
+
+struct vu_region {
+        uint64_t gpa, size, uva, mmap_offset;
+};
+
+struct vu_msg {
+        uint32_t request;
+        uint32_t flags;
+        uint32_t size;
+        union {
+                uint64_t u64;
+                struct { uint32_t index, num; } state;
+                struct { uint32_t index, flags; uint64_t desc, used, avail, log; } addr;
+                struct { uint32_t nregions, padding; struct vu_region r[8]; } mem;
+                struct { uint64_t padding; struct vu_region r; } reg;
+                uint8_t raw[VU_MAX_PAYLOAD];
+        } p;
+} __attribute__((packed));
+
+#define VU_HDR_SIZE 12
+
+struct vmm_queue {
+        unsigned size;
+        struct vring_desc *desc;
+        struct vring_avail *avail;
+        struct vring_used *used;
+        int kick_fd, call_fd;
+        uint16_t avail_idx;     /* next index we publish */
+        uint16_t last_used;     /* next used index we consume */
+        uint16_t *free_list;    /* stack of free descriptor ids */
+        unsigned nfree;
+        uint8_t *state;         /* per head: 0 free, 1 in flight, 2 done */
+        uint32_t *done_len;
+        uint16_t *chain;        /* per head: ids of the chain, to free them */
+        uint16_t *chain_n;
+};
+
+enum { HEAD_FREE, HEAD_INFLIGHT, HEAD_DONE };
+
+struct vmm {
+        int sock;
+        int memfd;
+        uint8_t *mem;
+        size_t mem_size;
+        struct vmm_region region[2];
+        size_t ring_bump;       /* allocator in region 0 (rings, at setup) */
+        size_t data_bump;       /* allocator in region 1 (requests) */
+        int extra_fd;
+        uint8_t *extra;
+        struct vu_region extra_reg;
+        uint64_t features, protocol_features;
+        unsigned backend_queues;
+        unsigned nq;            /* hiprio + request queues */
+        struct vmm_queue q[VMM_MAX_QUEUES];
+        uint64_t unique;
+        int timeout_ms;
+        uint32_t init_flags;
+        bool hung_up;
+};
+
+#define REGION1_GPA 0x100000000ull  /* 4 GiB: a hole lies between the regions */
+
+static int vmm_fail(int err, const char *what)
+{
+        fprintf(stderr, "vmm: %s: %s\n", what, strerror(err < 0 ? -err : err));
+        return err < 0 ? err : -err;
+}
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- vhost-user messages ---- */
+
+static int vu_send(struct vmm *v, struct vu_msg *m, const int *fds, unsigned nfds)
+{
+        struct iovec iov = { .iov_base = m, .iov_len = VU_HDR_SIZE + m->size };
+        union {
+                char buf[CMSG_SPACE(sizeof(int) * 8)];
+                struct cmsghdr align;
+        } control;
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+        m->flags |= VU_FLAG_VERSION;
+        if (nfds > 0) {
+                memset(&control, 0, sizeof(control));
+                mh.msg_control = control.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+        }
+        ssize_t n;
+        do
+                n = sendmsg(v->sock, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+                if (errno == EPIPE || errno == ECONNRESET)
+                        v->hung_up = true;
+                return vmm_fail(-errno, "vhost-user send");
+        }
+        if ((size_t)n != iov.iov_len)
+                return vmm_fail(-EIO, "vhost-user short send");
+        return 0;
+}
+
+static int read_full(struct vmm *v, void *buf, size_t len, int64_t deadline)
+{
+        size_t got = 0;
+        while (got < len) {
+                struct pollfd p = { .fd = v->sock, .events = POLLIN };
+                int left = (int)(deadline - now_ms());
+                if (left <= 0)
+                        return -ETIMEDOUT;
+                int r = poll(&p, 1, left);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return -errno;
+                if (r == 0)
+                        return -ETIMEDOUT;
+                ssize_t n = recv(v->sock, (char *)buf + got, len - got, 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0) {
+                        v->hung_up = true;
+                        return -ECONNRESET;
+                }
+                got += (size_t)n;
+        }
+        return 0;
+}
+
+static int vu_recv_reply(struct vmm *v, uint32_t request, struct vu_msg *reply)
+{
+        int64_t deadline = now_ms() + v->timeout_ms;
+        int r = read_full(v, reply, VU_HDR_SIZE, deadline);
+        if (r < 0)
+                return vmm_fail(r, "vhost-user reply header");
+        if (reply->size > VU_MAX_PAYLOAD)
+                return vmm_fail(-EPROTO, "vhost-user reply too large");
+        r = read_full(v, &reply->p, reply->size, deadline);
+        if (r < 0)
+                return vmm_fail(r, "vhost-user reply payload");
+        if (reply->request != request || !(reply->flags & VU_FLAG_REPLY)) {
+                fprintf(stderr, "vmm: reply to request %u has request %u flags %#x\n",
+                        request, reply->request, reply->flags);
+                return -EPROTO;
+        }
+        return 0;
+}
+
+/* Sends a message that has no reply of its own; with REPLY_ACK it asks for
+ * the ack, so a failure shows here instead of in some later request. */
+static int vu_request(struct vmm *v, uint32_t request, const void *payload, uint32_t size,
+                      const int *fds, unsigned nfds)
+{
+        struct vu_msg m = { .request = request, .size = size };
+        bool ack = v->protocol_features & (1ull << VU_PROTO_REPLY_ACK);
+        if (payload)
+                memcpy(&m.p, payload, size);
+        if (ack)
+                m.flags |= VU_FLAG_NEED_REPLY;
+        int r = vu_send(v, &m, fds, nfds);
+        if (r < 0 || !ack)
+                return r;
+        struct vu_msg reply;
+        r = vu_recv_reply(v, request, &reply);
+        if (r < 0)
+                return r;
+        if (reply.size != 8)
+                return vmm_fail(-EPROTO, "vhost-user ack size");
+        if (reply.p.u64 != 0) {
+                fprintf(stderr, "vmm: backend nacked request %u\n", request);
+                return -EIO;
+        }
+        return 0;
+}
+
+static int vu_get_u64(struct vmm *v, uint32_t request, uint64_t *ret)
+{
+        struct vu_msg m = { .request = request, .size = 0 };
+        int r = vu_send(v, &m, NULL, 0);
+        if (r < 0)
+                return r;
+        struct vu_msg reply;
+        r = vu_recv_reply(v, request, &reply);
+        if (r < 0)
+                return r;
+        if (reply.size != 8)
+                return vmm_fail(-EPROTO, "vhost-user u64 reply size");
+        *ret = reply.p.u64;
+        return 0;
+}
+
+static int vu_set_u64(struct vmm *v, uint32_t request, uint64_t val)
+{
+        return vu_request(v, request, &val, sizeof(val), NULL, 0);
+}
+
+static int vu_set_state(struct vmm *v, uint32_t request, uint32_t index, uint32_t num)
+{
+        struct { uint32_t index, num; } s = { index, num };
+        return vu_request(v, request, &s, sizeof(s), NULL, 0);
+}
+
+/* ---- guest memory ---- */
+
+void vmm_region(const struct vmm *v, unsigned i, struct vmm_region *ret)
+{
+        *ret = v->region[i < 2 ? i : 1];
+}
+
+void *vmm_gpa_to_host(const struct vmm *v, uint64_t gpa, size_t len)
+{
+        for (unsigned i = 0; i < 2; i++) {
+                const struct vmm_region *r = &v->region[i];
+                if (gpa >= r->gpa && gpa - r->gpa <= r->size && len <= r->size - (gpa - r->gpa))
+                        return r->host + (gpa - r->gpa);
+        }
+        return NULL;
+}
+
+static void *ring_alloc(struct vmm *v, size_t len, size_t align, uint64_t *gpa)
+{
+        size_t off = (v->ring_bump + align - 1) & ~(align - 1);
+        if (off + len > v->region[0].size)
+                return NULL;
+        v->ring_bump = off + len;
+        *gpa = v->region[0].gpa + off;
+        return v->region[0].host + off;
+}
+
+void *vmm_alloc(struct vmm *v, size_t len, uint64_t *ret_gpa)
+{
+        size_t size = v->region[1].size;
+        len = (len + 15) & ~(size_t)15;
+        if (len > size)
+                return NULL;
+        if (v->data_bump + len > size)
+                v->data_bump = 0;
+        size_t off = v->data_bump;
+        v->data_bump += len;
+        *ret_gpa = v->region[1].gpa + off;
+        return v->region[1].host + off;
+}
+
+static int mem_setup(struct vmm *v, size_t size)
+{
+        v->memfd = memfd_create("sluice-test-guest", MFD_CLOEXEC);
+        if (v->memfd < 0)
+                return vmm_fail(-errno, "memfd_create");
+        if (ftruncate(v->memfd, (off_t)size) < 0)
+                return vmm_fail(-errno, "ftruncate guest memory");
+        v->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, v->memfd, 0);
+        if (v->mem == MAP_FAILED) {
+                v->mem = NULL;
+                return vmm_fail(-errno, "mmap guest memory");
+        }
+        v->mem_size = size;
+        v->region[0] = (struct vmm_region){ .gpa = 0, .size = size / 2, .host = v->mem };
+        v->region[1] = (struct vmm_region){ .gpa = REGION1_GPA, .size = size / 2,
+                                            .host = v->mem + size / 2 };
+        return 0;
+}
+
+static struct vu_region region_desc(const struct vmm *v, unsigned i)
+{
+        return (struct vu_region){
+                .gpa = v->region[i].gpa,
+                .size = v->region[i].size,
+                .uva = (uint64_t)(uintptr_t)v->region[i].host,
+                .mmap_offset = (uint64_t)(v->region[i].host - v->mem),
+        };
+}
+
+static int mem_send(struct vmm *v, bool add_mem_reg)
+{
+        if (add_mem_reg) {
+                if (!(v->protocol_features & (1ull << VU_PROTO_CONFIGURE_MEM_SLOTS)))
+                        return vmm_fail(-EOPNOTSUPP, "backend lacks CONFIGURE_MEM_SLOTS");
+                uint64_t slots;
+                int r = vu_get_u64(v, VU_GET_MAX_MEM_SLOTS, &slots);
+                if (r < 0)
+                        return r;
+                if (slots < 2)
+                        return vmm_fail(-ENOSPC, "backend has fewer than 2 memory slots");
+                for (unsigned i = 0; i < 2; i++) {
+                        struct { uint64_t padding; struct vu_region r; } reg = { 0, region_desc(v, i) };
+                        r = vu_request(v, VU_ADD_MEM_REG, &reg, sizeof(reg), &v->memfd, 1);
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+        struct { uint32_t nregions, padding; struct vu_region r[2]; } mem = {
+                .nregions = 2, .r = { region_desc(v, 0), region_desc(v, 1) },
+        };
+        int fds[2] = { v->memfd, v->memfd };
+        return vu_request(v, VU_SET_MEM_TABLE, &mem, sizeof(mem), fds, 2);
+}
+
+int vmm_add_extra_region(struct vmm *v, uint64_t gpa, size_t size)
+{
+        if (v->extra)
+                return -EBUSY;
+        v->extra_fd = memfd_create("sluice-test-extra", MFD_CLOEXEC);
+        if (v->extra_fd < 0)
+                return vmm_fail(-errno, "memfd_create");
+        if (ftruncate(v->extra_fd, (off_t)size) < 0)
+                return vmm_fail(-errno, "ftruncate");
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, v->extra_fd, 0);
+        if (p == MAP_FAILED)
+                return vmm_fail(-errno, "mmap");
+        v->extra = p;
+        v->extra_reg = (struct vu_region){ .gpa = gpa, .size = size,
+                                           .uva = (uint64_t)(uintptr_t)p, .mmap_offset = 0 };
+        struct { uint64_t padding; struct vu_region r; } reg = { 0, v->extra_reg };
+        return vu_request(v, VU_ADD_MEM_REG, &reg, sizeof(reg), &v->extra_fd, 1);
+}
+
+int vmm_remove_extra_region(struct vmm *v)
+{
+        if (!v->extra)
+                return -ENOENT;
+        struct { uint64_t padding; struct vu_region r; } reg = { 0, v->extra_reg };
+        /* QEMU passes the region's fd with REM_MEM_REG too. */
+        int r = vu_request(v, VU_REM_MEM_REG, &reg, sizeof(reg), &v->extra_fd, 1);
+        munmap(v->extra, v->extra_reg.size);
+        close(v->extra_fd);
+        v->extra = NULL;
+        v->extra_fd = -1;
+        return r;
+}
+
+/* ---- virtqueues ---- */
+
+static int queue_setup(struct vmm *v, unsigned i)
+{
+        struct vmm_queue *q = &v->q[i];
+        unsigned n = q->size;
+        uint64_t desc_gpa, avail_gpa, used_gpa;
+
+        q->desc = ring_alloc(v, 16 * n, 16, &desc_gpa);
+        q->avail = ring_alloc(v, 6 + 2 * n, 2, &avail_gpa);
+        q->used = ring_alloc(v, 6 + 8 * n, 4, &used_gpa);
+        if (!q->desc || !q->avail || !q->used)
+                return vmm_fail(-ENOMEM, "rings do not fit in region 0");
+        q->free_list = calloc(n, sizeof(uint16_t));
+        q->state = calloc(n, 1);
+        q->done_len = calloc(n, sizeof(uint32_t));
+        q->chain = calloc((size_t)n * (VMM_MAX_SEGS * 4 + 4), sizeof(uint16_t));
+        q->chain_n = calloc(n, sizeof(uint16_t));
+        if (!q->free_list || !q->state || !q->done_len || !q->chain || !q->chain_n)
+                return -ENOMEM;
+        for (unsigned d = 0; d < n; d++)
+                q->free_list[d] = (uint16_t)(n - 1 - d);
+        q->nfree = n;
+        q->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        q->call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (q->kick_fd < 0 || q->call_fd < 0)
+                return vmm_fail(-errno, "eventfd");
+
+        int r = vu_set_state(v, VU_SET_VRING_NUM, i, n);
+        if (r < 0)
+                return r;
+        r = vu_set_state(v, VU_SET_VRING_BASE, i, 0);
+        if (r < 0)
+                return r;
+        /* Ring addresses are the frontend's own virtual addresses. */
+        struct { uint32_t index, flags; uint64_t desc, used, avail, log; } addr = {
+                .index = i,
+                .desc = (uint64_t)(uintptr_t)q->desc,
+                .used = (uint64_t)(uintptr_t)q->used,
+                .avail = (uint64_t)(uintptr_t)q->avail,
+        };
+        r = vu_request(v, VU_SET_VRING_ADDR, &addr, sizeof(addr), NULL, 0);
+        if (r < 0)
+                return r;
+        uint64_t idx = i;
+        r = vu_request(v, VU_SET_VRING_CALL, &idx, sizeof(idx), &q->call_fd, 1);
+        if (r < 0)
+                return r;
+        r = vu_request(v, VU_SET_VRING_KICK, &idx, sizeof(idx), &q->kick_fd, 1);
+        if (r < 0)
+                return r;
+        if (v->features & (1ull << VU_F_PROTOCOL_FEATURES))
+                return vu_set_state(v, VU_SET_VRING_ENABLE, i, 1);
+        return 0;
+}
+
+static void queue_free(struct vmm_queue *q)
+{
+        if (q->kick_fd > 0)
+                close(q->kick_fd);
+        if (q->call_fd > 0)
+                close(q->call_fd);
+        free(q->free_list);
+        free(q->state);
+        free(q->done_len);
+        free(q->chain);
+        free(q->chain_n);
+        memset(q, 0, sizeof(*q));
+}
+
+struct vring_desc *vmm_desc_table(struct vmm *v, unsigned q)
+{
+        return q < v->nq ? v->q[q].desc : NULL;
+}
+
+int vmm_desc_get(struct vmm *v, unsigned qi, unsigned n, uint16_t *ids)
+{
+        if (qi >= v->nq)
+                return -EINVAL;
+        struct vmm_queue *q = &v->q[qi];
+        if (n > q->nfree || n > VMM_MAX_SEGS * 4 + 4)
+                return -ENOSPC;
+        for (unsigned i = 0; i < n; i++) {
+                ids[i] = q->free_list[--q->nfree];
+                memset(&q->desc[ids[i]], 0, sizeof(struct vring_desc));
+        }
+        return 0;
+}
+
+int vmm_publish(struct vmm *v, unsigned qi, uint16_t head, unsigned ndesc, const uint16_t *ids)
+{
+        if (qi >= v->nq)
+                return -EINVAL;
+        struct vmm_queue *q = &v->q[qi];
+        if (head >= q->size || q->state[head] != HEAD_FREE)
+                return -EINVAL;
+        q->state[head] = HEAD_INFLIGHT;
+        q->chain_n[head] = (uint16_t)ndesc;
+        memcpy(&q->chain[(size_t)head * (VMM_MAX_SEGS * 4 + 4)], ids, ndesc * sizeof(uint16_t));
+        q->avail->ring[q->avail_idx % q->size] = head;
+        __atomic_store_n(&q->avail->idx, (uint16_t)(q->avail_idx + 1), __ATOMIC_RELEASE);
+        q->avail_idx++;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        /* Kicking even when avail_event says it is not needed is allowed. */
+        uint64_t one = 1;
+        if (write(q->kick_fd, &one, sizeof(one)) != sizeof(one))
+                return vmm_fail(-errno, "kick");
+        return 0;
+}
+
+static void chain_release(struct vmm_queue *q, uint16_t head)
+{
+        const uint16_t *ids = &q->chain[(size_t)head * (VMM_MAX_SEGS * 4 + 4)];
+        for (unsigned i = 0; i < q->chain_n[head]; i++)
+                q->free_list[q->nfree++] = ids[i];
+        q->state[head] = HEAD_FREE;
+}
+
+/* Consumes every new used entry.  Returns -EPROTO for an entry naming a head
+ * that is not in flight (the backend pushed garbage or pushed twice). */
+static int used_collect(struct vmm_queue *q)
+{
+        uint16_t used_idx = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+        int ret = 0;
+        while (q->last_used != used_idx) {
+                struct vring_used_elem e = q->used->ring[q->last_used % q->size];
+                q->last_used++;
+                if (e.id >= q->size || q->state[e.id] != HEAD_INFLIGHT) {
+                        fprintf(stderr, "vmm: bogus used entry id %u len %u\n", e.id, e.len);
+                        ret = -EPROTO;
+                        continue;
+                }
+                q->state[e.id] = HEAD_DONE;
+                q->done_len[e.id] = e.len;
+        }
+        return ret;
+}
+
+int vmm_wait_used(struct vmm *v, unsigned qi, uint16_t head, uint32_t *ret_len, int timeout_ms)
+{
+        if (qi >= v->nq)
+                return -EINVAL;
+        struct vmm_queue *q = &v->q[qi];
+        if (head >= q->size || q->state[head] == HEAD_FREE)
+                return -EINVAL;
+        int64_t deadline = now_ms() + (timeout_ms < 0 ? v->timeout_ms : timeout_ms);
+        for (;;) {
+                /* Ask for an interrupt at the next used entry (EVENT_IDX). */
+                q->avail->ring[q->size] = q->last_used;  /* used_event */
+                __atomic_thread_fence(__ATOMIC_SEQ_CST);
+                int r = used_collect(q);
+                if (r < 0)
+                        return r;
+                if (q->state[head] == HEAD_DONE) {
+                        if (ret_len)
+                                *ret_len = q->done_len[head];
+                        chain_release(q, head);
+                        return 0;
+                }
+                int left = (int)(deadline - now_ms());
+                if (left <= 0)
+                        return -ETIMEDOUT;
+                /* Poll the call fd, and recheck the ring now and then in case the
+                 * backend (legitimately) suppressed the notification. */
+                struct pollfd p = { .fd = q->call_fd, .events = POLLIN };
+                if (poll(&p, 1, left < 20 ? left : 20) > 0) {
+                        uint64_t cnt;
+                        (void)!read(q->call_fd, &cnt, sizeof(cnt));
+                }
+        }
+}
+
+bool vmm_backend_hung_up(struct vmm *v)
+{
+        if (v->hung_up)
+                return true;
+        struct pollfd p = { .fd = v->sock, .events = POLLIN | POLLRDHUP };
+        if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)))
+                v->hung_up = true;
+        return v->hung_up;
+}
+
+/* ---- FUSE requests as descriptor chains ---- */
+
+struct chain_builder {
+        struct vring_desc d[VMM_MAX_SEGS * 4 + 4 + 300];
+        unsigned n;
+        bool overflow;
+};
+
+static void chain_add(struct chain_builder *b, uint64_t gpa, size_t len, bool writable, size_t chunk)
+{
+        do {
+                size_t piece = chunk && len > chunk ? chunk : len;
+                if (b->n == sizeof(b->d) / sizeof(b->d[0])) {
+                        b->overflow = true;
+                        return;
+                }
+                b->d[b->n++] = (struct vring_desc){
+                        .addr = gpa, .len = (uint32_t)piece,
+                        .flags = writable ? VRING_DESC_F_WRITE : 0,
+                };
+                gpa += piece;
+                len -= piece;
+        } while (len > 0);
+}
+
+int vmm_op_submit(struct vmm *v, struct vmm_op *op)
+{
+        unsigned qi = op->hiprio ? 0 : (op->queue ? op->queue : 1);
+        if (qi >= v->nq)
+                return -EINVAL;
+        op->queue = qi;
+        struct vmm_queue *q = &v->q[qi];
+        static struct chain_builder b;  /* large; the VMM is single-threaded */
+        memset(&b, 0, sizeof(b));
+
+        size_t in_len = sizeof(struct fuse_in_header);
+        for (unsigned i = 0; i < op->arg_cnt; i++)
+                in_len += op->arg[i].iov_len;
+        uint64_t gpa;
+        struct fuse_in_header *ih = vmm_alloc(v, sizeof(*ih), &gpa);
+        if (!ih)
+                return -ENOMEM;
+        op->unique = (v->unique += 2);
+        *ih = (struct fuse_in_header){
+                .len = (uint32_t)in_len, .opcode = op->opcode, .unique = op->unique,
+                .nodeid = op->nodeid,
+                .uid = op->uid ? op->uid : getuid(), .gid = op->gid ? op->gid : getgid(),
+                .pid = op->pid ? op->pid : (uint32_t)getpid(),
+        };
+        chain_add(&b, gpa, sizeof(*ih), false, op->chunk);
+        for (unsigned i = 0; i < op->arg_cnt; i++) {
+                if (op->arg[i].iov_len == 0)
+                        continue;
+                void *p = vmm_alloc(v, op->arg[i].iov_len, &gpa);
+                if (!p)
+                        return -ENOMEM;
+                memcpy(p, op->arg[i].iov_base, op->arg[i].iov_len);
+                chain_add(&b, gpa, op->arg[i].iov_len, false, op->chunk);
+        }
+        if (!op->no_reply) {
+                struct fuse_out_header *oh = vmm_alloc(v, sizeof(*oh), &op->out_hdr_gpa);
+                if (!oh)
+                        return -ENOMEM;
+                memset(oh, 0xa5, sizeof(*oh));
+                chain_add(&b, op->out_hdr_gpa, sizeof(*oh), true, 0);
+                if (op->out_size > 0) {
+                        void *p = vmm_alloc(v, op->out_size, &op->out_gpa);
+                        if (!p)
+                                return -ENOMEM;
+                        memset(p, 0, op->out_size);
+                        chain_add(&b, op->out_gpa, op->out_size, true, op->chunk);
+                }
+        }
+        if (b.overflow)
+                return -E2BIG;
+
+        if (op->indirect) {
+                struct vring_desc *table = vmm_alloc(v, b.n * sizeof(*table), &gpa);
+                if (!table)
+                        return -ENOMEM;
+                for (unsigned i = 0; i < b.n; i++) {
+                        table[i] = b.d[i];
+                        if (i + 1 < b.n) {
+                                table[i].flags |= VRING_DESC_F_NEXT;
+                                table[i].next = (uint16_t)(i + 1);
+                        }
+                }
+                int r = vmm_desc_get(v, qi, 1, op->ids);
+                if (r < 0)
+                        return r;
+                q->desc[op->ids[0]] = (struct vring_desc){
+                        .addr = gpa, .len = (uint32_t)(b.n * sizeof(*table)),
+                        .flags = VRING_DESC_F_INDIRECT,
+                };
+                op->ndesc = 1;
+        } else {
+                if (b.n > VMM_MAX_SEGS * 4 + 4)
+                        return -E2BIG;
+                int r = vmm_desc_get(v, qi, b.n, op->ids);
+                if (r < 0)
+                        return r;
+                for (unsigned i = 0; i < b.n; i++) {
+                        q->desc[op->ids[i]] = b.d[i];
+                        if (i + 1 < b.n) {
+                                q->desc[op->ids[i]].flags |= VRING_DESC_F_NEXT;
+                                q->desc[op->ids[i]].next = op->ids[i + 1];
+                        }
+                }
+                op->ndesc = b.n;
+        }
+        op->head = op->ids[0];
+        return vmm_publish(v, qi, op->head, op->ndesc, op->ids);
+}
+
+int vmm_op_wait(struct vmm *v, struct vmm_op *op, int timeout_ms)
+{
+        int r = vmm_wait_used(v, op->queue, op->head, &op->used_len, timeout_ms);
+        if (r == -ETIMEDOUT) {
+                fprintf(stderr, "vmm: no reply to opcode %u (unique %llu) on queue %u\n",
+                        op->opcode, (unsigned long long)op->unique, op->queue);
+                return r;
+        }
+        if (r < 0)
+                return r;
+        op->error = 0;
+        op->out_len = 0;
+        if (op->no_reply) {
+                if (op->used_len != 0)
+                        fprintf(stderr, "vmm: opcode %u has no reply but used len is %u\n",
+                                op->opcode, op->used_len);
+                return 0;
+        }
+        struct fuse_out_header *oh = vmm_gpa_to_host(v, op->out_hdr_gpa, sizeof(*oh));
+        size_t capacity = sizeof(*oh) + op->out_size;
+        if (op->used_len < sizeof(*oh) || op->used_len > capacity) {
+                fprintf(stderr, "vmm: opcode %u: used len %u outside [16, %zu]\n",
+                        op->opcode, op->used_len, capacity);
+                return -EPROTO;
+        }
+        if (oh->unique != op->unique || oh->len < sizeof(*oh) || oh->len > op->used_len) {
+                fprintf(stderr, "vmm: opcode %u: bad out header (unique %llu/%llu, len %u, used %u)\n",
+                        op->opcode, (unsigned long long)oh->unique,
+                        (unsigned long long)op->unique, oh->len, op->used_len);
+                return -EPROTO;
+        }
+        if (oh->error > 0 || oh->error < -4095) {
+                fprintf(stderr, "vmm: opcode %u: bad error %d\n", op->opcode, oh->error);
+                return -EPROTO;
+        }
+        op->error = oh->error;
+        op->out_len = oh->len - sizeof(*oh);
+        if (op->out_len > 0 && op->out)
+                memcpy(op->out, vmm_gpa_to_host(v, op->out_gpa, op->out_len), op->out_len);
+        return 0;
+}
+
+int vmm_op_run(struct vmm *v, struct vmm_op *op)
+{
+        int r = vmm_op_submit(v, op);
+        if (r < 0)
+                return r;
+        return vmm_op_wait(v, op, -1);
+}
+
+int vmm_call(struct vmm *v, uint32_t opcode, uint64_t nodeid,
+             const void *a1, size_t l1, const void *a2, size_t l2, const void *a3, size_t l3,
+             void *out, size_t out_size, size_t *ret_out_len)
+{
+        struct vmm_op op = { .opcode = opcode, .nodeid = nodeid, .out = out, .out_size = out_size };
+        const void *a[3] = { a1, a2, a3 };
+        size_t l[3] = { l1, l2, l3 };
+        for (unsigned i = 0; i < 3; i++)
+                if (a[i] && l[i])
+                        op.arg[op.arg_cnt++] = (struct iovec){ (void *)a[i], l[i] };
+        int r = vmm_op_run(v, &op);
+        if (r < 0)
+                return r;
+        if (ret_out_len)
+                *ret_out_len = op.out_len;
+        return op.error;
+}
+
+/* ---- connection ---- */
+
+uint64_t vmm_features(const struct vmm *v) { return v->features; }
+uint64_t vmm_protocol_features(const struct vmm *v) { return v->protocol_features; }
+unsigned vmm_backend_queue_num(const struct vmm *v) { return v->backend_queues; }
+unsigned vmm_request_queues(const struct vmm *v) { return v->nq - 1; }
+unsigned vmm_queue_size(const struct vmm *v) { return v->q[0].size; }
+int vmm_socket(const struct vmm *v) { return v->sock; }
+uint32_t vmm_init_flags(const struct vmm *v) { return v->init_flags; }
+
+void vmm_set_init_flags(struct vmm *v, uint32_t flags) { v->init_flags = flags; }
+
+static int negotiate(struct vmm *v, const struct vmm_config *cfg)
+{
+        uint64_t features;
+        int r = vu_get_u64(v, VU_GET_FEATURES, &features);
+        if (r < 0)
+                return r;
+        uint64_t want = (1ull << 32) /* VERSION_1 */ | (1ull << VIRTIO_RING_F_INDIRECT_DESC) |
+                        (1ull << VU_F_PROTOCOL_FEATURES);
+        if (!cfg->no_event_idx)
+                want |= 1ull << VIRTIO_RING_F_EVENT_IDX;
+        if (!(features & (1ull << 32)))
+                return vmm_fail(-EPROTO, "backend does not offer VIRTIO_F_VERSION_1");
+        v->features = features & want;
+
+        if (v->features & (1ull << VU_F_PROTOCOL_FEATURES)) {
+                uint64_t pf;
+                r = vu_get_u64(v, VU_GET_PROTOCOL_FEATURES, &pf);
+                if (r < 0)
+                        return r;
+                pf &= (1ull << VU_PROTO_MQ) | (1ull << VU_PROTO_REPLY_ACK) |
+                      (1ull << VU_PROTO_CONFIGURE_MEM_SLOTS);
+                /* Acks start only after SET_PROTOCOL_FEATURES took effect. */
+                r = vu_set_u64(v, VU_SET_PROTOCOL_FEATURES, pf);
+                if (r < 0)
+                        return r;
+                v->protocol_features = pf;
+                if (pf & (1ull << VU_PROTO_MQ)) {
+                        uint64_t qn;
+                        r = vu_get_u64(v, VU_GET_QUEUE_NUM, &qn);
+                        if (r < 0)
+                                return r;
+                        v->backend_queues = (unsigned)qn;
+                }
+        }
+        r = vu_request(v, VU_SET_OWNER, NULL, 0, NULL, 0);
+        if (r < 0)
+                return r;
+        return vu_set_u64(v, VU_SET_FEATURES, v->features);
+}
+
+static int vmm_start(struct vmm *v, const struct vmm_config *cfg_in)
+{
+        struct vmm_config cfg = cfg_in ? *cfg_in : (struct vmm_config){ 0 };
+        if (!cfg.mem_size)
+                cfg.mem_size = 128u << 20;
+        if (!cfg.request_queues)
+                cfg.request_queues = 1;
+        if (!cfg.queue_size)
+                cfg.queue_size = 1024;
+        if (!cfg.timeout_ms)
+                cfg.timeout_ms = 10000;
+        if (cfg.request_queues + 1 > VMM_MAX_QUEUES || cfg.queue_size > 32768 ||
+            (cfg.queue_size & (cfg.queue_size - 1)))
+                return -EINVAL;
+        v->timeout_ms = cfg.timeout_ms;
+        v->nq = cfg.request_queues + 1;
+
+        int r = mem_setup(v, cfg.mem_size);
+        if (r < 0)
+                return r;
+        r = negotiate(v, &cfg);
+        if (r < 0)
+                return r;
+        if (v->backend_queues && v->nq > v->backend_queues) {
+                fprintf(stderr, "vmm: backend has %u queues, %u wanted\n", v->backend_queues, v->nq);
+                return -ENOTSUP;
+        }
+        r = mem_send(v, cfg.add_mem_reg);
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < v->nq; i++) {
+                v->q[i].size = cfg.queue_size;
+                r = queue_setup(v, i);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int vmm_connect_fd(int sock, const struct vmm_config *cfg, struct vmm **ret)
+{
+        struct vmm *v = calloc(1, sizeof(*v));
+        if (!v) {
+                close(sock);
+                return -ENOMEM;
+        }
+        v->sock = sock;
+        v->memfd = -1;
+        v->extra_fd = -1;
+        int r = vmm_start(v, cfg);
+        if (r < 0) {
+                vmm_drop(v);
+                return r;
+        }
+        *ret = v;
+        return 0;
+}
+
+int vmm_connect(const char *socket_path, const struct vmm_config *cfg, struct vmm **ret)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (strlen(socket_path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, socket_path);
+        int wait_ms = cfg && cfg->connect_timeout_ms ? cfg->connect_timeout_ms : 5000;
+        int64_t deadline = now_ms() + wait_ms;
+        for (;;) {
+                int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (s < 0)
+                        return -errno;
+                if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+                        return vmm_connect_fd(s, cfg, ret);
+                int err = errno;
+                close(s);
+                if ((err != ECONNREFUSED && err != ENOENT && err != EAGAIN) || now_ms() > deadline)
+                        return vmm_fail(-err, socket_path);
+                usleep(20000);
+        }
+}
+
+void vmm_drop(struct vmm *v)
+{
+        if (!v)
+                return;
+        if (v->sock >= 0)
+                close(v->sock);
+        for (unsigned i = 0; i < VMM_MAX_QUEUES; i++)
+                queue_free(&v->q[i]);
+        if (v->mem)
+                munmap(v->mem, v->mem_size);
+        if (v->memfd >= 0)
+                close(v->memfd);
+        if (v->extra) {
+                munmap(v->extra, v->extra_reg.size);
+                close(v->extra_fd);
+        }
+        free(v);
+}
+
+void vmm_free(struct vmm *v)
+{
+        if (!v)
+                return;
+        /* Stop every ring the way QEMU does on device stop; give up on the
+         * first failure (the backend may be gone or have broken the device). */
+        for (unsigned i = 0; i < v->nq && !v->hung_up; i++) {
+                struct vu_msg m = { .request = VU_GET_VRING_BASE, .size = 8 };
+                m.p.state.index = i;
+                struct vu_msg reply;
+                int saved = v->timeout_ms;
+                v->timeout_ms = 2000;
+                int r = vu_send(v, &m, NULL, 0);
+                if (r == 0)
+                        r = vu_recv_reply(v, VU_GET_VRING_BASE, &reply);
+                v->timeout_ms = saved;
+                if (r < 0)
+                        break;
+        }
+        vmm_drop(v);
+}

@@ -1,0 +1,203 @@
+/* vmm.h — a small test VMM: the driver (frontend) side of vhost-user-fs.
+ *
+ * It does what QEMU and the guest's virtio-fs driver do, and nothing of
+ * sluice-fs: it creates guest memory in a memfd, connects to a backend's
+ * vhost-user socket, negotiates features, hands over the memory table and
+ * sets up split virtqueues (0 = hiprio, 1..N = request queues) in that
+ * memory; then it lays FUSE requests out as descriptor chains, kicks, and
+ * waits — with a timeout, so a hung backend fails a test instead of hanging
+ * it — for the used ring.
+ *
+ * Guest memory is deliberately awkward: two regions of one memfd, the second
+ * at a non-zero mmap offset and a guest-physical address above 4 GiB, with a
+ * hole between them.  Rings live in region 0, request buffers in region 1.
+ *
+ * Plain C (no GLib) so that tools and tests can both use it.  Functions return
+ * 0 or -errno; transport failures also print one line "vmm: …" on stderr. */
+#pragma once
+
+#include <linux/fuse.h>
+#include <linux/virtio_ring.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define VMM_MAX_QUEUES   9          /* hiprio + up to 8 request queues */
+#define VMM_MAX_SEGS     8          /* readable segments of one FUSE request after the header */
+
+struct vmm;
+
+struct vmm_config {
+        size_t mem_size;            /* guest memory; default 128 MiB (two halves = two regions) */
+        unsigned request_queues;    /* default 1 */
+        unsigned queue_size;        /* default 1024, like QEMU's queue-size=1024 */
+        bool add_mem_reg;           /* give memory with ADD_MEM_REG instead of SET_MEM_TABLE */
+        bool no_event_idx;          /* do not negotiate VIRTIO_RING_F_EVENT_IDX */
+        int timeout_ms;             /* per request and per vhost-user reply; default 10000 */
+        int connect_timeout_ms;     /* retrying ECONNREFUSED/ENOENT; default 5000 */
+};
+
+/* Connects to the backend at socket_path, negotiates and starts every
+ * queue.  cfg may be NULL for the defaults. */
+int vmm_connect(const char *socket_path, const struct vmm_config *cfg, struct vmm **ret);
+/* Same over an already connected socket (ownership passes). */
+int vmm_connect_fd(int sock, const struct vmm_config *cfg, struct vmm **ret);
+/* Stops the queues with GET_VRING_BASE (when the connection still works),
+ * closes the socket, frees guest memory.  NULL is fine. */
+void vmm_free(struct vmm *v);
+/* Closes the socket at once, without stopping the queues (an abrupt disconnect). */
+void vmm_drop(struct vmm *v);
+
+uint64_t vmm_features(const struct vmm *v);           /* negotiated virtio features */
+uint64_t vmm_protocol_features(const struct vmm *v);  /* negotiated protocol features */
+unsigned vmm_backend_queue_num(const struct vmm *v);  /* GET_QUEUE_NUM, 0 without MQ */
+unsigned vmm_request_queues(const struct vmm *v);
+unsigned vmm_queue_size(const struct vmm *v);
+int vmm_socket(const struct vmm *v);
+
+/* ---- guest memory ---- */
+struct vmm_region { uint64_t gpa; uint64_t size; uint8_t *host; };
+void vmm_region(const struct vmm *v, unsigned i, struct vmm_region *ret);  /* i = 0 or 1 */
+/* Allocates len bytes (16-byte aligned) in region 1.  The area wraps around:
+ * fine for the few requests a test has in flight at once. */
+void *vmm_alloc(struct vmm *v, size_t len, uint64_t *ret_gpa);
+/* Host pointer for [gpa, gpa+len) or NULL when it is not inside one region. */
+void *vmm_gpa_to_host(const struct vmm *v, uint64_t gpa, size_t len);
+
+/* Adds a third region (its own memfd) with ADD_MEM_REG and removes it with
+ * REM_MEM_REG; both need CONFIGURE_MEM_SLOTS. */
+int vmm_add_extra_region(struct vmm *v, uint64_t gpa, size_t size);
+int vmm_remove_extra_region(struct vmm *v);
+
+/* ---- raw virtqueue access (for malformed-input tests) ---- */
+struct vring_desc *vmm_desc_table(struct vmm *v, unsigned q);
+/* Takes n free descriptor slots of queue q (not chained: the caller fills
+ * addr/len/flags/next). Returns -ENOSPC when not enough are free. */
+int vmm_desc_get(struct vmm *v, unsigned q, unsigned n, uint16_t *ids);
+/* Puts head in the avail ring and kicks.  The chain is owned by the vmm
+ * until it completes (vmm_wait_used). */
+int vmm_publish(struct vmm *v, unsigned q, uint16_t head, unsigned ndesc, const uint16_t *ids);
+/* Waits for head to come back in the used ring.  -ETIMEDOUT after
+ * timeout_ms (< 0: the configured timeout); -EPROTO for a bogus used entry. */
+int vmm_wait_used(struct vmm *v, unsigned q, uint16_t head, uint32_t *ret_len, int timeout_ms);
+/* True once the backend closed the vhost-user connection (polls it). */
+bool vmm_backend_hung_up(struct vmm *v);
+
+/* ---- FUSE requests ---- */
+struct vmm_op {
+        /* request */
+        unsigned queue;                     /* default (0) means queue 1; set hiprio for queue 0 */
+        bool hiprio;
+        uint32_t opcode;
+        uint64_t nodeid;
+        struct iovec arg[VMM_MAX_SEGS];     /* readable segments after fuse_in_header */
+        unsigned arg_cnt;
+        void *out;                          /* reply payload after fuse_out_header */
+        size_t out_size;
+        bool no_reply;                      /* FORGET & co: no writable descriptors */
+        /* layout knobs */
+        bool indirect;                      /* the whole chain in one indirect table */
+        size_t chunk;                       /* split every segment into descriptors of ≤ chunk bytes */
+        uint32_t uid, gid, pid;             /* fuse_in_header credentials; 0 = the test's own */
+        /* results */
+        uint64_t unique;
+        int error;                          /* fuse_out_header.error: 0 or -errno */
+        size_t out_len;                     /* payload bytes received */
+        uint32_t used_len;                  /* length in the used ring */
+        /* internal */
+        uint16_t head;
+        unsigned ndesc;
+        uint16_t ids[VMM_MAX_SEGS * 4 + 4];
+        uint64_t out_hdr_gpa;
+        uint64_t out_gpa;
+};
+
+/* Sends op and waits for its reply.  Returns 0 when a reply came back (then
+ * op->error holds the FUSE error), -errno on a transport failure. */
+int vmm_op_run(struct vmm *v, struct vmm_op *op);
+/* The two halves, for requests whose reply comes later (SETLKW). */
+int vmm_op_submit(struct vmm *v, struct vmm_op *op);
+int vmm_op_wait(struct vmm *v, struct vmm_op *op, int timeout_ms);
+
+/* One request with up to three argument segments; returns the FUSE error
+ * (0 or -errno), or a transport error (-ETIMEDOUT, -EPROTO, -ECONNRESET…). */
+int vmm_call(struct vmm *v, uint32_t opcode, uint64_t nodeid,
+             const void *a1, size_t l1, const void *a2, size_t l2, const void *a3, size_t l3,
+             void *out, size_t out_size, size_t *ret_out_len);
+
+/* ---- typed FUSE helpers (all return 0 or -errno) ---- */
+#define VMM_ROOT FUSE_ROOT_ID
+
+int vmm_init(struct vmm *v, struct fuse_init_out *ret);   /* FUSE 7.38 INIT, as Linux 6.1 sends it */
+int vmm_destroy(struct vmm *v);
+int vmm_lookup(struct vmm *v, uint64_t parent, const char *name, struct fuse_entry_out *ret);
+int vmm_forget(struct vmm *v, uint64_t nodeid, uint64_t nlookup);
+int vmm_getattr(struct vmm *v, uint64_t nodeid, struct fuse_attr *ret);
+int vmm_setattr(struct vmm *v, uint64_t nodeid, const struct fuse_setattr_in *in, struct fuse_attr *ret);
+int vmm_readlink(struct vmm *v, uint64_t nodeid, char *buf, size_t size);  /* NUL-terminates */
+int vmm_symlink(struct vmm *v, uint64_t parent, const char *name, const char *target,
+                struct fuse_entry_out *ret);
+int vmm_mknod(struct vmm *v, uint64_t parent, const char *name, uint32_t mode, uint32_t rdev,
+              struct fuse_entry_out *ret);
+int vmm_mkdir(struct vmm *v, uint64_t parent, const char *name, uint32_t mode,
+              struct fuse_entry_out *ret);
+int vmm_unlink(struct vmm *v, uint64_t parent, const char *name);
+int vmm_rmdir(struct vmm *v, uint64_t parent, const char *name);
+/* flags == 0 sends RENAME, otherwise RENAME2 */
+int vmm_rename(struct vmm *v, uint64_t olddir, const char *oldname, uint64_t newdir,
+               const char *newname, uint32_t flags);
+int vmm_link(struct vmm *v, uint64_t nodeid, uint64_t newparent, const char *newname,
+             struct fuse_entry_out *ret);
+int vmm_open(struct vmm *v, uint64_t nodeid, uint32_t flags, uint64_t *ret_fh);
+int vmm_create(struct vmm *v, uint64_t parent, const char *name, uint32_t flags, uint32_t mode,
+               struct fuse_entry_out *ret_entry, uint64_t *ret_fh);
+/* READ into buf (size bytes max); *ret_len gets what came back. */
+int vmm_read(struct vmm *v, uint64_t nodeid, uint64_t fh, uint64_t offset, void *buf,
+             size_t size, size_t *ret_len);
+int vmm_write(struct vmm *v, uint64_t nodeid, uint64_t fh, uint64_t offset, const void *buf,
+              size_t size, uint32_t *ret_written);
+int vmm_flush(struct vmm *v, uint64_t nodeid, uint64_t fh);
+int vmm_release(struct vmm *v, uint64_t nodeid, uint64_t fh);
+int vmm_fsync(struct vmm *v, uint64_t nodeid, uint64_t fh, bool datasync);
+int vmm_opendir(struct vmm *v, uint64_t nodeid, uint64_t *ret_fh);
+int vmm_releasedir(struct vmm *v, uint64_t nodeid, uint64_t fh);
+int vmm_fsyncdir(struct vmm *v, uint64_t nodeid, uint64_t fh);
+/* READDIR (plus = false) or READDIRPLUS; raw reply bytes. */
+int vmm_readdir(struct vmm *v, uint64_t nodeid, uint64_t fh, uint64_t offset, bool plus,
+                void *buf, size_t size, size_t *ret_len);
+/* Calls fn for every entry of a READDIR/READDIRPLUS reply buffer; returns
+ * -EPROTO when the buffer is malformed.  entry is NULL for plain READDIR. */
+typedef void (*vmm_dirent_fn)(const struct fuse_dirent *d, const char *name,
+                              const struct fuse_entry_out *entry, void *userdata);
+int vmm_dirents_foreach(const void *buf, size_t len, bool plus, vmm_dirent_fn fn, void *userdata);
+int vmm_statfs(struct vmm *v, uint64_t nodeid, struct fuse_kstatfs *ret);
+int vmm_access(struct vmm *v, uint64_t nodeid, uint32_t mask);
+int vmm_setxattr(struct vmm *v, uint64_t nodeid, const char *name, const void *value,
+                 size_t size, uint32_t flags);
+/* size == 0 asks for the size (returned in *ret_len). */
+int vmm_getxattr(struct vmm *v, uint64_t nodeid, const char *name, void *buf, size_t size,
+                 size_t *ret_len);
+int vmm_listxattr(struct vmm *v, uint64_t nodeid, void *buf, size_t size, size_t *ret_len);
+int vmm_removexattr(struct vmm *v, uint64_t nodeid, const char *name);
+int vmm_getlk(struct vmm *v, uint64_t nodeid, uint64_t fh, uint64_t owner,
+              const struct fuse_file_lock *lk, struct fuse_file_lock *ret);
+int vmm_setlk(struct vmm *v, uint64_t nodeid, uint64_t fh, uint64_t owner,
+              const struct fuse_file_lock *lk, bool wait, bool flock);
+int vmm_fallocate(struct vmm *v, uint64_t nodeid, uint64_t fh, uint32_t mode, uint64_t offset,
+                  uint64_t length);
+int vmm_lseek(struct vmm *v, uint64_t nodeid, uint64_t fh, uint64_t offset, uint32_t whence,
+              uint64_t *ret_offset);
+int vmm_copy_file_range(struct vmm *v, uint64_t node_in, uint64_t fh_in, uint64_t off_in,
+                        uint64_t node_out, uint64_t fh_out, uint64_t off_out, uint64_t len,
+                        uint32_t *ret_copied);
+int vmm_syncfs(struct vmm *v);
+int vmm_tmpfile(struct vmm *v, uint64_t parent, uint32_t flags, uint32_t mode,
+                struct fuse_entry_out *ret_entry, uint64_t *ret_fh);
+
+/* Looks up a '/'-separated path from the root, one LOOKUP per component. */
+int vmm_lookup_path(struct vmm *v, const char *path, struct fuse_entry_out *ret);
+
+/* The FUSE flags the init reply granted (0 before vmm_init). */
+uint32_t vmm_init_flags(const struct vmm *v);
+void vmm_set_init_flags(struct vmm *v, uint32_t flags);  /* for vmm_init() */
