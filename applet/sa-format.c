@@ -1,0 +1,55 @@
+/* sa-format: number, rate and state wording. */
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "sa-format.h"
+
+char *sa_format_rate(double bytes_per_sec)
+{
+  double mb = bytes_per_sec / 1e6;
+  if (mb < 0)
+    mb = 0;
+  /* Translators: throughput in decimal megabytes per second */
+  return g_strdup_printf(_("%.1f MB/s"), mb);
+}
+
+char *sa_format_ops(double ops_per_sec)
+{
+  if (ops_per_sec < 0)
+    ops_per_sec = 0;
+  /* Translators: file-system requests per second */
+  return g_strdup_printf(_("%.0f ops/s"), ops_per_sec);
+}
+
+char *sa_format_latency(guint64 us)
+{
+  if (us < 1000)
+    /* Translators: a latency in microseconds */
+    return g_strdup_printf(_("%" G_GUINT64_FORMAT " µs"), us);
+  /* Translators: a latency in milliseconds */
+  return g_strdup_printf(_("%.1f ms"), (double)us / 1000.0);
+}
+
+const char *sa_format_state(const char *state)
+{
+  if (g_strcmp0(state, "stopped") == 0)
+    return C_("share state", "Stopped");
+  if (g_strcmp0(state, "starting") == 0)
+    return C_("share state", "Starting");
+  if (g_strcmp0(state, "running") == 0)
+    return C_("share state", "Ready");
+  if (g_strcmp0(state, "attached") == 0)
+    return C_("share state", "Attached");
+  if (g_strcmp0(state, "failed") == 0)
+    return C_("share state", "Failed");
+  return C_("share state", "Unknown");
+}
+
+char *sa_format_folder_name(const char *path)
+{
+  g_autofree char *base = g_path_get_basename(path != NULL && *path ? path : "/");
+  if (g_str_equal(base, "/") || g_str_equal(base, "."))
+    return g_strdup(path != NULL && *path ? path : "/");
+  return g_steal_pointer(&base);
+}

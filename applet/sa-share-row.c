@@ -1,0 +1,262 @@
+/* sa-share-row: folder, VM, tag, state, read-only switch, start/stop, remove,
+ * live graph and sync-queue stats of one share. */
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "sa-format.h"
+#include "sa-graph.h"
+#include "sa-share-row.h"
+
+/* Columns of the sync-queue table. */
+enum { COL_QUEUE, COL_REQUESTS, COL_KICKS, COL_POLLED, COL_BATCHES, N_COLS };
+
+struct _SaShareRow {
+  GtkListBoxRow parent_instance;
+  SaShare *share;
+  GBinding *read_only_binding;
+
+  GtkLabel *title_label, *subtitle_label, *state_label, *details_label;
+  GtkLabel *error_label, *hint_label;
+  GtkLabel *read_label, *write_label, *ops_label, *latency_label;
+  GtkButton *start_stop_button, *remove_button;
+  GtkSwitch *read_only_switch;
+  SaGraph *graph;
+  GtkExpander *queues_expander;
+  GtkGrid *queues_grid;
+  guint queue_rows;      /* data rows currently in queues_grid */
+};
+
+G_DEFINE_TYPE(SaShareRow, sa_share_row, GTK_TYPE_LIST_BOX_ROW)
+
+enum { SIGNAL_REMOVE_REQUESTED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static const char *const state_classes[] = { "stopped", "starting", "running", "attached", "failed" };
+
+static void update_properties(SaShareRow *self)
+{
+  g_autofree char *path = sa_share_dup_string(self->share, "Path");
+  g_autofree char *vm = sa_share_dup_string(self->share, "Vm");
+  g_autofree char *tag = sa_share_dup_string(self->share, "Tag");
+  g_autofree char *state = sa_share_dup_string(self->share, "State");
+  g_autofree char *error = sa_share_dup_string(self->share, "Error");
+  g_autofree char *hint = sa_share_dup_string(self->share, "GuestHint");
+  g_autofree char *name = sa_format_folder_name(path);
+  g_autofree char *details = NULL;
+
+  gtk_label_set_label(self->title_label, name);
+  gtk_label_set_label(self->subtitle_label, path);
+  if (*vm)
+    /* Translators: "VM: win11 · Tag: Projects" */
+    details = g_strdup_printf(_("VM: %s · Tag: %s"), vm, tag);
+  else
+    details = g_strdup_printf(_("No VM chosen · Tag: %s"), tag);
+  gtk_label_set_label(self->details_label, details);
+
+  gtk_label_set_label(self->state_label, sa_format_state(state));
+  for (guint i = 0; i < G_N_ELEMENTS(state_classes); i++)
+    gtk_widget_remove_css_class(GTK_WIDGET(self->state_label), state_classes[i]);
+  gtk_widget_add_css_class(GTK_WIDGET(self->state_label), state);
+
+  gboolean active = sa_share_is_active(self->share);
+  gtk_button_set_icon_name(self->start_stop_button,
+                           active ? "media-playback-stop-symbolic" : "media-playback-start-symbolic");
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->start_stop_button),
+                              active ? _("Stop sharing for now") : _("Start sharing"));
+
+  gtk_label_set_label(self->error_label, error);
+  gtk_widget_set_visible(GTK_WIDGET(self->error_label), *error != '\0');
+  gtk_label_set_label(self->hint_label, hint);
+  gtk_widget_set_visible(GTK_WIDGET(self->hint_label), *hint != '\0');
+}
+
+static GtkWidget *grid_label(const char *text, gboolean header)
+{
+  GtkWidget *label = gtk_label_new(text);
+  gtk_label_set_xalign(GTK_LABEL(label), header ? 0 : 1);
+  gtk_widget_add_css_class(label, "caption");
+  gtk_widget_add_css_class(label, header ? "dim-label" : "numeric");
+  return label;
+}
+
+static void set_cell(SaShareRow *self, int col, int row, const char *text)
+{
+  GtkWidget *cell = gtk_grid_get_child_at(self->queues_grid, col, row);
+  if (cell == NULL) {
+    cell = grid_label(text, col == COL_QUEUE);
+    gtk_grid_attach(self->queues_grid, cell, col, row, 1, 1);
+  } else {
+    gtk_label_set_label(GTK_LABEL(cell), text);
+  }
+}
+
+static void update_queues(SaShareRow *self)
+{
+  GVariant *stats = sa_share_get_stats(self->share);
+  g_autoptr(GVariant) queues = stats != NULL ?
+    g_variant_lookup_value(stats, "queues", G_VARIANT_TYPE("aa{sv}")) : NULL;
+  guint n = queues != NULL ? (guint)g_variant_n_children(queues) : 0;
+
+  if (gtk_grid_get_child_at(self->queues_grid, 0, 0) == NULL) {
+    const char *headers[N_COLS] = {
+      C_("queue stats", "Queue"), C_("queue stats", "Requests"), C_("queue stats", "Kicked"),
+      C_("queue stats", "Polled"), C_("queue stats", "Batches"),
+    };
+    for (int c = 0; c < N_COLS; c++) {
+      GtkWidget *h = grid_label(headers[c], TRUE);
+      gtk_label_set_xalign(GTK_LABEL(h), c == COL_QUEUE ? 0 : 1);
+      gtk_grid_attach(self->queues_grid, h, c, 0, 1, 1);
+    }
+  }
+  while (self->queue_rows > n) {
+    gtk_grid_remove_row(self->queues_grid, (int)self->queue_rows);
+    self->queue_rows--;
+  }
+  for (guint i = 0; i < n; i++) {
+    g_autoptr(GVariant) q = g_variant_get_child_value(queues, i);
+    guint32 index = i;
+    guint64 requests = 0, kicks = 0, polled = 0, batches = 0;
+    (void)g_variant_lookup(q, "index", "u", &index);
+    (void)g_variant_lookup(q, "requests", "t", &requests);
+    (void)g_variant_lookup(q, "kicks", "t", &kicks);
+    (void)g_variant_lookup(q, "polled", "t", &polled);
+    (void)g_variant_lookup(q, "batches", "t", &batches);
+    g_autofree char *qname = index == 0 ? g_strdup(_("High priority"))
+                                        : g_strdup_printf(_("Request %u"), index);
+    g_autofree char *s_req = g_strdup_printf("%" G_GUINT64_FORMAT, requests);
+    g_autofree char *s_kick = g_strdup_printf("%" G_GUINT64_FORMAT, kicks);
+    g_autofree char *s_poll = g_strdup_printf("%" G_GUINT64_FORMAT, polled);
+    g_autofree char *s_batch = g_strdup_printf("%" G_GUINT64_FORMAT, batches);
+    int row = (int)i + 1;
+    set_cell(self, COL_QUEUE, row, qname);
+    set_cell(self, COL_REQUESTS, row, s_req);
+    set_cell(self, COL_KICKS, row, s_kick);
+    set_cell(self, COL_POLLED, row, s_poll);
+    set_cell(self, COL_BATCHES, row, s_batch);
+  }
+  self->queue_rows = n;
+}
+
+static void update_stats(SaShareRow *self)
+{
+  g_autofree char *r = sa_format_rate(sa_share_get_stat_double(self->share, "read-bytes-per-sec"));
+  g_autofree char *w = sa_format_rate(sa_share_get_stat_double(self->share, "write-bytes-per-sec"));
+  g_autofree char *ops = sa_format_ops(sa_share_get_stat_double(self->share, "ops-per-sec"));
+  g_autofree char *p50 = sa_format_latency(sa_share_get_stat_uint64(self->share, "latency-p50-us"));
+  g_autofree char *p99 = sa_format_latency(sa_share_get_stat_uint64(self->share, "latency-p99-us"));
+  /* Translators: legend of the graph's blue line */
+  g_autofree char *rl = g_strdup_printf(_("Read %s"), r);
+  /* Translators: legend of the graph's orange line */
+  g_autofree char *wl = g_strdup_printf(_("Write %s"), w);
+  /* Translators: median and 99th-percentile request latency */
+  g_autofree char *lat = g_strdup_printf(_("Latency %s (p99 %s)"), p50, p99);
+  gtk_label_set_label(self->read_label, rl);
+  gtk_label_set_label(self->write_label, wl);
+  gtk_label_set_label(self->ops_label, ops);
+  gtk_label_set_label(self->latency_label, lat);
+  /* Only a visible table is worth updating; expanding catches up. */
+  if (gtk_expander_get_expanded(self->queues_expander))
+    update_queues(self);
+}
+
+static void on_share_changed(SaShare *share, gpointer user_data)
+{
+  update_properties(user_data);
+}
+
+static void on_share_stats(SaShare *share, gpointer user_data)
+{
+  update_stats(user_data);
+}
+
+static void on_expanded(GObject *expander, GParamSpec *pspec, gpointer user_data)
+{
+  SaShareRow *self = user_data;
+  if (gtk_expander_get_expanded(self->queues_expander))
+    update_queues(self);
+}
+
+static void on_start_stop_clicked(GtkButton *button, SaShareRow *self)
+{
+  sa_share_call(self->share, sa_share_is_active(self->share) ? "Stop" : "Start");
+}
+
+static void on_remove_clicked(GtkButton *button, SaShareRow *self)
+{
+  g_signal_emit(self, signals[SIGNAL_REMOVE_REQUESTED], 0);
+}
+
+SaShare *sa_share_row_get_share(SaShareRow *self)
+{
+  return self->share;
+}
+
+GtkWidget *sa_share_row_get_read_only_switch(SaShareRow *self)
+{
+  return GTK_WIDGET(self->read_only_switch);
+}
+
+static void sa_share_row_dispose(GObject *object)
+{
+  SaShareRow *self = SA_SHARE_ROW(object);
+  if (self->share != NULL) {
+    g_signal_handlers_disconnect_by_data(self->share, self);
+    g_clear_pointer(&self->read_only_binding, g_binding_unbind);
+    g_clear_object(&self->share);
+  }
+  gtk_widget_dispose_template(GTK_WIDGET(self), SA_TYPE_SHARE_ROW);
+  G_OBJECT_CLASS(sa_share_row_parent_class)->dispose(object);
+}
+
+static void sa_share_row_class_init(SaShareRowClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
+  G_OBJECT_CLASS(klass)->dispose = sa_share_row_dispose;
+
+  g_type_ensure(SA_TYPE_GRAPH);
+  gtk_widget_class_set_template_from_resource(widget_class, "/org/sluice/Applet/sa-share-row.ui");
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, title_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, subtitle_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, state_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, details_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, error_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, hint_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, read_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, write_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, ops_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, latency_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, start_stop_button);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, remove_button);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, read_only_switch);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, graph);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, queues_expander);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, queues_grid);
+  gtk_widget_class_bind_template_callback(widget_class, on_start_stop_clicked);
+  gtk_widget_class_bind_template_callback(widget_class, on_remove_clicked);
+
+  signals[SIGNAL_REMOVE_REQUESTED] =
+    g_signal_new("remove-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                 NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void sa_share_row_init(SaShareRow *self)
+{
+  gtk_widget_init_template(GTK_WIDGET(self));
+  g_signal_connect(self->queues_expander, "notify::expanded", G_CALLBACK(on_expanded), self);
+}
+
+GtkWidget *sa_share_row_new(SaShare *share)
+{
+  SaShareRow *self = g_object_new(SA_TYPE_SHARE_ROW, NULL);
+  self->share = g_object_ref(share);
+  self->read_only_binding =
+    g_object_bind_property(share, "read-only", self->read_only_switch, "active",
+                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  sa_graph_set_share(self->graph, share);
+  g_signal_connect(share, "changed", G_CALLBACK(on_share_changed), self);
+  g_signal_connect(share, "stats", G_CALLBACK(on_share_stats), self);
+  update_properties(self);
+  update_stats(self);
+  return GTK_WIDGET(self);
+}

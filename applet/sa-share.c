@@ -1,0 +1,301 @@
+/* sa-share: one share proxy, its read-only flag and its throughput history. */
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "sa-client.h"
+#include "sa-share.h"
+
+struct _SaShare {
+  GObject parent_instance;
+  GDBusProxy *proxy;
+  gboolean read_only;        /* what the switch shows; follows the service */
+  SaSample samples[SA_SHARE_HISTORY];
+  guint head, count;         /* ring buffer: samples[head] is the oldest */
+  gint64 last_sample_us;
+};
+
+G_DEFINE_TYPE(SaShare, sa_share, G_TYPE_OBJECT)
+
+enum { PROP_0, PROP_READ_ONLY, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+enum { SIGNAL_CHANGED, SIGNAL_STATS, SIGNAL_EVENT, SIGNAL_ERROR, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+char *sa_share_dup_string(SaShare *self, const char *property)
+{
+  g_autoptr(GVariant) value = g_dbus_proxy_get_cached_property(self->proxy, property);
+  if (value == NULL || !g_variant_is_of_type(value, G_VARIANT_TYPE_STRING))
+    return g_strdup("");
+  return g_variant_dup_string(value, NULL);
+}
+
+static gboolean cached_read_only(SaShare *self)
+{
+  g_autoptr(GVariant) value = g_dbus_proxy_get_cached_property(self->proxy, "ReadOnly");
+  return value != NULL && g_variant_is_of_type(value, G_VARIANT_TYPE_BOOLEAN) &&
+         g_variant_get_boolean(value);
+}
+
+gboolean sa_share_get_read_only(SaShare *self)
+{
+  return self->read_only;
+}
+
+GVariant *sa_share_get_stats(SaShare *self)
+{
+  GVariant *value = g_dbus_proxy_get_cached_property(self->proxy, "Stats");
+  if (value == NULL)
+    return NULL;
+  /* The proxy keeps its own reference; returning a borrowed pointer is safe
+   * until the next PropertiesChanged, which is all callers need. */
+  g_variant_unref(value);
+  if (!g_variant_is_of_type(value, G_VARIANT_TYPE_VARDICT) || g_variant_n_children(value) == 0)
+    return NULL;
+  return value;
+}
+
+double sa_share_get_stat_double(SaShare *self, const char *key)
+{
+  GVariant *stats = sa_share_get_stats(self);
+  double d = 0;
+  if (stats == NULL || !g_variant_lookup(stats, key, "d", &d))
+    return 0;
+  return d;
+}
+
+guint64 sa_share_get_stat_uint64(SaShare *self, const char *key)
+{
+  GVariant *stats = sa_share_get_stats(self);
+  guint64 t = 0;
+  if (stats == NULL || !g_variant_lookup(stats, key, "t", &t))
+    return 0;
+  return t;
+}
+
+guint sa_share_get_history(SaShare *self, const SaSample **samples)
+{
+  /* Keep the ring contiguous for callers: rotate so head is 0. */
+  if (self->head != 0) {
+    SaSample tmp[SA_SHARE_HISTORY];
+    for (guint i = 0; i < self->count; i++)
+      tmp[i] = self->samples[(self->head + i) % SA_SHARE_HISTORY];
+    memcpy(self->samples, tmp, sizeof(SaSample) * self->count);
+    self->head = 0;
+  }
+  *samples = self->samples;
+  return self->count;
+}
+
+gboolean sa_share_is_active(SaShare *self)
+{
+  g_autofree char *state = sa_share_dup_string(self, "State");
+  return g_str_equal(state, "running") || g_str_equal(state, "attached") ||
+         g_str_equal(state, "starting");
+}
+
+static void push_sample(SaShare *self)
+{
+  GVariant *stats = sa_share_get_stats(self);
+  guint64 ts = 0;
+  double r = 0, w = 0;
+  if (stats == NULL)
+    return;
+  if (!g_variant_lookup(stats, "timestamp-us", "t", &ts))
+    ts = (guint64)g_get_monotonic_time();
+  (void)g_variant_lookup(stats, "read-bytes-per-sec", "d", &r);
+  (void)g_variant_lookup(stats, "write-bytes-per-sec", "d", &w);
+  /* A restarted worker or service may reset the clock: start a fresh history
+   * rather than drawing time backwards. */
+  if ((gint64)ts <= self->last_sample_us && self->count > 0) {
+    self->head = self->count = 0;
+  }
+  self->last_sample_us = (gint64)ts;
+  guint slot = (self->head + self->count) % SA_SHARE_HISTORY;
+  if (self->count == SA_SHARE_HISTORY)
+    self->head = (self->head + 1) % SA_SHARE_HISTORY;
+  else
+    self->count++;
+  self->samples[slot] = (SaSample){ (gint64)ts, r < 0 ? 0 : r, w < 0 ? 0 : w };
+}
+
+static void on_properties_changed(GDBusProxy *proxy, GVariant *changed,
+                                  const char *const *invalidated, gpointer user_data)
+{
+  SaShare *self = user_data;
+  gboolean other = FALSE, stats = FALSE;
+  GVariantIter iter;
+  const char *key;
+
+  g_variant_iter_init(&iter, changed);
+  while (g_variant_iter_next(&iter, "{&sv}", &key, NULL)) {
+    if (g_str_equal(key, "Stats"))
+      stats = TRUE;
+    else
+      other = TRUE;
+  }
+  if (invalidated != NULL && invalidated[0] != NULL)
+    other = TRUE;
+
+  gboolean ro = cached_read_only(self);
+  if (ro != self->read_only) {
+    self->read_only = ro;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READ_ONLY]);
+  }
+  if (stats) {
+    push_sample(self);
+    g_signal_emit(self, signals[SIGNAL_STATS], 0);
+  }
+  if (other)
+    g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
+}
+
+static void on_signal(GDBusProxy *proxy, const char *sender, const char *name,
+                      GVariant *parameters, gpointer user_data)
+{
+  SaShare *self = user_data;
+  const char *kind, *message;
+  if (!g_str_equal(name, "Event") || !g_variant_is_of_type(parameters, G_VARIANT_TYPE("(ss)")))
+    return;
+  g_variant_get(parameters, "(&s&s)", &kind, &message);
+  g_signal_emit(self, signals[SIGNAL_EVENT], 0, kind, message);
+}
+
+static void on_call_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(SaShare) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) ret = g_dbus_proxy_call_finish(G_DBUS_PROXY(source), result, &error);
+  if (ret == NULL) {
+    g_autofree char *msg = sa_error_message(error);
+    g_signal_emit(self, signals[SIGNAL_ERROR], 0, msg);
+  }
+}
+
+void sa_share_call(SaShare *self, const char *method)
+{
+  g_dbus_proxy_call(self->proxy, method, NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL,
+                    on_call_done, g_object_ref(self));
+}
+
+static void on_set_read_only_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(SaShare) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) ret = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, &error);
+  if (ret != NULL)
+    return;
+  /* Refused: show what the service really has. */
+  gboolean ro = cached_read_only(self);
+  if (ro != self->read_only) {
+    self->read_only = ro;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READ_ONLY]);
+  }
+  g_autofree char *msg = sa_error_message(error);
+  g_signal_emit(self, signals[SIGNAL_ERROR], 0, msg);
+}
+
+void sa_share_set_read_only(SaShare *self, gboolean read_only)
+{
+  read_only = !!read_only;
+  if (read_only == self->read_only)
+    return;
+  self->read_only = read_only;
+  g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READ_ONLY]);
+  g_dbus_connection_call(g_dbus_proxy_get_connection(self->proxy),
+                         g_dbus_proxy_get_name(self->proxy),
+                         g_dbus_proxy_get_object_path(self->proxy),
+                         "org.freedesktop.DBus.Properties", "Set",
+                         g_variant_new("(ssv)", SA_SHARE_IFACE, "ReadOnly",
+                                       g_variant_new_boolean(read_only)),
+                         NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL,
+                         on_set_read_only_done, g_object_ref(self));
+}
+
+GDBusProxy *sa_share_get_proxy(SaShare *self)
+{
+  return self->proxy;
+}
+
+const char *sa_share_get_object_path(SaShare *self)
+{
+  return g_dbus_proxy_get_object_path(self->proxy);
+}
+
+static void sa_share_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+  SaShare *self = SA_SHARE(object);
+  switch (id) {
+  case PROP_READ_ONLY:
+    g_value_set_boolean(value, self->read_only);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+}
+
+static void sa_share_set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+  SaShare *self = SA_SHARE(object);
+  switch (id) {
+  case PROP_READ_ONLY:
+    sa_share_set_read_only(self, g_value_get_boolean(value));
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+}
+
+static void sa_share_dispose(GObject *object)
+{
+  SaShare *self = SA_SHARE(object);
+  if (self->proxy != NULL) {
+    g_signal_handlers_disconnect_by_data(self->proxy, self);
+    g_clear_object(&self->proxy);
+  }
+  G_OBJECT_CLASS(sa_share_parent_class)->dispose(object);
+}
+
+static void sa_share_class_init(SaShareClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS(klass);
+  object_class->dispose = sa_share_dispose;
+  object_class->get_property = sa_share_get_property;
+  object_class->set_property = sa_share_set_property;
+
+  props[PROP_READ_ONLY] = g_param_spec_boolean("read-only", NULL, NULL, FALSE,
+                                               G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
+                                               G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties(object_class, N_PROPS, props);
+
+  /* Any property but Stats changed. */
+  signals[SIGNAL_CHANGED] = g_signal_new("changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+                                         0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /* A new Stats sample arrived (one redraw per sample). */
+  signals[SIGNAL_STATS] = g_signal_new("stats", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+                                       0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /* Share.Event(kind, message) from the service. */
+  signals[SIGNAL_EVENT] = g_signal_new("event", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+                                       0, NULL, NULL, NULL, G_TYPE_NONE, 2,
+                                       G_TYPE_STRING, G_TYPE_STRING);
+  /* A call we made was refused; the argument is a sentence for the user. */
+  signals[SIGNAL_ERROR] = g_signal_new("error", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+                                       0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+}
+
+static void sa_share_init(SaShare *self)
+{
+}
+
+SaShare *sa_share_new(GDBusProxy *proxy)
+{
+  SaShare *self = g_object_new(SA_TYPE_SHARE, NULL);
+  self->proxy = g_object_ref(proxy);
+  self->read_only = cached_read_only(self);
+  push_sample(self);
+  g_signal_connect(proxy, "g-properties-changed", G_CALLBACK(on_properties_changed), self);
+  g_signal_connect(proxy, "g-signal", G_CALLBACK(on_signal), self);
+  return self;
+}

@@ -1,0 +1,138 @@
+/* sa-test-hook: a test-only D-Bus interface, off unless SLUICE_APPLET_TEST_HOOK
+ * is set in the environment.
+ *
+ * Why it exists: under Xvfb there is no accessibility bus (GTK_A11Y=none) and
+ * reading text back from screenshots is unreliable, so tests ask the applet
+ * (1) what its inline message says and (2) where a widget is, in X window
+ * coordinates, so that they can click it for real with xdotool.  It never
+ * changes state: every action a test takes goes through real input events or
+ * the service's own D-Bus API. */
+#include "config.h"
+
+#include <gtk/gtk.h>
+#include <string.h>
+#include <gdk/x11/gdkx.h>
+
+#include "sa-application.h"
+#include "sa-test-hook.h"
+
+#define HOOK_PATH "/org/sluice/Applet/Test"
+
+static const char hook_xml[] =
+  "<node>"
+  " <interface name='org.sluice.Applet.Test'>"
+  "  <property name='LastMessage' type='s' access='read'/>"
+  "  <property name='WindowVisible' type='b' access='read'/>"
+  "  <method name='Locate'>"
+  "   <arg name='what' type='s' direction='in'/>"
+  "   <arg name='window' type='t' direction='out'/>"
+  "   <arg name='x' type='i' direction='out'/>"
+  "   <arg name='y' type='i' direction='out'/>"
+  "  </method>"
+  " </interface>"
+  "</node>";
+
+struct _SaTestHook {
+  GObject parent_instance;
+  SaApplication *app;
+  GDBusConnection *bus;
+  GDBusNodeInfo *node;
+  guint object_id;
+};
+
+G_DEFINE_TYPE(SaTestHook, sa_test_hook, G_TYPE_OBJECT)
+
+/* "drop-zone" or "read-only:PATH": the widget's centre in its X window. */
+static GtkWidget *find_widget(SaWindow *window, const char *what)
+{
+  if (g_str_equal(what, "drop-zone"))
+    return sa_window_get_drop_zone(window);
+  if (g_str_has_prefix(what, "read-only:"))
+    return sa_window_find_read_only_switch(window, what + strlen("read-only:"));
+  return NULL;
+}
+
+static void method_call(GDBusConnection *bus, const char *sender, const char *path,
+                        const char *iface, const char *method, GVariant *params,
+                        GDBusMethodInvocation *invocation, gpointer user_data)
+{
+  SaTestHook *self = user_data;
+  const char *what;
+  g_variant_get(params, "(&s)", &what);
+  SaWindow *window = sa_application_get_window(self->app);
+  GtkWidget *widget = window != NULL ? find_widget(window, what) : NULL;
+  if (widget == NULL || !gtk_widget_get_mapped(widget)) {
+    g_dbus_method_invocation_return_error(invocation, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
+                                          "No visible widget “%s”", what);
+    return;
+  }
+  graphene_point_t p;
+  double sx, sy;
+  GtkNative *native = gtk_widget_get_native(widget);
+  if (!gtk_widget_compute_point(widget, GTK_WIDGET(native),
+                                &GRAPHENE_POINT_INIT(gtk_widget_get_width(widget) / 2.0,
+                                                     gtk_widget_get_height(widget) / 2.0), &p)) {
+    g_dbus_method_invocation_return_error(invocation, G_DBUS_ERROR, G_DBUS_ERROR_FAILED, "Cannot place “%s”", what);
+    return;
+  }
+  /* Client-side decorations put a shadow margin between surface and window. */
+  gtk_native_get_surface_transform(native, &sx, &sy);
+  GdkSurface *surface = gtk_native_get_surface(native);
+  guint64 xid = GDK_IS_X11_SURFACE(surface) ? gdk_x11_surface_get_xid(surface) : 0;
+  g_dbus_method_invocation_return_value(invocation, g_variant_new("(tii)", xid, (int)(p.x + sx), (int)(p.y + sy)));
+}
+
+static GVariant *get_property(GDBusConnection *bus, const char *sender, const char *path,
+                              const char *iface, const char *name, GError **error,
+                              gpointer user_data)
+{
+  SaTestHook *self = user_data;
+  SaWindow *window = sa_application_get_window(self->app);
+  if (g_str_equal(name, "LastMessage"))
+    return g_variant_new_string(window != NULL ? sa_window_get_last_message(window) : "");
+  if (g_str_equal(name, "WindowVisible"))
+    return g_variant_new_boolean(window != NULL && gtk_widget_get_visible(GTK_WIDGET(window)));
+  g_set_error(error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_PROPERTY, "No property %s", name);
+  return NULL;
+}
+
+static const GDBusInterfaceVTable hook_vtable = { method_call, get_property, NULL, { 0 } };
+
+static void sa_test_hook_dispose(GObject *object)
+{
+  SaTestHook *self = SA_TEST_HOOK(object);
+  if (self->object_id != 0) {
+    g_dbus_connection_unregister_object(self->bus, self->object_id);
+    self->object_id = 0;
+  }
+  g_clear_object(&self->bus);
+  g_clear_pointer(&self->node, g_dbus_node_info_unref);
+  G_OBJECT_CLASS(sa_test_hook_parent_class)->dispose(object);
+}
+
+static void sa_test_hook_class_init(SaTestHookClass *klass)
+{
+  G_OBJECT_CLASS(klass)->dispose = sa_test_hook_dispose;
+}
+
+static void sa_test_hook_init(SaTestHook *self)
+{
+}
+
+SaTestHook *sa_test_hook_new(SaApplication *app)
+{
+  g_autoptr(GError) error = NULL;
+  SaTestHook *self = g_object_new(SA_TYPE_TEST_HOOK, NULL);
+  self->app = app;
+  self->bus = g_application_get_dbus_connection(G_APPLICATION(app));
+  if (self->bus == NULL)
+    return self;
+  g_object_ref(self->bus);
+  self->node = g_dbus_node_info_new_for_xml(hook_xml, &error);
+  g_assert_no_error(error);
+  self->object_id = g_dbus_connection_register_object(self->bus, HOOK_PATH, self->node->interfaces[0],
+                                                      &hook_vtable, self, NULL, &error);
+  if (self->object_id == 0)
+    g_warning("Test hook: %s", error->message);
+  return self;
+}

@@ -1,0 +1,238 @@
+/* sa-vm-chooser: a drop-down of the service's VMs plus the shared-memory fix. */
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "sa-vm-chooser.h"
+
+struct _SaVmChooser {
+  GtkBox parent_instance;
+  SaClient *client;
+  GtkDropDown *dropdown;
+  GtkLabel *empty_label;
+  GtkRevealer *fix_revealer;
+  GtkLabel *fix_label;
+  GtkButton *fix_button;
+  char *selected;        /* kept by name: the list re-sorts as VMs change state */
+  gboolean restoring;
+};
+
+G_DEFINE_TYPE(SaVmChooser, sa_vm_chooser, GTK_TYPE_BOX)
+
+enum { SIGNAL_MESSAGE, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static GDBusProxy *selected_vm(SaVmChooser *self)
+{
+  gpointer item = gtk_drop_down_get_selected_item(self->dropdown);
+  return item != NULL ? G_DBUS_PROXY(item) : NULL;
+}
+
+char *sa_vm_chooser_dup_selected(SaVmChooser *self)
+{
+  GDBusProxy *vm = selected_vm(self);
+  return vm != NULL ? sa_vm_dup_string(vm, "Name") : g_strdup("");
+}
+
+gboolean sa_vm_chooser_select(SaVmChooser *self, const char *name)
+{
+  GListModel *vms = sa_client_get_vms(self->client);
+  guint n = g_list_model_get_n_items(vms);
+  for (guint i = 0; i < n; i++) {
+    g_autoptr(GDBusProxy) vm = g_list_model_get_item(vms, i);
+    g_autofree char *vm_name = sa_vm_dup_string(vm, "Name");
+    if (g_str_equal(vm_name, name)) {
+      gtk_drop_down_set_selected(self->dropdown, i);
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+static void update_fix(SaVmChooser *self)
+{
+  GDBusProxy *vm = selected_vm(self);
+  gboolean lacks = vm != NULL && !sa_vm_get_shared_memory(vm);
+  if (lacks) {
+    g_autofree char *name = sa_vm_dup_string(vm, "Name");
+    g_autofree char *text =
+      g_strdup_printf(_("“%s” has no shared memory, which folder sharing needs."), name);
+    gtk_label_set_label(self->fix_label, text);
+  }
+  gtk_revealer_set_reveal_child(self->fix_revealer, lacks);
+  guint n = g_list_model_get_n_items(sa_client_get_vms(self->client));
+  gtk_widget_set_visible(GTK_WIDGET(self->dropdown), n > 0);
+  gtk_widget_set_visible(GTK_WIDGET(self->empty_label), n == 0);
+}
+
+static void on_selected(GObject *dropdown, GParamSpec *pspec, gpointer user_data)
+{
+  SaVmChooser *self = user_data;
+  if (!self->restoring) {
+    g_free(self->selected);
+    self->selected = sa_vm_chooser_dup_selected(self);
+  }
+  update_fix(self);
+}
+
+static void on_vms_changed(SaClient *client, gpointer user_data)
+{
+  SaVmChooser *self = user_data;
+  /* Re-sorting moves items; keep the user's choice by name. */
+  self->restoring = TRUE;
+  if (self->selected == NULL || !sa_vm_chooser_select(self, self->selected))
+    gtk_drop_down_set_selected(self->dropdown, 0);
+  self->restoring = FALSE;
+  update_fix(self);
+}
+
+typedef struct {
+  GCallback report;
+  gpointer user_data;
+} FixData;
+
+static void on_enable_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autofree FixData *data = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) ret = g_dbus_proxy_call_finish(G_DBUS_PROXY(source), result, &error);
+  void (*report)(const char *, gboolean, gpointer) = (void *)data->report;
+  if (ret == NULL) {
+    g_autofree char *msg = sa_error_message(error);
+    report(msg, TRUE, data->user_data);
+    return;
+  }
+  const char *message;
+  g_variant_get(ret, "(&s)", &message);
+  report(*message ? message : _("Shared memory enabled."), FALSE, data->user_data);
+}
+
+void sa_vm_enable_shared_memory(GDBusProxy *vm, GCallback report, gpointer user_data)
+{
+  FixData *data = g_new0(FixData, 1);
+  data->report = report;
+  data->user_data = user_data;
+  g_dbus_proxy_call(vm, "EnableSharedMemory", NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL,
+                    on_enable_done, data);
+}
+
+static void report_to_signal(const char *message, gboolean is_error, gpointer user_data)
+{
+  g_signal_emit(user_data, signals[SIGNAL_MESSAGE], 0, message, is_error);
+  g_object_unref(user_data);
+}
+
+static void on_fix_clicked(GtkButton *button, gpointer user_data)
+{
+  SaVmChooser *self = user_data;
+  GDBusProxy *vm = selected_vm(self);
+  if (vm != NULL)
+    sa_vm_enable_shared_memory(vm, G_CALLBACK(report_to_signal), g_object_ref(self));
+}
+
+static void item_setup(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
+  GtkWidget *name = gtk_label_new(NULL);
+  GtkWidget *state = gtk_label_new(NULL);
+  GtkWidget *warning = gtk_image_new_from_icon_name("dialog-warning-symbolic");
+  gtk_label_set_xalign(GTK_LABEL(name), 0);
+  gtk_widget_add_css_class(state, "dim-label");
+  gtk_widget_add_css_class(warning, "warning");
+  gtk_box_append(GTK_BOX(box), name);
+  gtk_box_append(GTK_BOX(box), state);
+  gtk_box_append(GTK_BOX(box), warning);
+  gtk_list_item_set_child(item, box);
+}
+
+static void item_bind(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  GDBusProxy *vm = gtk_list_item_get_item(item);
+  GtkWidget *name = gtk_widget_get_first_child(gtk_list_item_get_child(item));
+  GtkWidget *state = gtk_widget_get_next_sibling(name);
+  GtkWidget *warning = gtk_widget_get_next_sibling(state);
+  g_autofree char *vm_name = sa_vm_dup_string(vm, "Name");
+  g_autofree char *vm_state = sa_vm_dup_string(vm, "State");
+  gboolean shm = sa_vm_get_shared_memory(vm);
+  gtk_label_set_label(GTK_LABEL(name), vm_name);
+  gtk_label_set_label(GTK_LABEL(state), sa_vm_state_label(vm_state));
+  gtk_widget_set_visible(warning, !shm);
+  gtk_widget_set_tooltip_text(warning, shm ? NULL : _("No shared memory: folder sharing needs it"));
+}
+
+static void sa_vm_chooser_dispose(GObject *object)
+{
+  SaVmChooser *self = SA_VM_CHOOSER(object);
+  if (self->client != NULL)
+    g_signal_handlers_disconnect_by_data(self->client, self);
+  g_clear_object(&self->client);
+  g_clear_pointer(&self->selected, g_free);
+  G_OBJECT_CLASS(sa_vm_chooser_parent_class)->dispose(object);
+}
+
+static void sa_vm_chooser_class_init(SaVmChooserClass *klass)
+{
+  G_OBJECT_CLASS(klass)->dispose = sa_vm_chooser_dispose;
+  signals[SIGNAL_MESSAGE] =
+    g_signal_new("message", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                 G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_BOOLEAN);
+}
+
+static void sa_vm_chooser_init(SaVmChooser *self)
+{
+  gtk_orientable_set_orientation(GTK_ORIENTABLE(self), GTK_ORIENTATION_VERTICAL);
+  gtk_box_set_spacing(GTK_BOX(self), 6);
+}
+
+GtkWidget *sa_vm_chooser_new(SaClient *client)
+{
+  SaVmChooser *self = g_object_new(SA_TYPE_VM_CHOOSER, NULL);
+  self->client = g_object_ref(client);
+
+  GtkWidget *line = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
+  GtkWidget *caption = gtk_label_new_with_mnemonic(_("Share _with"));
+  gtk_label_set_xalign(GTK_LABEL(caption), 0);
+  gtk_widget_set_hexpand(caption, TRUE);
+  gtk_box_append(GTK_BOX(line), caption);
+
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
+  g_signal_connect(factory, "setup", G_CALLBACK(item_setup), NULL);
+  g_signal_connect(factory, "bind", G_CALLBACK(item_bind), NULL);
+  /* gtk_drop_down_new() takes a reference it owns. */
+  GListModel *vms = g_object_ref(sa_client_get_vms(client));
+  self->dropdown = GTK_DROP_DOWN(gtk_drop_down_new(vms, NULL));
+  gtk_drop_down_set_factory(self->dropdown, factory);
+  g_object_unref(factory);
+  gtk_label_set_mnemonic_widget(GTK_LABEL(caption), GTK_WIDGET(self->dropdown));
+  gtk_box_append(GTK_BOX(line), GTK_WIDGET(self->dropdown));
+
+  self->empty_label = GTK_LABEL(gtk_label_new(_("No virtual machines found — shares wait until you assign one")));
+  gtk_widget_add_css_class(GTK_WIDGET(self->empty_label), "dim-label");
+  gtk_label_set_wrap(self->empty_label, TRUE);
+  gtk_label_set_xalign(self->empty_label, 1);
+  gtk_box_append(GTK_BOX(line), GTK_WIDGET(self->empty_label));
+  gtk_box_append(GTK_BOX(self), line);
+
+  GtkWidget *fix = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
+  gtk_widget_add_css_class(fix, "vm-fix");
+  GtkWidget *icon = gtk_image_new_from_icon_name("dialog-warning-symbolic");
+  gtk_widget_add_css_class(icon, "warning");
+  self->fix_label = GTK_LABEL(gtk_label_new(NULL));
+  gtk_label_set_wrap(self->fix_label, TRUE);
+  gtk_label_set_xalign(self->fix_label, 0);
+  gtk_widget_set_hexpand(GTK_WIDGET(self->fix_label), TRUE);
+  self->fix_button = GTK_BUTTON(gtk_button_new_with_mnemonic(_("_Enable Shared Memory")));
+  gtk_widget_set_valign(GTK_WIDGET(self->fix_button), GTK_ALIGN_CENTER);
+  g_signal_connect(self->fix_button, "clicked", G_CALLBACK(on_fix_clicked), self);
+  gtk_box_append(GTK_BOX(fix), icon);
+  gtk_box_append(GTK_BOX(fix), GTK_WIDGET(self->fix_label));
+  gtk_box_append(GTK_BOX(fix), GTK_WIDGET(self->fix_button));
+  self->fix_revealer = GTK_REVEALER(gtk_revealer_new());
+  gtk_revealer_set_child(self->fix_revealer, fix);
+  gtk_box_append(GTK_BOX(self), GTK_WIDGET(self->fix_revealer));
+
+  g_signal_connect(self->dropdown, "notify::selected", G_CALLBACK(on_selected), self);
+  g_signal_connect(client, "vms-changed", G_CALLBACK(on_vms_changed), self);
+  update_fix(self);
+  return GTK_WIDGET(self);
+}

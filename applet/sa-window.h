@@ -1,0 +1,28 @@
+/* sa-window: the Sluice window — drop zone, VM chooser, one row per share. */
+#pragma once
+
+#include <adwaita.h>
+#include "sa-client.h"
+
+G_BEGIN_DECLS
+
+#define SA_TYPE_WINDOW (sa_window_get_type())
+G_DECLARE_FINAL_TYPE(SaWindow, sa_window, SA, WINDOW, AdwApplicationWindow)
+
+SaWindow *sa_window_new(GtkApplication *app, SaClient *client);
+
+/* Shares every folder in @files (GListModel of GFile) with the chosen VM;
+ * what cannot be shared is explained in the inline message. */
+void sa_window_share_files(SaWindow *self, GListModel *files);
+
+/* The inline message above the drop zone (errors stay until dismissed). */
+void sa_window_show_message(SaWindow *self, const char *text, gboolean is_error);
+const char *sa_window_get_last_message(SaWindow *self);
+
+void sa_window_toast(SaWindow *self, const char *text);
+
+GtkWidget *sa_window_get_drop_zone(SaWindow *self);
+/* The read-only switch of the share of @path, or NULL. */
+GtkWidget *sa_window_find_read_only_switch(SaWindow *self, const char *path);
+
+G_END_DECLS
