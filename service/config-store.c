@@ -1,0 +1,388 @@
+/* config-store.c — loading and saving shares.ini. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <gio/gio.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+
+#include "config-store.h"
+#include "errors.h"
+
+#define GROUP_PREFIX "share "
+/* Hand-edited files are small; anything bigger is not a shares.ini. */
+#define CONFIG_MAX_BYTES (4 * 1024 * 1024)
+
+static const char *const known_keys[] = {
+        "path", "tag", "vm", "read-only", "autostart", "cache", "queues", NULL,
+};
+
+SluiceShareConfig *sluice_share_config_new(void)
+{
+        SluiceShareConfig *config = g_new0(SluiceShareConfig, 1);
+
+        config->path = g_strdup("");
+        config->tag = g_strdup("");
+        config->vm = g_strdup("");
+        config->cache = g_strdup("auto");
+        config->autostart = TRUE;
+        config->queues = 1;
+        return config;
+}
+
+SluiceShareConfig *sluice_share_config_copy(const SluiceShareConfig *config)
+{
+        SluiceShareConfig *copy = g_memdup2(config, sizeof(*config));
+
+        copy->path = g_strdup(config->path);
+        copy->tag = g_strdup(config->tag);
+        copy->vm = g_strdup(config->vm);
+        copy->cache = g_strdup(config->cache);
+        return copy;
+}
+
+void sluice_share_config_free(SluiceShareConfig *config)
+{
+        if (config == NULL)
+                return;
+        g_free(config->path);
+        g_free(config->tag);
+        g_free(config->vm);
+        g_free(config->cache);
+        g_free(config);
+}
+
+static gboolean has_control_characters(const char *s)
+{
+        for (const char *p = s; *p != '\0'; p = g_utf8_next_char(p))
+                if (g_unichar_iscntrl(g_utf8_get_char(p)))
+                        return TRUE;
+        return FALSE;
+}
+
+gboolean sluice_config_check_tag(const char *tag, GError **error)
+{
+        if (tag == NULL || *tag == '\0') {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                            _("The tag is empty: give the share a name of 1 to %d bytes"),
+                            SLUICE_TAG_MAX_BYTES);
+                return FALSE;
+        }
+        if (!g_utf8_validate(tag, -1, NULL) || has_control_characters(tag)) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                            _("The tag contains invalid characters: use printable UTF-8 text"));
+                return FALSE;
+        }
+        if (strlen(tag) > SLUICE_TAG_MAX_BYTES) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                            _("The tag “%s” is %zu bytes long: virtiofs allows at most %d bytes, choose a shorter one"),
+                            tag, strlen(tag), SLUICE_TAG_MAX_BYTES);
+                return FALSE;
+        }
+        return TRUE;
+}
+
+gboolean sluice_config_check_vm(const char *vm, GError **error)
+{
+        /* libvirt names are short; this only keeps garbage out of logs and files. */
+        if (!g_utf8_validate(vm, -1, NULL) || has_control_characters(vm) || strlen(vm) > 256) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                            _("The VM name is not valid: use the name or UUID shown by “sluicectl vms”"));
+                return FALSE;
+        }
+        return TRUE;
+}
+
+gboolean sluice_config_check_cache(const char *cache, GError **error)
+{
+        if (g_strcmp0(cache, "auto") == 0 || g_strcmp0(cache, "always") == 0 ||
+            g_strcmp0(cache, "never") == 0)
+                return TRUE;
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                    _("Unknown cache mode “%s”: use auto, always or never"), cache);
+        return FALSE;
+}
+
+gboolean sluice_config_check_queues(guint64 queues, GError **error)
+{
+        if (queues >= 1 && queues <= SLUICE_QUEUES_MAX)
+                return TRUE;
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                    _("%" G_GUINT64_FORMAT " request queues is out of range: use 1 to %d"),
+                    queues, SLUICE_QUEUES_MAX);
+        return FALSE;
+}
+
+char *sluice_config_default_path(void)
+{
+        return g_build_filename(g_get_user_config_dir(), "sluice", "shares.ini", NULL);
+}
+
+/* Keeps only lines GKeyFile can parse, so that one mangled line does not
+ * cost every share; logs each line it drops. */
+static char *sanitize_lines(const char *file, const char *contents, gboolean *bad)
+{
+        g_auto(GStrv) lines = g_strsplit(contents, "\n", -1);
+        g_autoptr(GString) out = g_string_new(NULL);
+        gboolean in_group = FALSE;
+
+        for (guint i = 0; lines[i] != NULL; i++) {
+                const char *line = lines[i];
+                const char *p = line;
+                gsize len;
+
+                while (*p == ' ' || *p == '\t')
+                        p++;
+                len = strlen(p);
+                if (len > 0 && p[len - 1] == '\r')
+                        len--;
+                if (!g_utf8_validate(line, -1, NULL)) {
+                        g_warning(_("%s, line %u: not UTF-8 text, ignored"), file, i + 1);
+                        *bad = TRUE;
+                        continue;
+                }
+                if (len == 0 || *p == '#' || *p == ';') {
+                        g_string_append_printf(out, "%s\n", line);
+                } else if (*p == '[' && p[len - 1] == ']') {
+                        in_group = TRUE;
+                        g_string_append_printf(out, "%.*s\n", (int)len, p);
+                } else if (strchr(p, '=') != NULL && in_group) {
+                        g_string_append_printf(out, "%s\n", line);
+                } else {
+                        g_warning(_("%s, line %u: “%s” is neither a [share N] header nor key=value inside one, ignored"),
+                                  file, i + 1, line);
+                        *bad = TRUE;
+                }
+        }
+        return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+static gboolean parse_share_id(const char *group, guint *id)
+{
+        guint64 value;
+
+        if (!g_str_has_prefix(group, GROUP_PREFIX))
+                return FALSE;
+        if (!g_ascii_string_to_unsigned(group + strlen(GROUP_PREFIX), 10, 1, G_MAXUINT32,
+                                        &value, NULL))
+                return FALSE;
+        *id = (guint)value;
+        return TRUE;
+}
+
+/* Reads one group; NULL with a message for the log when it is unusable. */
+static SluiceShareConfig *parse_group(GKeyFile *keyfile, const char *group, gboolean *unknown_keys,
+                                      const char *file, char **why)
+{
+        g_autoptr(SluiceShareConfig) config = sluice_share_config_new();
+        g_auto(GStrv) keys = g_key_file_get_keys(keyfile, group, NULL, NULL);
+        g_autoptr(GError) error = NULL;
+
+        if (!parse_share_id(group, &config->id)) {
+                *why = g_strdup_printf(_("the group name is not “share N” with a number N"));
+                return NULL;
+        }
+        for (guint i = 0; keys != NULL && keys[i] != NULL; i++) {
+                if (!g_strv_contains(known_keys, keys[i])) {
+                        g_warning(_("%s: [%s] has an unknown key “%s”, ignored"), file, group, keys[i]);
+                        *unknown_keys = TRUE;
+                }
+        }
+
+#define READ_STRING(key, field, required)                                               \
+        do {                                                                            \
+                g_autofree char *value_ = g_key_file_get_string(keyfile, group, key, &error); \
+                if (value_ != NULL) {                                                   \
+                        g_free(config->field);                                          \
+                        config->field = g_steal_pointer(&value_);                       \
+                } else if ((required) ||                                                \
+                           !g_error_matches(error, G_KEY_FILE_ERROR,                    \
+                                            G_KEY_FILE_ERROR_KEY_NOT_FOUND)) {          \
+                        *why = g_strdup_printf("%s: %s", key, error->message);         \
+                        return NULL;                                                    \
+                }                                                                       \
+                g_clear_error(&error);                                                  \
+        } while (0)
+#define READ_BOOLEAN(key, field)                                                        \
+        do {                                                                            \
+                gboolean value_ = g_key_file_get_boolean(keyfile, group, key, &error); \
+                if (error == NULL) {                                                    \
+                        config->field = value_;                                         \
+                } else if (!g_error_matches(error, G_KEY_FILE_ERROR,                    \
+                                            G_KEY_FILE_ERROR_KEY_NOT_FOUND)) {          \
+                        *why = g_strdup_printf(_("%s is not true or false"), key);      \
+                        return NULL;                                                    \
+                }                                                                       \
+                g_clear_error(&error);                                                  \
+        } while (0)
+
+        READ_STRING("path", path, TRUE);
+        READ_STRING("tag", tag, TRUE);
+        READ_STRING("vm", vm, FALSE);
+        READ_STRING("cache", cache, FALSE);
+        READ_BOOLEAN("read-only", readonly);
+        READ_BOOLEAN("autostart", autostart);
+#undef READ_STRING
+#undef READ_BOOLEAN
+
+        if (g_key_file_has_key(keyfile, group, "queues", NULL)) {
+                g_autofree char *queues = g_key_file_get_string(keyfile, group, "queues", NULL);
+                guint64 value = 0;
+
+                if (queues == NULL ||
+                    !g_ascii_string_to_unsigned(queues, 10, 1, SLUICE_QUEUES_MAX, &value, NULL)) {
+                        *why = g_strdup_printf(_("queues is not a number from 1 to %d"),
+                                               SLUICE_QUEUES_MAX);
+                        return NULL;
+                }
+                config->queues = (guint)value;
+        }
+
+        if (!g_path_is_absolute(config->path)) {
+                *why = g_strdup_printf(_("path “%s” is not an absolute path"), config->path);
+                return NULL;
+        }
+        if (!sluice_config_check_tag(config->tag, &error) ||
+            !sluice_config_check_vm(config->vm, &error) ||
+            !sluice_config_check_cache(config->cache, &error)) {
+                *why = g_strdup(error->message);
+                return NULL;
+        }
+        return g_steal_pointer(&config);
+}
+
+/* Copies the file next to itself as FILE.bad-<timestamp> (never over an existing copy). */
+static void keep_aside(const char *file)
+{
+        g_autoptr(GDateTime) now = g_date_time_new_now_local();
+        g_autofree char *stamp = g_date_time_format(now, "%Y%m%dT%H%M%S");
+        g_autoptr(GFile) source = g_file_new_for_path(file);
+        g_autoptr(GError) error = NULL;
+
+        for (guint n = 0; n < 100; n++) {
+                g_autofree char *aside = n == 0 ? g_strdup_printf("%s.bad-%s", file, stamp)
+                                                : g_strdup_printf("%s.bad-%s-%u", file, stamp, n);
+                g_autoptr(GFile) target = g_file_new_for_path(aside);
+
+                g_clear_error(&error);
+                if (g_file_copy(source, target, G_FILE_COPY_NONE, NULL, NULL, NULL, &error)) {
+                        g_warning(_("Kept a copy of the original %s as %s: the good entries were loaded, the bad ones are only in the copy"),
+                                  file, aside);
+                        return;
+                }
+                if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_EXISTS))
+                        break;
+        }
+        g_warning(_("Could not keep a copy of %s (%s): back it up before changing shares"),
+                  file, error != NULL ? error->message : "");
+}
+
+static gint compare_by_id(gconstpointer a, gconstpointer b)
+{
+        const SluiceShareConfig *x = *(SluiceShareConfig *const *)a;
+        const SluiceShareConfig *y = *(SluiceShareConfig *const *)b;
+
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
+GPtrArray *sluice_config_load(const char *file, GError **error)
+{
+        g_autoptr(GPtrArray) entries =
+                g_ptr_array_new_with_free_func((GDestroyNotify)sluice_share_config_free);
+        g_autoptr(GHashTable) tags = g_hash_table_new(g_str_hash, g_str_equal);
+        g_autoptr(GKeyFile) keyfile = g_key_file_new();
+        g_autoptr(GError) local_error = NULL;
+        g_autofree char *contents = NULL;
+        g_autofree char *sanitized = NULL;
+        g_auto(GStrv) groups = NULL;
+        gboolean bad = FALSE;
+        gsize length = 0;
+
+        if (!g_file_get_contents(file, &contents, &length, &local_error)) {
+                if (g_error_matches(local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+                        return g_steal_pointer(&entries);
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                            _("Could not read %s (%s): fix its permissions and restart the service"),
+                            file, local_error->message);
+                return NULL;
+        }
+        if (length > CONFIG_MAX_BYTES || memchr(contents, '\0', length) != NULL) {
+                g_warning(_("%s is not a text file of shares: no share was loaded from it"), file);
+                keep_aside(file);
+                return g_steal_pointer(&entries);
+        }
+
+        sanitized = sanitize_lines(file, contents, &bad);
+        if (!g_key_file_load_from_data(keyfile, sanitized, (gsize)-1, G_KEY_FILE_NONE,
+                                       &local_error)) {
+                g_warning(_("%s cannot be read as a list of shares (%s): no share was loaded from it"),
+                          file, local_error->message);
+                keep_aside(file);
+                return g_steal_pointer(&entries);
+        }
+
+        groups = g_key_file_get_groups(keyfile, NULL);
+        for (guint i = 0; groups[i] != NULL; i++) {
+                g_autofree char *why = NULL;
+                SluiceShareConfig *config = parse_group(keyfile, groups[i], &bad, file, &why);
+
+                if (config == NULL) {
+                        g_warning(_("%s: [%s] skipped: %s"), file, groups[i], why);
+                        bad = TRUE;
+                        continue;
+                }
+                if (g_hash_table_contains(tags, config->tag)) {
+                        g_warning(_("%s: [%s] skipped: another share already uses the tag “%s”"),
+                                  file, groups[i], config->tag);
+                        sluice_share_config_free(config);
+                        bad = TRUE;
+                        continue;
+                }
+                g_ptr_array_add(entries, config);
+                g_hash_table_add(tags, config->tag);
+        }
+        if (bad)
+                keep_aside(file);
+        g_ptr_array_sort(entries, compare_by_id);
+        return g_steal_pointer(&entries);
+}
+
+gboolean sluice_config_save(const char *file, GPtrArray *entries, GError **error)
+{
+        g_autoptr(GKeyFile) keyfile = g_key_file_new();
+        g_autofree char *dir = g_path_get_dirname(file);
+        g_autofree char *data = NULL;
+        g_autoptr(GError) local_error = NULL;
+
+        if (g_mkdir_with_parents(dir, 0700) < 0) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                            _("Could not create %s (%s): check that your configuration folder is writable"),
+                            dir, g_strerror(errno));
+                return FALSE;
+        }
+        (void)g_key_file_set_comment(keyfile, NULL, NULL,
+                " Shares of sluice-service (written by it; edit while it is not running)", NULL);
+        for (guint i = 0; i < entries->len; i++) {
+                const SluiceShareConfig *config = g_ptr_array_index(entries, i);
+                g_autofree char *group = g_strdup_printf(GROUP_PREFIX "%u", config->id);
+
+                g_key_file_set_string(keyfile, group, "path", config->path);
+                g_key_file_set_string(keyfile, group, "tag", config->tag);
+                g_key_file_set_string(keyfile, group, "vm", config->vm);
+                g_key_file_set_boolean(keyfile, group, "read-only", config->readonly);
+                g_key_file_set_boolean(keyfile, group, "autostart", config->autostart);
+                g_key_file_set_string(keyfile, group, "cache", config->cache);
+                g_key_file_set_uint64(keyfile, group, "queues", config->queues);
+        }
+        data = g_key_file_to_data(keyfile, NULL, NULL);
+        if (!g_file_set_contents_full(file, data, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
+                                      &local_error)) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                            _("Could not save the shares to %s (%s): check that the folder is writable"),
+                            file, local_error->message);
+                return FALSE;
+        }
+        return TRUE;
+}

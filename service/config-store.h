@@ -1,0 +1,48 @@
+/* config-store.h — the persisted list of shares: $XDG_CONFIG_HOME/sluice/shares.ini.
+ *
+ * One group per share, "[share N]" where N is the share's id, with the keys
+ * path, tag, vm, read-only, autostart, cache, queues.  Written atomically
+ * (g_file_set_contents) on every change.  Loading is forgiving: each bad
+ * entry gets one log line and is skipped, the good ones load, and a file
+ * with bad entries is first copied aside as shares.ini.bad-<timestamp>. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define SLUICE_TAG_MAX_BYTES 36
+#define SLUICE_QUEUES_MAX 64
+
+typedef struct {
+        guint id;
+        char *path;
+        char *tag;
+        char *vm;          /* "" = not assigned */
+        char *cache;       /* auto|always|never */
+        gboolean readonly;
+        gboolean autostart;
+        guint queues;
+} SluiceShareConfig;
+
+SluiceShareConfig *sluice_share_config_new(void);
+SluiceShareConfig *sluice_share_config_copy(const SluiceShareConfig *config);
+void sluice_share_config_free(SluiceShareConfig *config);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceShareConfig, sluice_share_config_free)
+
+/* Checks of values that do not need the file system (SLUICE_ERROR_INVALID_ARGUMENT). */
+gboolean sluice_config_check_tag(const char *tag, GError **error);
+gboolean sluice_config_check_vm(const char *vm, GError **error);
+gboolean sluice_config_check_cache(const char *cache, GError **error);
+gboolean sluice_config_check_queues(guint64 queues, GError **error);
+
+/* The file's path: $XDG_CONFIG_HOME/sluice/shares.ini. */
+char *sluice_config_default_path(void);
+
+/* Returns the good entries (SluiceShareConfig *), sorted by id.  A missing
+ * file is an empty list; only an unreadable file is an error. */
+GPtrArray *sluice_config_load(const char *file, GError **error);
+/* Writes entries (SluiceShareConfig *) atomically, creating the directory. */
+gboolean sluice_config_save(const char *file, GPtrArray *entries, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,600 @@
+/* manager.c — the Manager interface and the list of shares. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gi18n.h>
+
+#include "config-store.h"
+#include "errors.h"
+#include "manager.h"
+#include "share.h"
+#include "sluice-dbus.h"
+#include "vm-manager.h"
+
+struct _SluiceServiceManager {
+        GObject parent_instance;
+
+        char *config_file;
+        char *socket_dir;
+        guint stats_interval_ms;
+        GDBusConnection *connection;
+        GDBusObjectManagerServer *server;
+        SluiceManager *iface;
+        SluiceVmManager *vms;
+        GHashTable *shares;     /* object path -> SluiceSharedFolder */
+        guint next_id;
+};
+
+G_DEFINE_TYPE(SluiceServiceManager, sluice_service_manager, G_TYPE_OBJECT)
+
+/* ---- persistence ---- */
+
+static gint compare_shares(gconstpointer a, gconstpointer b)
+{
+        const SluiceShareConfig *x = sluice_shared_folder_get_config(*(SluiceSharedFolder **)a);
+        const SluiceShareConfig *y = sluice_shared_folder_get_config(*(SluiceSharedFolder **)b);
+
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static GPtrArray *sorted_shares(SluiceServiceManager *self)
+{
+        GPtrArray *list = g_ptr_array_new();
+        GHashTableIter iter;
+        gpointer value;
+
+        g_hash_table_iter_init(&iter, self->shares);
+        while (g_hash_table_iter_next(&iter, NULL, &value))
+                g_ptr_array_add(list, value);
+
+        g_ptr_array_sort(list, compare_shares);
+        return list;
+}
+
+static gboolean save_config(SluiceServiceManager *self, GError **error)
+{
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+        g_autoptr(GPtrArray) configs = g_ptr_array_new();
+
+        for (guint i = 0; i < shares->len; i++)
+                g_ptr_array_add(configs, (gpointer)sluice_shared_folder_get_config(shares->pdata[i]));
+        return sluice_config_save(self->config_file, configs, error);
+}
+
+static void on_share_changed(SluiceSharedFolder *share, gpointer user_data)
+{
+        g_autoptr(GError) error = NULL;
+
+        if (!save_config(user_data, &error))
+                g_warning("%s", error->message);
+}
+
+/* ---- lookups ---- */
+
+static SluiceSharedFolder *find_by_tag(SluiceServiceManager *self, const char *tag)
+{
+        GHashTableIter iter;
+        gpointer value;
+
+        g_hash_table_iter_init(&iter, self->shares);
+        while (g_hash_table_iter_next(&iter, NULL, &value))
+                if (g_strcmp0(sluice_shared_folder_get_config(value)->tag, tag) == 0)
+                        return value;
+        return NULL;
+}
+
+/* Another share (not EXCEPT) of the same folder with the same VM. */
+static SluiceSharedFolder *find_same(SluiceServiceManager *self, const char *path, const char *vm,
+                                     SluiceSharedFolder *except)
+{
+        GHashTableIter iter;
+        gpointer value;
+
+        g_hash_table_iter_init(&iter, self->shares);
+        while (g_hash_table_iter_next(&iter, NULL, &value)) {
+                const SluiceShareConfig *config = sluice_shared_folder_get_config(value);
+
+                if (value != except && g_strcmp0(config->path, path) == 0 &&
+                    g_strcmp0(config->vm, vm) == 0)
+                        return value;
+        }
+        return NULL;
+}
+
+static gboolean check_not_shared(SluiceServiceManager *self, const char *path, const char *vm,
+                                 SluiceSharedFolder *except, GError **error)
+{
+        SluiceSharedFolder *same = find_same(self, path, vm, except);
+
+        if (same == NULL)
+                return TRUE;
+        if (*vm == '\0')
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_ALREADY_SHARED,
+                            _("The folder “%s” is already shared as “%s” (not assigned to a VM yet): use that share"),
+                            path, sluice_shared_folder_get_config(same)->tag);
+        else
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_ALREADY_SHARED,
+                            _("The folder “%s” is already shared with %s as “%s”: use that share"),
+                            path, vm, sluice_shared_folder_get_config(same)->tag);
+        return FALSE;
+}
+
+/* ---- AddShare checks ---- */
+
+static gboolean check_folder(const char *path, GError **error)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0) {
+                int err = errno;
+
+                if (err == ENOENT || err == ENOTDIR)
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
+                                    _("The folder “%s” does not exist: check the path"), path);
+                else if (err == EACCES)
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
+                                    _("You cannot reach the folder “%s” (a folder above it is closed to you): fix the permissions or share another folder"),
+                                    path);
+                else
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                                    _("Cannot look at “%s”: %s"), path, g_strerror(err));
+                return FALSE;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_A_DIRECTORY,
+                            _("“%s” is a file, not a folder: share the folder that contains it"), path);
+                return FALSE;
+        }
+        if (access(path, R_OK | X_OK) < 0) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
+                            _("You cannot read the folder “%s”: make it readable for yourself (chmod u+rx) or share another folder"),
+                            path);
+                return FALSE;
+        }
+        return TRUE;
+}
+
+/* The folder's name, cut to fit a tag, made unique with -2, -3 … */
+static char *derive_tag(SluiceServiceManager *self, const char *path)
+{
+        g_autofree char *base = g_path_get_basename(path);
+        g_autoptr(GString) clean = g_string_new(NULL);
+
+        if (strcmp(base, "/") == 0 || strcmp(base, ".") == 0) {
+                g_free(base);
+                base = g_strdup("root");
+        }
+        for (const char *p = base; *p != '\0'; p = g_utf8_next_char(p)) {
+                gunichar c = g_utf8_get_char(p);
+
+                g_string_append_unichar(clean, g_unichar_iscntrl(c) ? '_' : c);
+        }
+        for (guint n = 1; n < 10000; n++) {
+                g_autofree char *suffix = n == 1 ? g_strdup("") : g_strdup_printf("-%u", n);
+                gsize room = SLUICE_TAG_MAX_BYTES - strlen(suffix);
+                const char *end = clean->str;
+                g_autofree char *candidate = NULL;
+
+                /* Cut at a character boundary. */
+                while (*end != '\0' && (gsize)(g_utf8_next_char(end) - clean->str) <= room)
+                        end = g_utf8_next_char(end);
+                candidate = g_strdup_printf("%.*s%s", (int)(end - clean->str), clean->str, suffix);
+                if (find_by_tag(self, candidate) == NULL)
+                        return g_steal_pointer(&candidate);
+        }
+        return g_strdup_printf("share-%u", self->next_id);
+}
+
+typedef struct {
+        char *tag;
+        gboolean readonly;
+        gboolean autostart;
+        gboolean attach;
+        char *cache;
+        guint queues;
+} AddOptions;
+
+static void add_options_clear(AddOptions *o)
+{
+        g_free(o->tag);
+        g_free(o->cache);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(AddOptions, add_options_clear)
+
+static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **error)
+{
+        static const struct {
+                const char *key;
+                const char *type;
+        } known[] = {
+                { "tag", "s" }, { "read-only", "b" }, { "autostart", "b" },
+                { "attach", "b" }, { "cache", "s" }, { "queues", "u" },
+        };
+        GVariantIter iter;
+        const char *key;
+        GVariant *value;
+
+        out->autostart = TRUE;
+        out->queues = 1;
+        out->cache = g_strdup("auto");
+        g_variant_iter_init(&iter, options);
+        while (g_variant_iter_next(&iter, "{&sv}", &key, &value)) {
+                g_autoptr(GVariant) owned = value;
+                gsize i;
+
+                for (i = 0; i < G_N_ELEMENTS(known); i++)
+                        if (strcmp(known[i].key, key) == 0)
+                                break;
+                if (i == G_N_ELEMENTS(known)) {
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                                    _("Unknown option “%s”: the options are tag, read-only, autostart, attach, cache and queues"),
+                                    key);
+                        return FALSE;
+                }
+                if (!g_variant_is_of_type(value, G_VARIANT_TYPE(known[i].type))) {
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                                    _("The option “%s” must be of type “%s”, not “%s”"),
+                                    key, known[i].type, g_variant_get_type_string(value));
+                        return FALSE;
+                }
+                if (strcmp(key, "tag") == 0) {
+                        g_free(out->tag);
+                        out->tag = g_variant_dup_string(value, NULL);
+                } else if (strcmp(key, "read-only") == 0) {
+                        out->readonly = g_variant_get_boolean(value);
+                } else if (strcmp(key, "autostart") == 0) {
+                        out->autostart = g_variant_get_boolean(value);
+                } else if (strcmp(key, "attach") == 0) {
+                        out->attach = g_variant_get_boolean(value);
+                } else if (strcmp(key, "cache") == 0) {
+                        g_free(out->cache);
+                        out->cache = g_variant_dup_string(value, NULL);
+                } else {
+                        out->queues = g_variant_get_uint32(value);
+                }
+        }
+        return sluice_config_check_cache(out->cache, error) &&
+               sluice_config_check_queues(out->queues, error);
+}
+
+/* ---- shares on the bus ---- */
+
+static gboolean on_handle_set_vm(SluiceShare *iface, GDBusMethodInvocation *invocation,
+                                 const char *vm, gpointer user_data);
+
+static SluiceSharedFolder *add_share(SluiceServiceManager *self, const SluiceShareConfig *config)
+{
+        SluiceSharedFolder *share = sluice_shared_folder_new(config, self->vms, self->socket_dir,
+                                                             self->stats_interval_ms);
+
+        g_hash_table_insert(self->shares, g_strdup(sluice_shared_folder_get_object_path(share)),
+                            share);
+        g_signal_connect(share, "changed", G_CALLBACK(on_share_changed), self);
+        g_signal_connect(sluice_shared_folder_get_iface(share), "handle-set-vm",
+                         G_CALLBACK(on_handle_set_vm), self);
+        g_dbus_object_manager_server_export(self->server,
+                                            G_DBUS_OBJECT_SKELETON(sluice_shared_folder_get_object(share)));
+        self->next_id = MAX(self->next_id, config->id + 1);
+        return share;
+}
+
+static void forget_share(SluiceServiceManager *self, SluiceSharedFolder *share)
+{
+        g_signal_handlers_disconnect_by_data(share, self);
+        g_signal_handlers_disconnect_by_data(sluice_shared_folder_get_iface(share), self);
+        (void)g_dbus_object_manager_server_unexport(self->server,
+                                                    sluice_shared_folder_get_object_path(share));
+        g_hash_table_remove(self->shares, sluice_shared_folder_get_object_path(share));
+}
+
+static gboolean on_handle_set_vm(SluiceShare *iface, GDBusMethodInvocation *invocation,
+                                 const char *vm, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        SluiceSharedFolder *share = g_hash_table_lookup(self->shares,
+                g_dbus_interface_skeleton_get_object_path(G_DBUS_INTERFACE_SKELETON(iface)));
+        GError *error = NULL;
+
+        if (share == NULL)
+                return G_DBUS_METHOD_INVOCATION_UNHANDLED;
+        if (!sluice_config_check_vm(vm, &error) ||
+            !check_not_shared(self, sluice_shared_folder_get_config(share)->path, vm, share,
+                              &error)) {
+                g_dbus_method_invocation_take_error(invocation, error);
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+        sluice_shared_folder_set_vm(share, vm);
+        sluice_share_complete_set_vm(iface, invocation);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void on_add_started(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GDBusMethodInvocation) invocation = user_data;
+        SluiceSharedFolder *share = SLUICE_SHARED_FOLDER(source);
+        g_autoptr(GError) error = NULL;
+
+        /* The share exists either way; a start failure shows in its State and Error. */
+        if (!sluice_shared_folder_start_finish(share, result, &error))
+                g_message("%s", error->message);
+        sluice_manager_complete_add_share(NULL, g_steal_pointer(&invocation),
+                                          sluice_shared_folder_get_object_path(share));
+}
+
+static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation *invocation,
+                                    const char *path, const char *vm, GVariant *options,
+                                    gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        g_auto(AddOptions) opts = { 0 };
+        g_autoptr(SluiceShareConfig) config = NULL;
+        g_autofree char *canonical = NULL;
+        SluiceSharedFolder *share;
+        GError *error = NULL;
+
+        if (*path == '\0' || !g_path_is_absolute(path)) {
+                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR,
+                        SLUICE_ERROR_INVALID_ARGUMENT,
+                        _("“%s” is not an absolute path: give the folder's full path, starting with /"),
+                        path);
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+        canonical = g_canonicalize_filename(path, "/");
+        if (!check_folder(canonical, &error) || !sluice_config_check_vm(vm, &error) ||
+            !parse_add_options(options, &opts, &error) ||
+            (opts.tag != NULL && !sluice_config_check_tag(opts.tag, &error)) ||
+            !check_not_shared(self, canonical, vm, NULL, &error)) {
+                g_dbus_method_invocation_take_error(invocation, error);
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+        if (opts.tag != NULL && find_by_tag(self, opts.tag) != NULL) {
+                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR,
+                        SLUICE_ERROR_TAG_IN_USE,
+                        _("The tag “%s” is already used by the share of “%s”: choose another tag"),
+                        opts.tag, sluice_shared_folder_get_config(find_by_tag(self, opts.tag))->path);
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+
+        config = sluice_share_config_new();
+        config->id = self->next_id;
+        g_free(config->path);
+        config->path = g_steal_pointer(&canonical);
+        g_free(config->tag);
+        config->tag = opts.tag != NULL ? g_strdup(opts.tag) : derive_tag(self, config->path);
+        g_free(config->vm);
+        config->vm = g_strdup(vm);
+        g_free(config->cache);
+        config->cache = g_strdup(opts.cache);
+        config->readonly = opts.readonly;
+        config->autostart = opts.autostart;
+        config->queues = opts.queues;
+
+        share = add_share(self, config);
+        if (!save_config(self, &error)) {
+                /* A share that would vanish at the next start is not added. */
+                forget_share(self, share);
+                g_dbus_method_invocation_take_error(invocation, error);
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+        g_message("Added share %u: %s as “%s”", config->id, config->path, config->tag);
+        if (opts.attach) {
+                sluice_shared_folder_start_async(share, on_add_started, g_object_ref(invocation));
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+        sluice_manager_complete_add_share(iface, invocation,
+                                          sluice_shared_folder_get_object_path(share));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+typedef struct {
+        SluiceServiceManager *self;
+        GDBusMethodInvocation *invocation;
+} RemoveData;
+
+static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        RemoveData *data = user_data;
+        SluiceSharedFolder *share = SLUICE_SHARED_FOLDER(source);
+        g_autoptr(GError) error = NULL;
+
+        sluice_shared_folder_stop_finish(share, result);
+        g_message("Removed share %s", sluice_shared_folder_get_config(share)->tag);
+        /* The share may be gone already (removed twice at once). */
+        if (g_hash_table_lookup(data->self->shares, sluice_shared_folder_get_object_path(share)) == share)
+                forget_share(data->self, share);
+        if (!save_config(data->self, &error))
+                g_warning("%s", error->message);
+        sluice_manager_complete_remove_share(NULL, data->invocation);
+        g_object_unref(data->self);
+        g_free(data);
+}
+
+static gboolean on_handle_remove_share(SluiceManager *iface, GDBusMethodInvocation *invocation,
+                                       const char *path, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        SluiceSharedFolder *share = g_hash_table_lookup(self->shares, path);
+        RemoveData *data;
+
+        if (share == NULL) {
+                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
+                        _("There is no share %s: see the shares with “sluicectl list”"), path);
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+        data = g_new0(RemoveData, 1);
+        data->self = g_object_ref(self);
+        data->invocation = invocation;
+        /* The stop callback holds the share until it is done with it. */
+        g_object_ref(share);
+        sluice_shared_folder_stop_async(share, on_remove_stopped, data);
+        g_object_unref(share);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* ---- VM events ---- */
+
+static void on_vm_started(SluiceVmManager *vms, const char *name, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+
+        for (guint i = 0; i < shares->len; i++)
+                sluice_shared_folder_vm_started(shares->pdata[i], name);
+}
+
+static void on_vm_stopped(SluiceVmManager *vms, const char *name, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+
+        for (guint i = 0; i < shares->len; i++)
+                sluice_shared_folder_vm_stopped(shares->pdata[i], name);
+}
+
+static void on_device_removed(SluiceVmManager *vms, const char *name, const char *tag,
+                              gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+
+        for (guint i = 0; i < shares->len; i++)
+                sluice_shared_folder_device_removed(shares->pdata[i], name, tag);
+}
+
+/* ---- life cycle ---- */
+
+SluiceServiceManager *sluice_service_manager_new(const SluiceServiceOptions *options)
+{
+        SluiceServiceManager *self = g_object_new(SLUICE_TYPE_SERVICE_MANAGER, NULL);
+
+        self->config_file = g_strdup(options->config_file);
+        self->socket_dir = g_strdup(options->socket_dir);
+        self->stats_interval_ms = options->stats_interval_ms;
+        self->server = g_dbus_object_manager_server_new(SLUICE_OBJECT_ROOT);
+        self->vms = sluice_vm_manager_new(self->server, options->libvirt_uris);
+        g_signal_connect(self->vms, "vm-started", G_CALLBACK(on_vm_started), self);
+        g_signal_connect(self->vms, "vm-stopped", G_CALLBACK(on_vm_stopped), self);
+        g_signal_connect(self->vms, "device-removed", G_CALLBACK(on_device_removed), self);
+
+        self->iface = sluice_manager_skeleton_new();
+        sluice_manager_set_version(self->iface, PACKAGE_VERSION);
+        g_signal_connect(self->iface, "handle-add-share", G_CALLBACK(on_handle_add_share), self);
+        g_signal_connect(self->iface, "handle-remove-share", G_CALLBACK(on_handle_remove_share), self);
+        return self;
+}
+
+gboolean sluice_service_manager_export(SluiceServiceManager *self, GDBusConnection *connection,
+                                       GError **error)
+{
+        g_autoptr(GPtrArray) configs = NULL;
+        g_autoptr(GError) load_error = NULL;
+
+        self->connection = g_object_ref(connection);
+        configs = sluice_config_load(self->config_file, &load_error);
+        if (configs == NULL) {
+                /* Start with no shares rather than not at all; the file stays as it is
+                 * until the user changes something. */
+                g_warning("%s", load_error->message);
+        }
+        for (guint i = 0; configs != NULL && i < configs->len; i++)
+                add_share(self, configs->pdata[i]);
+        if (configs != NULL)
+                g_message("Loaded %u share(s) from %s", configs->len, self->config_file);
+
+        /* The Manager interface sits at the ObjectManager's own path, which the
+         * ObjectManagerServer does not export objects at. */
+        if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(self->iface), connection,
+                                              SLUICE_OBJECT_ROOT, error))
+                return FALSE;
+        g_dbus_object_manager_server_set_connection(self->server, connection);
+        sluice_vm_manager_start(self->vms);
+        return TRUE;
+}
+
+void sluice_service_manager_autostart(SluiceServiceManager *self)
+{
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+
+        for (guint i = 0; i < shares->len; i++)
+                if (sluice_shared_folder_get_config(shares->pdata[i])->autostart)
+                        sluice_shared_folder_start_async(shares->pdata[i], NULL, NULL);
+}
+
+static void on_share_stopped_for_shutdown(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+        guint *pending = g_task_get_task_data(task);
+
+        sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result);
+        if (--*pending == 0)
+                g_task_return_boolean(task, TRUE);
+}
+
+void sluice_service_manager_shutdown_async(SluiceServiceManager *self, GAsyncReadyCallback callback,
+                                           gpointer user_data)
+{
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+        guint *pending = g_new0(guint, 1);
+
+        g_task_set_task_data(task, pending, g_free);
+        *pending = shares->len + 1;
+        for (guint i = 0; i < shares->len; i++)
+                sluice_shared_folder_stop_async(shares->pdata[i], on_share_stopped_for_shutdown,
+                                                g_object_ref(task));
+        if (--*pending == 0)
+                g_task_return_boolean(task, TRUE);
+}
+
+void sluice_service_manager_shutdown_finish(SluiceServiceManager *self, GAsyncResult *result)
+{
+        (void)g_task_propagate_boolean(G_TASK(result), NULL);
+}
+
+void sluice_service_manager_unexport(SluiceServiceManager *self)
+{
+        if (self->connection == NULL)
+                return;
+        g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(self->iface));
+        g_dbus_object_manager_server_set_connection(self->server, NULL);
+        g_clear_object(&self->connection);
+}
+
+static void sluice_service_manager_dispose(GObject *object)
+{
+        SluiceServiceManager *self = SLUICE_SERVICE_MANAGER(object);
+
+        sluice_service_manager_unexport(self);
+        if (self->vms != NULL)
+                g_signal_handlers_disconnect_by_data(self->vms, self);
+        g_clear_pointer(&self->shares, g_hash_table_unref);
+        g_clear_object(&self->vms);
+        g_clear_object(&self->iface);
+        g_clear_object(&self->server);
+        G_OBJECT_CLASS(sluice_service_manager_parent_class)->dispose(object);
+}
+
+static void sluice_service_manager_finalize(GObject *object)
+{
+        SluiceServiceManager *self = SLUICE_SERVICE_MANAGER(object);
+
+        g_free(self->config_file);
+        g_free(self->socket_dir);
+        G_OBJECT_CLASS(sluice_service_manager_parent_class)->finalize(object);
+}
+
+static void sluice_service_manager_class_init(SluiceServiceManagerClass *klass)
+{
+        G_OBJECT_CLASS(klass)->dispose = sluice_service_manager_dispose;
+        G_OBJECT_CLASS(klass)->finalize = sluice_service_manager_finalize;
+}
+
+static void sluice_service_manager_init(SluiceServiceManager *self)
+{
+        self->shares = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
+        self->next_id = 1;
+}

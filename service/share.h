@@ -1,0 +1,55 @@
+/* share.h — one shared folder: its org.sluice.Sluice1.Share object, its
+ * worker and its state machine
+ *   stopped -> starting -> running <-> attached,  any -> failed,
+ * and its VM: attached when the worker runs and the VM runs, re-attached
+ * after a worker restart. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "config-store.h"
+#include "sluice-dbus.h"
+#include "vm-manager.h"
+
+G_BEGIN_DECLS
+
+#define SLUICE_TYPE_SHARED_FOLDER (sluice_shared_folder_get_type())
+G_DECLARE_FINAL_TYPE(SluiceSharedFolder, sluice_shared_folder, SLUICE, SHARED_FOLDER, GObject)
+
+/* Signal "changed": a persisted setting changed (save the config). */
+
+/* vms may be NULL (no VM support); the socket is SOCKET_DIR/<id>.sock. */
+SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
+                                             SluiceVmManager *vms, const char *socket_dir,
+                                             guint stats_interval_ms);
+
+const SluiceShareConfig *sluice_shared_folder_get_config(SluiceSharedFolder *self);
+const char *sluice_shared_folder_get_object_path(SluiceSharedFolder *self);
+SluiceObjectSkeleton *sluice_shared_folder_get_object(SluiceSharedFolder *self);
+SluiceShare *sluice_shared_folder_get_iface(SluiceSharedFolder *self);
+/* Object path of share ID. */
+char *sluice_shared_folder_path_for_id(guint id);
+
+/* Start the worker; completes when it is ready (and attached, when its VM runs). */
+void sluice_shared_folder_start_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
+                                      gpointer user_data);
+gboolean sluice_shared_folder_start_finish(SluiceSharedFolder *self, GAsyncResult *result,
+                                           GError **error);
+/* Detach and stop the worker; always succeeds. */
+void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
+                                     gpointer user_data);
+void sluice_shared_folder_stop_finish(SluiceSharedFolder *self, GAsyncResult *result);
+/* Start if needed and hot-plug into the VM; returns the guest hint. */
+void sluice_shared_folder_attach_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
+                                       gpointer user_data);
+char *sluice_shared_folder_attach_finish(SluiceSharedFolder *self, GAsyncResult *result,
+                                         GError **error);
+/* Assigns another VM (already validated); detaches from the old one first. */
+void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm);
+
+/* From the VM manager's signals. */
+void sluice_shared_folder_vm_started(SluiceSharedFolder *self, const char *vm);
+void sluice_shared_folder_vm_stopped(SluiceSharedFolder *self, const char *vm);
+void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *vm, const char *tag);
+
+G_END_DECLS

@@ -1,0 +1,121 @@
+/* worker-control.c — GDBus client of one worker's org.sluice.Worker1. */
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <gio/gunixsocketaddress.h>
+
+#include "errors.h"
+#include "worker-control.h"
+
+#define WORKER_OBJECT_PATH "/org/sluice/Worker1"
+/* A worker answers from its event loop; anything slower is a hung worker. */
+#define WORKER_CALL_TIMEOUT_MS 5000
+
+static void on_probe_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+        SluiceWorker1 *control = SLUICE_WORKER1(source);
+        g_autoptr(GVariant) stats = NULL;
+        GError *error = NULL;
+
+        if (!sluice_worker1_call_get_stats_finish(control, &stats, result, &error)) {
+                g_task_return_error(task, error);
+                return;
+        }
+        g_task_return_pointer(task, g_object_ref(control), g_object_unref);
+}
+
+static void on_connection_ready(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+        g_autoptr(GDBusConnection) connection = NULL;
+        g_autoptr(SluiceWorker1) control = NULL;
+        GError *error = NULL;
+
+        connection = g_dbus_connection_new_finish(result, &error);
+        if (connection == NULL) {
+                g_task_return_error(task, error);
+                return;
+        }
+        /* The channel belongs to one process: never let GDBus exit ours when
+         * the worker goes away. */
+        g_dbus_connection_set_exit_on_close(connection, FALSE);
+
+        /* No bus name on a peer connection; properties are not needed here. */
+        control = sluice_worker1_proxy_new_sync(connection,
+                                                G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES |
+                                                G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS,
+                                                NULL, WORKER_OBJECT_PATH,
+                                                g_task_get_cancellable(task), &error);
+        if (control == NULL) {
+                g_task_return_error(task, error);
+                return;
+        }
+        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(control), WORKER_CALL_TIMEOUT_MS);
+        /* The first answered call is the readiness signal. */
+        sluice_worker1_call_get_stats(control, g_task_get_cancellable(task), on_probe_done,
+                                      g_steal_pointer(&task));
+}
+
+void sluice_worker_control_connect_async(int fd, GCancellable *cancellable,
+                                         GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_autoptr(GTask) task = g_task_new(NULL, cancellable, callback, user_data);
+        g_autoptr(GSocket) socket = NULL;
+        g_autoptr(GSocketConnection) stream = NULL;
+        GError *error = NULL;
+
+        g_task_set_source_tag(task, sluice_worker_control_connect_async);
+        socket = g_socket_new_from_fd(fd, &error);
+        if (socket == NULL) {
+                g_task_return_error(task, error);
+                return;
+        }
+        stream = g_socket_connection_factory_create_connection(socket);
+        g_dbus_connection_new(G_IO_STREAM(stream), NULL,
+                              G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT,
+                              NULL, cancellable, on_connection_ready, g_steal_pointer(&task));
+}
+
+SluiceWorker1 *sluice_worker_control_connect_finish(GAsyncResult *result, GError **error)
+{
+        return g_task_propagate_pointer(G_TASK(result), error);
+}
+
+void sluice_worker_control_get_stats_async(SluiceWorker1 *control, GCancellable *cancellable,
+                                           GAsyncReadyCallback callback, gpointer user_data)
+{
+        sluice_worker1_call_get_stats(control, cancellable, callback, user_data);
+}
+
+GVariant *sluice_worker_control_get_stats_finish(SluiceWorker1 *control, GAsyncResult *result,
+                                                 GError **error)
+{
+        GVariant *stats = NULL;
+
+        if (!sluice_worker1_call_get_stats_finish(control, &stats, result, error))
+                return NULL;
+        return stats;
+}
+
+gboolean sluice_worker_control_set_readonly(SluiceWorker1 *control, gboolean readonly,
+                                            GError **error)
+{
+        g_autoptr(GError) local_error = NULL;
+
+        if (sluice_worker1_call_set_read_only_sync(control, readonly, NULL, &local_error))
+                return TRUE;
+        g_dbus_error_strip_remote_error(local_error);
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
+                    _("sluice-fs did not switch read-only mode (%s): stop and start the share"),
+                    local_error->message);
+        return FALSE;
+}
+
+void sluice_worker_control_close(SluiceWorker1 *control)
+{
+        GDBusConnection *connection = g_dbus_proxy_get_connection(G_DBUS_PROXY(control));
+
+        if (!g_dbus_connection_is_closed(connection))
+                g_dbus_connection_close(connection, NULL, NULL, NULL);
+}

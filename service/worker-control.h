@@ -1,0 +1,33 @@
+/* worker-control.h — the service's side of one worker's private control
+ * channel: a GDBus peer-to-peer client of org.sluice.Worker1
+ * (data/org.sluice.Worker1.xml) over a socketpair. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sluice-worker-dbus.h"
+
+G_BEGIN_DECLS
+
+/* Takes ownership of fd (the service's end of the socketpair).  Completes
+ * once the worker has answered a first call: the worker serves the channel
+ * only after its vhost-user socket listens, so success means "ready". */
+void sluice_worker_control_connect_async(int fd, GCancellable *cancellable,
+                                         GAsyncReadyCallback callback, gpointer user_data);
+SluiceWorker1 *sluice_worker_control_connect_finish(GAsyncResult *result, GError **error);
+
+/* The worker's raw counters (a{sv} of "t" values, see Worker1.GetStats). */
+void sluice_worker_control_get_stats_async(SluiceWorker1 *control, GCancellable *cancellable,
+                                           GAsyncReadyCallback callback, gpointer user_data);
+GVariant *sluice_worker_control_get_stats_finish(SluiceWorker1 *control, GAsyncResult *result,
+                                                 GError **error);
+
+/* Synchronous on purpose, with a short timeout: the caller (a D-Bus property
+ * set) must not return before the worker refuses writes. */
+gboolean sluice_worker_control_set_readonly(SluiceWorker1 *control, gboolean readonly,
+                                            GError **error);
+
+/* Closes the channel; the worker notices the hang-up and exits. */
+void sluice_worker_control_close(SluiceWorker1 *control);
+
+G_END_DECLS

@@ -1,0 +1,523 @@
+/* worker.c — spawning, readiness, restart with backoff and stopping of one
+ * sluice-fs process. */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+
+#include "errors.h"
+#include "worker-control.h"
+#include "worker.h"
+
+#define WORKER_CONTROL_FD 3
+#define WORKER_STOP_TIMEOUT_S 5
+/* Generous: a worker under AddressSanitizer on a busy machine is slow to start. */
+#define WORKER_READY_TIMEOUT_S 30
+#define WORKER_FAILURE_WINDOW_US (60 * G_USEC_PER_SEC)
+#define WORKER_MAX_FAILURES 5
+#define WORKER_MAX_BACKOFF_S 30
+
+typedef enum {
+        PHASE_IDLE,      /* no process, nothing scheduled */
+        PHASE_STARTING,  /* launched, control channel not answered yet */
+        PHASE_READY,
+        PHASE_STOPPING,  /* asked to stop, waiting for the exit */
+        PHASE_BACKOFF,   /* crashed, restart scheduled */
+        PHASE_FAILED,    /* given up */
+} WorkerPhase;
+
+struct _SluiceWorker {
+        GObject parent_instance;
+
+        SluiceWorkerConfig config;
+        WorkerPhase phase;
+        GSubprocess *process;
+        GCancellable *launch_cancellable;  /* cancels the connect and stderr reads */
+        SluiceWorker1 *control;
+        gboolean launched_readonly;
+        gboolean ever_ready;                /* since the last sluice_worker_start() */
+        gboolean restarting;                /* the current launch follows a crash */
+        guint pending_exit_events;          /* process exit + stderr EOF */
+        char *launch_error;                 /* why the launch was aborted, if it was */
+        char *last_stderr_line;
+        GArray *failures;                   /* gint64 monotonic times of crashes */
+        guint backoff_source;
+        guint kill_source;
+        guint ready_timeout_source;
+        GList *stop_tasks;
+};
+
+G_DEFINE_TYPE(SluiceWorker, sluice_worker, G_TYPE_OBJECT)
+
+enum { SIGNAL_READY, SIGNAL_CRASHED, SIGNAL_FAILED, N_SIGNALS };
+static guint worker_signals[N_SIGNALS];
+
+static void worker_launch(SluiceWorker *self);
+
+const char *sluice_worker_binary(void)
+{
+        const char *path = g_getenv("SLUICE_FS");
+
+        return path != NULL && *path != '\0' ? path : LIBEXECDIR "/sluice-fs";
+}
+
+static void clear_source(guint *source)
+{
+        if (*source != 0) {
+                g_source_remove(*source);
+                *source = 0;
+        }
+}
+
+static void worker_drop_control(SluiceWorker *self)
+{
+        if (self->control != NULL) {
+                sluice_worker_control_close(self->control);
+                g_clear_object(&self->control);
+        }
+}
+
+static void remove_socket(SluiceWorker *self)
+{
+        if (g_unlink(self->config.socket_path) < 0 && errno != ENOENT)
+                g_warning("Could not remove %s: %s", self->config.socket_path, g_strerror(errno));
+}
+
+/* Runs in the child between fork and exec: async-signal-safe calls only. */
+static void child_setup(gpointer data)
+{
+        pid_t parent = GPOINTER_TO_INT(data);
+
+        /* The worker must not outlive the service, even when it is SIGKILLed. */
+        (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+                _exit(1);
+}
+
+static char *describe_exit(SluiceWorker *self, GSubprocess *process)
+{
+        g_autofree char *what = NULL;
+
+        if (self->launch_error != NULL)
+                what = g_strdup(self->launch_error);
+        else if (g_subprocess_get_if_signaled(process))
+                what = g_strdup_printf(_("sluice-fs was killed by signal %d (%s)"),
+                                       g_subprocess_get_term_sig(process),
+                                       g_strsignal(g_subprocess_get_term_sig(process)));
+        else
+                what = g_strdup_printf(_("sluice-fs exited with status %d"),
+                                       g_subprocess_get_exit_status(process));
+        if (self->last_stderr_line != NULL && self->launch_error == NULL)
+                return g_strdup_printf("%s: %s", what, self->last_stderr_line);
+        return g_steal_pointer(&what);
+}
+
+static void complete_stop_tasks(SluiceWorker *self)
+{
+        GList *tasks = g_steal_pointer(&self->stop_tasks);
+
+        for (GList *l = tasks; l != NULL; l = l->next) {
+                g_task_return_boolean(l->data, TRUE);
+                g_object_unref(l->data);
+        }
+        g_list_free(tasks);
+}
+
+static gboolean on_backoff_elapsed(gpointer user_data)
+{
+        SluiceWorker *self = user_data;
+
+        self->backoff_source = 0;
+        self->restarting = TRUE;
+        worker_launch(self);
+        return G_SOURCE_REMOVE;
+}
+
+static void worker_give_up(SluiceWorker *self, const char *message)
+{
+        self->phase = PHASE_FAILED;
+        remove_socket(self);
+        g_signal_emit(self, worker_signals[SIGNAL_FAILED], 0, message);
+}
+
+/* Both the exit status and the end of stderr are in: decide what comes next. */
+static void worker_exited(SluiceWorker *self)
+{
+        g_autoptr(GSubprocess) process = g_steal_pointer(&self->process);
+        g_autofree char *message = describe_exit(self, process);
+        WorkerPhase phase = self->phase;
+        gint64 now = g_get_monotonic_time();
+        guint delay;
+
+        clear_source(&self->kill_source);
+        clear_source(&self->ready_timeout_source);
+        worker_drop_control(self);
+        g_clear_object(&self->launch_cancellable);
+        g_clear_pointer(&self->launch_error, g_free);
+
+        if (phase == PHASE_STOPPING) {
+                self->phase = PHASE_IDLE;
+                remove_socket(self);
+                complete_stop_tasks(self);
+                return;
+        }
+
+        g_message("%s (share %s)", message, self->config.tag);
+        if (!self->ever_ready) {
+                /* It never came up since Start: a restart would fail the same way. */
+                g_autofree char *failed = g_strdup_printf(
+                        _("%s before it was ready: check the folder and the service's log, then start the share again"),
+                        message);
+                worker_give_up(self, failed);
+                return;
+        }
+
+        g_array_append_val(self->failures, now);
+        while (self->failures->len > 0 &&
+               g_array_index(self->failures, gint64, 0) < now - WORKER_FAILURE_WINDOW_US)
+                g_array_remove_index(self->failures, 0);
+        if (self->failures->len >= WORKER_MAX_FAILURES) {
+                g_autofree char *failed = g_strdup_printf(
+                        _("sluice-fs failed %u times within a minute (last: %s): fix the cause, then start the share again"),
+                        self->failures->len, message);
+                worker_give_up(self, failed);
+                return;
+        }
+
+        delay = MIN(1u << (self->failures->len - 1), WORKER_MAX_BACKOFF_S);
+        self->phase = PHASE_BACKOFF;
+        self->backoff_source = g_timeout_add_seconds(delay, on_backoff_elapsed, self);
+        g_signal_emit(self, worker_signals[SIGNAL_CRASHED], 0, message);
+}
+
+static void exit_event_done(SluiceWorker *self)
+{
+        g_assert(self->pending_exit_events > 0);
+        if (--self->pending_exit_events == 0)
+                worker_exited(self);
+}
+
+static void on_process_exited(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceWorker) self = user_data;
+
+        (void)g_subprocess_wait_finish(G_SUBPROCESS(source), result, NULL);
+        /* Anything still in flight for this launch is moot now. */
+        if (self->launch_cancellable != NULL)
+                g_cancellable_cancel(self->launch_cancellable);
+        exit_event_done(self);
+}
+
+static void on_stderr_line(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceWorker) self = user_data;
+        GDataInputStream *input = G_DATA_INPUT_STREAM(source);
+        g_autofree char *line = g_data_input_stream_read_line_finish_utf8(input, result, NULL, NULL);
+
+        if (line == NULL) {
+                /* EOF, an error or a line that is not UTF-8: stop forwarding. */
+                exit_event_done(self);
+                return;
+        }
+        g_printerr("sluice-fs[%s]: %s\n", self->config.tag, line);
+        if (*line != '\0') {
+                g_free(self->last_stderr_line);
+                self->last_stderr_line = g_steal_pointer(&line);
+        }
+        /* Not cancellable: reading to EOF is how the exit is detected in order. */
+        g_data_input_stream_read_line_async(input, G_PRIORITY_DEFAULT, NULL, on_stderr_line,
+                                            g_steal_pointer(&self));
+}
+
+static void worker_abort_launch(SluiceWorker *self, const char *why)
+{
+        if (self->launch_error == NULL)
+                self->launch_error = g_strdup(why);
+        if (self->process != NULL)
+                g_subprocess_force_exit(self->process);
+}
+
+static gboolean on_ready_timeout(gpointer user_data)
+{
+        SluiceWorker *self = user_data;
+        g_autofree char *why = g_strdup_printf(
+                _("sluice-fs did not become ready within %d seconds"), WORKER_READY_TIMEOUT_S);
+
+        self->ready_timeout_source = 0;
+        worker_abort_launch(self, why);
+        return G_SOURCE_REMOVE;
+}
+
+static void on_control_connected(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceWorker) self = user_data;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SluiceWorker1) control = sluice_worker_control_connect_finish(result, &error);
+        gboolean restarted;
+
+        if (control == NULL) {
+                if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                        return;
+                g_autofree char *why = g_strdup_printf(
+                        _("sluice-fs did not answer on its control channel (%s)"), error->message);
+                worker_abort_launch(self, why);
+                return;
+        }
+        if (self->phase != PHASE_STARTING) {
+                sluice_worker_control_close(control);
+                return;
+        }
+        clear_source(&self->ready_timeout_source);
+        self->control = g_steal_pointer(&control);
+        self->phase = PHASE_READY;
+        restarted = self->restarting;
+        self->ever_ready = TRUE;
+        self->restarting = FALSE;
+
+        /* Read-only was toggled while the worker was starting. */
+        if (self->launched_readonly != self->config.readonly) {
+                g_autoptr(GError) ro_error = NULL;
+
+                if (!sluice_worker_control_set_readonly(self->control, self->config.readonly,
+                                                        &ro_error))
+                        g_warning("%s", ro_error->message);
+        }
+        g_signal_emit(self, worker_signals[SIGNAL_READY], 0, restarted);
+}
+
+static void worker_launch(SluiceWorker *self)
+{
+        g_autoptr(GSubprocessLauncher) launcher = NULL;
+        g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+        g_autoptr(GDataInputStream) err_stream = NULL;
+        g_autoptr(GError) error = NULL;
+        int fds[2];
+
+        g_assert(self->process == NULL);
+        remove_socket(self);  /* a stale socket from a crashed worker */
+        g_clear_pointer(&self->last_stderr_line, g_free);
+        g_clear_pointer(&self->launch_error, g_free);
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0) {
+                g_autofree char *message = g_strdup_printf(
+                        _("Could not create the control channel for sluice-fs: %s"),
+                        g_strerror(errno));
+                worker_give_up(self, message);
+                return;
+        }
+
+        g_ptr_array_add(argv, g_strdup(sluice_worker_binary()));
+        g_ptr_array_add(argv, g_strdup_printf("--socket-path=%s", self->config.socket_path));
+        g_ptr_array_add(argv, g_strdup_printf("--shared-dir=%s", self->config.shared_dir));
+        g_ptr_array_add(argv, g_strdup_printf("--tag=%s", self->config.tag));
+        if (self->config.readonly)
+                g_ptr_array_add(argv, g_strdup("--readonly"));
+        g_ptr_array_add(argv, g_strdup_printf("--cache=%s", self->config.cache));
+        g_ptr_array_add(argv, g_strdup_printf("--queues=%u", self->config.queues));
+        g_ptr_array_add(argv, g_strdup_printf("--control-fd=%d", WORKER_CONTROL_FD));
+        g_ptr_array_add(argv, NULL);
+
+        /* GLib closes every other descriptor in the child; only the control
+         * end is passed on (as fd 3). */
+        launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_PIPE);
+        g_subprocess_launcher_take_fd(launcher, fds[1], WORKER_CONTROL_FD);
+        g_subprocess_launcher_set_child_setup(launcher, child_setup,
+                                              GINT_TO_POINTER(getpid()), NULL);
+        self->process = g_subprocess_launcher_spawnv(launcher,
+                                                     (const char *const *)argv->pdata, &error);
+        if (self->process == NULL) {
+                g_autofree char *message = g_strdup_printf(_("Could not run %s: %s"),
+                                                           sluice_worker_binary(), error->message);
+                (void)close(fds[0]);
+                worker_give_up(self, message);
+                return;
+        }
+        g_debug("Started sluice-fs for %s (pid %s)", self->config.tag,
+                g_subprocess_get_identifier(self->process));
+
+        self->phase = PHASE_STARTING;
+        self->launched_readonly = self->config.readonly;
+        self->launch_cancellable = g_cancellable_new();
+        self->pending_exit_events = 2;
+        g_subprocess_wait_async(self->process, NULL, on_process_exited, g_object_ref(self));
+        err_stream = g_data_input_stream_new(g_subprocess_get_stderr_pipe(self->process));
+        g_data_input_stream_read_line_async(err_stream, G_PRIORITY_DEFAULT, NULL, on_stderr_line,
+                                            g_object_ref(self));
+        sluice_worker_control_connect_async(fds[0], self->launch_cancellable, on_control_connected,
+                                            g_object_ref(self));
+        self->ready_timeout_source = g_timeout_add_seconds(WORKER_READY_TIMEOUT_S,
+                                                           on_ready_timeout, self);
+}
+
+void sluice_worker_start(SluiceWorker *self)
+{
+        g_return_if_fail(SLUICE_IS_WORKER(self));
+
+        switch (self->phase) {
+        case PHASE_STARTING:
+        case PHASE_READY:
+                return;
+        case PHASE_STOPPING:
+                /* Not reachable through the share's state machine: it waits for stops. */
+                g_warning("sluice-fs for %s is still stopping", self->config.tag);
+                return;
+        case PHASE_BACKOFF:
+                clear_source(&self->backoff_source);
+                break;
+        case PHASE_IDLE:
+        case PHASE_FAILED:
+                break;
+        }
+        self->ever_ready = FALSE;
+        self->restarting = FALSE;
+        g_array_set_size(self->failures, 0);
+        worker_launch(self);
+}
+
+static gboolean on_stop_timeout(gpointer user_data)
+{
+        SluiceWorker *self = user_data;
+
+        self->kill_source = 0;
+        if (self->process != NULL) {
+                g_message("sluice-fs for %s ignored SIGTERM for %d s: killing it",
+                          self->config.tag, WORKER_STOP_TIMEOUT_S);
+                g_subprocess_force_exit(self->process);
+        }
+        return G_SOURCE_REMOVE;
+}
+
+void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+
+        g_task_set_source_tag(task, sluice_worker_stop_async);
+        switch (self->phase) {
+        case PHASE_BACKOFF:
+                clear_source(&self->backoff_source);
+                self->phase = PHASE_IDLE;
+                remove_socket(self);
+                G_GNUC_FALLTHROUGH;
+        case PHASE_IDLE:
+        case PHASE_FAILED:
+                g_task_return_boolean(task, TRUE);
+                return;
+        case PHASE_STARTING:
+        case PHASE_READY:
+                self->phase = PHASE_STOPPING;
+                clear_source(&self->ready_timeout_source);
+                g_cancellable_cancel(self->launch_cancellable);
+                /* Closing the channel alone makes a healthy worker exit; SIGTERM
+                 * covers one that is busy, SIGKILL one that hangs. */
+                worker_drop_control(self);
+                g_subprocess_send_signal(self->process, SIGTERM);
+                self->kill_source = g_timeout_add_seconds(WORKER_STOP_TIMEOUT_S,
+                                                          on_stop_timeout, self);
+                G_GNUC_FALLTHROUGH;
+        case PHASE_STOPPING:
+                self->stop_tasks = g_list_append(self->stop_tasks, g_steal_pointer(&task));
+                return;
+        }
+}
+
+void sluice_worker_stop_finish(SluiceWorker *self, GAsyncResult *result)
+{
+        (void)g_task_propagate_boolean(G_TASK(result), NULL);
+}
+
+gboolean sluice_worker_is_ready(SluiceWorker *self)
+{
+        return self->phase == PHASE_READY;
+}
+
+SluiceWorker1 *sluice_worker_get_control(SluiceWorker *self)
+{
+        return self->phase == PHASE_READY ? self->control : NULL;
+}
+
+GPid sluice_worker_get_pid(SluiceWorker *self)
+{
+        const char *id = self->process != NULL ? g_subprocess_get_identifier(self->process) : NULL;
+
+        return id != NULL ? (GPid)g_ascii_strtoll(id, NULL, 10) : 0;
+}
+
+gboolean sluice_worker_set_readonly(SluiceWorker *self, gboolean readonly, GError **error)
+{
+        self->config.readonly = readonly;
+        if (self->phase != PHASE_READY)
+                return TRUE;  /* applied when it is ready or at the next launch */
+        if (!sluice_worker_control_set_readonly(self->control, readonly, error))
+                return FALSE;
+        self->launched_readonly = readonly;
+        return TRUE;
+}
+
+SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config)
+{
+        SluiceWorker *self = g_object_new(SLUICE_TYPE_WORKER, NULL);
+
+        self->config.shared_dir = g_strdup(config->shared_dir);
+        self->config.tag = g_strdup(config->tag);
+        self->config.socket_path = g_strdup(config->socket_path);
+        self->config.cache = g_strdup(config->cache != NULL ? config->cache : "auto");
+        self->config.readonly = config->readonly;
+        self->config.queues = config->queues > 0 ? config->queues : 1;
+        return self;
+}
+
+static void sluice_worker_dispose(GObject *object)
+{
+        SluiceWorker *self = SLUICE_WORKER(object);
+
+        /* Callbacks hold references while a process runs, so this only runs
+         * once it is reaped; the sources may still be pending. */
+        clear_source(&self->backoff_source);
+        clear_source(&self->kill_source);
+        clear_source(&self->ready_timeout_source);
+        worker_drop_control(self);
+        G_OBJECT_CLASS(sluice_worker_parent_class)->dispose(object);
+}
+
+static void sluice_worker_finalize(GObject *object)
+{
+        SluiceWorker *self = SLUICE_WORKER(object);
+
+        g_free(self->config.shared_dir);
+        g_free(self->config.tag);
+        g_free(self->config.socket_path);
+        g_free(self->config.cache);
+        g_free(self->launch_error);
+        g_free(self->last_stderr_line);
+        g_array_unref(self->failures);
+        g_clear_object(&self->launch_cancellable);
+        G_OBJECT_CLASS(sluice_worker_parent_class)->finalize(object);
+}
+
+static void sluice_worker_class_init(SluiceWorkerClass *klass)
+{
+        GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+        object_class->dispose = sluice_worker_dispose;
+        object_class->finalize = sluice_worker_finalize;
+
+        worker_signals[SIGNAL_READY] = g_signal_new("ready", G_TYPE_FROM_CLASS(klass),
+                G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
+        worker_signals[SIGNAL_CRASHED] = g_signal_new("crashed", G_TYPE_FROM_CLASS(klass),
+                G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+        worker_signals[SIGNAL_FAILED] = g_signal_new("failed", G_TYPE_FROM_CLASS(klass),
+                G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+}
+
+static void sluice_worker_init(SluiceWorker *self)
+{
+        self->phase = PHASE_IDLE;
+        self->failures = g_array_new(FALSE, FALSE, sizeof(gint64));
+}

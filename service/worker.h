@@ -1,0 +1,50 @@
+/* worker.h — one supervised sluice-fs process (a share's worker).
+ *
+ * The service is the worker's parent: it spawns it with one end of a
+ * socketpair as --control-fd, waits for readiness on that channel, restarts
+ * it with backoff (1 s, 2 s, 4 s … at most 30 s) when it dies unexpectedly
+ * and gives up after 5 failures within 60 s.  Stopping sends SIGTERM and,
+ * after a timeout, SIGKILL; the process is always reaped. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sluice-worker-dbus.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+        char *shared_dir;
+        char *tag;
+        char *socket_path;
+        char *cache;        /* auto|always|never */
+        gboolean readonly;
+        guint queues;
+} SluiceWorkerConfig;
+
+#define SLUICE_TYPE_WORKER (sluice_worker_get_type())
+G_DECLARE_FINAL_TYPE(SluiceWorker, sluice_worker, SLUICE, WORKER, GObject)
+
+/* Signals:
+ *   "ready" (gboolean restarted)      the worker answers on its control channel
+ *   "crashed" (const char *message)   it died unexpectedly; a restart is scheduled
+ *   "failed" (const char *message)    it could not start or keeps crashing: given up */
+
+SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config);
+/* The sluice-fs binary: $SLUICE_FS, else the installed one. */
+const char *sluice_worker_binary(void);
+
+/* Launches the process (no-op when it runs or is starting). */
+void sluice_worker_start(SluiceWorker *self);
+/* Stops the process and any pending restart; completes once it is reaped. */
+void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data);
+void sluice_worker_stop_finish(SluiceWorker *self, GAsyncResult *result);
+
+gboolean sluice_worker_is_ready(SluiceWorker *self);
+/* The control channel while ready, else NULL. */
+SluiceWorker1 *sluice_worker_get_control(SluiceWorker *self);
+GPid sluice_worker_get_pid(SluiceWorker *self);
+/* Applies live when ready (error when the worker refuses) and to every later launch. */
+gboolean sluice_worker_set_readonly(SluiceWorker *self, gboolean readonly, GError **error);
+
+G_END_DECLS
