@@ -1,0 +1,184 @@
+/* test-confine.c — nothing the guest sends reaches outside the shared folder. */
+#include <glib.h>
+
+#include "confine.h"
+#include "fuse-test-util.h"
+
+static void test_check_name(void)
+{
+        char long_name[300];
+
+        g_assert_cmpint(confine_check_name("file", 4), ==, 0);
+        g_assert_cmpint(confine_check_name("...", 3), ==, 0);
+        g_assert_cmpint(confine_check_name(".hidden", 7), ==, 0);
+        g_assert_cmpint(confine_check_name("", 0), ==, -EINVAL);
+        g_assert_cmpint(confine_check_name(".", 1), ==, -EINVAL);
+        g_assert_cmpint(confine_check_name("..", 2), ==, -EINVAL);
+        g_assert_cmpint(confine_check_name("a/b", 3), ==, -EINVAL);
+        g_assert_cmpint(confine_check_name("/etc", 4), ==, -EINVAL);
+        g_assert_cmpint(confine_check_name("a\0b", 3), ==, -EINVAL);
+        memset(long_name, 'x', sizeof(long_name));
+        g_assert_cmpint(confine_check_name(long_name, 255), ==, 0);
+        g_assert_cmpint(confine_check_name(long_name, 256), ==, -ENAMETOOLONG);
+}
+
+static void test_open_child_refuses_symlinks(void)
+{
+        g_autofree char *dir = g_dir_make_tmp("sluice-confine-XXXXXX", NULL);
+        g_autofree char *link = g_build_filename(dir, "escape", NULL);
+        g_autofree char *file = g_build_filename(dir, "plain", NULL);
+        int dfd, fd, proc, lfd;
+
+        g_assert_cmpint(symlink("/etc/passwd", link), ==, 0);
+        g_assert_true(g_file_set_contents(file, "x", 1, NULL));
+        dfd = open(dir, O_PATH | O_DIRECTORY);
+        g_assert_cmpint(dfd, >=, 0);
+        g_assert_cmpint(confine_open_child(dfd, "escape", O_RDONLY, 0), ==, -ELOOP);
+        /* O_PATH gets the link itself, which is how inodes hold symlinks. */
+        lfd = confine_open_child(dfd, "escape", O_PATH, 0);
+        g_assert_cmpint(lfd, >=, 0);
+        /* ... and reopening that link for I/O is refused, not followed. */
+        proc = confine_open_proc_fd();
+        g_assert_cmpint(proc, >=, 0);
+        g_assert_cmpint(confine_reopen(proc, lfd, O_RDONLY), ==, -ELOOP);
+        fd = confine_open_child(dfd, "plain", O_RDONLY, 0);
+        g_assert_cmpint(fd, >=, 0);
+        close(fd);
+        if (confine_have_openat2())
+                g_assert_cmpint(confine_open_child(dfd, "../etc", O_PATH, 0), ==, -EXDEV);
+        close(lfd);
+        close(proc);
+        close(dfd);
+        ft_rm_rf(dir);
+}
+
+static void test_attack_names(void)
+{
+        struct ft t;
+        struct fuse_mkdir_in mk = { .mode = 0755 };
+        struct fuse_rename_in rn = { .newdir = 1 };
+        char longname[300];
+
+        ft_setup(&t);
+        g_assert_cmpint(ft_lookup(&t, 1, "..", NULL), ==, -EINVAL);
+        g_assert_cmpint(ft_lookup(&t, 1, ".", NULL), ==, -EINVAL);
+        g_assert_cmpint(ft_lookup(&t, 1, "../outside", NULL), ==, -EINVAL);
+        g_assert_cmpint(ft_lookup(&t, 1, "/etc", NULL), ==, -EINVAL);
+        g_assert_cmpint(ft_lookup(&t, 1, "", NULL), ==, -EINVAL);
+        memset(longname, 'a', sizeof(longname));
+        longname[sizeof(longname) - 1] = '\0';
+        g_assert_cmpint(ft_lookup(&t, 1, longname, NULL), ==, -ENAMETOOLONG);
+        /* A name without its NUL. */
+        g_assert_cmpint(ft_send(&t, FUSE_LOOKUP, 1, "abc", 3, NULL, 0), ==, -EINVAL);
+        g_assert_cmpint(ft_create(&t, 1, "../outside/new", 0644, O_RDWR, NULL, NULL), ==, -EINVAL);
+        g_assert_cmpint(ft_send(&t, FUSE_MKDIR, 1, &mk, sizeof(mk), "..", 3), ==, -EINVAL);
+        g_assert_cmpint(ft_send(&t, FUSE_UNLINK, 1, "../outside/secret", 18, NULL, 0), ==, -EINVAL);
+        g_assert_cmpint(ft_send(&t, FUSE_SYMLINK, 1, "a/b", 4, "x", 2), ==, -EINVAL);
+        g_assert_cmpint(ft_create(&t, 1, "f", 0644, O_RDWR, NULL, NULL), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_RENAME, 1, &rn, sizeof(rn), "f\0../outside/f", 15), ==, -EINVAL);
+        /* Forged nodeids find nothing. */
+        g_assert_cmpint(ft_lookup(&t, 0, "f", NULL), ==, -EBADF);
+        g_assert_cmpint(ft_lookup(&t, 2, "f", NULL), ==, -EBADF);
+        g_assert_cmpint(ft_lookup(&t, (1ull << 32) | 1, "f", NULL), ==, -EBADF);
+        g_assert_cmpint(ft_lookup(&t, 0xffffffffffffffffull, "f", NULL), ==, -EBADF);
+        g_assert_cmpint(ft_read(&t, 1, 0x1234, 0, 10, NULL), ==, -EBADF);
+
+        {
+                g_autofree char *escaped = g_build_filename(t.outside, "new", NULL);
+                g_autofree char *secret = g_build_filename(t.outside, "secret", NULL);
+
+                g_assert_false(g_file_test(escaped, G_FILE_TEST_EXISTS));
+                g_assert_true(g_file_test(secret, G_FILE_TEST_EXISTS));
+        }
+        ft_teardown(&t);
+}
+
+static void test_symlinks_not_followed(void)
+{
+        struct ft t;
+        struct fuse_entry_out e, d;
+        g_autofree char *l1 = NULL, *l2 = NULL, *secret = NULL;
+        struct fuse_setattr_in sa = { .valid = FATTR_MODE, .mode = 0777 };
+        struct fuse_setattr_in tr = { .valid = FATTR_SIZE, .size = 0 };
+        struct fuse_link_in ln;
+        struct stat st;
+        uint64_t fh;
+        g_autofree char *contents = NULL;
+
+        ft_setup(&t);
+        secret = g_build_filename(t.outside, "secret", NULL);
+        /* Host-side symlinks placed in the share, pointing outside. */
+        l1 = ft_path(&t, "to-secret");
+        l2 = ft_path(&t, "to-outside");
+        g_assert_cmpint(symlink(secret, l1), ==, 0);
+        g_assert_cmpint(symlink(t.outside, l2), ==, 0);
+
+        /* LOOKUP gives the link itself. */
+        g_assert_cmpint(ft_lookup(&t, 1, "to-secret", &e), ==, 0);
+        g_assert_true(S_ISLNK(e.attr.mode));
+        /* OPEN of the link does not reach the target. */
+        g_assert_cmpint(ft_open(&t, e.nodeid, O_RDONLY, &fh), ==, -ELOOP);
+        g_assert_cmpint(ft_open(&t, e.nodeid, O_RDWR | O_TRUNC, &fh), ==, -ELOOP);
+        /* chmod and truncate through the link are refused; the target keeps its data. */
+        g_assert_cmpint(ft_send(&t, FUSE_SETATTR, e.nodeid, &sa, sizeof(sa), NULL, 0), !=, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_SETATTR, e.nodeid, &tr, sizeof(tr), NULL, 0), !=, 0);
+        /* A hard link of the link is a link, not the secret. */
+        ln.oldnodeid = e.nodeid;
+        g_assert_cmpint(ft_send(&t, FUSE_LINK, 1, &ln, sizeof(ln), "copy", 5), ==, 0);
+        {
+                g_autofree char *cp = ft_path(&t, "copy");
+
+                g_assert_cmpint(lstat(cp, &st), ==, 0);
+                g_assert_true(S_ISLNK(st.st_mode));
+        }
+        /* A symlinked directory is not a directory to walk through. */
+        g_assert_cmpint(ft_lookup(&t, 1, "to-outside", &d), ==, 0);
+        g_assert_true(S_ISLNK(d.attr.mode));
+        g_assert_cmpint(ft_lookup(&t, d.nodeid, "secret", NULL), ==, -ENOTDIR);
+        g_assert_cmpint(ft_create(&t, d.nodeid, "planted", 0644, O_RDWR, NULL, NULL), ==, -ENOTDIR);
+        g_assert_cmpint(ft_send(&t, FUSE_OPENDIR, d.nodeid, &(struct fuse_open_in){ 0 },
+                                sizeof(struct fuse_open_in), NULL, 0), ==, -ENOTDIR);
+        /* CREATE over an existing link does not write through it. */
+        g_assert_cmpint(ft_create(&t, 1, "to-secret", 0644, O_RDWR | O_TRUNC, NULL, NULL), ==, -ELOOP);
+
+        g_assert_true(g_file_get_contents(secret, &contents, NULL, NULL));
+        g_assert_cmpstr(contents, ==, "secret");
+        g_assert_cmpint(stat(secret, &st), ==, 0);
+        g_assert_cmpuint(st.st_mode & 0777, !=, 0777);
+        {
+                g_autofree char *planted = g_build_filename(t.outside, "planted", NULL);
+
+                g_assert_false(g_file_test(planted, G_FILE_TEST_EXISTS));
+        }
+        ft_teardown(&t);
+}
+
+static void test_dir_moved_outside(void)
+{
+        struct ft t;
+        struct fuse_mkdir_in mk = { .mode = 0755 };
+        struct fuse_entry_out d;
+        g_autofree char *from = NULL, *to = NULL;
+
+        ft_setup(&t);
+        g_assert_cmpint(ft_send(&t, FUSE_MKDIR, 1, &mk, sizeof(mk), "sub", 4), ==, 0);
+        memcpy(&d, ft_body(&t), sizeof(d));
+        /* The host moves the directory out of the share: ".." from it is still refused. */
+        from = ft_path(&t, "sub");
+        to = g_build_filename(t.outside, "sub", NULL);
+        g_assert_cmpint(rename(from, to), ==, 0);
+        g_assert_cmpint(ft_lookup(&t, d.nodeid, "..", NULL), ==, -EINVAL);
+        ft_teardown(&t);
+}
+
+int main(int argc, char **argv)
+{
+        g_test_init(&argc, &argv, NULL);
+        log_set_level(LOG_LEVEL_WARNING);
+        g_test_add_func("/confine/check-name", test_check_name);
+        g_test_add_func("/confine/open-child-symlinks", test_open_child_refuses_symlinks);
+        g_test_add_func("/confine/attack-names", test_attack_names);
+        g_test_add_func("/confine/symlinks-not-followed", test_symlinks_not_followed);
+        g_test_add_func("/confine/dir-moved-outside", test_dir_moved_outside);
+        return g_test_run();
+}

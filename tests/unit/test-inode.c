@@ -1,0 +1,270 @@
+/* test-inode.c — the inode and handle tables: lookup counting, stale and
+ * forged numbers, two names of one file, concurrent use. */
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "inode.h"
+
+struct fixture {
+        char *dir;
+        int dir_fd;
+        struct inode_table *t;
+};
+
+static void fixture_set_up(struct fixture *f, gconstpointer data)
+{
+        int root;
+
+        f->dir = g_dir_make_tmp("sluice-inode-XXXXXX", NULL);
+        g_assert_nonnull(f->dir);
+        f->dir_fd = open(f->dir, O_PATH | O_DIRECTORY);
+        root = open(f->dir, O_PATH | O_DIRECTORY);
+        g_assert_cmpint(inode_table_new(root, &f->t), ==, 0);
+}
+
+static void fixture_tear_down(struct fixture *f, gconstpointer data)
+{
+        g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", f->dir);
+
+        inode_table_free(f->t);
+        close(f->dir_fd);
+        g_assert_cmpint(system(cmd), ==, 0);
+        g_free(f->dir);
+}
+
+/* Counts one lookup of dir/name. */
+static uint64_t add(struct fixture *f, const char *name)
+{
+        int fd = openat(f->dir_fd, name, O_PATH | O_NOFOLLOW);
+        struct stat st;
+        uint64_t id;
+        int err;
+
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(fstat(fd, &st), ==, 0);
+        id = inode_add_lookup(f->t, fd, &st, &err);
+        g_assert_cmpint(err, ==, 0);
+        g_assert_cmpuint(id, !=, 0);
+        return id;
+}
+
+static void touch(struct fixture *f, const char *name)
+{
+        g_autofree char *p = g_build_filename(f->dir, name, NULL);
+
+        g_assert_true(g_file_set_contents(p, "", 0, NULL));
+}
+
+static void test_counting(struct fixture *f, gconstpointer data)
+{
+        struct inode *i;
+        uint64_t a, a2, b, old_b;
+
+        touch(f, "a");
+        touch(f, "b");
+        g_assert_cmpuint(inode_count(f->t), ==, 1);
+        i = inode_get(f->t, INODE_ROOT_ID);
+        g_assert_nonnull(i);
+        g_assert_cmpuint(i->nodeid, ==, 1);
+        inode_put(f->t, i);
+
+        a = add(f, "a");
+        a2 = add(f, "a");
+        b = add(f, "b");
+        g_assert_cmpuint(a, ==, a2);
+        g_assert_cmpuint(a, !=, b);
+        g_assert_cmpuint(inode_count(f->t), ==, 3);
+        g_assert_cmpuint(inode_lookup_count(f->t, a), ==, 2);
+
+        inode_forget(f->t, a, 1);
+        g_assert_cmpuint(inode_lookup_count(f->t, a), ==, 1);
+        g_assert_nonnull((i = inode_get(f->t, a)));
+        inode_put(f->t, i);
+        inode_forget(f->t, a, 1);
+        g_assert_null(inode_get(f->t, a));
+        g_assert_cmpuint(inode_count(f->t), ==, 2);
+        /* Forgetting more than was looked up, or an unknown nodeid, is harmless. */
+        inode_forget(f->t, b, 100);
+        inode_forget(f->t, a, 1);
+        inode_forget(f->t, 0x777700000005ull, 1);
+        g_assert_cmpuint(inode_count(f->t), ==, 1);
+        /* The last freed slot is reused with a new generation: the old nodeid stays dead. */
+        old_b = b;
+        b = add(f, "b");
+        g_assert_cmpuint(b & 0xffffffffu, ==, old_b & 0xffffffffu);
+        g_assert_cmpuint(b, !=, old_b);
+        g_assert_null(inode_get(f->t, a));
+        g_assert_null(inode_get(f->t, old_b));
+        g_assert_nonnull((i = inode_get(f->t, b)));
+        inode_put(f->t, i);
+        /* The root survives everything. */
+        inode_forget(f->t, INODE_ROOT_ID, 1000);
+        inode_forget_all(f->t);
+        g_assert_cmpuint(inode_count(f->t), ==, 1);
+        g_assert_nonnull((i = inode_get(f->t, INODE_ROOT_ID)));
+        inode_put(f->t, i);
+        g_assert_null(inode_get(f->t, b));
+}
+
+static void test_hard_links_are_one_inode(struct fixture *f, gconstpointer data)
+{
+        g_autofree char *a = g_build_filename(f->dir, "a", NULL);
+        g_autofree char *l = g_build_filename(f->dir, "l", NULL);
+
+        touch(f, "a");
+        g_assert_cmpint(link(a, l), ==, 0);
+        g_assert_cmpuint(add(f, "a"), ==, add(f, "l"));
+        g_assert_cmpuint(inode_count(f->t), ==, 2);
+}
+
+static void test_in_use_survives_forget(struct fixture *f, gconstpointer data)
+{
+        struct inode *i;
+        uint64_t a;
+        struct stat st;
+
+        touch(f, "a");
+        a = add(f, "a");
+        i = inode_get(f->t, a);
+        inode_forget(f->t, a, 1);
+        /* No longer the guest's, but the fd stays valid for the request holding it. */
+        g_assert_null(inode_get(f->t, a));
+        g_assert_cmpint(fstatat(i->fd, "", &st, AT_EMPTY_PATH), ==, 0);
+        g_assert_cmpuint(inode_count(f->t), ==, 2);
+        inode_put(f->t, i);
+        g_assert_cmpuint(inode_count(f->t), ==, 1);
+}
+
+static void test_many_and_forged(struct fixture *f, gconstpointer data)
+{
+        enum { N = 3000 };
+        uint64_t *ids = g_new(uint64_t, N);
+
+        for (int k = 0; k < N; k++) {
+                g_autofree char *n = g_strdup_printf("f%d", k);
+
+                touch(f, n);
+                ids[k] = add(f, n);
+        }
+        g_assert_cmpuint(inode_count(f->t), ==, N + 1);
+        for (int k = 0; k < N; k++) {
+                g_autofree char *n = g_strdup_printf("f%d", k);
+
+                g_assert_cmpuint(add(f, n), ==, ids[k]);   /* the hash finds each again */
+        }
+        /* Numbers the table never handed out. */
+        g_assert_null(inode_get(f->t, 0));
+        g_assert_null(inode_get(f->t, 0xffffffffull));
+        g_assert_null(inode_get(f->t, ids[5] ^ (1ull << 40)));
+        g_assert_null(inode_get(f->t, (uint64_t)-1));
+        for (int k = 0; k < N; k++)
+                inode_forget(f->t, ids[k], 2);
+        g_assert_cmpuint(inode_count(f->t), ==, 1);
+        g_free(ids);
+}
+
+static void test_handles(struct fixture *f, gconstpointer data)
+{
+        struct handle_table *ht;
+        struct inode *i;
+        struct handle *h;
+        uint64_t a, fh, dfh;
+        int err, fd;
+
+        touch(f, "a");
+        a = add(f, "a");
+        g_assert_cmpint(handle_table_new(f->t, &ht), ==, 0);
+        i = inode_get(f->t, a);
+        fd = openat(f->dir_fd, "a", O_RDWR);
+        fh = handle_add(ht, fd, i, false, true, &err);
+        g_assert_cmpuint(fh, !=, 0);
+        inode_put(f->t, i);
+        /* The handle keeps its inode alive after FORGET. */
+        inode_forget(f->t, a, 1);
+        g_assert_cmpuint(inode_count(f->t), ==, 2);
+        g_assert_null(handle_get(ht, fh, true));        /* not a directory handle */
+        g_assert_null(handle_get(ht, fh + 1, false));
+        g_assert_null(handle_get(ht, fh ^ (1ull << 33), false));
+        h = handle_get(ht, fh, false);
+        g_assert_nonnull(h);
+        g_assert_true(h->writable);
+        /* RELEASE while a request holds it: the fd outlives the release. */
+        g_assert_cmpint(handle_release(ht, fh, false), ==, 0);
+        g_assert_cmpint(handle_release(ht, fh, false), ==, -EBADF);
+        g_assert_null(handle_get(ht, fh, false));
+        g_assert_cmpint(write(h->fd, "x", 1), ==, 1);
+        handle_put(ht, h);
+        g_assert_cmpuint(handle_count(ht), ==, 0);
+        g_assert_cmpuint(inode_count(f->t), ==, 1);
+
+        i = inode_get(f->t, INODE_ROOT_ID);
+        dfh = handle_add(ht, openat(f->dir_fd, ".", O_RDONLY | O_DIRECTORY), i, true, false, &err);
+        inode_put(f->t, i);
+        g_assert_cmpuint(dfh, !=, 0);
+        g_assert_nonnull((h = handle_get(ht, dfh, true)));
+        g_assert_nonnull(h->dir);
+        handle_put(ht, h);
+        handle_release_all(ht);
+        g_assert_cmpuint(handle_count(ht), ==, 0);
+        handle_table_free(ht);
+}
+
+struct race {
+        struct fixture *f;
+        uint64_t id;
+        int loops;
+};
+
+static void *racer(void *p)
+{
+        struct race *r = p;
+
+        for (int k = 0; k < r->loops; k++) {
+                struct inode *i = inode_get(r->f->t, r->id);
+
+                if (i) {
+                        struct stat st;
+
+                        g_assert_cmpint(fstatat(i->fd, "", &st, AT_EMPTY_PATH), ==, 0);
+                        inode_put(r->f->t, i);
+                }
+                /* Add before forget: the count never drops to 0, so the nodeid never changes. */
+                if (k % 2 == 0)
+                        g_assert_cmpuint(add(r->f, "a"), ==, r->id);
+                else
+                        inode_forget(r->f->t, r->id, 1);
+        }
+        return NULL;
+}
+
+static void test_threads(struct fixture *f, gconstpointer data)
+{
+        pthread_t th[4];
+        struct race r[4];
+
+        touch(f, "a");
+        for (int k = 0; k < 4; k++) {
+                r[k] = (struct race){ f, add(f, "a"), 2000 };
+                pthread_create(&th[k], NULL, racer, &r[k]);
+        }
+        for (int k = 0; k < 4; k++)
+                pthread_join(th[k], NULL);
+        /* Each thread added as often as it forgot, plus its first add. */
+        g_assert_cmpuint(inode_lookup_count(f->t, r[0].id), ==, 4);
+}
+
+int main(int argc, char **argv)
+{
+        g_test_init(&argc, &argv, NULL);
+#define ADD(name, fn) g_test_add("/inode/" name, struct fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+        ADD("counting", test_counting);
+        ADD("hard-links", test_hard_links_are_one_inode);
+        ADD("in-use-survives-forget", test_in_use_survives_forget);
+        ADD("many-and-forged", test_many_and_forged);
+        ADD("handles", test_handles);
+        ADD("threads", test_threads);
+        return g_test_run();
+}
