@@ -274,6 +274,27 @@ GPid harness_spawn(GPtrArray *argv, int keep_fd)
         return pid;
 }
 
+int harness_run(const char *const *argv, char **ret_out, char **ret_err)
+{
+        g_autoptr(GError) error = NULL;
+        int status = -1;
+        user_init();
+        child_keep_fd = -1;
+        /* timeout(1) keeps a hung daemon from hanging the test. */
+        g_autoptr(GPtrArray) full = g_ptr_array_new();
+        g_ptr_array_add(full, (char *)"timeout");
+        g_ptr_array_add(full, (char *)"-s");
+        g_ptr_array_add(full, (char *)"KILL");
+        g_ptr_array_add(full, (char *)"30");
+        for (unsigned i = 0; argv[i]; i++)
+                g_ptr_array_add(full, (char *)argv[i]);
+        g_ptr_array_add(full, NULL);
+        g_spawn_sync(NULL, (char **)full->pdata, NULL, G_SPAWN_SEARCH_PATH, child_setup, NULL,
+                     ret_out, ret_err, &status, &error);
+        g_assert_no_error(error);
+        return status;
+}
+
 void harness_start(Harness *h, const char *const *extra)
 {
         g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, extra);

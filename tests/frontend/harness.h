@@ -45,6 +45,9 @@ GPtrArray *harness_daemon_argv(Harness *h, gboolean use_socket, const char *cons
 void harness_start(Harness *h, const char *const *extra);
 /* Starts argv with stdin/out/err inherited, as the test user; keep_fd stays open in the child. */
 GPid harness_spawn(GPtrArray *argv, int keep_fd);
+/* Runs argv to completion as the daemon's user (stdout and stderr captured,
+ * killed after 30 s); returns its wait status. */
+int harness_run(const char *const *argv, char **ret_out, char **ret_err);
 /* Connects a new VMM (cfg may be NULL) and sends FUSE INIT; asserts success. */
 struct vmm *harness_connect(Harness *h, const struct vmm_config *cfg);
 /* harness_start + harness_connect into h->vmm. */

@@ -273,6 +273,9 @@ void *vmm_gpa_to_host(const struct vmm *v, uint64_t gpa, size_t len)
                 if (gpa >= r->gpa && gpa - r->gpa <= r->size && len <= r->size - (gpa - r->gpa))
                         return r->host + (gpa - r->gpa);
         }
+        if (v->extra && gpa >= v->extra_reg.gpa && gpa - v->extra_reg.gpa <= v->extra_reg.size &&
+            len <= v->extra_reg.size - (gpa - v->extra_reg.gpa))
+                return v->extra + (gpa - v->extra_reg.gpa);
         return NULL;
 }
 
@@ -492,6 +495,21 @@ int vmm_publish(struct vmm *v, unsigned qi, uint16_t head, unsigned ndesc, const
         q->avail_idx++;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         /* Kicking even when avail_event says it is not needed is allowed. */
+        uint64_t one = 1;
+        if (write(q->kick_fd, &one, sizeof(one)) != sizeof(one))
+                return vmm_fail(-errno, "kick");
+        return 0;
+}
+
+int vmm_publish_raw(struct vmm *v, unsigned qi, uint16_t value, uint16_t idx_step)
+{
+        if (qi >= v->nq)
+                return -EINVAL;
+        struct vmm_queue *q = &v->q[qi];
+        q->avail->ring[q->avail_idx % q->size] = value;
+        q->avail_idx = (uint16_t)(q->avail_idx + idx_step);
+        __atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
         uint64_t one = 1;
         if (write(q->kick_fd, &one, sizeof(one)) != sizeof(one))
                 return vmm_fail(-errno, "kick");

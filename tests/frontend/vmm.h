@@ -78,6 +78,10 @@ int vmm_desc_get(struct vmm *v, unsigned q, unsigned n, uint16_t *ids);
 /* Puts head in the avail ring and kicks.  The chain is owned by the vmm
  * until it completes (vmm_wait_used). */
 int vmm_publish(struct vmm *v, unsigned q, uint16_t head, unsigned ndesc, const uint16_t *ids);
+/* Writes value into the next avail ring slot and moves avail->idx by
+ * idx_step (normally 1), with no checks and no bookkeeping: for feeding the
+ * backend heads out of range or an index that jumps.  Kicks. */
+int vmm_publish_raw(struct vmm *v, unsigned q, uint16_t value, uint16_t idx_step);
 /* Waits for head to come back in the used ring.  -ETIMEDOUT after
  * timeout_ms (< 0: the configured timeout); -EPROTO for a bogus used entry. */
 int vmm_wait_used(struct vmm *v, unsigned q, uint16_t head, uint32_t *ret_len, int timeout_ms);
