@@ -122,7 +122,30 @@ static void read_desc(const struct vring_desc *d, struct vring_desc *out)
         out->next = __atomic_load_n(&d->next, __ATOMIC_RELAXED);
 }
 
-/* Walks the chain starting at head into e; returns NULL or what is wrong. */
+/* Switches the walk to the indirect table that d points at (copied, so the
+ * guest cannot change it under us); returns NULL or what is wrong. */
+static const char *enter_indirect(struct vq *vq, const struct vring_desc *d, unsigned *max)
+{
+        unsigned n;
+
+        if (!vq->indirect)
+                return "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC";
+        if (d->flags & VRING_DESC_F_NEXT)
+                return "indirect descriptor with NEXT set";
+        if (d->len == 0 || d->len % sizeof(struct vring_desc))
+                return "indirect table length not a multiple of 16";
+        n = d->len / sizeof(struct vring_desc);
+        if (n > VQ_MAX_SIZE)
+                return "indirect table too long";
+        if (gm_copy_from(vq->mem, d->addr, vq->indirect_table, d->len) < 0)
+                return "indirect table outside guest memory";
+        *max = n;
+        return NULL;
+}
+
+/* Walks the chain starting at head into e; returns NULL or what is wrong.
+ * Per the spec (2.7.5.3.2) a chain may be zero or more direct descriptors
+ * followed by one indirect descriptor, whose WRITE flag is ignored. */
 static const char *walk_chain(struct vq *vq, uint16_t head, struct vq_elem *e)
 {
         const struct vring_desc *table = vq->desc;
@@ -131,40 +154,28 @@ static const char *walk_chain(struct vq *vq, uint16_t head, struct vq_elem *e)
         bool seen_writable = false;
         struct vring_desc d;
         unsigned idx = head;
+        const char *why;
 
         e->head = head;
         e->n_readable = e->n_writable = 0;
-
         read_desc(&table[idx], &d);
-        if (d.flags & VRING_DESC_F_INDIRECT) {
-                unsigned n;
-
-                if (!vq->indirect)
-                        return "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC";
-                if (d.flags & VRING_DESC_F_NEXT)
-                        return "indirect descriptor with NEXT set";
-                if (d.len == 0 || d.len % sizeof(struct vring_desc))
-                        return "indirect table length not a multiple of 16";
-                n = d.len / sizeof(struct vring_desc);
-                if (n > VQ_MAX_SIZE)
-                        return "indirect table too long";
-                if (gm_copy_from(vq->mem, d.addr, vq->indirect_table, d.len) < 0)
-                        return "indirect table outside guest memory";
-                table = vq->indirect_table;
-                max = n;
-                idx = 0;
-                read_desc(&table[0], &d);
-        }
-
         for (;;) {
                 unsigned before = n_iov;
                 int r;
 
+                if (d.flags & VRING_DESC_F_INDIRECT) {
+                        if (table != vq->desc)
+                                return "nested indirect descriptor";
+                        why = enter_indirect(vq, &d, &max);
+                        if (why)
+                                return why;
+                        table = vq->indirect_table;
+                        count = 0;
+                        read_desc(&table[0], &d);
+                        continue;
+                }
                 if (++count > max)
                         return "descriptor loop or chain longer than the table";
-                if (d.flags & VRING_DESC_F_INDIRECT)
-                        return table == vq->desc ? "indirect descriptor inside a chain"
-                                                 : "nested indirect descriptor";
                 if (d.flags & VRING_DESC_F_WRITE) {
                         writable += d.len;
                         seen_writable = true;

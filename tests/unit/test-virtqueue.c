@@ -193,6 +193,29 @@ static void test_indirect(void)
         fixture_teardown(&f);
 }
 
+/* Spec 2.7.5.3.2: direct descriptors may precede one indirect descriptor,
+ * and the WRITE flag of the descriptor pointing at a table is ignored. */
+static void test_direct_then_indirect(void)
+{
+        struct vring_desc *table;
+        struct fixture f;
+
+        fixture_setup(&f, 1ull << VIRTIO_RING_F_INDIRECT_DESC);
+        table = gpa(&f, TABLE_GPA);
+        set_desc(table, 0, BUF_GPA + 40, 24, VRING_DESC_F_NEXT, 1);
+        set_desc(table, 1, BUF_GPA + 4096, 512, VRING_DESC_F_WRITE, 0);
+        set_desc(f.desc, 6, BUF_GPA, 40, VRING_DESC_F_NEXT, 2);
+        set_desc(f.desc, 2, TABLE_GPA, 32, VRING_DESC_F_INDIRECT | VRING_DESC_F_WRITE, 0);
+        publish(&f, 6);
+        g_assert_cmpint(vq_pop(f.vq, f.e), ==, 1);
+        g_assert_cmpuint(f.e->head, ==, 6);
+        g_assert_cmpuint(f.e->n_readable, ==, 2);
+        g_assert_cmpuint(f.e->n_writable, ==, 1);
+        g_assert_cmpuint(f.e->readable_len, ==, 64);
+        g_assert_cmpuint(f.e->writable_len, ==, 512);
+        fixture_teardown(&f);
+}
+
 /* A 1 MiB WRITE: header + 256 pages, in one indirect table; and a buffer
  * crossing from one memory region into the next takes two iovecs. */
 static void test_large_request(void)
@@ -376,10 +399,21 @@ static void bad_indirect_with_next(struct fixture *f)
         publish(f, 0);
 }
 
-static void bad_indirect_mid_chain(struct fixture *f)
+static void bad_indirect_then_next(struct fixture *f)
 {
         set_desc(f->desc, 0, BUF_GPA, 8, VRING_DESC_F_NEXT, 1);
-        set_desc(f->desc, 1, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
+        set_desc(f->desc, 1, TABLE_GPA, 32, VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT, 2);
+        set_desc(f->desc, 2, BUF_GPA, 8, VRING_DESC_F_WRITE, 0);
+        publish(f, 0);
+}
+
+static void bad_indirect_readable_after_writable(struct fixture *f)
+{
+        struct vring_desc *table = gpa(f, TABLE_GPA);
+
+        set_desc(table, 0, BUF_GPA + 64, 8, 0, 0);
+        set_desc(f->desc, 0, BUF_GPA, 8, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1);
+        set_desc(f->desc, 1, TABLE_GPA, 16, VRING_DESC_F_INDIRECT, 0);
         publish(f, 0);
 }
 
@@ -415,7 +449,8 @@ static const struct bad_case bad_cases[] = {
         { "indirect-loop", bad_indirect_loop, INDIRECT },
         { "indirect-next-out-of-table", bad_indirect_next_out_of_table, INDIRECT },
         { "indirect-with-next", bad_indirect_with_next, INDIRECT },
-        { "indirect-mid-chain", bad_indirect_mid_chain, INDIRECT },
+        { "indirect-then-next", bad_indirect_then_next, INDIRECT },
+        { "indirect-readable-after-direct-writable", bad_indirect_readable_after_writable, INDIRECT },
         { "avail-index-jump", bad_avail_jump, 0 },
 };
 
@@ -465,6 +500,7 @@ int main(int argc, char **argv)
         g_test_add_func("/virtqueue/simple-chain", test_simple_chain);
         g_test_add_func("/virtqueue/wraparound", test_wraparound);
         g_test_add_func("/virtqueue/indirect", test_indirect);
+        g_test_add_func("/virtqueue/direct-then-indirect", test_direct_then_indirect);
         g_test_add_func("/virtqueue/large-request", test_large_request);
         g_test_add_func("/virtqueue/event-idx", test_event_idx);
         g_test_add_func("/virtqueue/bad-rings", test_bad_rings);
