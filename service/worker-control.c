@@ -28,6 +28,7 @@ static void on_probe_done(GObject *source, GAsyncResult *result, gpointer user_d
 static void on_connection_ready(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GTask) task = user_data;
+        GCancellable *cancellable = g_task_get_cancellable(task);
         g_autoptr(GDBusConnection) connection = NULL;
         g_autoptr(SluiceWorker1) control = NULL;
         GError *error = NULL;
@@ -45,16 +46,14 @@ static void on_connection_ready(GObject *source, GAsyncResult *result, gpointer 
         control = sluice_worker1_proxy_new_sync(connection,
                                                 G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES |
                                                 G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS,
-                                                NULL, WORKER_OBJECT_PATH,
-                                                g_task_get_cancellable(task), &error);
+                                                NULL, WORKER_OBJECT_PATH, cancellable, &error);
         if (control == NULL) {
                 g_task_return_error(task, error);
                 return;
         }
         g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(control), WORKER_CALL_TIMEOUT_MS);
         /* The first answered call is the readiness signal. */
-        sluice_worker1_call_get_stats(control, g_task_get_cancellable(task), on_probe_done,
-                                      g_steal_pointer(&task));
+        sluice_worker1_call_get_stats(control, cancellable, on_probe_done, g_steal_pointer(&task));
 }
 
 void sluice_worker_control_connect_async(int fd, GCancellable *cancellable,

@@ -227,7 +227,9 @@ static void on_stderr_line(GObject *source, GAsyncResult *result, gpointer user_
                 return;
         }
         g_printerr("sluice-fs[%s]: %s\n", self->config.tag, line);
-        if (*line != '\0') {
+        /* Keep the last complaint for the share's Error; progress lines say nothing
+         * about why a worker died. */
+        if (*line != '\0' && strstr(line, " info: ") == NULL && strstr(line, " debug: ") == NULL) {
                 g_free(self->last_stderr_line);
                 self->last_stderr_line = g_steal_pointer(&line);
         }
