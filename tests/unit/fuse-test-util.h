@@ -146,7 +146,11 @@ static inline char *ft_path(struct ft *t, const char *rel)
 
 static inline int ft_lookup(struct ft *t, uint64_t parent, const char *name, struct fuse_entry_out *e)
 {
-        int err = ft_send(t, FUSE_LOOKUP, parent, name, ft_strsize(name), NULL, 0);
+        int err;
+
+        if (e)
+                memset(e, 0, sizeof(*e));
+        err = ft_send(t, FUSE_LOOKUP, parent, name, ft_strsize(name), NULL, 0);
 
         if (err == 0 && e)
                 memcpy(e, ft_body(t), sizeof(*e));
@@ -157,7 +161,13 @@ static inline int ft_create(struct ft *t, uint64_t parent, const char *name, uin
                             uint32_t flags, struct fuse_entry_out *e, uint64_t *fh)
 {
         struct fuse_create_in in = { .flags = flags, .mode = S_IFREG | mode, .umask = 022 };
-        int err = ft_send(t, FUSE_CREATE, parent, &in, sizeof(in), name, ft_strsize(name));
+        int err;
+
+        if (e)
+                memset(e, 0, sizeof(*e));
+        if (fh)
+                *fh = 0;
+        err = ft_send(t, FUSE_CREATE, parent, &in, sizeof(in), name, ft_strsize(name));
 
         if (err == 0) {
                 const struct fuse_open_out *o =
@@ -174,7 +184,11 @@ static inline int ft_create(struct ft *t, uint64_t parent, const char *name, uin
 static inline int ft_open(struct ft *t, uint64_t nodeid, uint32_t flags, uint64_t *fh)
 {
         struct fuse_open_in in = { .flags = flags };
-        int err = ft_send(t, FUSE_OPEN, nodeid, &in, sizeof(in), NULL, 0);
+        int err;
+
+        if (fh)
+                *fh = 0;
+        err = ft_send(t, FUSE_OPEN, nodeid, &in, sizeof(in), NULL, 0);
 
         if (err == 0 && fh)
                 *fh = ((const struct fuse_open_out *)ft_body(t))->fh;
