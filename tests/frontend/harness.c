@@ -299,6 +299,8 @@ void harness_start(Harness *h, const char *const *extra)
 {
         g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, extra);
         h->pid = harness_spawn(argv, -1);
+        if (h->pid <= 0)
+                g_error("could not start %s", harness_daemon_path());
         /* Wait for the socket to appear; a daemon that dies first fails the test. */
         for (int i = 0; i < 1000; i++) {
                 struct stat st;

@@ -646,7 +646,7 @@ static void test_posix_locks(void)
         assert_ok(vmm_getlk(v, node, fh2, 2, &probe, &got));
         g_assert_cmpuint(got.type, ==, F_UNLCK);
         assert_ok(vmm_setlk(v, node, fh2, 2, &probe, false, false));
-        fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10 };
+        fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 10, .l_len = 10 };
         g_assert_cmpint(fcntl(fd, F_OFD_GETLK, &fl), ==, 0);
         g_assert_cmpint(fl.l_type, ==, F_RDLCK);
         close(fd);

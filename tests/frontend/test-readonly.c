@@ -38,7 +38,10 @@ static void test_readonly(void)
         g_assert_cmpmem(buf, got, "read me", 7);
         uint64_t dfh;
         assert_ok(vmm_opendir(v, VMM_ROOT, &dfh));
-        assert_ok(vmm_readdir(v, VMM_ROOT, dfh, 0, true, buf, sizeof(buf), &got));
+        {
+                char dbuf[4096];
+                assert_ok(vmm_readdir(v, VMM_ROOT, dfh, 0, true, dbuf, sizeof(dbuf), &got));
+        }
         assert_ok(vmm_releasedir(v, VMM_ROOT, dfh));
         struct fuse_kstatfs st;
         assert_ok(vmm_statfs(v, VMM_ROOT, &st));

@@ -705,7 +705,7 @@ int vmm_op_submit(struct vmm *v, struct vmm_op *op)
 int vmm_op_wait(struct vmm *v, struct vmm_op *op, int timeout_ms)
 {
         int r = vmm_wait_used(v, op->queue, op->head, &op->used_len, timeout_ms);
-        if (r == -ETIMEDOUT) {
+        if (r == -ETIMEDOUT && timeout_ms < 0) {
                 fprintf(stderr, "vmm: no reply to opcode %u (unique %llu) on queue %u\n",
                         op->opcode, (unsigned long long)op->unique, op->queue);
                 return r;
