@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Screenshots of the window, kept in the build directory (tests/applet/):
+#   applet-empty.png        no shares
+#   applet-shares-1/2.png   two running shares while the test VMM reads and
+#                           writes through one of them (the graph moves)
+# Each must not be blank, and the two graph shots must differ.
+. "$(dirname "$0")/lib.sh"
+[ -n "${SLUICE_TEST_VMM:-}" ] && [ -x "$SLUICE_TEST_VMM" ] || skip "sluice-test-vmm is not built"
+
+start_desktop --watcher --notifications
+start_service
+start_applet
+wait_for 15 window_visible || fail "the window did not open"
+locate drop-zone
+xdotool windowsize "$loc_win" 720 880
+xdotool windowmove "$loc_win" 40 10
+sleep 2
+shot applet-empty
+
+a="$SA_WORK/Projects"; b="$SA_WORK/Photos"
+mkdir -p "$a" "$b"
+head -c 4194304 /dev/urandom >"$a/big.bin"
+for f in "$a" "$b"; do
+        s=$(add_share "$f")
+        gdbus call --session -d org.sluice.Sluice1 -o "$s" -m org.sluice.Sluice1.Share.Start >/dev/null
+        wait_for 20 share_state_is "$s" running || fail "share $f did not start"
+done
+sa=$(share_object_for "$a")
+sock=$(share_prop "$sa" SocketPath | sed "s/^(<'\(.*\)'>,)$/\1/")
+
+# Traffic: whole-file reads and small writes, as a guest would do.
+traffic() {
+        local end=$(( $(date +%s) + $1 )) i=0
+        while [ "$(date +%s)" -lt "$end" ]; do
+                "$SLUICE_TEST_VMM" --socket "$sock" read big.bin >/dev/null || return 1
+                "$SLUICE_TEST_VMM" --socket "$sock" write "note-$i.txt" "$(head -c 20000 /dev/zero | tr '\0' x)" || return 1
+                i=$((i + 1))
+        done
+}
+traffic 6 || fail "the test VMM could not talk to the worker"
+rate_nonzero() { share_prop "$sa" Stats | grep -qE "'read-bytes-per-sec': <[1-9]"; }
+traffic 3 &
+traffic_pid=$!
+pids+=($traffic_pid)
+wait_for 10 rate_nonzero || fail "Stats show no read throughput: $(share_prop "$sa" Stats)"
+shot applet-shares-1
+wait "$traffic_pid" || true
+traffic 4 || true
+shot applet-shares-2
+diff=$(compare -metric AE "$SA_SHOTS/applet-shares-1.png" "$SA_SHOTS/applet-shares-2.png" null: 2>&1 || true)
+note "pixels that changed between the two shots: $diff"
+[ "${diff%%.*}" -gt 100 ] 2>/dev/null || fail "the window did not change while data flowed ($diff pixels)"
+echo "PASS"
