@@ -32,7 +32,7 @@
 # guest reached /init; a host with /dev/kvm whose guests die (e.g. a paravirtual KVM)
 # then falls back to TCG.
 #
-# The daemon runs as $SLUICE_TEST_USER (via runuser) when that is set and we are root,
+# The daemon runs as $SLUICE_TEST_USER (via setpriv) when that is set and we are root,
 # else as the caller.  After the guest powers off, sluice-fs gets SIGUSR1 (it prints its
 # counters to the daemon log after a line "--- run-guest: SIGUSR1 (counters follow) ---"),
 # then SIGTERM (the line "--- run-guest: SIGTERM ---" ends them).  Everything started here is killed on exit.
@@ -117,7 +117,9 @@ trap 'exit 1' INT TERM HUP
 # ---- the daemon ------------------------------------------------------------------------
 as_user=()
 if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ]; then
-        as_user=(runuser -u "$SLUICE_TEST_USER" --)
+        # setpriv execs the daemon in place (runuser would fork and keep SIGUSR1 from it).
+        as_user=(setpriv --reuid="$SLUICE_TEST_USER" --regid="$(id -g "$SLUICE_TEST_USER")"
+                 --init-groups --)
         chown "$SLUICE_TEST_USER:" "$work"
 fi
 sock=$work/fs.sock
