@@ -1,3 +1,4 @@
+#!/bin/sh
 # demo-workload.sh — what the throwaway guest of `make demo` does (busybox sh).
 echo
 echo "guest: mounting the share:  $SLUICE_MOUNT"

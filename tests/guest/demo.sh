@@ -64,7 +64,7 @@ console=$work/console.log daemon_log=$work/sluice-fs.log
         --console "$console" --daemon-log "$daemon_log" "$here/demo-workload.sh"
 status=$?
 
-say "what the guest saw: its listing of the share"
+say "what the guest saw: its listing of the share (and df)"
 tr -d '\r' <"$console" | sed -n 's/^guest:   //p' | sed 's/^/  /'
 
 say "on the host: the file the guest wrote"

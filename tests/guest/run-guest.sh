@@ -48,7 +48,7 @@ die() { echo "run-guest: $*" >&2; exit 1; }
 
 image=${SLUICE_GUEST_IMAGE:-}
 backend=${SLUICE_GUEST_BACKEND:-sluice}
-shared_dir= tag=share timeout=150 console= daemon_log= mem=512 smp=1 quiet=0 check=1
+shared_dir='' tag=share timeout=150 console='' daemon_log='' mem=512 smp=1 quiet=0 check=1
 sluice_fs=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
 daemon_args=() files=() envs=()
 while [ $# -gt 0 ]; do
@@ -96,7 +96,7 @@ esac
 # ---- clean-up of everything started below -------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-guest.XXXXXX")
 chmod 0755 "$work"
-daemon_pid= qemu_pid= tail_pid=
+daemon_pid='' qemu_pid='' tail_pid=''
 cleanup() {
         local pid
         for pid in $tail_pid $qemu_pid $daemon_pid; do

@@ -1,3 +1,4 @@
+#!/bin/sh
 # workload-ro.sh — runs in the guest (busybox sh) on a share served read-only.
 #
 # The guest mounts it read-write on purpose: the daemon, not the guest's mount

@@ -1,3 +1,4 @@
+#!/bin/sh
 # workload-rw.sh — runs in the guest (busybox sh) with the share writable.
 #
 # Expects in the share, put there by the host (guest-rw.sh): from-host.bin
