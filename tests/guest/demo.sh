@@ -21,6 +21,7 @@ die() { echo; echo "${bold}demo FAILED: $*${plain}" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-demo.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+trap 'exit 1' INT TERM HUP
 chmod 0755 "$work"
 
 say "checking what the demo needs"

@@ -15,6 +15,7 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no guest kernel in /boot"; e
 
 share=$(mktemp -d "${TMPDIR:-/tmp}/sluice-ro.XXXXXX")
 trap 'rm -rf "$share"' EXIT
+trap 'exit 1' INT TERM HUP
 echo original >"$share/file.txt"
 mkdir "$share/emptydir" "$share/dir"
 echo inner >"$share/dir/inner"

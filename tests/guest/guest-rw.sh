@@ -16,6 +16,7 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no guest kernel in /boot"; e
 share=$(mktemp -d "${TMPDIR:-/tmp}/sluice-rw.XXXXXX")
 console=$(mktemp "${TMPDIR:-/tmp}/sluice-rw-console.XXXXXX")
 trap 'rm -rf "$share" "$console"' EXIT
+trap 'exit 1' INT TERM HUP
 
 # ---- what the guest finds in the share ------------------------------------------------
 mkdir "$share/guest" "$share/many"
