@@ -277,7 +277,12 @@ static int op_destroy(struct fs_worker *w, struct freq *r)
 
 static int op_interrupt(struct fs_worker *w, struct freq *r)
 {
-        /* Requests here are never interrupted half-way; virtio-fs expects no reply. */
+        const struct fuse_interrupt_in *in = freq_arg(r, sizeof(*in));
+
+        /* Only a SETLKW waiting for a lock can be interrupted (it ends with
+         * EINTR); everything else runs to completion.  No reply either way. */
+        if (in)
+                pt_interrupt(w->s, in->unique);
         freq_reply_none(r);
         return 0;
 }

@@ -1224,6 +1224,9 @@ struct lock_waiter {
         bool is_flock;
         int flock_op;
         struct flock fl;
+        /* under s->wait_mutex */
+        bool interrupted;
+        struct lock_waiter *next;
 };
 
 static int try_lock(struct lock_waiter *lw)
@@ -1236,6 +1239,16 @@ static int try_lock(struct lock_waiter *lw)
 static bool lock_busy(int err)
 {
         return err == -EAGAIN || err == -EACCES || err == -EWOULDBLOCK;
+}
+
+/* Called with s->wait_mutex held. */
+static void waiter_unlink(struct fs_session *s, struct lock_waiter *lw)
+{
+        for (struct lock_waiter **p = &s->waiters; *p; p = &(*p)->next)
+                if (*p == lw) {
+                        *p = lw->next;
+                        return;
+                }
 }
 
 static void *lock_waiter_thread(void *arg)
@@ -1256,6 +1269,11 @@ static void *lock_waiter_thread(void *arg)
                         break;
                 pthread_mutex_lock(&s->wait_mutex);
                 cancelled = s->cancel_waiters;
+                if (lw->interrupted) {
+                        pthread_mutex_unlock(&s->wait_mutex);
+                        err = -EINTR;
+                        break;
+                }
                 if (!cancelled) {
                         clock_gettime(CLOCK_MONOTONIC, &ts);
                         ts.tv_nsec += (long)delay_us * 1000;
@@ -1273,6 +1291,9 @@ static void *lock_waiter_thread(void *arg)
                         delay_us *= 2;
         }
         close(lw->fd);
+        pthread_mutex_lock(&s->wait_mutex);
+        waiter_unlink(s, lw);
+        pthread_mutex_unlock(&s->wait_mutex);
         if (!cancelled) {
                 if (err < 0)
                         freq_reply_error(&lw->r, err);
@@ -1339,6 +1360,8 @@ static int defer_lock(struct fs_worker *w, struct freq *r, int fd, bool is_flock
                 goto fail;
         }
         s->n_waiters++;
+        lw->next = s->waiters;
+        s->waiters = lw;
         pthread_mutex_unlock(&s->wait_mutex);
 
         pthread_attr_init(&attr);
@@ -1348,6 +1371,7 @@ static int defer_lock(struct fs_worker *w, struct freq *r, int fd, bool is_flock
         pthread_attr_destroy(&attr);
         if (err < 0) {
                 pthread_mutex_lock(&s->wait_mutex);
+                waiter_unlink(s, lw);
                 s->n_waiters--;
                 pthread_cond_broadcast(&s->wait_cond);
                 pthread_mutex_unlock(&s->wait_mutex);
@@ -1360,6 +1384,16 @@ fail:
         free(lw->out_iov);
         free(lw);
         return err == -EAGAIN ? -ENOLCK : err;
+}
+
+void pt_interrupt(struct fs_session *s, uint64_t unique)
+{
+        pthread_mutex_lock(&s->wait_mutex);
+        for (struct lock_waiter *lw = s->waiters; lw; lw = lw->next)
+                if (lw->r.in.unique == unique)
+                        lw->interrupted = true;
+        pthread_cond_broadcast(&s->wait_cond);
+        pthread_mutex_unlock(&s->wait_mutex);
 }
 
 void pt_cancel_waiters(struct fs_session *s)

@@ -13,6 +13,8 @@
 #include "idmap.h"
 #include "inode.h"
 
+struct lock_waiter;
+
 struct fs_session {
         struct inode_table *inodes;
         struct handle_table *handles;
@@ -32,6 +34,7 @@ struct fs_session {
         pthread_cond_t wait_cond;
         unsigned n_waiters;
         bool cancel_waiters;
+        struct lock_waiter *waiters;  /* list, for INTERRUPT */
 };
 
 struct fs_worker {
@@ -95,6 +98,9 @@ int pt_syncfs(struct fs_worker *w, struct freq *r);
 
 /* Stats and trace of a finished request (also for deferred ones). */
 void pt_request_done(struct fs_session *s, const struct freq *r, uint64_t start_usec);
+
+/* INTERRUPT: a SETLKW still waiting for `unique` ends with EINTR. */
+void pt_interrupt(struct fs_session *s, uint64_t unique);
 
 /* Stops every SETLKW waiter (they reply nothing) and waits for them. */
 void pt_cancel_waiters(struct fs_session *s);

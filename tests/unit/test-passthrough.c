@@ -577,12 +577,24 @@ static void test_posix_locks_and_setlkw(void)
         lk.lk.type = F_WRLCK;
         g_assert_cmpint(ft_send(&t, FUSE_SETLK, e.nodeid, &lk, sizeof(lk), NULL, 0), ==, -EAGAIN);
 
+        /* INTERRUPT ends a waiting SETLKW with EINTR, and it gets no lock. */
+        c.done = false;
+        h.unique = 502;
+        lk.owner = 0xD;
+        g_assert_cmpuint(fs_process(t.w, in, 2, &out, 1, &token), ==, FS_PROCESS_DEFERRED);
+        g_assert_false(wait_complete(&c, 50));
+        g_assert_cmpint(ft_send(&t, FUSE_INTERRUPT, 0, &(struct fuse_interrupt_in){ 502 },
+                                sizeof(struct fuse_interrupt_in), NULL, 0), ==, 1);
+        g_assert_true(wait_complete(&c, 5000));
+        g_assert_cmpint(((struct fuse_out_header *)reply)->error, ==, -EINTR);
+        g_assert_cmpuint(((struct fuse_out_header *)reply)->unique, ==, 502);
+
         /* A SETLKW that would wait forever is cancelled by a session reset, without a reply. */
         c.done = false;
         h.unique = 501;
         lk.owner = 0xC;
         g_assert_cmpuint(fs_process(t.w, in, 2, &out, 1, &token), ==, FS_PROCESS_DEFERRED);
-        g_assert_cmpuint(stats_get(&t.stats.opcode[FUSE_SETLKW]), ==, 1);
+        g_assert_cmpuint(stats_get(&t.stats.opcode[FUSE_SETLKW]), ==, 2);
         fs_session_reset(t.s);
         g_assert_false(c.done);
         ft_teardown(&t);
