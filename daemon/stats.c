@@ -51,9 +51,10 @@ uint64_t stats_latency_percentile(struct stats *s, double p)
                 total += counts[i] = stats_get(&s->latency[i]);
         if (total == 0)
                 return 0;
+        /* Nearest-rank: the smallest count that covers p % of the requests. */
         want = (uint64_t)((double)total * p / 100.0);
-        if (want == 0)
-                want = 1;
+        if ((double)want < (double)total * p / 100.0 || want == 0)
+                want++;
         for (unsigned i = 0; i < STATS_LATENCY_BUCKETS; i++) {
                 seen += counts[i];
                 if (seen >= want)
