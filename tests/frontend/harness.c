@@ -214,6 +214,11 @@ GPtrArray *harness_daemon_argv(Harness *h, gboolean use_socket, const char *cons
         g_ptr_array_add(opts, g_strdup_printf("--shared-dir=%s", h->share));
         for (unsigned i = 0; extra && extra[i]; i++)
                 g_ptr_array_add(opts, g_strdup(extra[i]));
+        /* For debugging a failure: e.g. SLUICE_FS_EXTRA_ARGS=--log-level=debug */
+        g_auto(GStrv) more = g_strsplit(g_getenv("SLUICE_FS_EXTRA_ARGS") ?: "", " ", -1);
+        for (unsigned i = 0; more[i]; i++)
+                if (*more[i])
+                        g_ptr_array_add(opts, g_strdup(more[i]));
         for (unsigned i = 0; i < opts->len; i++) {
                 if (legacy)
                         translate_legacy(argv, opts->pdata[i]);
@@ -309,11 +314,15 @@ void harness_start(Harness *h, const char *const *extra)
                 int status;
                 if (waitpid(h->pid, &status, WNOHANG) == h->pid) {
                         h->pid = 0;
-                        g_error("daemon exited before creating its socket (status %#x)", status);
+                        g_autofree char *dir = g_strdup(h->dir);
+                        harness_free(h);  /* the abort below skips the test's clean-up */
+                        g_error("daemon exited before creating its socket in %s (status %#x)", dir, status);
                 }
                 g_usleep(10000);
         }
-        g_error("daemon did not create %s within 10 s", h->socket);
+        g_autofree char *sock = g_strdup(h->socket);
+        harness_free(h);
+        g_error("daemon did not create %s within 10 s", sock);
 }
 
 struct vmm *harness_connect(Harness *h, const struct vmm_config *cfg)

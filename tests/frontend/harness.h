@@ -9,7 +9,8 @@
  * outside/ (a canary file confinement attacks must not touch) and the
  * socket.  Run as root with $SLUICE_TEST_USER set, the daemon runs as that
  * user and the directory belongs to it.  The daemon dies with the test
- * (PR_SET_PDEATHSIG) and is killed on harness_free(). */
+ * (PR_SET_PDEATHSIG) and is killed on harness_free().  $SLUICE_FS_EXTRA_ARGS
+ * (space-separated) is appended to every daemon's options, for debugging. */
 #pragma once
 
 #include <glib.h>
