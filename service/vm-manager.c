@@ -344,6 +344,7 @@ static void on_device_removed(virConnectPtr conn, virDomainPtr domain, const cha
 }
 
 static void link_schedule_reconnect(VmLink *link);
+static void on_connection_closed(virConnectPtr conn, int reason, void *opaque);
 
 static void link_drop(VmLink *link)
 {
@@ -361,7 +362,7 @@ static void link_drop(VmLink *link)
                         (void)virConnectDomainEventDeregisterAny(link->raw, link->device_removed_id);
                 link->device_removed_id = -1;
                 if (link->close_registered)
-                        (void)virConnectUnregisterCloseCallback(link->raw, NULL);
+                        (void)virConnectUnregisterCloseCallback(link->raw, on_connection_closed);
                 link->close_registered = FALSE;
                 virConnectClose(link->raw);
                 link->raw = NULL;

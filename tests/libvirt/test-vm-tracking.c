@@ -1,0 +1,352 @@
+/* test-vm-tracking.c — the VM manager against libvirt's test:///default
+ * driver (in-process, shared by every connection of this process): Vm
+ * objects appear, follow the domain's lifecycle and go away; attach refuses
+ * what it must (stopped VM, no shared memory, tag in use, bad tag); Vm
+ * EnableSharedMemory over D-Bus rewrites the persistent definition. */
+#include "config.h"
+
+#include "errors.h"
+#include "sluice-dbus.h"
+#include "vm-manager.h"
+
+#include <libvirt/libvirt.h>
+
+#define URI "test:///default"
+#define TIMEOUT_US (10 * G_USEC_PER_SEC)
+
+typedef struct {
+        GTestDBus *bus;
+        GDBusConnection *conn;
+        GDBusObjectManagerServer *server;
+        SluiceVmManager *manager;
+        virConnectPtr raw;
+        GPtrArray *events; /* "started:NAME", "stopped:NAME" */
+} Fixture;
+
+static void on_started(SluiceVmManager *m, const char *name, Fixture *f)
+{
+        g_ptr_array_add(f->events, g_strdup_printf("started:%s", name));
+}
+
+static void on_stopped(SluiceVmManager *m, const char *name, Fixture *f)
+{
+        g_ptr_array_add(f->events, g_strdup_printf("stopped:%s", name));
+}
+
+typedef gboolean (*Condition)(Fixture *f, gconstpointer data);
+
+static gboolean wait_for(Fixture *f, Condition cond, gconstpointer data)
+{
+        gint64 deadline = g_get_monotonic_time() + TIMEOUT_US;
+
+        while (!cond(f, data)) {
+                if (g_get_monotonic_time() > deadline)
+                        return FALSE;
+                g_main_context_iteration(NULL, FALSE);
+                g_usleep(1000);
+        }
+        return TRUE;
+}
+
+static gboolean vm_known(Fixture *f, gconstpointer name)
+{
+        g_autoptr(SluiceVmInfo) info = sluice_vm_manager_lookup(f->manager, name, NULL);
+        return info != NULL;
+}
+
+static gboolean vm_gone(Fixture *f, gconstpointer name)
+{
+        return !vm_known(f, name);
+}
+
+static gboolean has_event(Fixture *f, gconstpointer event)
+{
+        for (guint i = 0; i < f->events->len; i++)
+                if (g_str_equal(f->events->pdata[i], event))
+                        return TRUE;
+        return FALSE;
+}
+
+static SluiceVm *vm_object(Fixture *f, const char *name)
+{
+        g_autoptr(SluiceVmInfo) info = sluice_vm_manager_lookup(f->manager, name, NULL);
+        g_autoptr(GString) path = g_string_new("/org/sluice/Sluice1/vm/");
+        g_autoptr(GDBusObject) object = NULL;
+
+        g_assert_nonnull(info);
+        for (const char *c = info->uuid; *c; c++)
+                if (*c != '-')
+                        g_string_append_c(path, *c);
+        object = g_dbus_object_manager_get_object(G_DBUS_OBJECT_MANAGER(f->server), path->str);
+        g_assert_nonnull(object);
+        return SLUICE_VM(g_dbus_object_get_interface(object, "org.sluice.Sluice1.Vm"));
+}
+
+static void fixture_setup(Fixture *f, gconstpointer data)
+{
+        const char *uris[] = { URI, NULL };
+
+        f->bus = g_test_dbus_new(G_TEST_DBUS_NONE);
+        g_test_dbus_up(f->bus);
+        f->conn = g_dbus_connection_new_for_address_sync(g_test_dbus_get_bus_address(f->bus),
+                                                         G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+                                                         G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+                                                         NULL, NULL, NULL);
+        g_assert_nonnull(f->conn);
+        f->server = g_dbus_object_manager_server_new("/org/sluice/Sluice1");
+        g_dbus_object_manager_server_set_connection(f->server, f->conn);
+        f->events = g_ptr_array_new_with_free_func(g_free);
+        f->manager = sluice_vm_manager_new(f->server, uris);
+        g_signal_connect(f->manager, "vm-started", G_CALLBACK(on_started), f);
+        g_signal_connect(f->manager, "vm-stopped", G_CALLBACK(on_stopped), f);
+        sluice_vm_manager_start(f->manager);
+        /* the same in-process test driver state as the manager's connection */
+        f->raw = virConnectOpen(URI);
+        g_assert_nonnull(f->raw);
+        g_assert_true(wait_for(f, vm_known, "test"));
+}
+
+static void fixture_teardown(Fixture *f, gconstpointer data)
+{
+        g_clear_object(&f->manager);
+        virConnectClose(f->raw);
+        g_clear_object(&f->server);
+        g_dbus_connection_close_sync(f->conn, NULL, NULL);
+        g_clear_object(&f->conn);
+        g_test_dbus_down(f->bus);
+        g_clear_object(&f->bus);
+        g_ptr_array_unref(f->events);
+}
+
+static void test_initial_vm(Fixture *f, gconstpointer data)
+{
+        g_autoptr(SluiceVm) vm = vm_object(f, "test");
+        g_autoptr(SluiceVmInfo) info = sluice_vm_manager_lookup(f->manager, "test", NULL);
+        g_autoptr(SluiceVmInfo) by_uuid = sluice_vm_manager_lookup(f->manager, info->uuid, NULL);
+
+        g_assert_cmpstr(sluice_vm_get_name(vm), ==, "test");
+        g_assert_cmpstr(sluice_vm_get_uri(vm), ==, URI);
+        g_assert_cmpstr(sluice_vm_get_uuid(vm), ==, info->uuid);
+        g_assert_cmpstr(sluice_vm_get_state(vm), ==, "running");
+        g_assert_false(sluice_vm_get_shared_memory(vm));
+        g_assert_cmpstr(sluice_vm_get_os(vm), ==, "");
+        g_assert_true(info->running);
+        g_assert_nonnull(by_uuid);
+        g_assert_cmpstr(by_uuid->name, ==, "test");
+        /* the VM that was running at start-up counts as started */
+        g_assert_true(has_event(f, "started:test"));
+}
+
+static gboolean state_is(Fixture *f, gconstpointer state)
+{
+        g_autoptr(SluiceVm) vm = vm_object(f, "test");
+        return g_str_equal(sluice_vm_get_state(vm), state);
+}
+
+static void test_lifecycle(Fixture *f, gconstpointer data)
+{
+        virDomainPtr dom = virDomainLookupByName(f->raw, "test");
+
+        g_assert_nonnull(dom);
+        g_assert_cmpint(virDomainDestroy(dom), ==, 0);
+        g_assert_true(wait_for(f, has_event, "stopped:test"));
+        g_assert_true(wait_for(f, state_is, "shutoff"));
+
+        g_assert_cmpint(virDomainCreate(dom), ==, 0);
+        g_ptr_array_set_size(f->events, 0);
+        g_assert_true(wait_for(f, has_event, "started:test"));
+        g_assert_true(wait_for(f, state_is, "running"));
+
+        g_assert_cmpint(virDomainSuspend(dom), ==, 0);
+        g_assert_true(wait_for(f, state_is, "paused"));
+        g_assert_cmpint(virDomainResume(dom), ==, 0);
+        g_assert_true(wait_for(f, state_is, "running"));
+        virDomainFree(dom);
+}
+
+#define WIN_XML \
+        "<domain type='test'><name>%s</name><memory>262144</memory>" \
+        "<metadata><libosinfo:libosinfo xmlns:libosinfo='http://libosinfo.org/xmlns/libvirt/domain/1.0'>" \
+        "<libosinfo:os id='http://microsoft.com/win/11'/></libosinfo:libosinfo></metadata>" \
+        "<memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>" \
+        "<os><type>hvm</type></os><devices>" \
+        "<filesystem type='mount'><driver type='virtiofs'/><source socket='/tmp/other.sock'/>" \
+        "<target dir='taken'/></filesystem></devices></domain>"
+
+static void test_added_removed(Fixture *f, gconstpointer data)
+{
+        g_autofree char *xml = g_strdup_printf(WIN_XML, "win-vm");
+        virDomainPtr dom = virDomainDefineXML(f->raw, xml);
+        g_autoptr(SluiceVm) vm = NULL;
+
+        g_assert_nonnull(dom);
+        g_assert_true(wait_for(f, vm_known, "win-vm"));
+        vm = vm_object(f, "win-vm");
+        g_assert_cmpstr(sluice_vm_get_os(vm), ==, "win11");
+        g_assert_true(sluice_vm_get_shared_memory(vm));
+        g_assert_cmpstr(sluice_vm_get_state(vm), ==, "shutoff");
+
+        g_assert_cmpint(virDomainUndefine(dom), ==, 0);
+        g_assert_true(wait_for(f, vm_gone, "win-vm"));
+        virDomainFree(dom);
+}
+
+typedef struct {
+        gboolean done;
+        char *hint;
+        GError *error;
+} AttachResult;
+
+static void attach_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+        AttachResult *r = data;
+
+        r->hint = sluice_vm_manager_attach_finish(SLUICE_VM_MANAGER(source), result, &r->error);
+        r->done = TRUE;
+}
+
+static gboolean attach_finished(Fixture *f, gconstpointer data)
+{
+        return ((const AttachResult *)data)->done;
+}
+
+static void attach_expect(Fixture *f, const char *vm, const char *tag, int code)
+{
+        AttachResult r = { 0 };
+
+        sluice_vm_manager_attach_async(f->manager, vm, "/tmp/sluice-test.sock", tag, NULL, attach_done, &r);
+        g_assert_true(wait_for(f, attach_finished, &r));
+        g_assert_null(r.hint);
+        g_assert_error(r.error, SLUICE_ERROR, code);
+        g_test_message("%s: %s", tag, r.error->message);
+        g_clear_error(&r.error);
+}
+
+static void test_attach_refusals(Fixture *f, gconstpointer data)
+{
+        g_autofree char *xml = g_strdup_printf(WIN_XML, "win-run");
+        virDomainPtr dom = virDomainDefineXML(f->raw, xml);
+        virDomainPtr test = virDomainLookupByName(f->raw, "test");
+
+        attach_expect(f, "no-such-vm", "docs", SLUICE_ERROR_NOT_FOUND);
+        attach_expect(f, "", "docs", SLUICE_ERROR_NO_VM);
+        attach_expect(f, "test", "docs", SLUICE_ERROR_NO_SHARED_MEMORY);
+        attach_expect(f, "test", "bad\ntag", SLUICE_ERROR_INVALID_ARGUMENT);
+
+        g_assert_true(wait_for(f, vm_known, "win-run"));
+        attach_expect(f, "win-run", "docs", SLUICE_ERROR_VM_NOT_RUNNING);
+        g_assert_cmpint(virDomainCreate(dom), ==, 0);
+        g_assert_true(wait_for(f, has_event, "started:win-run"));
+        /* libvirt does not check tags: Sluice does */
+        attach_expect(f, "win-run", "taken", SLUICE_ERROR_TAG_IN_USE);
+        g_assert_true(sluice_vm_manager_is_attached(f->manager, "win-run", "taken"));
+        g_assert_false(sluice_vm_manager_is_attached(f->manager, "win-run", "docs"));
+        g_assert_false(sluice_vm_manager_is_attached(f->manager, "test", "taken"));
+
+        virDomainDestroy(dom);
+        virDomainUndefine(dom);
+        virDomainFree(dom);
+        virDomainFree(test);
+}
+
+typedef struct {
+        gboolean done;
+        gboolean ok;
+        char *message;
+        GError *error;
+} CallResult;
+
+static void call_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+        CallResult *r = data;
+
+        r->ok = sluice_vm_call_enable_shared_memory_finish(SLUICE_VM(source), &r->message, result, &r->error);
+        r->done = TRUE;
+}
+
+static gboolean call_finished(Fixture *f, gconstpointer data)
+{
+        return ((const CallResult *)data)->done;
+}
+
+/* Calls Vm.EnableSharedMemory over the bus, as a client would. */
+static CallResult enable_shared_memory_call(Fixture *f, SluiceVm *vm)
+{
+        g_autoptr(SluiceVm) proxy = NULL;
+        g_autoptr(GError) error = NULL;
+        CallResult r = { 0 };
+
+        proxy = sluice_vm_proxy_new_sync(f->conn, G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES,
+                                         g_dbus_connection_get_unique_name(f->conn),
+                                         g_dbus_interface_skeleton_get_object_path(G_DBUS_INTERFACE_SKELETON(vm)),
+                                         NULL, &error);
+        g_assert_no_error(error);
+        sluice_vm_call_enable_shared_memory(proxy, NULL, call_done, &r);
+        g_assert_true(wait_for(f, call_finished, &r));
+        return r;
+}
+
+static void test_enable_shared_memory(Fixture *f, gconstpointer data)
+{
+        g_autoptr(SluiceVm) vm = vm_object(f, "test");
+        g_autofree char *xml = NULL;
+        CallResult r = enable_shared_memory_call(f, vm);
+        virDomainPtr dom;
+
+        g_assert_no_error(r.error);
+        g_assert_true(r.ok);
+        g_test_message("%s", r.message);
+        g_assert_nonnull(strstr(r.message, "next boot"));
+        g_free(r.message);
+
+        dom = virDomainLookupByName(f->raw, "test");
+        xml = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_INACTIVE);
+        g_assert_nonnull(strstr(xml, "<source type='memfd'/>"));
+        g_assert_nonnull(strstr(xml, "<access mode='shared'/>"));
+        /* the rest of the definition is still there */
+        g_assert_nonnull(strstr(xml, "<name>test</name>"));
+        g_assert_nonnull(strstr(xml, "<interface"));
+        /* running VM: not yet (live definition unchanged) */
+        g_assert_false(sluice_vm_get_shared_memory(vm));
+
+        virDomainDestroy(dom);
+        g_assert_true(wait_for(f, state_is, "shutoff"));
+        g_assert_true(sluice_vm_get_shared_memory(vm));
+        virDomainFree(dom);
+}
+
+static void test_enable_shared_memory_refused(Fixture *f, gconstpointer data)
+{
+        const char *xml = "<domain type='test'><name>huge</name><memory>262144</memory>"
+                          "<memoryBacking><hugepages/></memoryBacking><os><type>hvm</type></os></domain>";
+        virDomainPtr dom = virDomainDefineXML(f->raw, xml);
+        g_autoptr(SluiceVm) vm = NULL;
+        g_autofree char *remote = NULL;
+        CallResult r;
+
+        g_assert_nonnull(dom);
+        g_assert_true(wait_for(f, vm_known, "huge"));
+        vm = vm_object(f, "huge");
+        r = enable_shared_memory_call(f, vm);
+        g_assert_false(r.ok);
+        remote = g_dbus_error_get_remote_error(r.error);
+        g_assert_cmpstr(remote, ==, "org.sluice.Sluice1.Error.Unsupported");
+        g_assert_error(r.error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED);
+        g_assert_nonnull(strstr(r.error->message, "huge pages"));
+        g_clear_error(&r.error);
+        virDomainUndefine(dom);
+        virDomainFree(dom);
+}
+
+int main(int argc, char **argv)
+{
+        g_test_init(&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add("/vm-tracking/" path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+        ADD("initial-vm", test_initial_vm);
+        ADD("lifecycle", test_lifecycle);
+        ADD("added-removed", test_added_removed);
+        ADD("attach-refusals", test_attach_refusals);
+        ADD("enable-shared-memory", test_enable_shared_memory);
+        ADD("enable-shared-memory-refused", test_enable_shared_memory_refused);
+        return g_test_run();
+}
