@@ -111,8 +111,13 @@ struct inode_lock_owner {
         struct inode_lock_owner *next;
 };
 
+/* Freed structs kept for reuse (no malloc on steady LOOKUP/FORGET or OPEN/RELEASE traffic). */
+#define SPARE_MAX 256
+
 struct inode_table {
         pthread_mutex_t mutex;
+        struct inode *spare;     /* linked through dead_next */
+        unsigned n_spare;
         struct slot_table slots;
         uint32_t *buckets;       /* slot index of the first inode; 0 = empty */
         uint32_t n_buckets;      /* power of two */
@@ -178,7 +183,8 @@ static void hash_grow(struct inode_table *t)
                         hash_insert(t, table_inode(t, i));
 }
 
-static void inode_destroy(struct inode *inode)
+/* Closes what the inode holds and keeps the struct for reuse; not under the lock. */
+static void inode_destroy(struct inode_table *t, struct inode *inode)
 {
         struct inode_lock_owner *o = inode->lock_owners;
 
@@ -192,15 +198,31 @@ static void inode_destroy(struct inode *inode)
         pthread_mutex_destroy(&inode->lock_mutex);
         if (inode->fd >= 0)
                 close(inode->fd);
+        pthread_mutex_lock(&t->mutex);
+        if (t->n_spare < SPARE_MAX) {
+                inode->dead_next = t->spare;
+                t->spare = inode;
+                t->n_spare++;
+                inode = NULL;
+        }
+        pthread_mutex_unlock(&t->mutex);
         free(inode);
 }
 
-static struct inode *inode_alloc(int fd, const struct stat *st)
+/* Called with the table locked (or before it is shared). */
+static struct inode *inode_alloc(struct inode_table *t, int fd, const struct stat *st)
 {
-        struct inode *inode = calloc(1, sizeof(*inode));
+        struct inode *inode = t->spare;
 
-        if (!inode)
-                return NULL;
+        if (inode) {
+                t->spare = inode->dead_next;
+                t->n_spare--;
+                memset(inode, 0, sizeof(*inode));
+        } else {
+                inode = calloc(1, sizeof(*inode));
+                if (!inode)
+                        return NULL;
+        }
         inode->fd = fd;
         inode->dev = st->st_dev;
         inode->ino = st->st_ino;
@@ -238,7 +260,7 @@ int inode_table_new(int root_fd, struct inode_table **ret)
         t->n_buckets = 1024;
         t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
         r = slot_table_init(&t->slots, 1024);
-        root = inode_alloc(root_fd, &st);
+        root = t->buckets ? inode_alloc(t, root_fd, &st) : NULL;
         if (r < 0 || !t->buckets || !root) {
                 if (root)
                         root->fd = -1; /* the caller still owns root_fd on failure */
@@ -263,7 +285,13 @@ void inode_table_free(struct inode_table *t)
                 return;
         for (uint32_t i = 1; i < t->slots.next; i++)
                 if (t->slots.items[i])
-                        inode_destroy(table_inode(t, i));
+                        inode_destroy(t, table_inode(t, i));
+        while (t->spare) {
+                struct inode *next = t->spare->dead_next;
+
+                free(t->spare);
+                t->spare = next;
+        }
         slot_table_fini(&t->slots);
         free(t->buckets);
         pthread_mutex_destroy(&t->mutex);
@@ -303,7 +331,7 @@ void inode_put(struct inode_table *t, struct inode *inode)
         gone = inode_unlink_if_unused(t, inode);
         pthread_mutex_unlock(&t->mutex);
         if (gone)
-                inode_destroy(inode);
+                inode_destroy(t, inode);
 }
 
 uint64_t inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, int *ret_error)
@@ -316,13 +344,13 @@ uint64_t inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, 
         inode = hash_find(t, st->st_dev, st->st_ino);
         if (!inode) {
                 /* Allocating under the lock is rare (new inodes only) and keeps this simple. */
-                fresh = inode_alloc(fd, st);
+                fresh = inode_alloc(t, fd, st);
                 idx = fresh ? slot_alloc(&t->slots, fresh) : 0;
                 if (idx == 0) {
                         pthread_mutex_unlock(&t->mutex);
                         if (fresh) {
                                 fresh->fd = -1;
-                                inode_destroy(fresh);
+                                inode_destroy(t, fresh);
                         }
                         close(fd);
                         *ret_error = -ENOMEM;
@@ -356,7 +384,7 @@ void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
         }
         pthread_mutex_unlock(&t->mutex);
         if (gone)
-                inode_destroy(inode);
+                inode_destroy(t, inode);
 }
 
 void inode_forget_all(struct inode_table *t)
@@ -379,7 +407,7 @@ void inode_forget_all(struct inode_table *t)
         while (dead) {
                 struct inode *next = dead->dead_next;
 
-                inode_destroy(dead);
+                inode_destroy(t, dead);
                 dead = next;
         }
 }
@@ -463,6 +491,8 @@ void inode_lock_owner_release(struct inode *inode, uint64_t owner)
 
 struct handle_table {
         pthread_mutex_t mutex;
+        struct handle *spare;    /* linked through dead_next */
+        unsigned n_spare;
         struct slot_table slots;
         struct inode_table *inodes;
         size_t count;
@@ -489,12 +519,18 @@ int handle_table_new(struct inode_table *inodes, struct handle_table **ret)
 
 static void handle_destroy(struct handle_table *t, struct handle *h)
 {
-        if (h->dir)
-                closedir(h->dir);   /* closes h->fd too */
-        else if (h->fd >= 0)
+        if (h->fd >= 0)
                 close(h->fd);
         pthread_mutex_destroy(&h->dir_mutex);
         inode_put(t->inodes, h->inode);
+        pthread_mutex_lock(&t->mutex);
+        if (t->n_spare < SPARE_MAX) {
+                h->dead_next = t->spare;
+                t->spare = h;
+                t->n_spare++;
+                h = NULL;
+        }
+        pthread_mutex_unlock(&t->mutex);
         free(h);
 }
 
@@ -503,6 +539,12 @@ void handle_table_free(struct handle_table *t)
         if (!t)
                 return;
         handle_release_all(t);
+        while (t->spare) {
+                struct handle *next = t->spare->dead_next;
+
+                free(t->spare);
+                t->spare = next;
+        }
         slot_table_fini(&t->slots);
         pthread_mutex_destroy(&t->mutex);
         free(t);
@@ -511,37 +553,38 @@ void handle_table_free(struct handle_table *t)
 uint64_t handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
                     bool writable, int *ret_error)
 {
-        struct handle *h = calloc(1, sizeof(*h));
-        uint32_t idx;
+        struct handle *h;
+        uint32_t idx = 0;
 
+        inode_ref(t->inodes, inode);
+        pthread_mutex_lock(&t->mutex);
+        h = t->spare;
+        if (h) {
+                t->spare = h->dead_next;
+                t->n_spare--;
+                memset(h, 0, sizeof(*h));
+        } else {
+                h = calloc(1, sizeof(*h));
+        }
+        if (h) {
+                h->fd = fd;
+                h->inode = inode;
+                h->is_dir = is_dir;
+                h->writable = writable;
+                pthread_mutex_init(&h->dir_mutex, NULL);
+                idx = slot_alloc(&t->slots, h);
+                if (idx) {
+                        h->fh = slot_number(&t->slots, idx);
+                        t->count++;
+                }
+        }
+        pthread_mutex_unlock(&t->mutex);
         if (!h) {
                 close(fd);
+                inode_put(t->inodes, inode);
                 *ret_error = -ENOMEM;
                 return 0;
         }
-        h->fd = fd;
-        h->is_dir = is_dir;
-        h->writable = writable;
-        pthread_mutex_init(&h->dir_mutex, NULL);
-        if (is_dir) {
-                h->dir = fdopendir(fd);
-                if (!h->dir) {
-                        *ret_error = -errno;
-                        close(fd);
-                        pthread_mutex_destroy(&h->dir_mutex);
-                        free(h);
-                        return 0;
-                }
-        }
-        inode_ref(t->inodes, inode);
-        h->inode = inode;
-        pthread_mutex_lock(&t->mutex);
-        idx = slot_alloc(&t->slots, h);
-        if (idx) {
-                h->fh = slot_number(&t->slots, idx);
-                t->count++;
-        }
-        pthread_mutex_unlock(&t->mutex);
         if (!idx) {
                 handle_destroy(t, h);
                 *ret_error = -ENFILE;

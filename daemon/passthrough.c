@@ -5,6 +5,7 @@
  * outside the shared folder.  Host errors go back to the guest as their errno. */
 #include "passthrough.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -839,95 +840,118 @@ static bool is_dot_or_dotdot(const char *n)
         return n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'));
 }
 
+/* Linux's getdents64 record (glibc's struct dirent64 has a fixed-size name). */
+struct linux_dirent64 {
+        uint64_t d_ino;
+        int64_t d_off;
+        unsigned short d_reclen;
+        unsigned char d_type;
+        char d_name[];
+};
+
+/* READDIR/READDIRPLUS: seek the directory fd to the guest's offset (a cookie
+ * we handed out as d_off), read a batch with getdents64 into the worker's
+ * scratch and pack entries straight into the guest's reply buffer.  Entries
+ * read but not sent are read again next time: no per-handle buffer. */
 static int do_readdir(struct fs_worker *w, struct freq *r, bool plus)
 {
         struct fs_session *s = w->s;
         ARG(fuse_read_in, in, r);
         _cleanup_href_ h = GET_DIR(s, in->fh);
         const size_t hdr = sizeof(struct fuse_out_header);
-        size_t max, used = 0;
+        size_t max, used = 0, chunk;
+        bool full = false;
         int err = 0;
 
         if (!h.p)
                 return -EBADF;
         if (r->out_size < hdr)
                 return -EINVAL;
+        if (in->offset > (uint64_t)INT64_MAX)
+                return -EINVAL;
         max = r->out_size - hdr;
         if (max > in->size)
                 max = in->size;
+        /* A host record is about as big as a dirent, a quarter of a direntplus. */
+        chunk = plus ? max / 4 : max;
+        if (chunk < 1024)
+                chunk = 1024;
+        if (chunk > FREQ_XATTR_SIZE_MAX)
+                chunk = FREQ_XATTR_SIZE_MAX;
 
         pthread_mutex_lock(&h.p->dir_mutex);
-        if (in->offset != (uint64_t)h.p->dir_offset) {
-                if (in->offset == 0)
-                        rewinddir(h.p->dir);
-                else if (in->offset > (uint64_t)LONG_MAX)
-                        err = -EINVAL;
-                else
-                        seekdir(h.p->dir, (long)in->offset);
-                h.p->dir_offset = (long)in->offset;
-        }
-        while (err == 0) {
-                union {
-                        struct fuse_direntplus p;
-                        uint8_t bytes[sizeof(struct fuse_direntplus) + FREQ_NAME_MAX + 8];
-                } ent;
-                struct fuse_dirent *d = plus ? &ent.p.dirent : (struct fuse_dirent *)ent.bytes;
-                size_t name_off = plus ? FUSE_NAME_OFFSET_DIRENTPLUS : FUSE_NAME_OFFSET;
-                long before = h.p->dir_offset;
-                struct dirent *de;
-                size_t namelen, size;
+        if (lseek(h.p->fd, (off_t)in->offset, SEEK_SET) < 0)
+                err = -errno;
+        while (err == 0 && !full) {
+                ssize_t n = getdents64(h.p->fd, w->buf, chunk);
+                size_t pos = 0;
 
-                errno = 0;
-                de = readdir(h.p->dir);
-                if (!de) {
-                        if (errno && used == 0)
+                if (n < 0) {
+                        if (used == 0)
                                 err = -errno;
                         break;
                 }
-                namelen = strlen(de->d_name);
-                if (namelen > FREQ_NAME_MAX)
-                        continue;   /* cannot happen on Linux; never overflow ent */
-                size = FUSE_DIRENT_ALIGN(name_off + namelen);
-                if (used + size > max) {
-                        seekdir(h.p->dir, before);
-                        if (used == 0)
-                                err = -EINVAL;   /* the guest's buffer cannot take one entry */
+                if (n == 0)
                         break;
-                }
-                memset(&ent, 0, size);
-                if (plus && !is_dot_or_dotdot(de->d_name)) {
-                        /* Counts a lookup: the kernel instantiates the dentry. */
-                        _cleanup_iref_ dir = { s->inodes, h.p->inode };
+                while (pos < (size_t)n) {
+                        const struct linux_dirent64 *de = (const void *)(w->buf + pos);
+                        union {
+                                struct fuse_direntplus p;
+                                uint8_t bytes[sizeof(struct fuse_direntplus) + FREQ_NAME_MAX + 8];
+                        } ent;
+                        struct fuse_dirent *d = plus ? &ent.p.dirent : (struct fuse_dirent *)ent.bytes;
+                        size_t name_off = plus ? FUSE_NAME_OFFSET_DIRENTPLUS : FUSE_NAME_OFFSET;
+                        size_t namelen, size, rec;
 
-                        inode_ref(s->inodes, dir.p);
-                        err = do_lookup(s, dir.p, de->d_name, &ent.p.entry_out);
-                        if (err == -ENOENT) {   /* removed meanwhile: skip it */
-                                err = 0;
-                                h.p->dir_offset = telldir(h.p->dir);
-                                continue;
-                        }
-                        if (err < 0) {
-                                seekdir(h.p->dir, before);
-                                if (used > 0)
-                                        err = 0;
+                        rec = de->d_reclen;
+                        if (rec < offsetof(struct linux_dirent64, d_name) + 1 || rec > (size_t)n - pos) {
+                                err = used ? 0 : -EIO;
+                                full = true;
                                 break;
                         }
-                } else if (plus) {
-                        /* nodeid 0: the kernel makes no dentry for "." and "..". */
-                        ent.p.entry_out.attr.ino = de->d_ino;
-                        ent.p.entry_out.attr.mode = (uint32_t)DTTOIF(de->d_type);
+                        pos += rec;
+                        namelen = strnlen(de->d_name, rec - offsetof(struct linux_dirent64, d_name));
+                        if (namelen == 0 || namelen > FREQ_NAME_MAX)
+                                continue;
+                        size = FUSE_DIRENT_ALIGN(name_off + namelen);
+                        if (used + size > max) {
+                                if (used == 0)
+                                        err = -EINVAL;   /* the guest's buffer cannot take one entry */
+                                full = true;
+                                break;
+                        }
+                        memset(&ent, 0, size);
+                        memcpy((uint8_t *)&ent + name_off, de->d_name, namelen);
+                        if (plus && !is_dot_or_dotdot((const char *)&ent + name_off)) {
+                                /* Counts a lookup: the kernel instantiates the dentry. */
+                                int lerr = do_lookup(s, h.p->inode, (const char *)&ent + name_off,
+                                                     &ent.p.entry_out);
+
+                                if (lerr == -ENOENT)
+                                        continue;       /* removed meanwhile */
+                                if (lerr < 0) {
+                                        err = used ? 0 : lerr;
+                                        full = true;
+                                        break;
+                                }
+                        } else if (plus) {
+                                /* nodeid 0: the kernel makes no dentry for "." and "..". */
+                                ent.p.entry_out.attr.ino = de->d_ino;
+                                ent.p.entry_out.attr.mode = (uint32_t)DTTOIF(de->d_type);
+                        }
+                        d->ino = de->d_ino;
+                        d->off = (uint64_t)de->d_off;
+                        d->namelen = (uint32_t)namelen;
+                        d->type = de->d_type;
+                        if (!freq_put(r, hdr + used, &ent, size)) {
+                                if (plus && ent.p.entry_out.nodeid)
+                                        inode_forget(s->inodes, ent.p.entry_out.nodeid, 1);
+                                err = used ? 0 : -EIO;
+                                full = true;
+                                break;
+                        }
+                        used += size;
                 }
-                d->ino = plus && ent.p.entry_out.nodeid ? ent.p.entry_out.attr.ino : de->d_ino;
-                h.p->dir_offset = telldir(h.p->dir);
-                d->off = (uint64_t)h.p->dir_offset;
-                d->namelen = (uint32_t)namelen;
-                d->type = de->d_type;
-                memcpy((uint8_t *)&ent + name_off, de->d_name, namelen);
-                if (!freq_put(r, hdr + used, &ent, size)) {
-                        err = -EIO;
-                        break;
-                }
-                used += size;
         }
         pthread_mutex_unlock(&h.p->dir_mutex);
         if (err < 0)
@@ -964,7 +988,7 @@ int pt_fsyncdir(struct fs_worker *w, struct freq *r)
 
         if (!h.p)
                 return -EBADF;
-        fd = dirfd(h.p->dir);
+        fd = h.p->fd;
         if (((in->fsync_flags & FUSE_FSYNC_FDATASYNC) ? fdatasync(fd) : fsync(fd)) < 0)
                 return -errno;
         freq_reply(r, NULL, 0);

@@ -205,7 +205,7 @@ static void test_handles(struct fixture *f, gconstpointer data)
         inode_put(f->t, i);
         g_assert_cmpuint(dfh, !=, 0);
         g_assert_nonnull((h = handle_get(ht, dfh, true)));
-        g_assert_nonnull(h->dir);
+        g_assert_true(h->is_dir);
         handle_put(ht, h);
         handle_release_all(ht);
         g_assert_cmpuint(handle_count(ht), ==, 0);
