@@ -120,8 +120,8 @@ managed_objects() {
 }
 
 share_objects() {
-        managed_objects | grep -o "objectpath '/org/sluice/Sluice1/share/[^']*'" |
-                sed "s/objectpath '\(.*\)'/\1/" | sort -u
+        # gdbus prints "objectpath" before the first key only
+        managed_objects | grep -oE "'/org/sluice/Sluice1/share/[A-Za-z0-9_]+'" | tr -d "'" | sort -u
 }
 
 # share_object_for FOLDER: the object path of FOLDER's share (nothing if none).
@@ -154,7 +154,7 @@ drag_to_applet() {
         pids+=($src_pid)
         local src
         for _ in $(seq 50); do
-                src=$(xdotool search --name '^sa-drag-source$' 2>/dev/null | head -1) && [ -n "$src" ] && break
+                src=$(xdotool search --onlyvisible --name '^sa-drag-source$' 2>/dev/null | head -1) && [ -n "$src" ] && break
                 sleep 0.2
         done
         [ -n "$src" ] || fail "the drag source window did not appear"

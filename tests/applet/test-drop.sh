@@ -28,10 +28,17 @@ drag_to_applet "$SA_WORK/notes.txt"
 wait_for 10 message_contains "“notes.txt” is a file" || fail "no inline error for a dropped file: $(hook_prop LastMessage)"
 [ "$(share_objects | wc -l)" = 1 ] || fail "a dropped file created a share"
 
-mkdir -p "$SA_WORK/secret"
-chmod 000 "$SA_WORK/secret"
-drag_to_applet "$SA_WORK/secret"
-wait_for 10 message_contains "You cannot open the folder “secret”" || fail "no inline error for an unreadable folder: $(hook_prop LastMessage)"
+if [ "$(id -u)" != 0 ]; then
+        mkdir -p "$SA_WORK/secret"
+        chmod 000 "$SA_WORK/secret"
+        drag_to_applet "$SA_WORK/secret"
+        wait_for 10 message_contains "You cannot open the folder “secret”" ||
+                fail "no inline error for an unreadable folder: $(hook_prop LastMessage)"
+        [ "$(share_objects | wc -l)" = 1 ] || fail "an unreadable folder became a share"
+        chmod 700 "$SA_WORK/secret"
+else
+        note "running as root: root reads every folder, so the unreadable-folder case needs SLUICE_TEST_USER"
+fi
 
 drag_to_applet "$folder"
 wait_for 10 message_contains "“Photos 2024” is already shared" || fail "no inline error for an already-shared folder: $(hook_prop LastMessage)"
@@ -42,5 +49,4 @@ mkdir -p "$SA_WORK/src" "$SA_WORK/docs"
 drag_to_applet "$SA_WORK/src" "$SA_WORK/docs"
 wait_for 20 share_object_for "$SA_WORK/src" || fail "multi-folder drop: src not shared"
 wait_for 20 share_object_for "$SA_WORK/docs" || fail "multi-folder drop: docs not shared"
-chmod 700 "$SA_WORK/secret"
 echo "PASS"
