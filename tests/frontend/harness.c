@@ -250,7 +250,7 @@ static int child_keep_fd = -1;
 
 static void child_setup(gpointer data)
 {
-        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        pid_t parent = getppid();
         if (child_keep_fd >= 0) {
                 int flags = fcntl(child_keep_fd, F_GETFD);
                 (void)fcntl(child_keep_fd, F_SETFD, flags & ~FD_CLOEXEC);
@@ -259,6 +259,10 @@ static void child_setup(gpointer data)
                 if (setgroups(0, NULL) < 0 || setgid(test_gid) < 0 || setuid(test_uid) < 0)
                         _exit(127);
         }
+        /* After setuid(), which clears the parent-death signal. */
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+                _exit(127);
 }
 
 GPid harness_spawn(GPtrArray *argv, int keep_fd)
