@@ -26,24 +26,28 @@ static void on_closed(NotifyNotification *n, gpointer user_data)
   g_ptr_array_remove(self->live, n);
 }
 
-static NotifyNotification *send(SaNotify *self, const char *summary, const char *body,
-                                NotifyUrgency urgency, const char *icon)
+/* Builds a notification; the caller adds actions, then show_note() sends it. */
+static NotifyNotification *make_note(SaNotify *self, const char *summary, const char *body,
+                                     NotifyUrgency urgency, const char *icon)
 {
-  if (!notify_is_initted())
-    return NULL;
   NotifyNotification *n = notify_notification_new(summary, body, icon);
   notify_notification_set_app_name(n, _("Sluice"));
   notify_notification_set_urgency(n, urgency);
   notify_notification_set_hint(n, "desktop-entry", g_variant_new_string("org.sluice.Applet"));
+  return n;
+}
+
+/* Sends @n (taking it) and keeps it alive until closed: actions need it. */
+static void show_note(SaNotify *self, NotifyNotification *n)
+{
+  g_autoptr(GError) error = NULL;
+  if (!notify_is_initted() || !notify_notification_show(n, &error)) {
+    g_message("Cannot show a notification: %s", error != NULL ? error->message : "libnotify not initialised");
+    g_object_unref(n);
+    return;
+  }
   g_signal_connect(n, "closed", G_CALLBACK(on_closed), self);
   g_ptr_array_add(self->live, n);
-  g_autoptr(GError) error = NULL;
-  if (!notify_notification_show(n, &error)) {
-    g_message("Cannot show a notification: %s", error->message);
-    g_ptr_array_remove(self->live, n);
-    return NULL;
-  }
-  return n;
 }
 
 static void on_open_action(NotifyNotification *n, char *action, gpointer user_data)
@@ -84,18 +88,18 @@ static void on_share_event(SaClient *client, SaShare *share, const char *kind,
   } else {
     return;  /* "detached" is what the user just did; other kinds are new to us */
   }
-  NotifyNotification *n = send(self, summary, body, urgency, icon);
-  if (n != NULL && urgency == NOTIFY_URGENCY_CRITICAL) {
+  NotifyNotification *n = make_note(self, summary, body, urgency, icon);
+  if (urgency == NOTIFY_URGENCY_CRITICAL)
     notify_notification_add_action(n, "open", _("Open Sluice"), on_open_action, self, NULL);
-    (void)notify_notification_show(n, NULL);
-  }
+  show_note(self, n);
 }
 
 static void report_fix(const char *message, gboolean is_error, gpointer user_data)
 {
   g_autoptr(SaNotify) self = user_data;
-  (void)send(self, is_error ? _("Could not enable shared memory") : _("Shared memory enabled"),
-             message, NOTIFY_URGENCY_NORMAL, is_error ? "sluice-error-symbolic" : "sluice-idle-symbolic");
+  show_note(self, make_note(self, is_error ? _("Could not enable shared memory") : _("Shared memory enabled"),
+                            message, NOTIFY_URGENCY_NORMAL,
+                            is_error ? "sluice-error-symbolic" : "sluice-idle-symbolic"));
 }
 
 static void on_enable_shm_action(NotifyNotification *n, char *action, gpointer user_data)
@@ -121,14 +125,12 @@ static void check_shared_memory(SaNotify *self)
     g_hash_table_add(self->shm_warned, g_strdup(vm_name));
     g_autofree char *summary = g_strdup_printf(_("%s has no shared memory"), vm_name);
     NotifyNotification *note =
-      send(self, summary, _("Folder sharing needs it. Sluice can turn it on; it takes effect the next time the VM starts."),
-           NOTIFY_URGENCY_NORMAL, "sluice-error-symbolic");
-    if (note == NULL)
-      continue;
+      make_note(self, summary, _("Folder sharing needs it. Sluice can turn it on; it takes effect the next time the VM starts."),
+                NOTIFY_URGENCY_NORMAL, "sluice-error-symbolic");
     g_object_set_data_full(G_OBJECT(note), "sluice-vm", g_strdup(vm_name), g_free);
     notify_notification_add_action(note, "enable-shared-memory", _("Enable Shared Memory"),
                                    on_enable_shm_action, self, NULL);
-    (void)notify_notification_show(note, NULL);
+    show_note(self, note);
   }
 }
 
@@ -155,9 +157,10 @@ static gboolean on_unavailable_timeout(gpointer user_data)
   if (sa_client_is_connected(self->client) || self->said_unavailable)
     return G_SOURCE_REMOVE;
   self->said_unavailable = TRUE;
-  (void)send(self, self->was_connected ? _("The Sluice service stopped") : _("The Sluice service is unavailable"),
-             _("Shared folders are not served until it runs again. Sluice reconnects by itself."),
-             NOTIFY_URGENCY_CRITICAL, "sluice-error-symbolic");
+  show_note(self, make_note(self, self->was_connected ? _("The Sluice service stopped")
+                                                      : _("The Sluice service is unavailable"),
+                            _("Shared folders are not served until it runs again. Sluice reconnects by itself."),
+                            NOTIFY_URGENCY_CRITICAL, "sluice-error-symbolic"));
   return G_SOURCE_REMOVE;
 }
 

@@ -150,7 +150,10 @@ static void update_stats(SaShareRow *self)
   /* Translators: legend of the graph's orange line */
   g_autofree char *wl = g_strdup_printf(_("Write %s"), w);
   /* Translators: median and 99th-percentile request latency */
-  g_autofree char *lat = g_strdup_printf(_("Latency %s (p99 %s)"), p50, p99);
+  g_autofree char *lat = sa_share_get_stat_uint64(self->share, "requests") > 0
+                           ? g_strdup_printf(_("Latency %s (p99 %s)"), p50, p99)
+                           /* Translators: no request measured yet */
+                           : g_strdup(_("Latency —"));
   gtk_label_set_label(self->read_label, rl);
   gtk_label_set_label(self->write_label, wl);
   gtk_label_set_label(self->ops_label, ops);
