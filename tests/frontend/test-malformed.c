@@ -66,7 +66,7 @@ static struct raw_result send_chain(struct vmm *v, const struct raw_desc *descs,
                         table[ids[i]].next = (uint16_t)(NEXT_RAW(0) - descs[i].next);
         }
         g_assert_cmpint(vmm_publish(v, 1, ids[0], n, ids), ==, 0);
-        int r = vmm_wait_used(v, 1, ids[0], &res.used_len, 2000);
+        int r = vmm_wait_used(v, 1, ids[0], &res.used_len, 1000);
         if (r == -ETIMEDOUT || r == -ECONNRESET) {
                 g_test_message("outcome: no used entry (broken queue or dropped connection)");
                 return res;
