@@ -922,6 +922,8 @@ static int do_readdir(struct fs_worker *w, struct freq *r, bool plus)
                         }
                         memset(&ent, 0, size);
                         memcpy((uint8_t *)&ent + name_off, de->d_name, namelen);
+                        /* NUL-terminated for do_lookup() even when the record ends with the name. */
+                        ent.bytes[name_off + namelen] = '\0';
                         if (plus && !is_dot_or_dotdot((const char *)&ent + name_off)) {
                                 /* Counts a lookup: the kernel instantiates the dentry. */
                                 int lerr = do_lookup(s, h.p->inode, (const char *)&ent + name_off,
