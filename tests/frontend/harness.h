@@ -40,7 +40,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Harness, harness_free)
 
 /* argv for the daemon: sluice-fs spellings (--readonly, --xattr, --queues=N,
  * --fd=N…) added to --socket-path and --shared-dir.  With use_socket FALSE
- * no --socket-path is given (for --fd).  keep_fd (or -1) is passed on. */
+ * no --socket-path is given (for --fd; harness_spawn() keeps that fd open). */
 GPtrArray *harness_daemon_argv(Harness *h, gboolean use_socket, const char *const *extra);
 /* Starts the daemon with extra options and waits for its socket. */
 void harness_start(Harness *h, const char *const *extra);
