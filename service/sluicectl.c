@@ -67,10 +67,11 @@ static int usage_error(const char *format, ...)
 
 static int fail(GError *error)
 {
-        if (g_dbus_error_is_remote_error(error) &&
-            !g_str_has_prefix(g_dbus_error_get_remote_error(error) ?: "", "org.sluice."))
-                ; /* a bus error (no service, timeout): keep its name, it tells what happened */
-        else
+        g_autofree char *remote = g_dbus_error_get_remote_error(error);
+
+        /* The service's own errors are sentences; a bus error's name (no
+         * service, timeout) tells what happened, so it stays. */
+        if (remote == NULL || g_str_has_prefix(remote, "org.sluice."))
                 g_dbus_error_strip_remote_error(error);
         g_printerr("sluicectl: %s\n", error->message);
         return EXIT_FAILED;
