@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,6 +90,27 @@ static const struct fs_op ops[] = {
 
 /* ---- session ---- */
 
+/* Every inode the guest knows holds an O_PATH fd: a tree of a few thousand
+ * files needs more than the usual soft limit of 1024, so take the hard limit
+ * (as virtiofsd does).  Process-wide, once. */
+static void raise_fd_limit(void)
+{
+        struct rlimit rl;
+        rlim_t want;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 1048576 ? 1048576 : rl.rlim_max;
+        if (rl.rlim_cur >= want)
+                return;
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_warning("cannot raise the open file limit to %llu: %s (large folders may fail with EMFILE)",
+                            (unsigned long long)want, strerror(errno));
+        else
+                log_debug("open file limit raised to %llu", (unsigned long long)want);
+}
+
 int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *stats,
                    struct fs_session **ret)
 {
@@ -140,6 +162,7 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
         }
         /* The guest's umask comes with each create (DONT_MASK); ours must not add to it. */
         umask(0);
+        raise_fd_limit();
         (void)confine_have_openat2();
         *ret = s;
         return 0;

@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "inode.h"
@@ -258,7 +259,14 @@ static void test_threads(struct fixture *f, gconstpointer data)
 
 int main(int argc, char **argv)
 {
+        struct rlimit rl;
+
         g_test_init(&argc, &argv, NULL);
+        /* Each inode holds an fd; fs_session_new() raises the limit the same way. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4096 && rl.rlim_max >= 4096) {
+                rl.rlim_cur = 4096;
+                (void)setrlimit(RLIMIT_NOFILE, &rl);
+        }
 #define ADD(name, fn) g_test_add("/inode/" name, struct fixture, NULL, fixture_set_up, fn, fixture_tear_down)
         ADD("counting", test_counting);
         ADD("hard-links", test_hard_links_are_one_inode);
