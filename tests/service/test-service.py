@@ -495,6 +495,11 @@ def case_worker_restart(env):
     env.ctl("start", "crashy")
     old = env.worker_pids("crashy")
     check(len(old) == 1, f"workers: {old}")
+    # Share.Event tells the applet: "crashed", then "recovered".
+    monitor = subprocess.Popen(["gdbus", "monitor", "--session", "--dest", BUS_NAME,
+                                "--object-path", ROOT + "/share/1"], env=env.env,
+                               stdout=subprocess.PIPE, text=True, **env.user_kwargs())
+    time.sleep(0.5)  # subscribed
     os.kill(old[0], signal.SIGKILL)
     env.wait_state("crashy", "starting", timeout=10)
     s = env.wait_state("crashy", "running", timeout=30)
@@ -503,9 +508,34 @@ def case_worker_restart(env):
     check(not os.path.exists(f"/proc/{old[0]}"), "the killed worker was not reaped")
     env.check_no_zombies(service)
     check(s["error"] == "", f"error after recovery: {s['error']}")
+    time.sleep(0.3)
+    monitor.terminate()
+    events = monitor.communicate(timeout=10)[0]
+    check("Share.Event ('crashed'" in events and "Share.Event ('recovered'" in events,
+          f"events seen:\n{events}")
     check("stopped unexpectedly" in env.service_log(service), "no log line about the crash")
     # It still serves: the socket answers.
     check(os.path.exists(s["socket_path"]), "no socket after the restart")
+    env.stop_service(service)
+
+
+def case_worker_gives_up(env):
+    """Five crashes within a minute: State=failed with Error; Start tries again."""
+    service = env.start_service()
+    env.ctl("add", env.path("share"), "--tag", "fragile")
+    env.ctl("start", "fragile")
+    for crash in range(5):
+        pid = wait_for(lambda: env.worker_pids("fragile") if env.share("fragile")["state"] == "running" else None,
+                       30, f"the worker to run before crash {crash + 1}")
+        os.kill(pid[0], signal.SIGKILL)
+        wait_for(lambda: env.share("fragile")["state"] != "running", 10, "the crash to be noticed")
+    s = env.wait_state("fragile", "failed", timeout=10)
+    check("5 times within a minute" in s["error"], f"error: {s['error']}")
+    time.sleep(1.5)  # no restart is scheduled any more
+    check(not env.worker_pids("fragile") and env.share("fragile")["state"] == "failed", "restarted after giving up")
+    env.ctl("start", "fragile")
+    check(env.share("fragile")["state"] == "running" and env.share("fragile")["error"] == "",
+          "Start after giving up")
     env.stop_service(service)
 
 
