@@ -730,6 +730,38 @@ static void test_forget_counts(void)
         ft_teardown(&t);
 }
 
+static void test_cache_modes(void)
+{
+        static const struct {
+                enum fs_cache_mode mode;
+                uint64_t timeout;
+                uint32_t file_flags, dir_flags;
+        } cases[] = {
+                { FS_CACHE_AUTO, 1, 0, 0 },
+                { FS_CACHE_ALWAYS, 86400, FOPEN_KEEP_CACHE, FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR },
+                { FS_CACHE_NEVER, 0, FOPEN_DIRECT_IO, 0 },
+        };
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(cases); k++) {
+                struct fs_options o = { .cache = cases[k].mode };
+                struct fuse_entry_out e;
+                struct ft t;
+                uint64_t fh;
+
+                o.guest_uid = o.host_uid = o.guest_gid = o.host_gid = FS_ID_UNMAPPED;
+                ft_setup_opts(&t, &o);
+                g_assert_cmpint(ft_create(&t, 1, "f", 0644, O_RDWR, &e, &fh), ==, 0);
+                g_assert_cmpuint(e.entry_valid, ==, cases[k].timeout);
+                g_assert_cmpuint(e.attr_valid, ==, cases[k].timeout);
+                g_assert_cmpint(ft_open(&t, e.nodeid, O_RDONLY, &fh), ==, 0);
+                g_assert_cmpuint(((const struct fuse_open_out *)ft_body(&t))->open_flags, ==, cases[k].file_flags);
+                g_assert_cmpint(ft_send(&t, FUSE_OPENDIR, 1, &(struct fuse_open_in){ 0 },
+                                        sizeof(struct fuse_open_in), NULL, 0), ==, 0);
+                g_assert_cmpuint(((const struct fuse_open_out *)ft_body(&t))->open_flags, ==, cases[k].dir_flags);
+                ft_teardown(&t);
+        }
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -747,5 +779,6 @@ int main(int argc, char **argv)
         g_test_add_func("/passthrough/flock", test_flock);
         g_test_add_func("/passthrough/misc", test_misc_ops);
         g_test_add_func("/passthrough/forget", test_forget_counts);
+        g_test_add_func("/passthrough/cache-modes", test_cache_modes);
         return g_test_run();
 }
