@@ -195,9 +195,18 @@ SaShare *sa_share_row_get_share(SaShareRow *self)
   return self->share;
 }
 
-GtkWidget *sa_share_row_get_read_only_switch(SaShareRow *self)
+GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part)
 {
-  return GTK_WIDGET(self->read_only_switch);
+  if (g_str_equal(part, "read-only"))
+    return GTK_WIDGET(self->read_only_switch);
+  if (g_str_equal(part, "remove"))
+    return GTK_WIDGET(self->remove_button);
+  if (g_str_equal(part, "start-stop"))
+    return GTK_WIDGET(self->start_stop_button);
+  if (g_str_equal(part, "queues"))
+    /* the expander's title row, not the (maybe hidden) table */
+    return gtk_widget_get_first_child(GTK_WIDGET(self->queues_expander));
+  return NULL;
 }
 
 static void sa_share_row_dispose(GObject *object)

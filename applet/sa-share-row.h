@@ -13,7 +13,8 @@ G_DECLARE_FINAL_TYPE(SaShareRow, sa_share_row, SA, SHARE_ROW, GtkListBoxRow)
  * removes the share and offers undo. */
 GtkWidget *sa_share_row_new(SaShare *share);
 SaShare *sa_share_row_get_share(SaShareRow *self);
-/* Widgets a test may need to click (see sa-test-hook.c). */
-GtkWidget *sa_share_row_get_read_only_switch(SaShareRow *self);
+/* A part a test may need to click (see sa-test-hook.c): "read-only",
+ * "remove", "start-stop" or "queues"; NULL for anything else. */
+GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part);
 
 G_END_DECLS

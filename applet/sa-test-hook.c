@@ -42,14 +42,40 @@ struct _SaTestHook {
 
 G_DEFINE_TYPE(SaTestHook, sa_test_hook, G_TYPE_OBJECT)
 
-/* "drop-zone" or "read-only:PATH": the widget's centre in its X window. */
+/* The first visible GtkButton under @widget whose label (or child's label) is @label. */
+static GtkWidget *find_button(GtkWidget *widget, const char *label)
+{
+  if (!gtk_widget_get_mapped(widget))
+    return NULL;
+  if (GTK_IS_BUTTON(widget)) {
+    const char *l = gtk_button_get_label(GTK_BUTTON(widget));
+    GtkWidget *child = gtk_button_get_child(GTK_BUTTON(widget));
+    if (l == NULL && GTK_IS_LABEL(child))
+      l = gtk_label_get_label(GTK_LABEL(child));
+    if (g_strcmp0(l, label) == 0)
+      return widget;
+  }
+  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = find_button(c, label);
+    if (found != NULL)
+      return found;
+  }
+  return NULL;
+}
+
+/* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), or "PART:PATH" for a
+ * share row's part (read-only, remove, start-stop, queues). */
 static GtkWidget *find_widget(SaWindow *window, const char *what)
 {
   if (g_str_equal(what, "drop-zone"))
     return sa_window_get_drop_zone(window);
-  if (g_str_has_prefix(what, "read-only:"))
-    return sa_window_find_read_only_switch(window, what + strlen("read-only:"));
-  return NULL;
+  if (g_str_has_prefix(what, "button:"))
+    return find_button(GTK_WIDGET(window), what + strlen("button:"));
+  const char *colon = strchr(what, ':');
+  if (colon == NULL)
+    return NULL;
+  g_autofree char *part = g_strndup(what, (gsize)(colon - what));
+  return sa_window_find_row_part(window, colon + 1, part);
 }
 
 static void method_call(GDBusConnection *bus, const char *sender, const char *path,

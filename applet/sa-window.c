@@ -255,7 +255,7 @@ GtkWidget *sa_window_get_drop_zone(SaWindow *self)
   return GTK_WIDGET(self->drop_zone);
 }
 
-GtkWidget *sa_window_find_read_only_switch(SaWindow *self, const char *path)
+GtkWidget *sa_window_find_row_part(SaWindow *self, const char *path, const char *part)
 {
   for (int i = 0;; i++) {
     GtkListBoxRow *row = gtk_list_box_get_row_at_index(self->share_list, i);
@@ -265,7 +265,7 @@ GtkWidget *sa_window_find_read_only_switch(SaWindow *self, const char *path)
       continue;
     g_autofree char *p = sa_share_dup_string(sa_share_row_get_share(SA_SHARE_ROW(row)), "Path");
     if (g_str_equal(p, path))
-      return sa_share_row_get_read_only_switch(SA_SHARE_ROW(row));
+      return sa_share_row_get_part(SA_SHARE_ROW(row), part);
   }
 }
 

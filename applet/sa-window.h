@@ -22,7 +22,7 @@ const char *sa_window_get_last_message(SaWindow *self);
 void sa_window_toast(SaWindow *self, const char *text);
 
 GtkWidget *sa_window_get_drop_zone(SaWindow *self);
-/* The read-only switch of the share of @path, or NULL. */
-GtkWidget *sa_window_find_read_only_switch(SaWindow *self, const char *path);
+/* A part (see sa_share_row_get_part) of the row of the share of @path, or NULL. */
+GtkWidget *sa_window_find_row_part(SaWindow *self, const char *path, const char *part);
 
 G_END_DECLS

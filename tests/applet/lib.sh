@@ -182,15 +182,16 @@ drag_to_applet() {
         kill $src_pid 2>/dev/null || true
 }
 
-# shot NAME: a screenshot of the whole screen into the build directory;
-# fails when it is blank (one or two colours).
+# shot NAME [MIN_COLOURS]: a screenshot of the whole screen into the build
+# directory; fails when it has fewer colours (default 50: a blank or
+# half-drawn window has a handful).
 shot() {
-        local file="$SA_SHOTS/$1.png"
+        local file="$SA_SHOTS/$1.png" min=${2:-50}
         import -window root "$file"
         local colours
         colours=$(identify -format %k "$file")
         note "screenshot $file: $colours colours"
-        [ "$colours" -gt 50 ] || fail "screenshot $1 looks blank ($colours colours)"
+        [ "$colours" -ge "$min" ] || fail "screenshot $1 looks blank ($colours colours)"
 }
 
 message_contains() { hook_prop LastMessage | grep -qF "$1"; }

@@ -2,7 +2,8 @@
 # Screenshots of the window, kept in the build directory (tests/applet/):
 #   applet-empty.png        no shares
 #   applet-shares-1/2.png   two running shares while the test VMM reads and
-#                           writes through one of them (the graph moves)
+#                           writes through one of them (the graph moves);
+#                           the second with the sync-queue table open
 # Each must not be blank, and the two graph shots must differ.
 . "$(dirname "$0")/lib.sh"
 [ -n "${SLUICE_TEST_VMM:-}" ] && [ -x "$SLUICE_TEST_VMM" ] || skip "sluice-test-vmm is not built"
@@ -45,6 +46,8 @@ pids+=($traffic_pid)
 wait_for 10 rate_nonzero || fail "Stats show no read throughput: $(share_prop "$sa" Stats)"
 shot applet-shares-1
 wait "$traffic_pid" || true
+# Open the per-queue sync-queue table of the busy share for the second shot.
+click_widget "queues:$a"
 traffic 4 || true
 shot applet-shares-2
 diff=$(compare -metric AE "$SA_SHOTS/applet-shares-1.png" "$SA_SHOTS/applet-shares-2.png" null: 2>&1 || true)

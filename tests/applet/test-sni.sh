@@ -70,6 +70,18 @@ wait_for 10 name_gone org.kde.StatusNotifierWatcher || fail "the watcher did not
 start_desktop --watcher --notifications
 wait_for 15 grep -q "^REGISTERED $item" "$desktop_log" || fail "no re-registration after the watcher restarted"
 
+# The service goes away and comes back: the tray follows by name watching.
+stop_service
+tooltip() { gdbus call --session -d "$item" -o /StatusNotifierItem \
+        -m org.freedesktop.DBus.Properties.Get org.kde.StatusNotifierItem "$1"; }
+wait_for 10 menu_has "Service not running" || fail "the menu does not say the service is gone"
+tooltip IconName | grep -q sluice-error-symbolic || fail "the icon does not show the error: $(tooltip IconName)"
+tooltip Status | grep -q NeedsAttention || fail "Status is not NeedsAttention without the service"
+start_service
+menu_lists_share() { gdbus call --session -d "$item" -o /MenuBar -m com.canonical.dbusmenu.GetLayout -- 0 -1 '[]' | grep -qF "'label': <'Projects — "; }
+wait_for 20 menu_lists_share || fail "the share is not back in the menu after the service restarted"
+tooltip IconName | grep -q sluice-idle-symbolic || fail "the icon did not go back to idle"
+
 # Quit from the menu ends the applet.
 quit=$(menu_id "Quit")
 gdbus call --session -d "$item" -o /MenuBar -m com.canonical.dbusmenu.Event "$quit" clicked '<"">' 0 >/dev/null

@@ -39,6 +39,7 @@ cat >"$conf/xfce4-panel.xml" <<'XML'
 XML
 
 start_desktop --notifications
+start_service
 dbus-monitor --session "type='method_call',interface='org.freedesktop.DBus.Properties',path='/StatusNotifierItem'" \
         >"$log_dir/monitor.log" 2>&1 &
 pids+=($!)
@@ -58,5 +59,11 @@ wait_for 20 panel_read || fail "the panel never read the item's properties"
 # With a host, --background shows no window.
 sleep 2
 window_visible && fail "the window opened although xfce4-panel shows the icon"
-shot applet-xfce-panel
+# The panel is a plain bar on a black screen; the icon is what adds colours.
+shot applet-xfce-panel 20
+# ... and it sits in the tray at the panel's right end: that corner is not flat.
+convert "$SA_SHOTS/applet-xfce-panel.png" -crop 64x32+1216+0 "$SA_WORK/tray-corner.png"
+corner=$(identify -format %k "$SA_WORK/tray-corner.png")
+note "tray corner: $corner colours"
+[ "$corner" -ge 5 ] || fail "no icon in the panel's tray ($corner colours)"
 echo "PASS"
