@@ -270,6 +270,16 @@ static int setup(struct app *app)
         int root_fd = -1, r;
         sigset_t mask;
 
+        /* Blocked before the socket exists (its existence tells QEMU, libvirt and
+         * the service that we are up, so a SIGTERM may follow at once) and before
+         * any thread starts, so that only the signalfd ever sees them. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
         r = open_shared_dir(app->opts.shared_dir, &root_fd);
         if (r < 0)
                 return r;
@@ -303,13 +313,6 @@ static int setup(struct app *app)
                 log_error("cannot create the event loop: %s", strerror(-r));
                 return -1;
         }
-        /* Blocked before any thread starts, so that only the signalfd sees them. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGUSR1);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
-        signal(SIGPIPE, SIG_IGN);
         if ((r = sd_event_add_signal(app->event, NULL, SIGTERM, on_signal, app)) < 0 ||
             (r = sd_event_add_signal(app->event, NULL, SIGINT, on_signal, app)) < 0 ||
             (r = sd_event_add_signal(app->event, NULL, SIGUSR1, on_signal, app)) < 0 ||
@@ -326,10 +329,10 @@ int main(int argc, char **argv)
         int r, exit_code = 1;
 
         r = options_parse(argc, argv, &app.opts);
-        if (r < 0)
-                return EXIT_USAGE;
-        if (r > 0)
-                return 0;
+        if (r != 0) {
+                options_free(&app.opts);
+                return r < 0 ? EXIT_USAGE : 0;
+        }
         log_set_level(app.opts.log_level);
 
         r = setup(&app);
