@@ -1,5 +1,27 @@
 /* fuse-dispatch.c — fs_process(): the opcode table, INIT/DESTROY, the
- * read-only gate, stats and the request trace (implements fs-session.h). */
+ * read-only gate, stats and the request trace (implements fs-session.h).
+ *
+ * Behaviour worth knowing (the guest sees it):
+ *  - INIT answers minor min(guest, 38), max_write 1 MiB, max_pages 256, and
+ *    only flags we implement: ASYNC_READ, POSIX_LOCKS, FLOCK_LOCKS,
+ *    ATOMIC_O_TRUNC, BIG_WRITES, DONT_MASK, DO_READDIRPLUS, READDIRPLUS_AUTO,
+ *    ASYNC_DIO, PARALLEL_DIROPS, MAX_PAGES, plus CACHE_SYMLINKS unless
+ *    --cache=never and AUTO_INVAL_DATA with --cache=auto.  Not offered:
+ *    EXPORT_SUPPORT (".." lookups could leave a directory moved out of the
+ *    share), WRITEBACK_CACHE, POSIX_ACL, HANDLE_KILLPRIV(_V2), SETXATTR_EXT,
+ *    SECURITY_CTX, DAX; nothing in flags2.
+ *  - Without --xattr the four xattr requests answer ENOSYS, as virtiofsd
+ *    does: the kernel then stops sending them (no per-write security.capability
+ *    probe).
+ *  - SETLKW on a contended lock returns FS_PROCESS_DEFERRED: a helper thread
+ *    retries the non-blocking lock with a 1 → 20 ms backoff and replies through
+ *    the worker's fs_complete_fn; INTERRUPT of it replies EINTR; a session reset
+ *    stops it without a reply.
+ *  - Files the guest creates belong to the user running sluice-fs (root when
+ *    run by root: then host permission checks are root's too, like virtiofsd
+ *    without its sandbox).  The process umask is set to 0 (the guest's umask
+ *    comes with each create) and the open file limit is raised to the hard limit.
+ *  - Requests before INIT (or after DESTROY) fail with EIO; unknown opcodes ENOSYS. */
 #include "fs-session.h"
 
 #include <errno.h>
