@@ -4,6 +4,7 @@
 
 #include <glib/gi18n.h>
 
+#include "sa-client.h"
 #include "sa-format.h"
 #include "sa-graph.h"
 #include "sa-share-row.h"
@@ -20,6 +21,9 @@ struct _SaShareRow {
   GtkLabel *error_label, *hint_label;
   GtkLabel *read_label, *write_label, *ops_label, *latency_label;
   GtkButton *start_stop_button, *remove_button;
+  GtkMenuButton *menu_button;
+  GListModel *vms;
+  GSimpleActionGroup *actions;
   GtkSwitch *read_only_switch;
   SaGraph *graph;
   GtkExpander *queues_expander;
@@ -163,9 +167,69 @@ static void update_stats(SaShareRow *self)
     update_queues(self);
 }
 
+/* The row menu: attach / detach, then the VMs the folder can go to (a radio
+ * group over the share's Vm).  Rebuilt when it opens: VMs come and go. */
+static void rebuild_menu(SaShareRow *self)
+{
+  g_autoptr(GMenu) menu = g_menu_new();
+  g_autoptr(GMenu) state_section = g_menu_new();
+  g_autoptr(GMenu) vm_section = g_menu_new();
+  g_autofree char *state = sa_share_dup_string(self->share, "State");
+  g_autofree char *vm = sa_share_dup_string(self->share, "Vm");
+
+  if (g_str_equal(state, "attached"))
+    g_menu_append(state_section, _("_Detach from VM"), "row.detach");
+  else
+    g_menu_append(state_section, _("_Attach to VM"), "row.attach");
+  g_menu_append_section(menu, NULL, G_MENU_MODEL(state_section));
+
+  guint n = self->vms != NULL ? g_list_model_get_n_items(self->vms) : 0;
+  for (guint i = 0; i < n; i++) {
+    g_autoptr(GDBusProxy) proxy = g_list_model_get_item(self->vms, i);
+    g_autofree char *name = sa_vm_dup_string(proxy, "Name");
+    g_autoptr(GMenuItem) item = g_menu_item_new(name, NULL);
+    g_menu_item_set_action_and_target_value(item, "row.set-vm", g_variant_new_string(name));
+    g_menu_append_item(vm_section, item);
+  }
+  g_autoptr(GMenuItem) none = g_menu_item_new(_("No VM"), NULL);
+  g_menu_item_set_action_and_target_value(none, "row.set-vm", g_variant_new_string(""));
+  g_menu_append_item(vm_section, none);
+  g_menu_append_section(menu, _("Share With"), G_MENU_MODEL(vm_section));
+
+  GAction *set_vm = g_action_map_lookup_action(G_ACTION_MAP(self->actions), "set-vm");
+  g_simple_action_set_state(G_SIMPLE_ACTION(set_vm), g_variant_new_string(vm));
+  g_simple_action_set_enabled(G_SIMPLE_ACTION(g_action_map_lookup_action(G_ACTION_MAP(self->actions), "attach")),
+                              *vm != '\0');
+  gtk_menu_button_set_menu_model(self->menu_button, G_MENU_MODEL(menu));
+}
+
 static void on_share_changed(SaShare *share, gpointer user_data)
 {
   update_properties(user_data);
+  rebuild_menu(user_data);
+}
+
+static void on_vms_changed(GListModel *vms, guint pos, guint removed, guint added, gpointer user_data)
+{
+  rebuild_menu(user_data);
+}
+
+static void on_attach(GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  SaShareRow *self = user_data;
+  sa_share_call(self->share, "Attach");
+}
+
+static void on_detach(GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  SaShareRow *self = user_data;
+  sa_share_call(self->share, "Detach");
+}
+
+static void on_set_vm(GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  SaShareRow *self = user_data;
+  sa_share_call_with(self->share, "SetVm", g_variant_new("(@s)", param));
 }
 
 static void on_share_stats(SaShare *share, gpointer user_data)
@@ -201,6 +265,8 @@ GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part)
     return GTK_WIDGET(self->read_only_switch);
   if (g_str_equal(part, "remove"))
     return GTK_WIDGET(self->remove_button);
+  if (g_str_equal(part, "menu"))
+    return GTK_WIDGET(self->menu_button);
   if (g_str_equal(part, "start-stop"))
     return GTK_WIDGET(self->start_stop_button);
   if (g_str_equal(part, "queues"))
@@ -212,6 +278,10 @@ GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part)
 static void sa_share_row_dispose(GObject *object)
 {
   SaShareRow *self = SA_SHARE_ROW(object);
+  if (self->vms != NULL)
+    g_signal_handlers_disconnect_by_data(self->vms, self);
+  g_clear_object(&self->vms);
+  g_clear_object(&self->actions);
   if (self->share != NULL) {
     g_signal_handlers_disconnect_by_data(self->share, self);
     g_clear_pointer(&self->read_only_binding, g_binding_unbind);
@@ -240,6 +310,7 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, latency_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, start_stop_button);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, remove_button);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, menu_button);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, read_only_switch);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, graph);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, queues_expander);
@@ -258,10 +329,21 @@ static void sa_share_row_init(SaShareRow *self)
   g_signal_connect(self->queues_expander, "notify::expanded", G_CALLBACK(on_expanded), self);
 }
 
-GtkWidget *sa_share_row_new(SaShare *share)
+GtkWidget *sa_share_row_new(SaShare *share, GListModel *vms)
 {
   SaShareRow *self = g_object_new(SA_TYPE_SHARE_ROW, NULL);
   self->share = g_object_ref(share);
+  self->vms = vms != NULL ? g_object_ref(vms) : NULL;
+  const GActionEntry entries[] = {
+    { "attach", on_attach, NULL, NULL, NULL, { 0 } },
+    { "detach", on_detach, NULL, NULL, NULL, { 0 } },
+    { "set-vm", NULL, "s", "''", on_set_vm, { 0 } },
+  };
+  self->actions = g_simple_action_group_new();
+  g_action_map_add_action_entries(G_ACTION_MAP(self->actions), entries, G_N_ELEMENTS(entries), self);
+  gtk_widget_insert_action_group(GTK_WIDGET(self), "row", G_ACTION_GROUP(self->actions));
+  if (self->vms != NULL)
+    g_signal_connect(self->vms, "items-changed", G_CALLBACK(on_vms_changed), self);
   self->read_only_binding =
     g_object_bind_property(share, "read-only", self->read_only_switch, "active",
                            G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
@@ -270,5 +352,6 @@ GtkWidget *sa_share_row_new(SaShare *share)
   g_signal_connect(share, "stats", G_CALLBACK(on_share_stats), self);
   update_properties(self);
   update_stats(self);
+  rebuild_menu(self);
   return GTK_WIDGET(self);
 }

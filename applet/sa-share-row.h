@@ -10,8 +10,9 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE(SaShareRow, sa_share_row, SA, SHARE_ROW, GtkListBoxRow)
 
 /* Emits "remove-requested" when the user clicks the trash button; the window
- * removes the share and offers undo. */
-GtkWidget *sa_share_row_new(SaShare *share);
+ * removes the share and offers undo.  @vms (GDBusProxy, Vm interface) fills
+ * the row's menu: attach / detach and which VM the folder goes to. */
+GtkWidget *sa_share_row_new(SaShare *share, GListModel *vms);
 SaShare *sa_share_row_get_share(SaShareRow *self);
 /* A part a test may need to click (see sa-test-hook.c): "read-only",
  * "remove", "start-stop" or "queues"; NULL for anything else. */

@@ -174,10 +174,15 @@ static void on_call_done(GObject *source, GAsyncResult *result, gpointer user_da
   }
 }
 
+void sa_share_call_with(SaShare *self, const char *method, GVariant *args)
+{
+  g_dbus_proxy_call(self->proxy, method, args, G_DBUS_CALL_FLAGS_NONE, -1, NULL,
+                    on_call_done, g_object_ref(self));
+}
+
 void sa_share_call(SaShare *self, const char *method)
 {
-  g_dbus_proxy_call(self->proxy, method, NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL,
-                    on_call_done, g_object_ref(self));
+  sa_share_call_with(self, method, NULL);
 }
 
 static void on_set_read_only_done(GObject *source, GAsyncResult *result, gpointer user_data)

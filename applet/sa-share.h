@@ -43,5 +43,7 @@ gboolean sa_share_is_active(SaShare *self);
 
 /* Calls a no-argument method (Start, Stop, Detach); errors come back as "error". */
 void sa_share_call(SaShare *self, const char *method);
+/* Same with arguments (a floating tuple is consumed). */
+void sa_share_call_with(SaShare *self, const char *method, GVariant *args);
 
 G_END_DECLS

@@ -42,7 +42,7 @@ struct _SaTestHook {
 
 G_DEFINE_TYPE(SaTestHook, sa_test_hook, G_TYPE_OBJECT)
 
-/* The first visible GtkButton under @widget whose label (or child's label) is @label. */
+/* The first visible button or menu entry under @widget labelled @label. */
 static GtkWidget *find_button(GtkWidget *widget, const char *label)
 {
   if (!gtk_widget_get_mapped(widget))
@@ -53,6 +53,12 @@ static GtkWidget *find_button(GtkWidget *widget, const char *label)
     if (l == NULL && GTK_IS_LABEL(child))
       l = gtk_label_get_label(GTK_LABEL(child));
     if (g_strcmp0(l, label) == 0)
+      return widget;
+  } else if (g_str_equal(G_OBJECT_TYPE_NAME(widget), "GtkModelButton")) {
+    /* menu entries of a GMenuModel popover (GTK-internal type, "text" property) */
+    g_autofree char *text = NULL;
+    g_object_get(widget, "text", &text, NULL);
+    if (g_strcmp0(text, label) == 0)
       return widget;
   }
   for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
@@ -69,6 +75,7 @@ static GtkWidget *find_widget(SaWindow *window, const char *what)
 {
   if (g_str_equal(what, "drop-zone"))
     return sa_window_get_drop_zone(window);
+  /* An open popover is a child widget of its button, so the walk reaches it. */
   if (g_str_has_prefix(what, "button:"))
     return find_button(GTK_WIDGET(window), what + strlen("button:"));
   const char *colon = strchr(what, ':');

@@ -245,7 +245,8 @@ static void undo_remove_activated(GtkWidget *widget, const char *action, GVarian
 
 static GtkWidget *create_row(gpointer item, gpointer user_data)
 {
-  GtkWidget *row = sa_share_row_new(SA_SHARE(item));
+  SaWindow *self = user_data;
+  GtkWidget *row = sa_share_row_new(SA_SHARE(item), sa_client_get_vms(self->client));
   g_signal_connect_object(row, "remove-requested", G_CALLBACK(on_remove_requested), user_data, 0);
   return row;
 }
