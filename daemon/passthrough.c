@@ -163,12 +163,12 @@ static mode_t masked(uint32_t mode, uint32_t umask_bits)
 }
 
 /* Open flags the guest may pass to the host: access mode and data semantics;
- * never O_CREAT/O_EXCL (only CREATE creates), O_NOFOLLOW is always added, and
- * O_DIRECT is dropped because guest buffers need not meet its alignment. */
+ * never O_CREAT/O_EXCL (only CREATE creates), O_NOFOLLOW is always added,
+ * O_DIRECT is dropped because guest buffers need not meet its alignment, and
+ * O_NOATIME because the guest checked it against its own uid, not ours. */
 static int open_flags(uint32_t guest_flags)
 {
-        return (int)(guest_flags & (O_ACCMODE | O_APPEND | O_TRUNC | O_SYNC | O_DSYNC | O_NOATIME |
-                                    O_NONBLOCK));
+        return (int)(guest_flags & (O_ACCMODE | O_APPEND | O_TRUNC | O_SYNC | O_DSYNC | O_NONBLOCK));
 }
 
 static bool wants_write(int flags)
