@@ -635,11 +635,12 @@ def case_stats(env):
             watch.wait()
     check(watch.returncode == 0 and "ops/s" in first_line and "ops/s" in rest,
           f"--count 1: exit {watch.returncode}, {first_line!r} {rest!r}")
+    wait_for(lambda: stats()["ops-per-sec"] == 0, 10, "the rates to settle after ls")
     # Nothing changes: no PropertiesChanged, so --watch sees nothing new within 1 s.
     quiet = subprocess.run(["timeout", "1.5", env.ctl_bin, "--json", "stats", "st", "--watch"],
                            env=env.env, capture_output=True, text=True, **env.user_kwargs())
     check(len(quiet.stdout.splitlines()) == 1,
-          f"Stats changed while idle:\n{quiet.stdout}")
+          f"Stats changed while idle (exit {quiet.returncode}):\n{quiet.stdout}{quiet.stderr}")
     env.ctl("stop", "st")
     check(env.ctl_json("stats", "st")["stats"] == {}, "Stats not empty after stop")
     env.stop_service(service)
