@@ -37,6 +37,14 @@ void fs_session_free(struct fs_session *s);
  * from a clean slate.  Called with no queue thread running. */
 void fs_session_reset(struct fs_session *s);
 
+/* Guest memory is about to change (SET_MEM_TABLE, REM_MEM_REG): every
+ * deferred request (a SETLKW still waiting) is finished now with EINTR — its
+ * reply written and its complete callback run while the memory it points into
+ * is still mapped — and the call returns when none is left.  The guest's
+ * fcntl(F_SETLKW) sees EINTR and may retry.  Called from the transport thread
+ * with the queue threads stopped. */
+void fs_session_interrupt_deferred(struct fs_session *s);
+
 /* Live read-only toggle (the control channel): from the next request on, every
  * mutating request fails with EROFS, including writes through handles that are
  * already open.  Thread-safe. */

@@ -198,6 +198,11 @@ void fs_session_reset(struct fs_session *s)
         atomic_store(&s->initialized, false);
 }
 
+void fs_session_interrupt_deferred(struct fs_session *s)
+{
+        pt_interrupt_all(s);
+}
+
 void fs_session_free(struct fs_session *s)
 {
         if (!s)

@@ -1422,6 +1422,17 @@ void pt_interrupt(struct fs_session *s, uint64_t unique)
         pthread_mutex_unlock(&s->wait_mutex);
 }
 
+void pt_interrupt_all(struct fs_session *s)
+{
+        pthread_mutex_lock(&s->wait_mutex);
+        for (struct lock_waiter *lw = s->waiters; lw; lw = lw->next)
+                lw->interrupted = true;
+        pthread_cond_broadcast(&s->wait_cond);
+        while (s->n_waiters > 0)
+                pthread_cond_wait(&s->wait_cond, &s->wait_mutex);
+        pthread_mutex_unlock(&s->wait_mutex);
+}
+
 void pt_cancel_waiters(struct fs_session *s)
 {
         pthread_mutex_lock(&s->wait_mutex);

@@ -102,5 +102,7 @@ void pt_request_done(struct fs_session *s, const struct freq *r, uint64_t start_
 /* INTERRUPT: a SETLKW still waiting for `unique` ends with EINTR. */
 void pt_interrupt(struct fs_session *s, uint64_t unique);
 
+/* Finishes every SETLKW waiter with EINTR (they reply) and waits for them. */
+void pt_interrupt_all(struct fs_session *s);
 /* Stops every SETLKW waiter (they reply nothing) and waits for them. */
 void pt_cancel_waiters(struct fs_session *s);

@@ -417,6 +417,8 @@ static int handle_set_mem_table(struct vu_dev *d, const struct vu_msg *msg, stru
                 return -EPROTO;
         }
         stop_all(d, was_running);
+        /* Waiting SETLKWs hold iovecs into the memory we are about to unmap. */
+        fs_session_interrupt_deferred(d->session);
         gm_clear(&d->mem);
         for (unsigned i = 0; i < m->nregions; i++) {
                 r = gm_add_region(&d->mem, &m->regions[i], fds->fd[i]);
@@ -456,6 +458,7 @@ static int handle_rem_mem_reg(struct vu_dev *d, const struct vu_msg *msg)
 
         NEED(sizeof(struct vu_memory_single));
         stop_all(d, was_running);
+        fs_session_interrupt_deferred(d->session);
         r = gm_remove_region(&d->mem, &msg->payload.mem_reg.region);
         if (r < 0)
                 log_warning("vhost-user: REM_MEM_REG for a region we do not have");
