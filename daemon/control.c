@@ -16,6 +16,7 @@
 
 struct control {
         sd_bus *bus;
+        sd_event_source *post_source; /* see on_post() */
         struct fs_session *session;
         struct stats *stats;
         bool connected;
@@ -117,6 +118,20 @@ static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *erro
         return 0;
 }
 
+/* sd-bus 252 reads the peer's first method call together with the end of the
+ * authentication and then waits for more input before it parses it: the call
+ * stalls until the peer sends something else.  A post source (it runs after
+ * every dispatch of another source, the bus's own I/O included) drains what is
+ * already buffered, so the first call is answered at once. */
+static int on_post(sd_event_source *s, void *userdata)
+{
+        struct control *c = userdata;
+
+        while (!c->lost && sd_bus_process(c->bus, NULL) > 0)
+                ;
+        return 0;
+}
+
 int control_start(sd_event *event, int fd, struct fs_session *session, struct stats *stats,
                   void (*on_lost)(void *userdata), void *userdata, struct control **ret)
 {
@@ -161,6 +176,8 @@ int control_start(sd_event *event, int fd, struct fs_session *session, struct st
                 r = sd_bus_start(c->bus);
         if (r >= 0)
                 r = sd_bus_attach_event(c->bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r >= 0)
+                r = sd_event_add_post(event, &c->post_source, on_post, c);
         if (r < 0) {
                 log_error("control: cannot serve the control connection: %s", strerror(-r));
                 sd_bus_unref(c->bus);
@@ -185,6 +202,7 @@ void control_free(struct control *c)
 {
         if (!c)
                 return;
+        sd_event_source_disable_unref(c->post_source);
         sd_bus_detach_event(c->bus);
         sd_bus_flush_close_unref(c->bus);
         free(c);
