@@ -16,6 +16,11 @@ sa_cleanup() {
                 for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
                 kill -9 "$pid" 2>/dev/null || true
         done
+        if [ -n "${applet_pid:-}" ] && grep -qE "(CRITICAL|WARNING) \*\*" "$log_dir/applet.log" 2>/dev/null; then
+                echo "FAIL: sluice-applet logged a warning or critical:"
+                grep -E "(CRITICAL|WARNING) \*\*" "$log_dir/applet.log" | head -5
+                [ $status != 0 ] || status=1
+        fi
         if [ $status != 0 ] && [ $status != 77 ]; then
                 for f in "$log_dir"/*.log; do
                         [ -f "$f" ] || continue
@@ -77,9 +82,10 @@ stop_service() {
         fail "sluice-service did not stop"
 }
 
-# start_applet ARGS...: the applet, with its test hook on.
+# start_applet ARGS...: the applet, with its test hook on; a GLib/GTK
+# critical or warning aborts it (and so fails the test).
 start_applet() {
-        "$SLUICE_APPLET" "$@" >>"$log_dir/applet.log" 2>&1 &
+        G_DEBUG=fatal-warnings "$SLUICE_APPLET" "$@" >>"$log_dir/applet.log" 2>&1 &
         pids+=($!)
         applet_pid=$!
         wait_for 20 bus_has_name org.sluice.Applet || fail "sluice-applet did not start"
