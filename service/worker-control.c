@@ -11,12 +11,6 @@
 /* A worker answers from its event loop; anything slower is a hung worker. */
 #define WORKER_CALL_TIMEOUT_MS 5000
 
-/* A first call that gets no answer is sent again after this long: sd-bus can
- * leave a message that arrived in the same read as the end of the
- * authentication unparsed until more bytes come in, and the next call is
- * those bytes.  The caller's readiness timeout bounds the whole wait. */
-#define WORKER_PROBE_TIMEOUT_MS 250
-
 static void on_probe_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GTask) task = user_data;
@@ -25,17 +19,9 @@ static void on_probe_done(GObject *source, GAsyncResult *result, gpointer user_d
         GError *error = NULL;
 
         if (!sluice_worker1_call_get_stats_finish(control, &stats, result, &error)) {
-                if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)) {
-                        g_debug("sluice-fs did not answer its first call yet: asking again");
-                        g_error_free(error);
-                        sluice_worker1_call_get_stats(control, g_task_get_cancellable(task),
-                                                      on_probe_done, g_object_ref(task));
-                        return;
-                }
                 g_task_return_error(task, error);
                 return;
         }
-        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(control), WORKER_CALL_TIMEOUT_MS);
         g_task_return_pointer(task, g_object_ref(control), g_object_unref);
 }
 
@@ -65,7 +51,7 @@ static void on_connection_ready(GObject *source, GAsyncResult *result, gpointer 
                 g_task_return_error(task, error);
                 return;
         }
-        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(control), WORKER_PROBE_TIMEOUT_MS);
+        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(control), WORKER_CALL_TIMEOUT_MS);
         /* The first answered call is the readiness signal. */
         sluice_worker1_call_get_stats(control, cancellable, on_probe_done, g_steal_pointer(&task));
 }
@@ -116,18 +102,7 @@ gboolean sluice_worker_control_set_readonly(SluiceWorker1 *control, gboolean rea
 {
         g_autoptr(GError) local_error = NULL;
 
-        gboolean done = FALSE;
-
-        /* Idempotent, so a call stuck as described above is simply sent again. */
-        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(control), WORKER_CALL_TIMEOUT_MS / 5);
-        for (int attempt = 0; attempt < 5 && !done; attempt++) {
-                g_clear_error(&local_error);
-                done = sluice_worker1_call_set_read_only_sync(control, readonly, NULL, &local_error);
-                if (!done && !g_error_matches(local_error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
-                        break;
-        }
-        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(control), WORKER_CALL_TIMEOUT_MS);
-        if (done)
+        if (sluice_worker1_call_set_read_only_sync(control, readonly, NULL, &local_error))
                 return TRUE;
         g_dbus_error_strip_remote_error(local_error);
         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
