@@ -319,7 +319,7 @@ static gboolean check_connected(SaClient *self, GTask *task)
   if (self->connected && self->bus != NULL)
     return TRUE;
   g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "%s",
-                          _("The Sluice service is not running. Start it with “systemctl --user start sluice”."));
+                          _("The Sluice service is not running. Start it with “systemctl --user start sluice-service”."));
   return FALSE;
 }
 

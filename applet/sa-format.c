@@ -24,9 +24,11 @@ char *sa_format_ops(double ops_per_sec)
 
 char *sa_format_latency(guint64 us)
 {
-  if (us < 1000)
-    /* Translators: a latency in microseconds */
-    return g_strdup_printf(_("%" G_GUINT64_FORMAT " µs"), us);
+  if (us < 1000) {
+    g_autofree char *number = g_strdup_printf("%" G_GUINT64_FORMAT, us);
+    /* Translators: a latency in microseconds; %s is the number */
+    return g_strdup_printf(_("%s µs"), number);
+  }
   /* Translators: a latency in milliseconds */
   return g_strdup_printf(_("%.1f ms"), (double)us / 1000.0);
 }
