@@ -3,13 +3,15 @@
 
 #include <glib/gi18n.h>
 
+#include <adwaita.h>
+
 #include "sa-vm-chooser.h"
 
 struct _SaVmChooser {
   GtkBox parent_instance;
   SaClient *client;
   GtkDropDown *dropdown;
-  GtkLabel *empty_label;
+  AdwActionRow *row;
   GtkRevealer *fix_revealer;
   GtkLabel *fix_label;
   GtkButton *fix_button;
@@ -62,7 +64,8 @@ static void update_fix(SaVmChooser *self)
   gtk_revealer_set_reveal_child(self->fix_revealer, lacks);
   guint n = g_list_model_get_n_items(sa_client_get_vms(self->client));
   gtk_widget_set_visible(GTK_WIDGET(self->dropdown), n > 0);
-  gtk_widget_set_visible(GTK_WIDGET(self->empty_label), n == 0);
+  adw_action_row_set_subtitle(self->row, n > 0 ? _("Running virtual machines are listed first")
+                                               : _("No virtual machines found — shares wait until you assign one"));
 }
 
 static void on_selected(GObject *dropdown, GParamSpec *pspec, gpointer user_data)
@@ -189,11 +192,13 @@ GtkWidget *sa_vm_chooser_new(SaClient *client)
   SaVmChooser *self = g_object_new(SA_TYPE_VM_CHOOSER, NULL);
   self->client = g_object_ref(client);
 
-  GtkWidget *line = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
-  GtkWidget *caption = gtk_label_new_with_mnemonic(_("Share _with"));
-  gtk_label_set_xalign(GTK_LABEL(caption), 0);
-  gtk_widget_set_hexpand(caption, TRUE);
-  gtk_box_append(GTK_BOX(line), caption);
+  GtkWidget *list = gtk_list_box_new();
+  gtk_list_box_set_selection_mode(GTK_LIST_BOX(list), GTK_SELECTION_NONE);
+  gtk_widget_add_css_class(list, "boxed-list");
+  self->row = ADW_ACTION_ROW(adw_action_row_new());
+  adw_preferences_row_set_title(ADW_PREFERENCES_ROW(self->row), _("Share _with"));
+  adw_preferences_row_set_use_underline(ADW_PREFERENCES_ROW(self->row), TRUE);
+  adw_action_row_add_prefix(self->row, gtk_image_new_from_icon_name("computer-symbolic"));
 
   GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
   g_signal_connect(factory, "setup", G_CALLBACK(item_setup), NULL);
@@ -203,15 +208,11 @@ GtkWidget *sa_vm_chooser_new(SaClient *client)
   self->dropdown = GTK_DROP_DOWN(gtk_drop_down_new(vms, NULL));
   gtk_drop_down_set_factory(self->dropdown, factory);
   g_object_unref(factory);
-  gtk_label_set_mnemonic_widget(GTK_LABEL(caption), GTK_WIDGET(self->dropdown));
-  gtk_box_append(GTK_BOX(line), GTK_WIDGET(self->dropdown));
-
-  self->empty_label = GTK_LABEL(gtk_label_new(_("No virtual machines found — shares wait until you assign one")));
-  gtk_widget_add_css_class(GTK_WIDGET(self->empty_label), "dim-label");
-  gtk_label_set_wrap(self->empty_label, TRUE);
-  gtk_label_set_xalign(self->empty_label, 1);
-  gtk_box_append(GTK_BOX(line), GTK_WIDGET(self->empty_label));
-  gtk_box_append(GTK_BOX(self), line);
+  gtk_widget_set_valign(GTK_WIDGET(self->dropdown), GTK_ALIGN_CENTER);
+  adw_action_row_add_suffix(self->row, GTK_WIDGET(self->dropdown));
+  adw_action_row_set_activatable_widget(self->row, GTK_WIDGET(self->dropdown));
+  gtk_list_box_append(GTK_LIST_BOX(list), GTK_WIDGET(self->row));
+  gtk_box_append(GTK_BOX(self), list);
 
   GtkWidget *fix = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
   gtk_widget_add_css_class(fix, "vm-fix");
