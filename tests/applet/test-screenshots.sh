@@ -45,6 +45,15 @@ traffic_pid=$!
 pids+=($traffic_pid)
 wait_for 10 rate_nonzero || fail "Stats show no read throughput: $(share_prop "$sa" Stats)"
 shot applet-shares-1
+# The tray follows the same samples: the active icon and the total throughput.
+item=$(awk '/^REGISTERED /{print $2; exit}' "$desktop_log")
+sni() { gdbus call --session -d "$item" -o /StatusNotifierItem \
+        -m org.freedesktop.DBus.Properties.Get org.kde.StatusNotifierItem "$1"; }
+tray_active() { sni IconName | grep -q sluice-active-symbolic; }
+wait_for 10 tray_active || fail "the tray icon does not show activity: $(sni IconName)"
+sni ToolTip | grep -qE "2 shared folders · Read [0-9.]*[1-9][0-9.]* MB/s" ||
+        fail "the tooltip does not show the live total: $(sni ToolTip)"
+note "tooltip: $(sni ToolTip | grep -oE "2 shared folders[^']*")"
 wait "$traffic_pid" || true
 # Open the per-queue sync-queue table of the busy share for the second shot.
 click_widget "queues:$a"
