@@ -181,6 +181,8 @@ static void sa_graph_class_init(SaGraphClass *klass)
 static void sa_graph_init(SaGraph *self)
 {
   gtk_widget_set_overflow(GTK_WIDGET(self), GTK_OVERFLOW_HIDDEN);
+  gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                 _("Read and write throughput over the last minute"), -1);
 }
 
 GtkWidget *sa_graph_new(void)

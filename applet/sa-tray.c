@@ -141,10 +141,9 @@ static GVariant *get_property(GDBusConnection *bus, const char *sender, const ch
     return g_variant_new_string(status_for(self->mood));
   if (g_str_equal(name, "WindowId"))
     return g_variant_new_int32(0);
-  if (g_str_equal(name, "IconThemePath")) {
-    const char *dir = g_getenv("SLUICE_APPLET_ICON_DIR");
-    return g_variant_new_string(dir != NULL ? dir : "");
-  }
+  /* Installed icons are in hicolor; hosts that cannot find them use IconPixmap. */
+  if (g_str_equal(name, "IconThemePath"))
+    return g_variant_new_string("");
   if (g_str_equal(name, "IconName") || g_str_equal(name, "AttentionIconName")) {
     g_autofree char *icon = icon_name_for(g_str_equal(name, "IconName") ? self->mood : "error");
     return g_variant_new_string(icon);
