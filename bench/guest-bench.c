@@ -1,0 +1,501 @@
+/* guest-bench.c — the benchmark that runs inside the test guest.
+ *
+ * One static binary (no fio: the Debian fio is dynamic and the guest is a
+ * busybox initramfs), so that every backend gets byte-for-byte the same
+ * workload.  It prints one "RESULT name value unit" line per figure, and
+ * "FAIL what: error" when something goes wrong; bench/run.sh parses them.
+ *
+ *   guest-bench DIR [-n FILES] [-s SEQ_MIB] [-t RAND_SECONDS] [-T TREE_FILES]
+ *
+ * Phases, each on a fresh subdirectory of DIR (DIR is the mounted share):
+ *   meta  create N empty files (open O_CREAT|O_EXCL + close), drop caches,
+ *         stat each (a cold stat: one LOOKUP per name), unlink each
+ *   seq   write SEQ_MIB in 1 MiB writes + fsync, drop caches, read it back
+ *   rand  4 KiB pread / pwrite at random aligned offsets of that file, O_DIRECT
+ *         (each op reaches the backend; falls back to buffered I/O where the
+ *         file system refuses O_DIRECT, and says so), one op at a time (psync)
+ *   tree  a "build": extract a tree of small files (1-16 KiB), drop caches,
+ *         walk it (readdir + stat), read every source and write an object
+ *         file beside it, then remove the whole tree
+ * Caches are dropped with /proc/sys/vm/drop_caches, so the guest must run as root.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024u * 1024u)
+#define BLOCK 4096u
+#define TREE_DIRS_MAX 1000u
+
+static bool failed;
+
+static void fail(const char *what)
+{
+        printf("FAIL %s: %s\n", what, strerror(errno));
+        fflush(stdout);
+        failed = true;
+}
+
+static double now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void result(const char *name, double value, const char *unit)
+{
+        printf("RESULT %s %.3f %s\n", name, value, unit);
+        fflush(stdout);
+}
+
+/* Writeback first, so that dropping really empties the guest's page cache. */
+static void drop_caches(void)
+{
+        int fd;
+
+        sync();
+        fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "3\n", 2) != 2)
+                fail("drop caches");
+        if (fd >= 0)
+                close(fd);
+}
+
+/* xorshift64*: the same offsets and sizes on every backend. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+        rng_state ^= rng_state >> 12;
+        rng_state ^= rng_state << 25;
+        rng_state ^= rng_state >> 27;
+        return rng_state * 2685821657736338717ull;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -1;
+                }
+                buf += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+/* ---- meta ---------------------------------------------------------------------------- */
+
+static void bench_meta(const char *dir, unsigned n)
+{
+        char path[4096];
+        struct stat st;
+        double t;
+
+        if (mkdir(dir, 0755) < 0) {
+                fail("meta: mkdir");
+                return;
+        }
+        t = now();
+        for (unsigned i = 0; i < n; i++) {
+                int fd;
+
+                snprintf(path, sizeof(path), "%s/file-%06u", dir, i);
+                fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                if (fd < 0) {
+                        fail("meta: create");
+                        return;
+                }
+                close(fd);
+        }
+        result("create", (now() - t) * 1e6 / n, "us/op");
+
+        drop_caches();
+        t = now();
+        for (unsigned i = 0; i < n; i++) {
+                snprintf(path, sizeof(path), "%s/file-%06u", dir, i);
+                if (stat(path, &st) < 0) {
+                        fail("meta: stat");
+                        return;
+                }
+        }
+        result("stat", (now() - t) * 1e6 / n, "us/op");
+
+        t = now();
+        for (unsigned i = 0; i < n; i++) {
+                snprintf(path, sizeof(path), "%s/file-%06u", dir, i);
+                if (unlink(path) < 0) {
+                        fail("meta: unlink");
+                        return;
+                }
+        }
+        result("unlink", (now() - t) * 1e6 / n, "us/op");
+        if (rmdir(dir) < 0)
+                fail("meta: rmdir");
+}
+
+/* ---- seq ----------------------------------------------------------------------------- */
+
+static void bench_seq(const char *path, unsigned mib)
+{
+        char *buf = malloc(MIB);
+        double t;
+        int fd;
+
+        if (!buf) {
+                fail("seq: malloc");
+                return;
+        }
+        for (unsigned i = 0; i < MIB; i++)
+                buf[i] = (char)rng();
+
+        t = now();
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) {
+                fail("seq: create");
+                goto out;
+        }
+        for (unsigned i = 0; i < mib; i++) {
+                if (write_all(fd, buf, MIB) < 0) {
+                        fail("seq: write");
+                        close(fd);
+                        goto out;
+                }
+        }
+        if (fsync(fd) < 0)
+                fail("seq: fsync");
+        close(fd);
+        result("seq_write", mib / (now() - t), "MiB/s");
+
+        drop_caches();
+        t = now();
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                fail("seq: open");
+                goto out;
+        }
+        uint64_t total = 0;
+        for (;;) {
+                ssize_t n = read(fd, buf, MIB);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        fail("seq: read");
+                        break;
+                }
+                if (n == 0)
+                        break;
+                total += (uint64_t)n;
+        }
+        close(fd);
+        if (total != (uint64_t)mib * MIB)
+                printf("FAIL seq: read %" PRIu64 " bytes of %u MiB\n", total, mib);
+        else
+                result("seq_read", mib / (now() - t), "MiB/s");
+out:
+        free(buf);
+}
+
+/* ---- rand ---------------------------------------------------------------------------- */
+
+static void bench_rand_one(const char *path, unsigned mib, double seconds, bool write_op)
+{
+        const char *name = write_op ? "randwrite" : "randread";
+        uint64_t blocks = (uint64_t)mib * (MIB / BLOCK), ops = 0;
+        bool direct = true;
+        void *buf;
+        double t, end;
+        int fd;
+
+        if (posix_memalign(&buf, BLOCK, BLOCK) != 0) {
+                fail("rand: memalign");
+                return;
+        }
+        memset(buf, 0x5a, BLOCK);
+        fd = open(path, (write_op ? O_WRONLY : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+        if (fd < 0 && errno == EINVAL) {
+                direct = false;
+                fd = open(path, (write_op ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+        }
+        if (fd < 0) {
+                fail("rand: open");
+                free(buf);
+                return;
+        }
+        t = now();
+        end = t + seconds;
+        /* Check the clock every 64 ops: under TCG a clock read is not free. */
+        do {
+                for (unsigned k = 0; k < 64; k++) {
+                        off_t off = (off_t)(rng() % blocks) * BLOCK;
+                        ssize_t n = write_op ? pwrite(fd, buf, BLOCK, off) : pread(fd, buf, BLOCK, off);
+
+                        if (n < 0 && errno == EINVAL && direct) {
+                                /* O_DIRECT accepted at open, refused at I/O: go buffered. */
+                                close(fd);
+                                direct = false;
+                                fd = open(path, (write_op ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+                                if (fd < 0) {
+                                        fail("rand: reopen");
+                                        free(buf);
+                                        return;
+                                }
+                                continue;
+                        }
+                        if (n != (ssize_t)BLOCK) {
+                                fail(write_op ? "rand: pwrite" : "rand: pread");
+                                close(fd);
+                                free(buf);
+                                return;
+                        }
+                        ops++;
+                }
+        } while (now() < end);
+        result(name, ops / (now() - t), "IOPS");
+        printf("INFO %s direct=%d ops=%" PRIu64 "\n", name, direct, ops);
+        close(fd);
+        free(buf);
+}
+
+/* ---- tree ---------------------------------------------------------------------------- */
+
+struct tree {
+        const char *root;
+        unsigned files, dirs, per_dir;
+        char *data;        /* 16 KiB of source text */
+};
+
+static size_t tree_file_size(unsigned i)
+{
+        /* 1-16 KiB, a fixed function of the index so every run writes the same bytes. */
+        return 1024 + (size_t)((i * 2654435761u) % (15 * 1024));
+}
+
+static void tree_path(const struct tree *tr, unsigned i, const char *suffix, char *buf, size_t len)
+{
+        snprintf(buf, len, "%s/d%03u/src%04u%s", tr->root, i / tr->per_dir, i, suffix);
+}
+
+static int tree_extract(struct tree *tr)
+{
+        char path[4096];
+
+        if (mkdir(tr->root, 0755) < 0)
+                return fail("tree: mkdir root"), -1;
+        for (unsigned d = 0; d < tr->dirs; d++) {
+                snprintf(path, sizeof(path), "%s/d%03u", tr->root, d);
+                if (mkdir(path, 0755) < 0)
+                        return fail("tree: mkdir"), -1;
+        }
+        for (unsigned i = 0; i < tr->files; i++) {
+                int fd;
+
+                tree_path(tr, i, ".c", path, sizeof(path));
+                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd < 0)
+                        return fail("tree: create"), -1;
+                if (write_all(fd, tr->data, tree_file_size(i)) < 0) {
+                        close(fd);
+                        return fail("tree: write"), -1;
+                }
+                close(fd);
+        }
+        return 0;
+}
+
+/* What make does first: list every directory and stat every entry. */
+static int tree_scan(struct tree *tr, unsigned *seen)
+{
+        char path[4096];
+
+        *seen = 0;
+        for (unsigned d = 0; d < tr->dirs; d++) {
+                struct dirent *de;
+                struct stat st;
+                DIR *dp;
+
+                snprintf(path, sizeof(path), "%s/d%03u", tr->root, d);
+                dp = opendir(path);
+                if (!dp)
+                        return fail("tree: opendir"), -1;
+                while ((de = readdir(dp))) {
+                        if (de->d_name[0] == '.')
+                                continue;
+                        if (fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                                closedir(dp);
+                                return fail("tree: stat"), -1;
+                        }
+                        (*seen)++;
+                }
+                closedir(dp);
+        }
+        return 0;
+}
+
+/* Then the compiler: read each source, write an object of half its size. */
+static int tree_compile(struct tree *tr)
+{
+        char path[4096], buf[16384];
+
+        for (unsigned i = 0; i < tr->files; i++) {
+                size_t size = tree_file_size(i);
+                ssize_t n;
+                int fd;
+
+                tree_path(tr, i, ".c", path, sizeof(path));
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return fail("tree: open source"), -1;
+                n = read(fd, buf, sizeof(buf));
+                close(fd);
+                if (n != (ssize_t)size) {
+                        errno = n < 0 ? errno : EIO;
+                        return fail("tree: read source"), -1;
+                }
+                tree_path(tr, i, ".o", path, sizeof(path));
+                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd < 0)
+                        return fail("tree: create object"), -1;
+                if (write_all(fd, buf, size / 2) < 0) {
+                        close(fd);
+                        return fail("tree: write object"), -1;
+                }
+                close(fd);
+        }
+        return 0;
+}
+
+static int tree_remove(struct tree *tr)
+{
+        char path[4096];
+
+        for (unsigned i = 0; i < tr->files; i++) {
+                tree_path(tr, i, ".c", path, sizeof(path));
+                if (unlink(path) < 0)
+                        return fail("tree: unlink source"), -1;
+                tree_path(tr, i, ".o", path, sizeof(path));
+                if (unlink(path) < 0)
+                        return fail("tree: unlink object"), -1;
+        }
+        for (unsigned d = 0; d < tr->dirs; d++) {
+                snprintf(path, sizeof(path), "%s/d%03u", tr->root, d);
+                if (rmdir(path) < 0)
+                        return fail("tree: rmdir"), -1;
+        }
+        if (rmdir(tr->root) < 0)
+                return fail("tree: rmdir root"), -1;
+        return 0;
+}
+
+static void bench_tree(const char *root, unsigned files)
+{
+        struct tree tr = { .root = root, .files = files, .per_dir = 50 };
+        unsigned seen;
+        double t, total;
+
+        tr.dirs = (files + tr.per_dir - 1) / tr.per_dir;
+        if (tr.dirs > TREE_DIRS_MAX) {
+                printf("FAIL tree: at most %u files\n", TREE_DIRS_MAX * tr.per_dir);
+                return;
+        }
+        tr.data = malloc(16384);
+        if (!tr.data) {
+                fail("tree: malloc");
+                return;
+        }
+        for (unsigned i = 0; i < 16384; i++)
+                tr.data[i] = "abcdefghijklmnopqrstuvwxyz{}();\n"[rng() % 32];
+
+        t = now();
+        if (tree_extract(&tr) < 0)
+                goto out;
+        result("tree_extract", now() - t, "s");
+        total = now() - t;
+
+        drop_caches();
+        t = now();
+        if (tree_scan(&tr, &seen) < 0 || tree_compile(&tr) < 0)
+                goto out;
+        result("tree_build", now() - t, "s");
+        total += now() - t;
+        if (seen != files)
+                printf("FAIL tree: scan saw %u of %u files\n", seen, files);
+
+        t = now();
+        if (tree_remove(&tr) < 0)
+                goto out;
+        result("tree_rm", now() - t, "s");
+        total += now() - t;
+        result("tree_total", total, "s");
+out:
+        free(tr.data);
+}
+
+static unsigned parse_count(const char *s, unsigned max)
+{
+        char *end;
+        unsigned long v;
+
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (errno || *end || end == s || v == 0 || v > max) {
+                fprintf(stderr, "guest-bench: '%s' is not a number from 1 to %u\n", s, max);
+                exit(2);
+        }
+        return (unsigned)v;
+}
+
+int main(int argc, char **argv)
+{
+        unsigned n = 1000, seq_mib = 128, rand_s = 2, tree_files = 1000;
+        int opt;
+
+        while ((opt = getopt(argc, argv, "n:s:t:T:")) != -1) {
+                switch (opt) {
+                case 'n': n = parse_count(optarg, 1000000); break;
+                case 's': seq_mib = parse_count(optarg, 4096); break;
+                case 't': rand_s = parse_count(optarg, 600); break;
+                case 'T': tree_files = parse_count(optarg, TREE_DIRS_MAX * 50); break;
+                default:
+                        fprintf(stderr, "usage: %s DIR [-n FILES] [-s SEQ_MIB] [-t RAND_SECONDS] [-T TREE_FILES]\n",
+                                argv[0]);
+                        return 2;
+                }
+        }
+        if (optind != argc - 1) {
+                fprintf(stderr, "usage: %s DIR [-n FILES] [-s SEQ_MIB] [-t RAND_SECONDS] [-T TREE_FILES]\n",
+                        argv[0]);
+                return 2;
+        }
+        /* Relative paths from here on: short, and bounded whatever DIR is. */
+        if (chdir(argv[optind]) < 0) {
+                fail("chdir");
+                return 1;
+        }
+        bench_meta("meta", n);
+        bench_seq("seq.dat", seq_mib);
+        drop_caches();
+        bench_rand_one("seq.dat", seq_mib, rand_s, false);
+        bench_rand_one("seq.dat", seq_mib, rand_s, true);
+        if (unlink("seq.dat") < 0)
+                fail("seq: unlink");
+        bench_tree("tree", tree_files);
+        return failed ? 1 : 0;
+}
