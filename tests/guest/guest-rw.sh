@@ -34,9 +34,19 @@ if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice
         owner=$SLUICE_TEST_USER
         chown -R "$owner:" "$share"
 fi
+idmap_env=()
+if [ "$backend" = sluice ]; then
+        # A guest user sees the worker's files as its own (workload-rw.sh); its
+        # id differs from the worker's so that the mapping really maps.
+        guest_id=1000
+        [ "$(id -u "$owner")" = 1000 ] || [ "$(id -g "$owner")" = 1000 ] && guest_id=2000
+        daemon_args+=(--daemon-arg "--translate-uid=$guest_id:$(id -u "$owner")"
+                      --daemon-arg "--translate-gid=$guest_id:$(id -g "$owner")")
+        idmap_env=(--env IDMAP_UID=$guest_id)
+fi
 
 "$here/run-guest.sh" --shared-dir "$share" --backend "$backend" "${daemon_args[@]}" \
-        --env HOST_SHA256="$host_sha" --env MANY_COUNT="$many" \
+        --env HOST_SHA256="$host_sha" --env MANY_COUNT="$many" "${idmap_env[@]}" \
         --console "$console" --timeout 150 "$here/workload-rw.sh"
 status=$?
 [ "$status" = 77 ] && exit 77
@@ -64,6 +74,10 @@ host_check rename-exchange "two one" "$(cat "$g/b") $(cat "$g/c")"
 host_check removed "" "$(ls "$g" | grep -E '^(a|rw|fifo|falloc|d1|sdir|gmany\..*)$')"
 host_check many "$many" "$(ls "$share/many" | wc -l)"
 host_check host-file "$host_sha" "$(sha256sum "$share/from-host.bin" | cut -d' ' -f1)"
+if [ "$backend" = sluice ]; then
+        host_check idmap-file "mine $owner" "$(cat "$g/by-user.txt" 2>&1) $(stat -c %U "$g/by-user.txt" 2>&1)"
+        host_check idmap-denied "" "$(ls "$g" | grep by-other)"
+fi
 if command -v getfattr >/dev/null; then
         host_check xattr from-guest "$(getfattr --absolute-names --only-values -n user.kept "$g/created" 2>&1)"
 fi

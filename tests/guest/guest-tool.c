@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,24 @@ out:
         return rc;
 }
 
+/* write-as UID GID FILE TEXT: creates FILE as an ordinary guest user (busybox
+ * has no su without a passwd file), to show what --translate-uid is for. */
+static int do_write_as(const char *uid, const char *gid, const char *path, const char *text)
+{
+        int fd;
+
+        if (setgroups(0, NULL) < 0 || setgid((gid_t)atoi(gid)) < 0 || setuid((uid_t)atoi(uid)) < 0)
+                return fail("setuid");
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0)
+                return fail("open");
+        if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+                close(fd);
+                return fail("write");
+        }
+        return close(fd) < 0 ? fail("close") : 0;
+}
+
 int main(int argc, char **argv)
 {
         const char *cmd = argc > 1 ? argv[1] : "";
@@ -192,7 +211,9 @@ int main(int argc, char **argv)
                 close(fd);
                 return 0;
         }
+        if (!strcmp(cmd, "write-as") && argc == 6)
+                return do_write_as(argv[2], argv[3], argv[4], argv[5]);
         fprintf(stderr, "usage: sluice-guest-tool setxattr|getxattr|listxattr|removexattr|flock|"
-                "posixlock|rename-noreplace|rename-exchange|open-write ARGS…\n");
+                "posixlock|rename-noreplace|rename-exchange|open-write|write-as ARGS…\n");
         return 2;
 }

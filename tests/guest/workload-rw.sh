@@ -155,6 +155,17 @@ same big-size 67108864 "$(stat -c %s big)"
 echo "BIGSUM $sum"
 echo "INFO 64 MiB write $(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')s, read+sha256 $(awk -v a="$t3" -v b="$t4" 'BEGIN { print b - a }')s"
 
+# -- id mapping (--translate-uid/--translate-gid=$IDMAP_UID:<worker's ids>): the
+# worker's files appear owned by the guest's ordinary user $IDMAP_UID, who can
+# then write in its folders; another guest user cannot.
+if [ -n "${IDMAP_UID:-}" ]; then
+        same idmap-owner "$IDMAP_UID:$IDMAP_UID" "$(stat -c %u:%g /mnt/from-host.bin)"
+        check idmap-user-writes sluice-guest-tool write-as "$IDMAP_UID" "$IDMAP_UID" by-user.txt mine
+        same idmap-new-file-owner "$IDMAP_UID" "$(stat -c %u by-user.txt)"
+        fails_with idmap-other-user-denied "Permission denied" \
+                sluice-guest-tool write-as $((IDMAP_UID + 1)) $((IDMAP_UID + 1)) by-other.txt theirs
+fi
+
 # -- a file the host checks after the guest is gone
 echo "written by the guest" >from-guest.txt
 mkdir guest-dir && echo inside >guest-dir/inner
