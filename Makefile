@@ -13,9 +13,9 @@ DEPS_BUILD = meson ninja-build pkg-config gcc libc6-dev gettext \
 DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static kmod cpio xz-utils \
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients \
 	dbus dbus-x11 xvfb xauth xdotool imagemagick xfce4-panel dunst acl attr fio \
-	passwd util-linux procps psmisc
+	python3 passwd util-linux procps psmisc
 
-.PHONY: all deps build check check-asan demo bench clean
+.PHONY: all deps build check demo bench clean
 
 all: build
 
