@@ -732,7 +732,12 @@ static char *guest_hint(const VmEntry *vm, const char *tag)
                           "set the “VirtIO-FS Service” to start Automatically; the shared folder “%s” "
                           "then appears as a drive letter (Z: unless it is taken)."),
                         tag);
-        g_autofree char *quoted = g_shell_quote(tag);
+        gboolean plain = TRUE;
+        for (const char *c = tag; *c; c++)
+                if (!g_ascii_isalnum(*c) && !strchr("._-", *c))
+                        plain = FALSE;
+        /* quote for the shell only when the tag needs it */
+        g_autofree char *quoted = plain ? g_strdup(tag) : g_shell_quote(tag);
         g_autofree char *dir = g_strdup(tag);
         /* a mount point named after the tag, without path separators */
         g_strdelimit(dir, "/ \t'\"\\", '_');

@@ -1,0 +1,363 @@
+#!/usr/bin/env bash
+# tests/libvirt/libvirt.sh — sluice-service against a real libvirtd and real
+# TCG guests, through the service's D-Bus API, as a desktop user would use it.
+#
+# As root: starts the system libvirtd (without systemd, as FACTS.md says; QEMU
+# runs as libvirt-qemu, so the service must grant it access to the socket)
+# unless one already runs, and runs sluice-service as $SLUICE_TEST_USER on a
+# private session bus, tracking qemu:///session (that user's own libvirtd) and
+# qemu:///system.  Guests are diskless (kernel + busybox initramfs from
+# tests/guest/build-image.sh) and run guest-workload.sh, which mounts every
+# virtiofs device that appears, reads hello.txt and writes a file back.
+#
+# Checks: live attach → guest reads/writes; detach → device gone; VM stopped
+# and started → share back; worker SIGKILLed → recovered, guest reads again;
+# libvirtd restarted → tracking resumes; VM without shared memory → the named
+# error, EnableSharedMemory, restart → works; Windows OS → the hint says what
+# Windows needs; libvirt launching sluice-fs itself (<binary path=…>) → boots
+# and mounts; a qemu:///session VM → attach and read.
+# Exit: 0 pass, 1 fail, 77 skip (not root, or no QEMU/libvirt/kernel).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=${SLUICE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
+build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root (starts the system libvirtd)"
+for tool in libvirtd virsh qemu-system-x86_64 dbus-daemon gdbus setfacl runuser; do
+        command -v "$tool" >/dev/null || skip "$tool is not installed"
+done
+
+user=${SLUICE_TEST_USER:-sluice-test}
+id -u "$user" >/dev/null 2>&1 || useradd --create-home --user-group "$user" || exit 1
+uid=$(id -u "$user")
+
+failures=0
+t0=$(date +%s.%N)
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+log() { printf '[%6ss] %s\n' "$(since "$t0")" "$*"; }
+pass() { log "PASS $*"; }
+fail() { log "FAIL $*"; failures=$((failures + 1)); }
+
+work=$(mktemp -d /tmp/sluice-libvirt.XXXXXX)
+chmod 755 "$work"
+image=$build/tests/libvirt/guest-image
+"$top/tests/guest/build-image.sh" "$image" >/dev/null
+rc=$?
+[ $rc = 77 ] && skip "no guest kernel/busybox"
+[ $rc = 0 ] || { echo "build-image.sh failed"; exit 1; }
+
+# ---- clean-up ------------------------------------------------------------
+started_libvirtd= wrote_qemu_conf= service_pid= bus_pid=
+domains=()
+cleanup() {
+        set +e
+        for d in "${domains[@]}"; do
+                uri=${d%%|*} name=${d#*|}
+                vsh "$uri" destroy "$name" >/dev/null 2>&1
+                vsh "$uri" undefine "$name" >/dev/null 2>&1
+        done
+        [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
+        [ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null
+        [ -n "$bus_pid" ] && wait "$bus_pid" 2>/dev/null
+        # the session libvirtd that the test user's connection auto-started
+        for pid in $(pgrep -u "$user" -x libvirtd); do kill "$pid"; done
+        if [ -n "$started_libvirtd" ]; then
+                kill "$started_libvirtd" 2>/dev/null
+                for _ in $(seq 1 50); do kill -0 "$started_libvirtd" 2>/dev/null || break; sleep 0.1; done
+        fi
+        [ -n "$wrote_qemu_conf" ] && rm -f /etc/libvirt/qemu.conf
+        if [ "$failures" != 0 ] || [ -n "${SLUICE_KEEP_LOGS:-}" ]; then
+                for f in "$work"/service.log "$work"/libvirtd.log "$work"/vm-*/console.log; do
+                        [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 40 "$f"; }
+                done
+        fi
+        rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---- system libvirtd ---------------------------------------------------------
+getent group libvirt-qemu >/dev/null || groupadd --system libvirt-qemu
+id -u libvirt-qemu >/dev/null 2>&1 ||
+        useradd --system --gid libvirt-qemu --home-dir /var/lib/libvirt --shell /usr/sbin/nologin libvirt-qemu
+mkdir -p /var/log/libvirt /etc/libvirt
+if [ ! -f /etc/libvirt/qemu.conf ]; then
+        printf '%s\n' '# written by sluice tests/libvirt/libvirt.sh' 'user = "libvirt-qemu"' \
+                'group = "libvirt-qemu"' 'stdio_handler = "file"' > /etc/libvirt/qemu.conf
+        wrote_qemu_conf=1
+fi
+# the test user reaches the system daemon without polkit (no system bus here)
+cat > "$work/libvirtd.conf" <<EOF
+unix_sock_group = "$(id -gn "$user")"
+unix_sock_ro_perms = "0777"
+unix_sock_rw_perms = "0770"
+auth_unix_ro = "none"
+auth_unix_rw = "none"
+EOF
+vsh() { local uri=$1; shift; if [ "$uri" = qemu:///session ]; then
+                runuser -u "$user" -- env XDG_RUNTIME_DIR="$work/run" HOME="$work/home" virsh -q -c "$uri" "$@"
+        else virsh -q -c "$uri" "$@"; fi; }
+start_libvirtd() {
+        libvirtd -f "$work/libvirtd.conf" >>"$work/libvirtd.log" 2>&1 &
+        started_libvirtd=$!
+        for _ in $(seq 1 300); do virsh -q -c qemu:///system version >/dev/null 2>&1 && return 0; sleep 0.1; done
+        return 1
+}
+if virsh -q -c qemu:///system version >/dev/null 2>&1; then
+        log "using the running system libvirtd (not restarted by this test: that check is skipped)"
+else
+        start_libvirtd || { fail "libvirtd did not start"; exit 1; }
+        runuser -u "$user" -- virsh -q -c qemu:///system list >/dev/null 2>&1 ||
+                { fail "$user cannot reach the system libvirtd"; exit 1; }
+fi
+
+# ---- session bus and sluice-service as the test user ----------------------------
+mkdir -p "$work/bin" "$work/run" "$work/home" "$work/config"
+cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$work/bin/"
+chown "$user:" "$work/run" "$work/home" "$work/config"
+chmod 700 "$work/run"
+# setpriv execs (runuser forks and stays the parent), so $! is the process itself
+runu() { setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups -- env XDG_RUNTIME_DIR="$work/run" HOME="$work/home" \
+                XDG_CONFIG_HOME="$work/config" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus" "$@"; }
+runu dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >/dev/null 2>&1 &
+bus_pid=$!
+for _ in $(seq 1 50); do [ -S "$work/run/bus" ] && break; sleep 0.1; done
+
+start_service() {
+        runu env SLUICE_FS="$work/bin/sluice-fs" SLUICE_LIBVIRT_URIS=qemu:///session,qemu:///system \
+                G_MESSAGES_DEBUG="${SLUICE_DEBUG:-}" "$work/bin/sluice-service" >>"$work/service.log" 2>&1 &
+        service_pid=$!
+        for _ in $(seq 1 100); do
+                runu gdbus introspect --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 >/dev/null 2>&1 && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+call() { # OBJECT METHOD ARGS… — prints the reply; errors on stderr
+        local obj=$1 method=$2; shift 2
+        runu gdbus call --session -d org.sluice.Sluice1 -o "$obj" -m "$method" "$@"
+}
+prop() { # OBJECT INTERFACE NAME — prints the value, unquoted
+        call "$1" org.freedesktop.DBus.Properties.Get "$2" "$3" 2>/dev/null |
+                sed -e "s/^(<//; s/>,)\$//; s/^'//; s/'\$//"
+}
+vm_path() { # NAME → object path of its Vm, once the service knows it
+        call /org/sluice/Sluice1 org.freedesktop.DBus.ObjectManager.GetManagedObjects 2>/dev/null |
+                grep -o "'/org/sluice/Sluice1/vm/[0-9a-f]*': {'org.sluice.Sluice1.Vm': {[^}]*'Name': <'$1'>" |
+                sed "s/^'\([^']*\)'.*/\1/"
+}
+has_vm() { [ -n "$(vm_path "$1")" ]; }
+wait_for() { # SECONDS COMMAND… — until COMMAND succeeds
+        local deadline=$(( $(date +%s) + $1 )); shift
+        until "$@"; do [ "$(date +%s)" -lt "$deadline" ] || return 1; sleep 0.2; done
+}
+count() { grep -c "$2" "$1" 2>/dev/null || true; }
+more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }
+has_vm_state() { [ "$(prop "$1" org.sluice.Sluice1.Vm State)" = "$2" ]; }
+has_share_state() { [ "$(prop "$1" org.sluice.Sluice1.Share State)" = "$2" ]; }
+
+# ---- guests ---------------------------------------------------------------------
+cp "$image/vmlinux" "$work/vmlinux"
+"$top/tests/guest/mkcpio.sh" "$work/workload.cpio" "$here/guest-workload.sh:/workload.sh" || exit 1
+cat "$image/initrd.cpio" "$work/workload.cpio" > "$work/initrd.cpio"
+chmod 644 "$work/vmlinux" "$work/initrd.cpio"
+
+# domain_xml NAME TAG MEMORY-BACKING METADATA DEVICES
+domain_xml() {
+        mkdir -p "$work/vm-$1"
+        : > "$work/vm-$1/console.log"
+        chmod 777 "$work/vm-$1"
+        cat <<EOF
+<domain type='qemu'>
+  <name>$1</name>
+  <metadata>$4</metadata>
+  <memory unit='MiB'>256</memory>
+  <vcpu>1</vcpu>
+  $3
+  <os><type arch='x86_64' machine='q35'>hvm</type><kernel>$work/vmlinux</kernel>
+    <initrd>$work/initrd.cpio</initrd><cmdline>console=ttyS0 quiet panic=-1 sluice_tag=$2</cmdline></os>
+  <features><acpi/></features>
+  <on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot><on_crash>destroy</on_crash>
+  <devices>
+    <serial type='file'><source path='$work/vm-$1/console.log' append='on'/></serial>
+    $5
+  </devices>
+</domain>
+EOF
+}
+SHARED_MEMORY="<memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>"
+WIN11="<libosinfo:libosinfo xmlns:libosinfo='http://libosinfo.org/xmlns/libvirt/domain/1.0'><libosinfo:os id='http://microsoft.com/win/11'/></libosinfo:libosinfo>"
+define() { # URI NAME XML
+        echo "$3" > "$work/$2.xml"
+        chmod 644 "$work/$2.xml"
+        vsh "$1" define "$work/$2.xml" >/dev/null || return 1
+        domains+=("$1|$2")
+}
+console() { echo "$work/vm-$1/console.log"; }
+boot() { # URI NAME — start and wait until the workload is up
+        local before; before=$(count "$(console "$2")" READY)
+        local start; start=$(date +%s.%N)
+        vsh "$1" start "$2" >/dev/null || return 1
+        wait_for 60 more_than "$(console "$2")" READY "$before" || return 1
+        log "$2 booted to its workload in $(since "$start") s"
+}
+guest_failed() { grep FAIL "$(console "$1")"; }
+
+share_dir=$work/share
+mkdir -p "$share_dir"
+echo "hello from the host" > "$share_dir/hello.txt"
+chown -R "$user:" "$share_dir"
+
+add_share() { # DIR VM TAG → object path
+        call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.AddShare "$1" "$2" "{'tag': <'$3'>}" |
+                sed -n "s/^(objectpath '\(.*\)',)\$/\1/p"
+}
+
+start_service || { fail "sluice-service did not come up"; exit 1; }
+log "sluice-service is up"
+
+# ---- A: live attach, guest reads and writes -------------------------------------------
+A=sluice-lvt-a
+define qemu:///system $A "$(domain_xml $A docs "$SHARED_MEMORY" "" "")" || { fail "define $A"; exit 1; }
+boot qemu:///system $A || { fail "$A did not boot"; exit 1; }
+wait_for 20 has_vm $A || fail "no Vm object for $A"
+vmA=$(vm_path $A)
+[ "$(prop "$vmA" org.sluice.Sluice1.Vm State)" = running ] && [ "$(prop "$vmA" org.sluice.Sluice1.Vm SharedMemory)" = true ] &&
+        [ "$(prop "$vmA" org.sluice.Sluice1.Vm Uri)" = qemu:///system ] && pass "Vm object: running, shared memory, qemu:///system" ||
+        fail "Vm object properties: $(call "$vmA" org.freedesktop.DBus.Properties.GetAll org.sluice.Sluice1.Vm)"
+
+shareA=$(add_share "$share_dir" $A docs)
+[ -n "$shareA" ] || { fail "AddShare"; exit 1; }
+call "$shareA" org.sluice.Sluice1.Share.Start >/dev/null || fail "Share.Start"
+wait_for 10 has_share_state "$shareA" running || true
+t_attach=$(date +%s.%N)
+hint=$(call "$shareA" org.sluice.Sluice1.Share.Attach 2>&1)
+log "Share.Attach took $(since "$t_attach") s: $hint"
+case $hint in *"mount -t virtiofs docs"*) pass "attach returns the Linux mount hint" ;; *) fail "attach: $hint" ;; esac
+[ "$(stat -c %U "$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)")" = "$user" ] || fail "socket not owned by $user"
+getfacl -p "$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)" 2>/dev/null | grep -q "^user:libvirt-qemu:rw-" &&
+        pass "socket ACL grants rw to libvirt-qemu only" || fail "no ACL for libvirt-qemu on the socket"
+if wait_for 30 more_than "$(console $A)" "PASS read" 0 && wait_for 10 more_than "$(console $A)" "PASS write" 0; then
+        ls "$share_dir"/guest-*-0.txt >/dev/null 2>&1 && [ "$(stat -c %U "$share_dir"/guest-*-0.txt)" = "$user" ] &&
+                pass "guest read the host file and wrote one back (owned by $user)" ||
+                fail "guest's file missing or owned by $(stat -c %U "$share_dir"/guest-*-0.txt 2>/dev/null)"
+else
+        fail "guest did not read the share: $(guest_failed $A)"
+fi
+
+# ---- tag uniqueness: a second share with the same tag is refused ---------------------------
+mkdir -p "$work/share-dup" && chown "$user:" "$work/share-dup"
+dup=$(call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.AddShare "$work/share-dup" $A "{'tag': <'docs'>}" 2>&1)
+case $dup in *TagInUse*|*AlreadyShared*) pass "same tag twice in one VM refused: ${dup#*Error.}" ;;
+        *objectpath*) dupshare=$(echo "$dup" | sed -n "s/^(objectpath '\(.*\)',)\$/\1/p")
+                err=$(call "$dupshare" org.sluice.Sluice1.Share.Attach 2>&1)
+                case $err in *TagInUse*) pass "same tag twice in one VM refused at attach" ;; *) fail "duplicate tag: $err" ;; esac
+                call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$dupshare" >/dev/null ;;
+        *) fail "duplicate tag: $dup" ;; esac
+
+# ---- detach ----------------------------------------------------------------------------
+call "$shareA" org.sluice.Sluice1.Share.Detach >/dev/null || fail "Share.Detach"
+wait_for 15 more_than "$(console $A)" GONE 0 && ! vsh qemu:///system dumpxml $A | grep -q "<filesystem" &&
+        pass "detach: the device left the guest and the live definition" || fail "detach did not remove the device"
+
+# ---- stop and start: the share comes back -------------------------------------------------
+call "$shareA" org.sluice.Sluice1.Share.Attach >/dev/null || fail "re-attach"
+wait_for 30 more_than "$(console $A)" "PASS read" 1 || fail "re-attach: guest did not read"
+vsh qemu:///system destroy $A >/dev/null
+wait_for 10 has_vm_state "$vmA" shutoff && pass "Vm State follows a stop" || fail "Vm State after destroy: $(prop "$vmA" org.sluice.Sluice1.Vm State)"
+reads=$(count "$(console $A)" "PASS read")
+boot qemu:///system $A || fail "$A did not boot again"
+wait_for 40 more_than "$(console $A)" "PASS read" "$reads" && pass "VM stopped and started: share attached again, guest reads" ||
+        fail "no share after restart: state $(prop "$shareA" org.sluice.Sluice1.Share State) $(prop "$shareA" org.sluice.Sluice1.Share Error)"
+
+# ---- worker killed with SIGKILL while attached ------------------------------------------------
+wait_for 10 has_share_state "$shareA" attached || true
+wpid=$(pgrep -u "$user" -f "$work/bin/sluice-fs.*$share_dir" | head -1)
+if [ -n "$wpid" ]; then
+        reads=$(count "$(console $A)" "PASS read")
+        kill -KILL "$wpid"
+        if wait_for 60 more_than "$(console $A)" "PASS read" "$reads"; then
+                pass "worker SIGKILLed: recovered, guest reads again"
+        else
+                fail "no recovery after SIGKILL: $(prop "$shareA" org.sluice.Sluice1.Share State) $(prop "$shareA" org.sluice.Sluice1.Share Error)"
+        fi
+else
+        fail "no sluice-fs worker process found"
+fi
+
+# ---- libvirtd restarted: tracking resumes ---------------------------------------------------
+if [ -n "$started_libvirtd" ]; then
+        kill "$started_libvirtd"; wait "$started_libvirtd" 2>/dev/null
+        start_libvirtd || fail "libvirtd did not restart"
+        sleep 2 # the service reconnects within RECONNECT_MIN_S..2 s
+        vsh qemu:///system destroy $A >/dev/null
+        wait_for 20 has_vm_state "$vmA" shutoff && pass "libvirtd restarted: the service still follows the VM" ||
+                fail "after a libvirtd restart the Vm State stayed $(prop "$vmA" org.sluice.Sluice1.Vm State)"
+        reads=$(count "$(console $A)" "PASS read")
+        boot qemu:///system $A && wait_for 40 more_than "$(console $A)" "PASS read" "$reads" &&
+                pass "after the libvirtd restart a started VM gets its share" || fail "no share after libvirtd restart"
+fi
+vsh qemu:///system destroy $A >/dev/null 2>&1
+call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareA" >/dev/null
+
+# ---- no shared memory; Windows hint after EnableSharedMemory ------------------------------------------
+B=sluice-lvt-b
+define qemu:///system $B "$(domain_xml $B docsb "" "$WIN11" "")" || fail "define $B"
+boot qemu:///system $B || fail "$B did not boot"
+wait_for 20 has_vm $B || fail "no Vm object for $B: $(call /org/sluice/Sluice1 org.freedesktop.DBus.ObjectManager.GetManagedObjects 2>&1)"
+vmB=$(vm_path $B)
+[ "$(prop "$vmB" org.sluice.Sluice1.Vm SharedMemory)" = false ] && [ "$(prop "$vmB" org.sluice.Sluice1.Vm Os)" = win11 ] &&
+        pass "Vm object: no shared memory, Os win11" || fail "Vm $B: $(call "$vmB" org.freedesktop.DBus.Properties.GetAll org.sluice.Sluice1.Vm)"
+shareB=$(add_share "$share_dir" $B docsb)
+call "$shareB" org.sluice.Sluice1.Share.Start >/dev/null
+err=$(call "$shareB" org.sluice.Sluice1.Share.Attach 2>&1)
+case $err in *org.sluice.Sluice1.Error.NoSharedMemory*EnableSharedMemory*) pass "attach without shared memory: NoSharedMemory, says what to do" ;;
+        *) fail "attach without shared memory: $err" ;; esac
+msg=$(call "$vmB" org.sluice.Sluice1.Vm.EnableSharedMemory 2>&1)
+case $msg in *"next boot"*) pass "EnableSharedMemory: $msg" ;; *) fail "EnableSharedMemory: $msg" ;; esac
+vsh qemu:///system dumpxml --inactive $B | grep -q "<access mode='shared'/>" &&
+        vsh qemu:///system dumpxml --inactive $B | grep -q "microsoft.com/win/11" || fail "persistent definition not rewritten"
+vsh qemu:///system destroy $B >/dev/null
+boot qemu:///system $B || fail "$B did not boot with shared memory"
+if wait_for 40 more_than "$(console $B)" "PASS read" 0; then
+        pass "after EnableSharedMemory and a restart the share works"
+else
+        fail "share on $B after EnableSharedMemory: $(prop "$shareB" org.sluice.Sluice1.Share State) $(prop "$shareB" org.sluice.Sluice1.Share Error)"
+fi
+hint=$(prop "$shareB" org.sluice.Sluice1.Share GuestHint)
+case $hint in *WinFsp*VirtIO-FS*Automatic*drive*) pass "Windows guest hint: $hint" ;; *) fail "Windows hint: $hint" ;; esac
+vsh qemu:///system destroy $B >/dev/null 2>&1
+call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareB" >/dev/null
+
+# ---- qemu:///session: the test user's own libvirtd --------------------------------------------------
+S=sluice-lvt-s
+if define qemu:///session $S "$(domain_xml $S docss "$SHARED_MEMORY" "" "")" && chown "$user:" "$work/vm-$S" "$(console $S)"; then
+        boot qemu:///session $S || fail "$S did not boot"
+        wait_for 30 has_vm $S || fail "no Vm object for the session VM"
+        shareS=$(add_share "$share_dir" $S docss)
+        call "$shareS" org.sluice.Sluice1.Share.Start >/dev/null
+        wait_for 10 has_share_state "$shareS" running || true
+        call "$shareS" org.sluice.Sluice1.Share.Attach >/dev/null || fail "attach to the session VM"
+        wait_for 30 more_than "$(console $S)" "PASS read" 0 && pass "qemu:///session VM: attached, guest reads" ||
+                fail "session VM: $(guest_failed $S)"
+        vsh qemu:///session destroy $S >/dev/null 2>&1
+        call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareS" >/dev/null
+else
+        fail "cannot define a qemu:///session domain as $user"
+fi
+
+# ---- libvirt launches sluice-fs itself (<binary path=…>) --------------------------------------------
+L=sluice-lvt-l
+lv_dev="<filesystem type='mount' accessmode='passthrough'><driver type='virtiofs' queue='1024'/>
+  <binary path='$work/bin/sluice-fs'/><source dir='$share_dir'/><target dir='lv'/></filesystem>"
+define qemu:///system $L "$(domain_xml $L lv "$SHARED_MEMORY" "" "$lv_dev")" || fail "define $L"
+if boot qemu:///system $L && wait_for 30 more_than "$(console $L)" "PASS read" 0; then
+        pass "libvirt-launched sluice-fs: boots and mounts"
+else
+        fail "libvirt-launched sluice-fs: $(guest_failed $L) $(tail -3 /var/log/libvirt/qemu/$L-fs*-virtiofsd.log 2>/dev/null)"
+fi
+
+log "done: $failures failure(s)"
+[ "$failures" = 0 ]
