@@ -62,7 +62,7 @@ cleanup() {
         [ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null
         [ -n "$bus_pid" ] && wait "$bus_pid" 2>/dev/null
         # the session libvirtd that the test user's connection auto-started
-        for pid in $(pgrep -u "$user" -x libvirtd); do kill "$pid"; done
+        for pid in $(pgrep -u "$user" -x libvirtd) $(pgrep -u "$user" -x virtlogd); do kill "$pid"; done
         if [ -n "$started_libvirtd" ]; then
                 kill "$started_libvirtd" 2>/dev/null
                 for _ in $(seq 1 50); do kill -0 "$started_libvirtd" 2>/dev/null || break; sleep 0.1; done
@@ -117,15 +117,17 @@ mkdir -p "$work/bin" "$work/run" "$work/home" "$work/config"
 cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$work/bin/"
 chown "$user:" "$work/run" "$work/home" "$work/config"
 chmod 700 "$work/run"
-# setpriv execs (runuser forks and stays the parent), so $! is the process itself
-runu() { setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups -- env XDG_RUNTIME_DIR="$work/run" HOME="$work/home" \
-                XDG_CONFIG_HOME="$work/config" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus" "$@"; }
-runu dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >/dev/null 2>&1 &
+# setpriv execs (runuser forks and stays the parent): started in the
+# background without a shell function around it, $! is the process itself
+as_user=(setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups -- env XDG_RUNTIME_DIR="$work/run"
+         HOME="$work/home" XDG_CONFIG_HOME="$work/config" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus")
+runu() { "${as_user[@]}" "$@"; }
+"${as_user[@]}" dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >/dev/null 2>&1 &
 bus_pid=$!
 for _ in $(seq 1 50); do [ -S "$work/run/bus" ] && break; sleep 0.1; done
 
 start_service() {
-        runu env SLUICE_FS="$work/bin/sluice-fs" SLUICE_LIBVIRT_URIS=qemu:///session,qemu:///system \
+        "${as_user[@]}" SLUICE_FS="$work/bin/sluice-fs" SLUICE_LIBVIRT_URIS=qemu:///session,qemu:///system \
                 G_MESSAGES_DEBUG="${SLUICE_DEBUG:-}" "$work/bin/sluice-service" >>"$work/service.log" 2>&1 &
         service_pid=$!
         for _ in $(seq 1 100); do
@@ -156,7 +158,11 @@ wait_for() { # SECONDS COMMAND… — until COMMAND succeeds
 count() { grep -c "$2" "$1" 2>/dev/null || true; }
 more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }
 has_vm_state() { [ "$(prop "$1" org.sluice.Sluice1.Vm State)" = "$2" ]; }
-has_share_state() { [ "$(prop "$1" org.sluice.Sluice1.Share State)" = "$2" ]; }
+has_share_state() { # OBJECT STATE…
+        local state; state=$(prop "$1" org.sluice.Sluice1.Share State); shift
+        for s in "$@"; do [ "$state" = "$s" ] && return 0; done
+        return 1
+}
 
 # ---- guests ---------------------------------------------------------------------
 cp "$image/vmlinux" "$work/vmlinux"
@@ -231,7 +237,7 @@ vmA=$(vm_path $A)
 shareA=$(add_share "$share_dir" $A docs)
 [ -n "$shareA" ] || { fail "AddShare"; exit 1; }
 call "$shareA" org.sluice.Sluice1.Share.Start >/dev/null || fail "Share.Start"
-wait_for 10 has_share_state "$shareA" running || true
+wait_for 10 has_share_state "$shareA" running attached || true
 t_attach=$(date +%s.%N)
 hint=$(call "$shareA" org.sluice.Sluice1.Share.Attach 2>&1)
 log "Share.Attach took $(since "$t_attach") s: $hint"
@@ -338,7 +344,7 @@ if define qemu:///session $S "$(domain_xml $S docss "$SHARED_MEMORY" "" "")" && 
         wait_for 30 has_vm $S || fail "no Vm object for the session VM"
         shareS=$(add_share "$share_dir" $S docss)
         call "$shareS" org.sluice.Sluice1.Share.Start >/dev/null
-        wait_for 10 has_share_state "$shareS" running || true
+        wait_for 10 has_share_state "$shareS" running attached || true
         call "$shareS" org.sluice.Sluice1.Share.Attach >/dev/null || fail "attach to the session VM"
         wait_for 30 more_than "$(console $S)" "PASS read" 0 && pass "qemu:///session VM: attached, guest reads" ||
                 fail "session VM: $(guest_failed $S)"
