@@ -305,6 +305,21 @@ if [ -n "$started_libvirtd" ]; then
         boot qemu:///system $A && wait_for 40 more_than "$(console $A)" "PASS read" "$reads" &&
                 pass "after the libvirtd restart a started VM gets its share" || fail "no share after libvirtd restart"
 fi
+
+# ---- someone else unplugs the device: the share notices ----------------------------------------
+wait_for 10 has_share_state "$shareA" attached || fail "share not attached before the outside unplug"
+alias=$(vsh qemu:///system dumpxml $A | sed -n "/<filesystem/,/<\/filesystem>/s/.*<alias name='\([^']*\)'.*/\1/p" | head -1)
+gone=$(count "$(console $A)" GONE)
+if [ -n "$alias" ] && vsh qemu:///system detach-device-alias $A "$alias" --live >/dev/null; then
+        # the service hears it from the VM manager's device-removed signal
+        if wait_for 15 more_than "$(console $A)" GONE "$gone" && wait_for 10 has_share_state "$shareA" running; then
+                pass "device unplugged outside Sluice: the share is back to running"
+        else
+                fail "unplug outside Sluice not noticed: state $(prop "$shareA" org.sluice.Sluice1.Share State)"
+        fi
+else
+        fail "no device alias to unplug (${alias:-none})"
+fi
 vsh qemu:///system destroy $A >/dev/null 2>&1
 call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareA" >/dev/null
 
