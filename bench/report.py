@@ -212,7 +212,7 @@ def main():
             pct = 100 * med["polled"] / med["requests"] if med["requests"] and med["polled"] is not None else None
             rpb = med["requests"] / med["batches"] if med["requests"] and med["batches"] else None
             f = d["figures"]
-            row = [d["label"] + (" (cache=always)" if c == "sluice-always" else ""), str(POLL_US[c]),
+            row = [d["label"], str(POLL_US[c]),
                    fmt(med["requests"]), fmt(med["kicks"]), fmt(med["polled"]),
                    "—" if pct is None else f"{pct:.1f}", "—" if rpb is None else f"{rpb:.2f}",
                    cell(d["daemon_cpu_s"]), cell(f["stat"]), cell(f["create"]),

@@ -9,11 +9,14 @@
 # passes or fails on a figure.
 #
 # Options:
-#   --reps N          repetitions of every configuration (default 3, $BENCH_REPS);
+#   --reps N          repetitions of every configuration (default 5, $BENCH_REPS);
 #                     rounds are interleaved (every configuration once, then again)
 #                     so that a noisy minute on a shared machine hits all of them
 #   --configs A,B,…   configurations to run (default: all of them, see below)
-#   --quick           one repetition of a smaller workload (a smoke run, ~2 min)
+#   --quick           a smaller workload, one repetition unless --reps says otherwise
+#                     (a smoke run: ~2 min for all configurations)
+#   --bench-args ARGS guest-bench options instead of the default workload
+#                     ("-n FILES -s SEQ_MIB -t RAND_SECONDS -T TREE_FILES", see guest-bench.c)
 #   --dir DIR         where the shared folders are created (default /dev/shm: a tmpfs,
 #                     so that the host disk is not what gets measured)
 #   --sluice-fs PATH  default BUILD/daemon/sluice-fs
@@ -37,12 +40,13 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "bench: $*" >&2; exit 1; }
 
 all_configs=(sluice sluice-always sluice-poll0 sluice-poll200 virtiofsd 9p-mmap 9p-loose)
-reps=${BENCH_REPS:-3} configs='' quick=0 share_root=/dev/shm sluice_fs=''
+reps=${BENCH_REPS:-} configs='' quick=0 share_root=/dev/shm sluice_fs='' bench_args=''
 while [ $# -gt 0 ]; do
         case "$1" in
         --reps) reps=$2; shift ;;
         --configs) configs=$2; shift ;;
         --quick) quick=1 ;;
+        --bench-args) bench_args=$2; shift ;;
         --dir) share_root=$2; shift ;;
         --sluice-fs) sluice_fs=$2; shift ;;
         -h|--help) usage ;;
@@ -55,15 +59,22 @@ done
 build=${1:-build}
 [ -d "$build" ] || die "no build directory $build (run make build, or meson setup $build)"
 build=$(cd "$build" && pwd)
+if [ -z "$reps" ]; then
+        if [ "$quick" = 1 ]; then reps=1; else reps=5; fi
+fi
 [[ "$reps" =~ ^[1-9][0-9]?$ ]] || die "--reps $reps: use 1 to 99"
+[[ "$bench_args" =~ ^[-0-9nstT\ ]*$ ]] || die "--bench-args '$bench_args': only -n -s -t -T and numbers"
 [ -d "$share_root" ] || die "--dir $share_root is not a directory"
 [ -n "$sluice_fs" ] || sluice_fs=$build/daemon/sluice-fs
 [ -x "$sluice_fs" ] || die "no sluice-fs at $sluice_fs (build it first: make build)"
-if [ "$quick" = 1 ]; then
-        reps=1
-        bench_args="-n 200 -s 32 -t 1 -T 200"
-else
-        bench_args="-n 800 -s 128 -t 2 -T 600"
+if [ -z "$bench_args" ]; then
+        if [ "$quick" = 1 ]; then
+                bench_args="-n 200 -s 32 -t 1 -T 200"
+        else
+                # Small enough for 5 repetitions of everything in ~8 minutes: on a
+                # noisy machine more repetitions beat longer ones.
+                bench_args="-n 400 -s 64 -t 2 -T 300"
+        fi
 fi
 if [ -n "$configs" ]; then
         IFS=, read -r -a wanted <<<"$configs"
