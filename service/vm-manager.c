@@ -32,6 +32,7 @@ struct _VmLink {
         gboolean close_registered;
         gulong added_id, removed_id;
         guint retry_source;
+        guint lost_source;
         guint retry_delay_s;
         gboolean connecting;
         gboolean warned;          /* an unreachable URI is logged once */
@@ -58,6 +59,7 @@ struct _SluiceVmManager {
         GDBusObjectManagerServer *server;
         GPtrArray *links;         /* VmLink * */
         GHashTable *vms;          /* uuid → VmEntry * */
+        GCancellable *cancellable; /* pending opens and fetches; cancelled at dispose */
         gboolean started;
 };
 
@@ -287,12 +289,10 @@ static void vm_refresh(VmEntry *vm)
         sluice_vm_set_os(vm->iface, vm->os);
         g_object_thaw_notify(G_OBJECT(vm->iface));
 
-        /* a handler may remove VMs: emit last, and look the VM up again after */
-        if (vm->active && !was_active)
-                g_signal_emit(self, signals[SIGNAL_VM_STARTED], 0, vm->name);
-        else if (!vm->active && was_active) {
+        /* a handler may change the VM table: emit last, with our own copy */
+        if (vm->active != was_active) {
                 g_autofree char *name = g_strdup(vm->name);
-                g_signal_emit(self, signals[SIGNAL_VM_STOPPED], 0, name);
+                g_signal_emit(self, signals[vm->active ? SIGNAL_VM_STARTED : SIGNAL_VM_STOPPED], 0, name);
         }
 }
 
@@ -378,6 +378,7 @@ static gboolean link_lost_idle(gpointer data)
 {
         VmLink *link = data;
 
+        link->lost_source = 0;
         g_message("libvirt connection %s closed; reconnecting", link->uri);
         link_drop(link);
         link->retry_delay_s = RECONNECT_MIN_S;
@@ -389,8 +390,10 @@ static void on_connection_closed(virConnectPtr conn, int reason, void *opaque)
 {
         VmLink *link = opaque;
 
-        /* never tear a connection down inside its own callback */
-        g_idle_add(link_lost_idle, link);
+        /* never tear a connection down inside its own callback; link_free
+         * removes the source if the manager goes first */
+        if (!link->lost_source)
+                link->lost_source = g_idle_add(link_lost_idle, link);
 }
 
 static void on_domains_fetched(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -403,6 +406,7 @@ static void on_domains_fetched(GObject *source, GAsyncResult *result, gpointer u
         gpointer value;
 
         if (!gvir_connection_fetch_domains_finish(conn, result, &error)) {
+                /* cancelled: the manager (and link) may be gone */
                 if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || link->conn != conn)
                         return;
                 g_warning("libvirt %s: cannot list domains: %s", link->uri, error->message);
@@ -442,8 +446,13 @@ static void on_opened(GObject *source, GAsyncResult *result, gpointer user_data)
         GVirConnection *conn = GVIR_CONNECTION(source);
         g_autoptr(GError) error = NULL;
 
+        if (!gvir_connection_open_finish(conn, result, &error) &&
+            g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+                g_object_unref(conn); /* the manager (and link) may be gone */
+                return;
+        }
         link->connecting = FALSE;
-        if (!gvir_connection_open_finish(conn, result, &error)) {
+        if (error) {
                 if (!link->warned)
                         g_message("libvirt %s not reachable (%s); retrying", link->uri, error->message);
                 link->warned = TRUE;
@@ -470,7 +479,7 @@ static void on_opened(GObject *source, GAsyncResult *result, gpointer user_data)
         link->added_id = g_signal_connect(conn, "domain-added", G_CALLBACK(on_domain_added), link);
         link->removed_id = g_signal_connect(conn, "domain-removed", G_CALLBACK(on_domain_removed), link);
         g_debug("libvirt %s connected", link->uri);
-        gvir_connection_fetch_domains_async(conn, NULL, on_domains_fetched, link);
+        gvir_connection_fetch_domains_async(conn, link->manager->cancellable, on_domains_fetched, link);
 }
 
 static void link_connect(VmLink *link)
@@ -481,7 +490,7 @@ static void link_connect(VmLink *link)
                 return;
         link->connecting = TRUE;
         conn = gvir_connection_new(link->uri);
-        gvir_connection_open_async(conn, NULL, on_opened, link);
+        gvir_connection_open_async(conn, link->manager->cancellable, on_opened, link);
 }
 
 static gboolean link_retry(gpointer data)
@@ -506,6 +515,7 @@ static void link_free(gpointer data)
         VmLink *link = data;
 
         g_clear_handle_id(&link->retry_source, g_source_remove);
+        g_clear_handle_id(&link->lost_source, g_source_remove);
         link_drop(link);
         g_free(link->uri);
         g_free(link);
@@ -588,6 +598,9 @@ static void sluice_vm_manager_dispose(GObject *object)
         SluiceVmManager *self = SLUICE_VM_MANAGER(object);
 
         self->started = FALSE;
+        if (self->cancellable)
+                g_cancellable_cancel(self->cancellable);
+        g_clear_object(&self->cancellable);
         if (self->vms)
                 g_hash_table_remove_all(self->vms);
         g_clear_pointer(&self->links, g_ptr_array_unref);
@@ -615,6 +628,7 @@ static void sluice_vm_manager_init(SluiceVmManager *self)
 {
         self->links = g_ptr_array_new_with_free_func(link_free);
         self->vms = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, vm_entry_free);
+        self->cancellable = g_cancellable_new();
 }
 
 SluiceVmManager *sluice_vm_manager_new(GDBusObjectManagerServer *server, const char *const *uris)
