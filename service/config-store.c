@@ -1,6 +1,7 @@
 /* config-store.c — loading and saving shares.ini. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <string.h>
 
@@ -110,7 +111,7 @@ gboolean sluice_config_check_queues(guint64 queues, GError **error)
         if (queues >= 1 && queues <= SLUICE_QUEUES_MAX)
                 return TRUE;
         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
-                    _("%" G_GUINT64_FORMAT " request queues is out of range: use 1 to %d"),
+                    _("%" PRIu64 " request queues is out of range: use 1 to %d"),
                     queues, SLUICE_QUEUES_MAX);
         return FALSE;
 }

@@ -5,6 +5,7 @@
  * (stats --watch: one per line). */
 #include "config.h"
 
+#include <inttypes.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,9 +488,9 @@ static void print_stats(Ctl *ctl, SluiceShare *share, GVariant *stats)
         write_rate = g_format_size((guint64)stat_double(stats, "write-bytes-per-sec"));
         read_total = g_format_size(stat_u64(stats, "bytes-read"));
         write_total = g_format_size(stat_u64(stats, "bytes-written"));
-        g_print(_("%s: read %s/s (%s total), write %s/s (%s total), %.0f ops/s (%" G_GUINT64_FORMAT
-                  " total), %" G_GUINT64_FORMAT " errors, latency p50 %" G_GUINT64_FORMAT
-                  " µs p99 %" G_GUINT64_FORMAT " µs\n"),
+        g_print(_("%s: read %s/s (%s total), write %s/s (%s total), %.0f ops/s (%" PRIu64
+                  " total), %" PRIu64 " errors, latency p50 %" PRIu64
+                  " µs p99 %" PRIu64 " µs\n"),
                 sluice_share_get_tag(share), read_rate, read_total, write_rate, write_total,
                 stat_double(stats, "ops-per-sec"), stat_u64(stats, "requests"),
                 stat_u64(stats, "errors"), stat_u64(stats, "latency-p50-us"),
@@ -500,9 +501,9 @@ static void print_stats(Ctl *ctl, SluiceShare *share, GVariant *stats)
                 guint32 index = 0;
 
                 (void)g_variant_lookup(q, "index", "u", &index);
-                g_print(_("  queue %u%s: %" G_GUINT64_FORMAT " requests, %" G_GUINT64_FORMAT
-                          " kicks, %" G_GUINT64_FORMAT " polled, %" G_GUINT64_FORMAT
-                          " batches, %" G_GUINT64_FORMAT " in flight\n"),
+                g_print(_("  queue %u%s: %" PRIu64 " requests, %" PRIu64
+                          " kicks, %" PRIu64 " polled, %" PRIu64
+                          " batches, %" PRIu64 " in flight\n"),
                         index, index == 0 ? _(" (hiprio)") : "", stat_u64(q, "requests"),
                         stat_u64(q, "kicks"), stat_u64(q, "polled"), stat_u64(q, "batches"),
                         stat_u64(q, "in-flight"));
