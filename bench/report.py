@@ -181,7 +181,8 @@ def main():
     main_cols = [c for c in MAIN if c in data]
     peer_cols = [p for p in PEERS if p in data and "sluice" in data]
     ratios = {}
-    for key in ("median", "best"):
+    # With one repetition the best is the median: one table is enough.
+    for key in ("median", "best") if a.reps > 1 else ("median",):
         if key == "best":
             md.append("")
             md.append(f"### Best of {a.reps}")
