@@ -340,8 +340,11 @@ int main(int argc, char **argv)
                 exit_code = r == -EXIT_USAGE ? EXIT_USAGE : 1;
                 goto out;
         }
-        log_info("serving '%s' (tag '%s'%s, cache %s, %u request queue%s, poll %u µs) on %s%s",
-                 app.opts.shared_dir, app.opts.tag, app.opts.readonly ? ", read-only" : "",
+        log_info("serving '%s' (%s%s%s%scache %s, %u request queue%s, poll %u µs) on %s%s",
+                 app.opts.shared_dir, app.opts.tag_given ? "tag " : "",
+                 app.opts.tag_given ? app.opts.tag : "",
+                 app.opts.tag_given ? ", " : "",
+                 app.opts.readonly ? "read-only, " : "",
                  app.opts.cache == FS_CACHE_AUTO ? "auto"
                  : app.opts.cache == FS_CACHE_ALWAYS ? "always" : "never",
                  app.opts.queues, app.opts.queues == 1 ? "" : "s", app.opts.poll_us,

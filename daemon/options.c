@@ -82,8 +82,9 @@ static const char help_text[] =
         "\n"
         "What is shared:\n"
         "      --shared-dir=DIR       the host folder to share (also: -o source=DIR)\n"
-        "      --tag=TAG              mount tag in the device's config space (at most 36\n"
-        "                             bytes; default: the folder's name)\n"
+        "      --tag=TAG              mount tag offered in the device's config space (at\n"
+        "                             most 36 bytes); without it the frontend's own tag\n"
+        "                             is used (QEMU's tag=, libvirt's <target dir>)\n"
         "      --readonly             every change fails with EROFS (also: -o readonly)\n"
         "      --cache=MODE           auto (default): 1 s attribute cache, page cache kept\n"
         "                             while a file is unchanged; always: long caching, the\n"
@@ -478,6 +479,7 @@ int options_parse(int argc, char **argv, struct fs_options *o)
                 return usage_error("--socket-path and --fd cannot be used together");
         if (o->control_fd >= 0 && o->control_fd == o->fd)
                 return usage_error("--control-fd and --fd must be different descriptors");
+        o->tag_given = tag_set;
         if (!tag_set)
                 default_tag(o);
         o->exit_on_disconnect = o->fd >= 0;

@@ -31,7 +31,8 @@ struct fs_options {
         char *socket_path;          /* --socket-path=PATH: listen here (one frontend at a time) */
         int fd;                     /* --fd=N: an already listening socket (libvirt); -1 if unset */
         char *shared_dir;           /* --shared-dir=DIR or -o source=DIR */
-        char tag[FS_TAG_MAX + 1];   /* --tag=TAG: reported in the device config space */
+        char tag[FS_TAG_MAX + 1];   /* --tag=TAG, or the folder's name */
+        bool tag_given;             /* --tag was on the command line: offer the config space */
         bool readonly;              /* --readonly or -o readonly */
         enum fs_cache_mode cache;   /* --cache=auto|always|never (-o cache=none is accepted too) */
         bool xattr;                 /* --xattr or -o xattr */

@@ -96,12 +96,18 @@ uint64_t vu_device_features(void)
                (1ull << VIRTIO_RING_F_EVENT_IDX) | (1ull << VHOST_USER_F_PROTOCOL_FEATURES);
 }
 
-uint64_t vu_protocol_features(void)
+uint64_t vu_protocol_features(const struct fs_options *opts)
 {
-        return (1ull << VHOST_USER_PROTOCOL_F_MQ) | (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK) |
-               (1ull << VHOST_USER_PROTOCOL_F_CONFIG) |
-               (1ull << VHOST_USER_PROTOCOL_F_RESET_DEVICE) |
-               (1ull << VHOST_USER_PROTOCOL_F_CONFIGURE_MEM_SLOTS);
+        uint64_t f = (1ull << VHOST_USER_PROTOCOL_F_MQ) | (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK) |
+                     (1ull << VHOST_USER_PROTOCOL_F_RESET_DEVICE) |
+                     (1ull << VHOST_USER_PROTOCOL_F_CONFIGURE_MEM_SLOTS);
+
+        /* The config space (tag, queue count) only when --tag was given, as
+         * the Rust virtiofsd does: QEMU's vhost-user-fs-pci takes the tag from
+         * its own property and warns on every start when a backend offers it. */
+        if (opts->tag_given)
+                f |= 1ull << VHOST_USER_PROTOCOL_F_CONFIG;
+        return f;
 }
 
 static void close_fd(int *fd)
@@ -666,10 +672,10 @@ static int handle(struct vu_dev *d, const struct vu_msg *msg, struct vu_fds *fds
                 return handle_set_features(d, msg);
         case VHOST_USER_GET_PROTOCOL_FEATURES:
                 *replied = true;
-                return reply_u64(d, msg, vu_protocol_features());
+                return reply_u64(d, msg, vu_protocol_features(d->opts));
         case VHOST_USER_SET_PROTOCOL_FEATURES:
                 NEED(sizeof(uint64_t));
-                d->protocol_features = msg->payload.u64 & vu_protocol_features();
+                d->protocol_features = msg->payload.u64 & vu_protocol_features(d->opts);
                 return 0;
         case VHOST_USER_SET_OWNER:
                 d->owner = true;

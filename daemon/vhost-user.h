@@ -30,4 +30,4 @@ void vu_dev_free(struct vu_dev *d);
 
 /* Virtio and vhost-user protocol features we offer (also used by tests). */
 uint64_t vu_device_features(void);
-uint64_t vu_protocol_features(void);
+uint64_t vu_protocol_features(const struct fs_options *opts);

@@ -318,7 +318,9 @@ static void worker_launch(SluiceWorker *self)
         g_ptr_array_add(argv, g_strdup(sluice_worker_binary()));
         g_ptr_array_add(argv, g_strdup_printf("--socket-path=%s", self->config.socket_path));
         g_ptr_array_add(argv, g_strdup_printf("--shared-dir=%s", self->config.shared_dir));
-        g_ptr_array_add(argv, g_strdup_printf("--tag=%s", self->config.tag));
+        /* No --tag: the guest sees the tag of the hot-plugged device (libvirt's
+         * <target dir>), and a worker offering its own config space makes
+         * QEMU's vhost-user-fs-pci warn on every start. */
         if (self->config.readonly)
                 g_ptr_array_add(argv, g_strdup("--readonly"));
         g_ptr_array_add(argv, g_strdup_printf("--cache=%s", self->config.cache));

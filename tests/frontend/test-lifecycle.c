@@ -2,6 +2,8 @@
  * reconnect with --socket-path (the next frontend starts from a clean FUSE
  * state), --fd (exit 0 when the frontend leaves), SIGTERM (exit 0 promptly),
  * --queues=2, memory given with ADD_MEM_REG and taken away with REM_MEM_REG. */
+#include <linux/virtio_fs.h>
+
 #include "harness.h"
 
 #include <errno.h>
@@ -244,6 +246,28 @@ static void test_mem_regions(void)
                 assert_ok(vmm_read(v, e.nodeid, fh, 0, buf, sizeof(buf), &got));
 }
 
+/* The config space (tag, request queue count) is offered only with --tag:
+ * QEMU 7.2's vhost-user-fs-pci warns about a backend that offers it. */
+static void test_config_space(void)
+{
+        if (!harness_require_sluice("--tag and the config space are sluice-fs behaviour"))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        const char *const extra[] = { "--tag=docs", "--queues=2", NULL };
+        harness_start(h, extra);
+        struct vmm_config cfg = { .request_queues = 2 };
+        h->vmm = harness_connect(h, &cfg);
+        struct virtio_fs_config fc;
+        assert_ok(vmm_get_config(h->vmm, &fc));
+        g_assert_cmpmem(fc.tag, strnlen((const char *)fc.tag, sizeof(fc.tag)), "docs", 4);
+        g_assert_cmpuint(fc.num_request_queues, ==, 2);
+
+        g_autoptr(Harness) plain = harness_new();
+        harness_start(plain, NULL);
+        plain->vmm = harness_connect(plain, NULL);
+        g_assert_cmpint(vmm_get_config(plain->vmm, &fc), ==, -EOPNOTSUPP);
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
@@ -252,5 +276,6 @@ int main(int argc, char **argv)
         g_test_add_func("/lifecycle/fd", test_fd);
         g_test_add_func("/lifecycle/multiqueue", test_multiqueue);
         g_test_add_func("/lifecycle/mem-regions", test_mem_regions);
+        g_test_add_func("/lifecycle/config-space", test_config_space);
         return g_test_run();
 }

@@ -4,6 +4,7 @@
 #include "vmm.h"
 
 #include <errno.h>
+#include <linux/virtio_fs.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ enum {
         VU_SET_PROTOCOL_FEATURES = 16,
         VU_GET_QUEUE_NUM = 17,
         VU_SET_VRING_ENABLE = 18,
+        VU_GET_CONFIG = 24,
         VU_GET_MAX_MEM_SLOTS = 36,
         VU_ADD_MEM_REG = 37,
         VU_REM_MEM_REG = 38,
@@ -43,6 +45,7 @@ enum {
 #define VU_F_PROTOCOL_FEATURES 30
 #define VU_PROTO_MQ           0
 #define VU_PROTO_REPLY_ACK    3
+#define VU_PROTO_CONFIG       9
 #define VU_PROTO_CONFIGURE_MEM_SLOTS 15
 #define VU_VRING_NOFD_MASK  (1ull << 8)
 #define VU_MAX_PAYLOAD      4096
@@ -61,6 +64,7 @@ struct vu_msg {
                 struct { uint32_t index, flags; uint64_t desc, used, avail, log; } addr;
                 struct { uint32_t nregions, padding; struct vu_region r[8]; } mem;
                 struct { uint64_t padding; struct vu_region r; } reg;
+                struct { uint32_t offset, size, flags; uint8_t region[256]; } config;
                 uint8_t raw[VU_MAX_PAYLOAD];
         } p;
 } __attribute__((packed));
@@ -775,6 +779,25 @@ int vmm_call(struct vmm *v, uint32_t opcode, uint64_t nodeid,
 uint64_t vmm_features(const struct vmm *v) { return v->features; }
 uint64_t vmm_protocol_features(const struct vmm *v) { return v->protocol_features; }
 unsigned vmm_backend_queue_num(const struct vmm *v) { return v->backend_queues; }
+
+int vmm_get_config(struct vmm *v, struct virtio_fs_config *ret)
+{
+        if (!(v->protocol_features & (1ull << VU_PROTO_CONFIG)))
+                return -EOPNOTSUPP;
+        struct vu_msg m = { .request = VU_GET_CONFIG, .size = 12 + sizeof(*ret) };
+        m.p.config.size = sizeof(*ret);
+        int r = vu_send(v, &m, NULL, 0);
+        if (r < 0)
+                return r;
+        struct vu_msg reply;
+        r = vu_recv_reply(v, VU_GET_CONFIG, &reply);
+        if (r < 0)
+                return r;
+        if (reply.size != 12 + sizeof(*ret) || reply.p.config.size != sizeof(*ret))
+                return vmm_fail(-EPROTO, "GET_CONFIG reply size");
+        memcpy(ret, reply.p.config.region, sizeof(*ret));
+        return 0;
+}
 unsigned vmm_request_queues(const struct vmm *v) { return v->nq - 1; }
 unsigned vmm_queue_size(const struct vmm *v) { return v->q[0].size; }
 int vmm_socket(const struct vmm *v) { return v->sock; }
@@ -802,7 +825,7 @@ static int negotiate(struct vmm *v, const struct vmm_config *cfg)
                 if (r < 0)
                         return r;
                 pf &= (1ull << VU_PROTO_MQ) | (1ull << VU_PROTO_REPLY_ACK) |
-                      (1ull << VU_PROTO_CONFIGURE_MEM_SLOTS);
+                      (1ull << VU_PROTO_CONFIGURE_MEM_SLOTS) | (1ull << VU_PROTO_CONFIG);
                 /* Acks start only after SET_PROTOCOL_FEATURES took effect. */
                 r = vu_set_u64(v, VU_SET_PROTOCOL_FEATURES, pf);
                 if (r < 0)

@@ -52,6 +52,10 @@ void vmm_drop(struct vmm *v);
 uint64_t vmm_features(const struct vmm *v);           /* negotiated virtio features */
 uint64_t vmm_protocol_features(const struct vmm *v);  /* negotiated protocol features */
 unsigned vmm_backend_queue_num(const struct vmm *v);  /* GET_QUEUE_NUM, 0 without MQ */
+struct virtio_fs_config;
+/* GET_CONFIG of the whole virtio-fs config space; -EOPNOTSUPP when the
+ * backend did not offer VHOST_USER_PROTOCOL_F_CONFIG. */
+int vmm_get_config(struct vmm *v, struct virtio_fs_config *ret);
 unsigned vmm_request_queues(const struct vmm *v);
 unsigned vmm_queue_size(const struct vmm *v);
 int vmm_socket(const struct vmm *v);

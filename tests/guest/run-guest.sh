@@ -132,8 +132,9 @@ sluice)
                 install -m 0755 "$sluice_fs" "$work/sluice-fs"
                 sluice_fs=$work/sluice-fs
         fi
+        # No --tag: QEMU's -device tag= names the share, as libvirt's <target dir> does.
         daemon_cmd=("${as_user[@]}" "$sluice_fs" --socket-path="$sock" --shared-dir="$shared_dir"
-                    --tag="$tag" "${daemon_args[@]}")
+                    "${daemon_args[@]}")
         ;;
 virtiofsd)
         [ "$(id -u)" = 0 ] || die "the legacy virtiofsd needs root"

@@ -192,8 +192,15 @@ class Env:
         self.check_no_workers()
 
     def worker_pids(self, tag=None):
-        """sluice-fs processes of this test (their socket is in our runtime dir)."""
+        """sluice-fs processes of this test (their socket is in our runtime dir);
+        with tag, only the worker of that share (its socket is named for the share's id)."""
         pids = []
+        socket_arg = "--socket-path=" + self.path("run")
+        if tag is not None:
+            share = self.share(tag)
+            if share is None:
+                return []
+            socket_arg = "--socket-path=" + self.path("run", "sluice", f"{share['id']}.sock")
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
@@ -205,8 +212,7 @@ class Env:
             except OSError:
                 continue
             if (argv and os.path.basename(argv[0]) == "sluice-fs" and not zombie
-                    and any(a.startswith("--socket-path=" + self.path("run")) for a in argv)
-                    and (tag is None or f"--tag={tag}" in argv)):
+                    and any(a.startswith(socket_arg) for a in argv)):
                 pids.append(int(entry))
         return pids
 
