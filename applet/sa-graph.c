@@ -1,8 +1,11 @@
 /* sa-graph: a small throughput chart drawn with GtkSnapshot + cairo.
  *
- * It redraws only when the share reports a new Stats sample (no timer), so
- * an idle share costs nothing.  The x axis is the service's sample clock:
- * the newest sample sits at the right edge, 60 s back at the left. */
+ * The x axis is real time: the right edge is now (g_get_monotonic_time(), the
+ * clock of the samples' "timestamp-us" on the same host), the left edge 60 s
+ * ago.  The service publishes Stats only when something changed, so seconds
+ * without a sample are drawn as zero.  To scroll, a 1 s timer only redraws
+ * (no D-Bus), and only while the graph is mapped and traffic is in view: an
+ * idle applet wakes for nothing. */
 #include "config.h"
 
 #include <glib/gi18n.h>
@@ -11,13 +14,101 @@
 #include "sa-format.h"
 #include "sa-graph.h"
 
+/* Redraws while scrolling: the line moves width/60 px a second. */
+#define SCROLL_INTERVAL_MS 1000
+/* The service samples once a second by default; faster when configured. */
+#define MAX_STEP_US G_USEC_PER_SEC
+#define MIN_STEP_US (50 * 1000)
+
 struct _SaGraph {
   GtkWidget parent_instance;
   SaShare *share;
   gulong stats_id;
+  guint scroll_id;    /* the redraw timer, 0 when nothing moves */
 };
 
 G_DEFINE_TYPE(SaGraph, sa_graph, GTK_TYPE_WIDGET)
+
+typedef struct {
+  gint64 time_us;
+  double read, write;
+} Point;
+
+/* The service's sampling interval, as the closest two samples show it. */
+static gint64 sample_step(const SaSample *s, guint n)
+{
+  gint64 step = MAX_STEP_US;
+  for (guint i = 1; i < n; i++) {
+    gint64 d = s[i].time_us - s[i - 1].time_us;
+    if (d > 0 && d < step)
+      step = d;
+  }
+  return MAX(step, MIN_STEP_US);
+}
+
+static void add_point(GArray *points, gint64 time_us, double read, double write)
+{
+  Point p = { time_us, read, write };
+  g_array_append_val(points, p);
+}
+
+/* The samples with the seconds nobody reported filled in as zero: after a
+ * gap the line drops to zero one step after the last sample, stays there and
+ * rises one step before the next; after the newest sample it runs on to now. */
+static GArray *build_points(const SaSample *s, guint n, gint64 now)
+{
+  GArray *points = g_array_sized_new(FALSE, FALSE, sizeof(Point), 3 * n + 2);
+  gint64 step = sample_step(s, n), gap = step + step / 2;
+  for (guint i = 0; i < n; i++) {
+    if (i > 0 && s[i].time_us - s[i - 1].time_us > gap) {
+      add_point(points, s[i - 1].time_us + step, 0, 0);
+      add_point(points, s[i].time_us - step, 0, 0);
+    }
+    add_point(points, s[i].time_us, s[i].read_per_sec, s[i].write_per_sec);
+  }
+  if (n > 0 && now - s[n - 1].time_us > gap) {
+    add_point(points, s[n - 1].time_us + step, 0, 0);
+    add_point(points, now, 0, 0);
+  }
+  return points;
+}
+
+/* Whether anything but zero is drawn between @now - 60 s and @now. */
+static gboolean traffic_in_view(SaGraph *self, gint64 now)
+{
+  const SaSample *s = NULL;
+  guint n = self->share != NULL ? sa_share_get_history(self->share, &s) : 0;
+  /* A sample's line reaches one step (at most 1 s) past it. */
+  gint64 oldest = now - SA_SHARE_WINDOW_US - MAX_STEP_US;
+  for (guint i = n; i-- > 0 && s[i].time_us >= oldest;)
+    if (s[i].read_per_sec > 0 || s[i].write_per_sec > 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean on_scroll(gpointer user_data);
+
+/* Runs the redraw timer exactly while it would change what is shown. */
+static void update_scroll(SaGraph *self)
+{
+  gboolean wanted = gtk_widget_get_mapped(GTK_WIDGET(self)) &&
+                    traffic_in_view(self, g_get_monotonic_time());
+  if (wanted && self->scroll_id == 0)
+    self->scroll_id = g_timeout_add(SCROLL_INTERVAL_MS, on_scroll, self);
+  else if (!wanted)
+    g_clear_handle_id(&self->scroll_id, g_source_remove);
+}
+
+static gboolean on_scroll(gpointer user_data)
+{
+  SaGraph *self = user_data;
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+  /* This redraw already shows the last traffic gone; then stop. */
+  if (gtk_widget_get_mapped(GTK_WIDGET(self)) && traffic_in_view(self, g_get_monotonic_time()))
+    return G_SOURCE_CONTINUE;
+  self->scroll_id = 0;
+  return G_SOURCE_REMOVE;
+}
 
 /* Rounds the scale up to 1, 2 or 5 × 10^n MB/s so grid labels read well. */
 static double nice_ceiling(double v)
@@ -30,39 +121,39 @@ static double nice_ceiling(double v)
   return step * exp10;
 }
 
-static void trace_line(cairo_t *cr, const SaSample *s, guint n, gboolean write,
-                       gint64 now, double w, double h, double max)
+static double point_x(const Point *p, gint64 now, double w)
 {
-  gboolean first = TRUE;
-  for (guint i = 0; i < n; i++) {
-    double age = (double)(now - s[i].time_us) / (double)SA_SHARE_WINDOW_US;
-    if (age > 1.05)
-      continue;
-    double v = write ? s[i].write_per_sec : s[i].read_per_sec;
-    double x = w * (1.0 - age);
+  return w * (1.0 - (double)(now - p->time_us) / (double)SA_SHARE_WINDOW_US);
+}
+
+static void trace_line(cairo_t *cr, const GArray *points, gboolean write, gint64 now,
+                       double w, double h, double max)
+{
+  for (guint i = 0; i < points->len; i++) {
+    const Point *p = &g_array_index(points, Point, i);
+    double v = write ? p->write : p->read;
+    double x = point_x(p, now, w);
     double y = h - (v / max) * (h - 2) - 1;
-    if (first)
+    if (i == 0)
       cairo_move_to(cr, x, y);
     else
       cairo_line_to(cr, x, y);
-    first = FALSE;
   }
 }
 
-static void draw_series(cairo_t *cr, const SaSample *s, guint n, gboolean write, gint64 now,
+static void draw_series(cairo_t *cr, const GArray *points, gboolean write, gint64 now,
                         double w, double h, double max, const GdkRGBA *color)
 {
-  if (n < 2)
+  if (points->len < 2)
     return;
   /* Area under the line, translucent, then the line itself. */
-  trace_line(cr, s, n, write, now, w, h, max);
-  cairo_line_to(cr, w, h);
-  double first_x = w * (1.0 - (double)(now - s[0].time_us) / (double)SA_SHARE_WINDOW_US);
-  cairo_line_to(cr, MAX(first_x, 0), h);
+  trace_line(cr, points, write, now, w, h, max);
+  cairo_line_to(cr, point_x(&g_array_index(points, Point, points->len - 1), now, w), h);
+  cairo_line_to(cr, point_x(&g_array_index(points, Point, 0), now, w), h);
   cairo_close_path(cr);
   cairo_set_source_rgba(cr, color->red, color->green, color->blue, 0.18);
   cairo_fill(cr);
-  trace_line(cr, s, n, write, now, w, h, max);
+  trace_line(cr, points, write, now, w, h, max);
   cairo_set_source_rgba(cr, color->red, color->green, color->blue, 1.0);
   cairo_set_line_width(cr, 2.0);
   cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
@@ -103,17 +194,24 @@ static void sa_graph_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
 
   const SaSample *samples = NULL;
   guint n = self->share != NULL ? sa_share_get_history(self->share, &samples) : 0;
+  gint64 now = g_get_monotonic_time();
+  /* Another host's clock (or one ahead of ours) must not push the newest
+   * sample off the right edge. */
+  if (n > 0 && samples[n - 1].time_us > now)
+    now = samples[n - 1].time_us;
+  g_autoptr(GArray) points = build_points(samples, n, now);
+  /* The scale fits what is in view, not traffic that scrolled away. */
   double max = 0;
-  for (guint i = 0; i < n; i++)
-    max = MAX(max, MAX(samples[i].read_per_sec, samples[i].write_per_sec));
-  max = nice_ceiling(max * 1.1);
-  if (n > 0) {
-    gint64 now = samples[n - 1].time_us;
-    cairo_rectangle(cr, 0, 0, w, h);
-    cairo_clip(cr);
-    draw_series(cr, samples, n, FALSE, now, w, h, max, &read_color);
-    draw_series(cr, samples, n, TRUE, now, w, h, max, &write_color);
+  for (guint i = 0; i < points->len; i++) {
+    const Point *p = &g_array_index(points, Point, i);
+    if (p->time_us >= now - SA_SHARE_WINDOW_US - MAX_STEP_US)
+      max = MAX(max, MAX(p->read, p->write));
   }
+  max = nice_ceiling(max * 1.1);
+  cairo_rectangle(cr, 0, 0, w, h);
+  cairo_clip(cr);
+  draw_series(cr, points, FALSE, now, w, h, max, &read_color);
+  draw_series(cr, points, TRUE, now, w, h, max, &write_color);
   cairo_destroy(cr);
 
   /* Scale label, top left. */
@@ -147,6 +245,21 @@ static void sa_graph_measure(GtkWidget *widget, GtkOrientation orientation, int 
 static void on_stats(SaShare *share, gpointer user_data)
 {
   gtk_widget_queue_draw(GTK_WIDGET(user_data));
+  update_scroll(user_data);
+}
+
+static void sa_graph_map(GtkWidget *widget)
+{
+  GTK_WIDGET_CLASS(sa_graph_parent_class)->map(widget);
+  /* Time passed while hidden: show now, then scroll if anything moves. */
+  gtk_widget_queue_draw(widget);
+  update_scroll(SA_GRAPH(widget));
+}
+
+static void sa_graph_unmap(GtkWidget *widget)
+{
+  g_clear_handle_id(&SA_GRAPH(widget)->scroll_id, g_source_remove);
+  GTK_WIDGET_CLASS(sa_graph_parent_class)->unmap(widget);
 }
 
 void sa_graph_set_share(SaGraph *self, SaShare *share)
@@ -160,11 +273,13 @@ void sa_graph_set_share(SaGraph *self, SaShare *share)
     self->stats_id = g_signal_connect(share, "stats", G_CALLBACK(on_stats), self);
   }
   gtk_widget_queue_draw(GTK_WIDGET(self));
+  update_scroll(self);
 }
 
 static void sa_graph_dispose(GObject *object)
 {
   sa_graph_set_share(SA_GRAPH(object), NULL);
+  g_clear_handle_id(&SA_GRAPH(object)->scroll_id, g_source_remove);
   G_OBJECT_CLASS(sa_graph_parent_class)->dispose(object);
 }
 
@@ -174,6 +289,8 @@ static void sa_graph_class_init(SaGraphClass *klass)
   G_OBJECT_CLASS(klass)->dispose = sa_graph_dispose;
   widget_class->snapshot = sa_graph_snapshot;
   widget_class->measure = sa_graph_measure;
+  widget_class->map = sa_graph_map;
+  widget_class->unmap = sa_graph_unmap;
   gtk_widget_class_set_css_name(widget_class, "sluice-graph");
   gtk_widget_class_set_accessible_role(widget_class, GTK_ACCESSIBLE_ROLE_IMG);
 }

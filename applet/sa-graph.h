@@ -10,7 +10,8 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE(SaGraph, sa_graph, SA, GRAPH, GtkWidget)
 
 GtkWidget *sa_graph_new(void);
-/* Follows @share's "stats" signal: one redraw per sample, nothing else. */
+/* Follows @share's "stats" signal: one redraw per sample, plus one a second
+ * while mapped and traffic of the last 60 s is in view (it scrolls). */
 void sa_graph_set_share(SaGraph *self, SaShare *share);
 
 G_END_DECLS

@@ -216,11 +216,165 @@ static void print_share_json(SluiceShare *share)
         print_json(node);
 }
 
+/* ---- tables for people ---- */
+
+/* Terminal columns @text takes: CJK wide characters two, combining marks
+ * and other zero-width characters none (bytes and characters both lie). */
+static gsize text_width(const char *text)
+{
+        gsize width = 0;
+
+        for (const char *p = text; *p != '\0'; p = g_utf8_next_char(p)) {
+                gunichar c = g_utf8_get_char(p);
+
+                if (!g_unichar_iszerowidth(c))
+                        width += g_unichar_iswide(c) ? 2 : 1;
+        }
+        return width;
+}
+
+/* A cell as it may reach a terminal: valid UTF-8 with control characters
+ * (a newline or an escape in a folder name) shown as U+FFFD. */
+static char *table_cell(const char *text)
+{
+        g_autofree char *valid = g_utf8_make_valid(text != NULL ? text : "", -1);
+        GString *cell = g_string_sized_new(strlen(valid));
+
+        for (const char *p = valid; *p != '\0'; p = g_utf8_next_char(p)) {
+                gunichar c = g_utf8_get_char(p);
+
+                g_string_append_unichar(cell, g_unichar_iscntrl(c) ? 0xFFFD : c);
+        }
+        return g_string_free(cell, FALSE);
+}
+
+typedef struct {
+        char **cells;   /* table->columns of them */
+        char *note;     /* a line of its own under the row, or NULL */
+} TableRow;
+
+/* Columns as wide as their widest cell; the last one is not padded. */
+typedef struct {
+        guint columns;
+        GPtrArray *rows;        /* of TableRow; the first is the header */
+} Table;
+
+static void table_row_free(gpointer data)
+{
+        TableRow *row = data;
+
+        g_strfreev(row->cells);
+        g_free(row->note);
+        g_free(row);
+}
+
+static void table_add_valist(Table *table, const char *note, va_list args)
+{
+        TableRow *row = g_new0(TableRow, 1);
+
+        row->cells = g_new0(char *, table->columns + 1);
+        for (guint c = 0; c < table->columns; c++)
+                row->cells[c] = table_cell(va_arg(args, const char *));
+        row->note = note != NULL && *note != '\0' ? table_cell(note) : NULL;
+        g_ptr_array_add(table->rows, row);
+}
+
+/* A row: @note, then one string per column. */
+static void table_add(Table *table, const char *note, ...)
+{
+        va_list args;
+
+        va_start(args, note);
+        table_add_valist(table, note, args);
+        va_end(args);
+}
+
+/* A table with its header: one string per column. */
+static Table *table_new(guint columns, ...)
+{
+        Table *table = g_new0(Table, 1);
+        va_list args;
+
+        table->columns = columns;
+        table->rows = g_ptr_array_new_with_free_func(table_row_free);
+        va_start(args, columns);
+        table_add_valist(table, NULL, args);
+        va_end(args);
+        return table;
+}
+
+static void table_free(Table *table)
+{
+        g_ptr_array_unref(table->rows);
+        g_free(table);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Table, table_free)
+
+static void table_print(Table *table)
+{
+        g_autofree gsize *widths = g_new0(gsize, table->columns);
+        g_autoptr(GString) line = g_string_new(NULL);
+
+        for (guint r = 0; r < table->rows->len; r++) {
+                TableRow *row = g_ptr_array_index(table->rows, r);
+
+                for (guint c = 0; c < table->columns; c++)
+                        widths[c] = MAX(widths[c], text_width(row->cells[c]));
+        }
+        for (guint r = 0; r < table->rows->len; r++) {
+                TableRow *row = g_ptr_array_index(table->rows, r);
+
+                g_string_truncate(line, 0);
+                for (guint c = 0; c < table->columns; c++) {
+                        g_string_append(line, row->cells[c]);
+                        if (c + 1 == table->columns)
+                                break;
+                        for (gsize w = text_width(row->cells[c]); w <= widths[c]; w++)
+                                g_string_append_c(line, ' ');
+                }
+                g_print("%s\n", line->str);
+                /* Notes start under the second column. */
+                if (row->note != NULL)
+                        g_print("%*s%s\n", (int)widths[0] + 1, "", row->note);
+        }
+}
+
+/* The applet's words for states, so both speak alike; an unknown state
+ * (a newer service) is shown as it is. */
+static const char *share_state_label(const char *state)
+{
+        if (g_strcmp0(state, "stopped") == 0)
+                return C_("share state", "Stopped");
+        if (g_strcmp0(state, "starting") == 0)
+                return C_("share state", "Starting");
+        if (g_strcmp0(state, "running") == 0)
+                return C_("share state", "Ready");
+        if (g_strcmp0(state, "attached") == 0)
+                return C_("share state", "Attached");
+        if (g_strcmp0(state, "failed") == 0)
+                return C_("share state", "Failed");
+        return state != NULL ? state : "";
+}
+
+static const char *vm_state_label(const char *state)
+{
+        if (g_strcmp0(state, "running") == 0)
+                return C_("vm state", "Running");
+        if (g_strcmp0(state, "paused") == 0)
+                return C_("vm state", "Paused");
+        if (g_strcmp0(state, "shutoff") == 0)
+                return C_("vm state", "Shut off");
+        if (g_strcmp0(state, "crashed") == 0)
+                return C_("vm state", "Crashed");
+        return state != NULL ? state : "";
+}
+
 /* ---- commands ---- */
 
 static int cmd_list(Ctl *ctl, int argc, char **argv)
 {
         g_autolist(GObject) shares = NULL;
+        g_autoptr(Table) table = NULL;
 
         if (argc != 1)
                 return usage_error(_("“list” takes no arguments"));
@@ -242,20 +396,19 @@ static int cmd_list(Ctl *ctl, int argc, char **argv)
                 g_print("%s\n", _("No shares.  Add one with “sluicectl add PATH --vm NAME”."));
                 return EXIT_OK;
         }
-        g_print("%-4s %-20s %-9s %-16s %-3s %s\n", _("ID"), _("TAG"), _("STATE"), _("VM"),
-                _("RO"), _("PATH"));
+        table = table_new(6, _("ID"), _("TAG"), _("STATE"), _("VM"), _("RO"), _("PATH"));
         for (GList *l = shares; l != NULL; l = l->next) {
                 g_autoptr(SluiceShare) share = sluice_object_get_share(SLUICE_OBJECT(l->data));
-                const char *error = sluice_share_get_error(share);
+                const char *vm = sluice_share_get_vm(share);
 
-                g_print("%-4s %-20s %-9s %-16s %-3s %s\n", share_id(share),
-                        sluice_share_get_tag(share), sluice_share_get_state(share),
-                        *sluice_share_get_vm(share) != '\0' ? sluice_share_get_vm(share) : "-",
-                        sluice_share_get_read_only(share) ? _("yes") : _("no"),
-                        sluice_share_get_path(share));
-                if (error != NULL && *error != '\0')
-                        g_print("     %s\n", error);
+                table_add(table, sluice_share_get_error(share), share_id(share),
+                          sluice_share_get_tag(share),
+                          share_state_label(sluice_share_get_state(share)),
+                          vm != NULL && *vm != '\0' ? vm : "-",
+                          sluice_share_get_read_only(share) ? _("yes") : _("no"),
+                          sluice_share_get_path(share));
         }
+        table_print(table);
         return EXIT_OK;
 }
 
@@ -480,8 +633,9 @@ static void print_stats(Ctl *ctl, SluiceShare *share, GVariant *stats)
                 return;
         }
         if (g_variant_n_children(stats) == 0) {
-                g_print(_("%s: no stats (the share is %s)\n"), sluice_share_get_tag(share),
-                        sluice_share_get_state(share));
+                /* Translators: the second %s is a share state ("Stopped", "Failed") */
+                g_print(_("%s: no stats (share state: %s)\n"), sluice_share_get_tag(share),
+                        share_state_label(sluice_share_get_state(share)));
                 return;
         }
         read_rate = g_format_size((guint64)stat_double(stats, "read-bytes-per-sec"));
@@ -604,7 +758,7 @@ static int cmd_vms(Ctl *ctl, int argc, char **argv)
         g_autolist(GObject) objects = NULL;
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(JsonNode) root = NULL;
-        gboolean any = FALSE;
+        g_autoptr(Table) table = NULL;
 
         if (argc != 1)
                 return usage_error(_("“vms” takes no arguments"));
@@ -633,20 +787,21 @@ static int cmd_vms(Ctl *ctl, int argc, char **argv)
                         json_builder_end_object(b);
                         continue;
                 }
-                if (!any)
-                        g_print("%-24s %-8s %-13s %-10s %s\n", _("NAME"), _("STATE"),
-                                _("SHARED-MEMORY"), _("OS"), _("URI"));
-                any = TRUE;
-                g_print("%-24s %-8s %-13s %-10s %s\n", sluice_vm_get_name(vm),
-                        sluice_vm_get_state(vm), sluice_vm_get_shared_memory(vm) ? _("yes") : _("no"),
-                        *sluice_vm_get_os(vm) != '\0' ? sluice_vm_get_os(vm) : "-",
-                        sluice_vm_get_uri(vm));
+                if (table == NULL)
+                        table = table_new(5, _("NAME"), _("STATE"), _("SHARED-MEMORY"), _("OS"),
+                                          _("URI"));
+                table_add(table, NULL, sluice_vm_get_name(vm), vm_state_label(sluice_vm_get_state(vm)),
+                          sluice_vm_get_shared_memory(vm) ? _("yes") : _("no"),
+                          *sluice_vm_get_os(vm) != '\0' ? sluice_vm_get_os(vm) : "-",
+                          sluice_vm_get_uri(vm));
         }
         json_builder_end_array(b);
         if (ctl->json) {
                 root = json_builder_get_root(b);
                 print_json(root);
-        } else if (!any) {
+        } else if (table != NULL) {
+                table_print(table);
+        } else {
                 g_print("%s\n", _("No VMs found (sluice-service looks in qemu:///session and qemu:///system)."));
         }
         return EXIT_OK;
