@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 
 SERVICE = os.environ["SLUICE_SERVICE"]
 SLUICECTL = os.environ["SLUICECTL"]
@@ -37,6 +38,12 @@ class Failure(Exception):
 def check(condition, message):
     if not condition:
         raise Failure(message)
+
+
+def terminal_width(text):
+    """Columns a terminal gives @text: East Asian wide characters take two."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in text)
 
 
 def wait_for(predicate, timeout, what):
@@ -708,8 +715,15 @@ def case_sluicectl(env):
     check(env.ctl_json("remove", "ctl")["ok"], "remove --json")
     check(env.share("ctl") is None, "removed share still listed")
     env.ctl("remove", "ctl", rc=1)
+    # A tag of wide characters: the columns after it still line up on a terminal.
+    wide = env.mkdir("share", "docs")
+    env.ctl("add", wide, "--tag", "문서", "--no-autostart")
     text = env.ctl("list").stdout
-    check("TAG" in text and "sub" in text and "ctl" not in text, f"list:\n{text}")
+    check("TAG" in text and "sub" in text and "문서" in text and "ctl" not in text, f"list:\n{text}")
+    # The PATH column starts at the same terminal column in the header and both rows.
+    starts = [terminal_width(line[:line.index(p)]) for line in text.splitlines()
+              for p in ("PATH", relative, wide) if line.endswith(p)]
+    check(len(starts) == 3 and len(set(starts)) == 1, f"list columns do not line up:\n{text}")
     env.stop_service(service)
 
 
