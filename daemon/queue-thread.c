@@ -21,7 +21,8 @@ struct qt_deferred {
 struct queue_thread {
         struct vq *vq;
         unsigned index;
-        unsigned poll_us;
+        unsigned poll_us;      /* --poll-us: the longest the window may grow */
+        unsigned window_us;    /* the current polling window, adapted (see adapt_window()) */
         struct fs_worker *worker;
         struct stats_queue *stats;
         pthread_t thread;
@@ -68,7 +69,9 @@ int qt_new(struct fs_session *session, struct vq *vq, unsigned index, unsigned p
                 return -ENOMEM;
         qt->vq = vq;
         qt->index = index;
-        qt->poll_us = poll_us;
+        /* Queue 0 carries FORGETs, which nobody waits for: polling it only burns CPU. */
+        qt->poll_us = index == 0 ? 0 : poll_us;
+        qt->window_us = qt->poll_us;
         qt->stats = &stats->queue[index <= FS_MAX_QUEUES ? index : FS_MAX_QUEUES];
         qt->kick_fd = -1;
         atomic_init(&qt->stop, false);
@@ -168,6 +171,30 @@ static unsigned drain(struct queue_thread *qt, bool polled)
         return n;
 }
 
+#define POLL_GROW_START_US 10
+
+/* Adapts the polling window to how long the guest really paused before the
+ * kick that woke us (idle_us), the way KVM's halt-polling does: a pause that
+ * a longer window (up to --poll-us) would have caught grows it; a longer one
+ * shrinks it.  A guest that answers within microseconds (spare host cores)
+ * gets polled; one that takes longer (TCG, an oversubscribed host, where the
+ * spinning thread would steal the CPU the guest needs) does not. */
+static void adapt_window(struct queue_thread *qt, uint64_t idle_us)
+{
+        if (qt->poll_us == 0)
+                return;
+        if (idle_us <= qt->poll_us) {
+                if (qt->window_us < idle_us)
+                        qt->window_us = qt->window_us ? qt->window_us * 2 : POLL_GROW_START_US;
+                if (qt->window_us > qt->poll_us)
+                        qt->window_us = qt->poll_us;
+        } else {
+                qt->window_us /= 2;
+                if (qt->window_us < POLL_GROW_START_US)
+                        qt->window_us = 0;
+        }
+}
+
 /* Drain after a kick, then poll; returns with notifications enabled and the
  * ring empty (or broken, or asked to stop). */
 static void serve(struct queue_thread *qt)
@@ -175,8 +202,8 @@ static void serve(struct queue_thread *qt)
         vq_set_notification(qt->vq, false);
         drain(qt, false);
         for (;;) {
-                if (qt->poll_us > 0) {
-                        uint64_t deadline = stats_now_usec() + qt->poll_us;
+                if (qt->window_us > 0) {
+                        uint64_t deadline = stats_now_usec() + qt->window_us;
 
                         while (!stopping(qt) && !vq_is_broken(qt->vq) &&
                                stats_now_usec() < deadline) {
@@ -185,7 +212,7 @@ static void serve(struct queue_thread *qt)
                                         continue;
                                 }
                                 drain(qt, true);
-                                deadline = stats_now_usec() + qt->poll_us;
+                                deadline = stats_now_usec() + qt->window_us;
                         }
                 }
                 vq_set_notification(qt->vq, true);
@@ -201,18 +228,21 @@ static void *qt_main(void *arg)
 {
         struct queue_thread *qt = arg;
 
-        log_debug("queue %u: thread started (poll %u µs)", qt->index, qt->poll_us);
+        log_debug("queue %u: thread started (polling up to %u µs)", qt->index, qt->poll_us);
         while (!stopping(qt)) {
                 struct pollfd pfd[2] = {
                         { .fd = qt->kick_fd, .events = POLLIN },
                         { .fd = qt->stop_fd, .events = POLLIN },
                 };
+                uint64_t pause_start;
                 eventfd_t v;
 
                 if (!vq_is_broken(qt->vq))
                         serve(qt);
                 if (stopping(qt))
                         break;
+                /* The pause counts from the last reply: the polling window is part of it. */
+                pause_start = stats_now_usec() - qt->window_us;
                 /* A broken queue waits only for stop: kicks would spin. */
                 pfd[0].fd = vq_is_broken(qt->vq) ? -1 : qt->kick_fd;
                 if (poll(pfd, 2, -1) < 0) {
@@ -224,6 +254,7 @@ static void *qt_main(void *arg)
                 if (pfd[0].revents & POLLIN) {
                         if (eventfd_read(qt->kick_fd, &v) == 0)
                                 stats_add(&qt->stats->kicks, 1);
+                        adapt_window(qt, stats_now_usec() - pause_start);
                 } else if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
                         log_error("queue %u: kick fd failed", qt->index);
                         break;

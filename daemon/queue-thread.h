@@ -2,9 +2,11 @@
  *
  * Each thread owns an fs_worker and serves its ring inline: wait for a kick,
  * drain the ring through fs_process(), push and notify; then busy-poll the
- * avail ring for up to --poll-us µs with guest kicks suppressed, so that a
- * guest doing synchronous I/O gets its next request picked up without a
- * vm-exit or a wake-up (the "sync queue" of DESIGN.md).  Notifications are
+ * avail ring with guest kicks suppressed, so that a guest doing synchronous
+ * I/O gets its next request picked up without a vm-exit or a wake-up (the
+ * "sync queue" of DESIGN.md).  The polling window adapts between 0 and
+ * --poll-us µs to the guest's real pauses (queue-thread.c: adapt_window());
+ * the hiprio queue (FORGETs only) is never polled.  Notifications are
  * re-enabled and the ring re-checked before sleeping: no lost wake-up.
  *
  * The vhost-user layer starts a thread when its ring is ready (kick fd,
