@@ -10,6 +10,7 @@
 
 #include <glib/gi18n.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "sa-format.h"
 #include "sa-graph.h"
@@ -34,16 +35,25 @@ typedef struct {
   double read, write;
 } Point;
 
-/* The service's sampling interval, as the closest two samples show it. */
+static int compare_gint64(gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The service's sampling interval: the median distance between samples (one
+ * odd pair, as around a worker restart, must not shrink it), at most 1 s. */
 static gint64 sample_step(const SaSample *s, guint n)
 {
-  gint64 step = MAX_STEP_US;
-  for (guint i = 1; i < n; i++) {
-    gint64 d = s[i].time_us - s[i - 1].time_us;
-    if (d > 0 && d < step)
-      step = d;
-  }
-  return MAX(step, MIN_STEP_US);
+  gint64 deltas[SA_SHARE_HISTORY];
+  guint count = 0;
+  for (guint i = 1; i < n && count < G_N_ELEMENTS(deltas); i++)
+    if (s[i].time_us > s[i - 1].time_us)
+      deltas[count++] = s[i].time_us - s[i - 1].time_us;
+  if (count == 0)
+    return MAX_STEP_US;
+  qsort(deltas, count, sizeof(deltas[0]), compare_gint64);
+  return CLAMP(deltas[count / 2], MIN_STEP_US, MAX_STEP_US);
 }
 
 static void add_point(GArray *points, gint64 time_us, double read, double write)
@@ -62,7 +72,8 @@ static GArray *build_points(const SaSample *s, guint n, gint64 now)
   for (guint i = 0; i < n; i++) {
     if (i > 0 && s[i].time_us - s[i - 1].time_us > gap) {
       add_point(points, s[i - 1].time_us + step, 0, 0);
-      add_point(points, s[i].time_us - step, 0, 0);
+      if (s[i].time_us - step > s[i - 1].time_us + step)
+        add_point(points, s[i].time_us - step, 0, 0);
     }
     add_point(points, s[i].time_us, s[i].read_per_sec, s[i].write_per_sec);
   }
