@@ -55,6 +55,7 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
         g_autoptr(SluiceDomainXml) info = NULL;
         g_autofree char *device = NULL;
         const char *name = virDomainGetName(domain);
+        char uuid[VIR_UUID_STRING_BUFLEN];
         SluiceDomainFilesystem *existing;
 
         if (!sluice_domain_xml_check_tag(tag, error) ||
@@ -81,7 +82,12 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
                 set_no_shared_memory(error, name);
                 return FALSE;
         }
-        if (info->dac_uid >= 0 && !sluice_socket_access_grant(socket_path, (uid_t)info->dac_uid, error))
+        if (virDomainGetUUIDString(domain, uuid) < 0) {
+                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s UUID"));
+                return FALSE;
+        }
+        if (info->dac_uid >= 0 &&
+            !sluice_socket_access_grant(uuid, tag, socket_path, (uid_t)info->dac_uid, error))
                 return FALSE;
 
         device = sluice_domain_xml_filesystem(socket_path, tag);
@@ -90,11 +96,11 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
 
                 /* the live definition can change between our check and libvirt's */
                 if (err && err->code == VIR_ERR_CONFIG_UNSUPPORTED && err->message &&
-                    strstr(err->message, "shared memory")) {
+                    strstr(err->message, "shared memory"))
                         set_no_shared_memory(error, name);
-                        return FALSE;
-                }
-                sluice_hotplug_set_libvirt_error(error, _("libvirt could not plug the shared folder into the VM"));
+                else
+                        sluice_hotplug_set_libvirt_error(error, _("libvirt could not plug the shared folder into the VM"));
+                sluice_socket_access_revoke(uuid, tag); /* after reading libvirt's error */
                 return FALSE;
         }
         return TRUE;
@@ -113,9 +119,8 @@ static gboolean find_tag(virDomainPtr domain, const char *tag, char **ret_alias,
         return fs != NULL;
 }
 
-gboolean sluice_hotplug_detach(virDomainPtr domain, const char *tag, GError **error)
+static gboolean detach_locked(virDomainPtr domain, const char *tag, GError **error)
 {
-        g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
         g_autofree char *alias = NULL;
         GError *local = NULL;
         gint64 deadline;
@@ -158,7 +163,15 @@ gboolean sluice_hotplug_detach(virDomainPtr domain, const char *tag, GError **er
         return FALSE;
 }
 
-gboolean sluice_hotplug_is_attached(virDomainPtr domain, const char *tag)
+gboolean sluice_hotplug_detach(virDomainPtr domain, const char *tag, GError **error)
 {
-        return virDomainIsActive(domain) == 1 && find_tag(domain, tag, NULL, NULL);
+        g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
+        char uuid[VIR_UUID_STRING_BUFLEN];
+
+        if (!detach_locked(domain, tag, error))
+                return FALSE;
+        /* the device is gone (or QEMU is): QEMU's user needs no access any more */
+        if (virDomainGetUUIDString(domain, uuid) == 0)
+                sluice_socket_access_revoke(uuid, tag);
+        return TRUE;
 }

@@ -11,15 +11,15 @@ G_BEGIN_DECLS
 
 /* Checks the domain (running, shared memory, tag free — the same tag with the
  * same socket counts as already attached), makes the socket reachable for
- * QEMU's user when that is another user, and attaches the device live. */
+ * QEMU's user when that is another user (vm-socket-access.h: granted to the
+ * device (domain UUID, TAG)), and attaches the device live. */
 gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, const char *tag,
                                GError **error);
 /* Unplugs the device with TAG and waits (a few seconds at most) until the
  * guest has let it go, so that the tag can be plugged in again at once.
- * Not plugged in: success. */
+ * Not plugged in: success.  On success, the access granted to QEMU's user for
+ * this device is given back. */
 gboolean sluice_hotplug_detach(virDomainPtr domain, const char *tag, GError **error);
-/* Whether a device with TAG is in the domain's live definition. */
-gboolean sluice_hotplug_is_attached(virDomainPtr domain, const char *tag);
 
 /* libvirt's last error (of this thread) as a SLUICE_ERROR_LIBVIRT GError,
  * prefixed with what was being done. */

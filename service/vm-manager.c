@@ -1,8 +1,12 @@
 /* vm-manager.c — see vm-manager.h.  libvirt-glib tracks the domains and their
  * lifecycle; the raw API fills its gaps: close callback (libvirt-glib goes
  * silent after a libvirtd restart), device-removed events, XML, hot-plug
- * (hotplug.c).  All state lives in the main thread; only hotplug.c's blocking
- * calls run in worker threads, on their own references to the domain. */
+ * (hotplug.c).  All state, the libvirt-glib objects and the D-Bus skeletons
+ * live in the main thread.  Every call that waits on libvirtd (reading a
+ * domain's state and XML, hot-plug with its ACL grant, EnableSharedMemory)
+ * runs in a GTask worker thread on its own reference to the raw virDomain
+ * (thread-safe), and its result is applied back in the main thread: a hung
+ * libvirtd never freezes the D-Bus service. */
 #include "config.h"
 
 #include "vm-manager.h"
@@ -10,6 +14,7 @@
 #include "errors.h"
 #include "hotplug.h"
 #include "sluice-dbus.h"
+#include "vm-socket-access.h"
 
 #include <glib/gi18n.h>
 #include <libvirt-gobject/libvirt-gobject.h>
@@ -29,6 +34,7 @@ struct _VmLink {
         GVirConnection *conn;     /* NULL while disconnected */
         virConnectPtr raw;        /* our reference, for the raw callbacks */
         int device_removed_id;
+        int device_added_id;
         gboolean close_registered;
         gulong added_id, removed_id;
         guint retry_source;
@@ -52,6 +58,12 @@ typedef struct {
         gint64 qemu_uid;
         GHashTable *alias_to_tag; /* live devices, to name a removed one */
         GHashTable *detaching;    /* tags Sluice itself is unplugging */
+        GHashTable *tags;         /* tags plugged in (running VM), for is_attached */
+        guint64 tags_epoch;       /* bumped when Sluice changes tags: older reads lose */
+        guint serial;             /* tells a refresh result for an older entry apart */
+        gboolean ready;           /* first state read: exported and visible to lookups */
+        gboolean refreshing;      /* a read is in flight */
+        gboolean refresh_again;   /* something changed meanwhile: read again after it */
 } VmEntry;
 
 struct _SluiceVmManager {
@@ -71,18 +83,25 @@ G_DEFINE_TYPE(SluiceVmManager, sluice_vm_manager, G_TYPE_OBJECT)
 static void link_connect(VmLink *link);
 static void vm_refresh(VmEntry *vm);
 
-static void domain_info_free(GVirDomainInfo *info)
-{
-        g_boxed_free(GVIR_TYPE_DOMAIN_INFO, info);
-}
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GVirDomainInfo, domain_info_free)
+static guint serial_counter;
 
-static void virdomain_unref(virDomainPtr domain)
+/* Gives back the access QEMU's user got for the device (tag NULL: for every
+ * device of the VM, which stopped).  In the main thread on purpose: it must be
+ * done before the attach a restarted VM triggers grants anew, and a thread
+ * would not keep that order.  It is local (getfacl/setfacl, milliseconds),
+ * never a wait on libvirtd. */
+static void revoke_access(const char *uuid, const char *tag)
 {
-        if (domain)
-                virDomainFree(domain);
+        sluice_socket_access_revoke(uuid, tag);
 }
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(virDomain, virdomain_unref)
+
+/* The VM stopped: nothing is plugged in any more. */
+static void vm_forget_devices(VmEntry *vm)
+{
+        g_hash_table_remove_all(vm->tags);
+        vm->tags_epoch++;
+        revoke_access(vm->uuid, NULL);
+}
 
 /* ---- Vm entries ---------------------------------------------------------- */
 
@@ -96,19 +115,19 @@ static char *object_path_for(const char *uuid)
         return g_string_free(g_steal_pointer(&path), FALSE);
 }
 
-static const char *state_name(GVirDomainState state)
+static const char *state_name(int state)
 {
         switch (state) {
-        case GVIR_DOMAIN_STATE_RUNNING:
-        case GVIR_DOMAIN_STATE_BLOCKED:
-        case GVIR_DOMAIN_STATE_SHUTDOWN: /* still running while it shuts down */
+        case VIR_DOMAIN_RUNNING:
+        case VIR_DOMAIN_BLOCKED:
+        case VIR_DOMAIN_SHUTDOWN: /* still running while it shuts down */
                 return "running";
-        case GVIR_DOMAIN_STATE_PAUSED:
-        case GVIR_DOMAIN_STATE_PMSUSPENDED:
+        case VIR_DOMAIN_PAUSED:
+        case VIR_DOMAIN_PMSUSPENDED:
                 return "paused";
-        case GVIR_DOMAIN_STATE_SHUTOFF:
+        case VIR_DOMAIN_SHUTOFF:
                 return "shutoff";
-        case GVIR_DOMAIN_STATE_CRASHED:
+        case VIR_DOMAIN_CRASHED:
                 return "crashed";
         default:
                 return "other";
@@ -147,6 +166,7 @@ static void vm_entry_free(gpointer data)
         g_clear_object(&vm->object);
         g_hash_table_unref(vm->alias_to_tag);
         g_hash_table_unref(vm->detaching);
+        g_hash_table_unref(vm->tags);
         g_free(vm->uuid);
         g_free(vm->name);
         g_free(vm->os);
@@ -204,6 +224,7 @@ static void vm_add(VmLink *link, GVirDomain *domain)
         }
 
         vm = g_new0(VmEntry, 1);
+        vm->serial = ++serial_counter;
         vm->link = link;
         vm->uuid = g_strdup(uuid);
         vm->name = g_strdup(gvir_domain_get_name(domain));
@@ -211,6 +232,7 @@ static void vm_add(VmLink *link, GVirDomain *domain)
         vm->qemu_uid = -1;
         vm->alias_to_tag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         vm->detaching = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        vm->tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         g_hash_table_insert(self->vms, vm->uuid, vm);
 
         path = object_path_for(uuid);
@@ -227,73 +249,165 @@ static void vm_add(VmLink *link, GVirDomain *domain)
         sluice_object_skeleton_set_vm(vm->object, vm->iface);
 
         vm_set_domain(vm, domain);
+        /* exported once its state is known (vm_refreshed) */
         vm_refresh(vm);
-        if (self->server)
-                g_dbus_object_manager_server_export(self->server, G_DBUS_OBJECT_SKELETON(vm->object));
 }
 
-/* Re-reads state and XML; emits vm-started / vm-stopped on transitions. */
-static void vm_refresh(VmEntry *vm)
-{
-        SluiceVmManager *self = vm->link->manager;
-        g_autoptr(GError) error = NULL;
-        g_autoptr(GVirDomainInfo) info = NULL;
-        g_autoptr(virDomain) raw = NULL;
-        g_autofree char *xml = NULL;
-        gboolean was_active = vm->active;
-        GVirDomainState state;
+/* What a refresh read from libvirtd, in a worker thread. */
+typedef struct {
+        char *uuid;
+        guint serial;
+        guint64 tags_epoch;
+        virDomainPtr domain;
+        int state;
+        SluiceDomainXml *parsed; /* NULL when the XML could not be read */
+} RefreshData;
 
-        if (!vm->domain)
-                return;
-        info = gvir_domain_get_info(vm->domain, &error);
-        if (!info) {
-                g_debug("%s: cannot read the state of %s: %s", vm->link->uri, vm->name, error->message);
+static void refresh_data_free(gpointer data)
+{
+        RefreshData *d = data;
+
+        g_free(d->uuid);
+        if (d->domain)
+                virDomainFree(d->domain);
+        g_clear_pointer(&d->parsed, sluice_domain_xml_free);
+        g_free(d);
+}
+
+static void refresh_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+        RefreshData *d = task_data;
+        g_autofree char *xml = NULL;
+        GError *error = NULL;
+        int reason;
+
+        if (virDomainGetState(d->domain, &d->state, &reason, 0) < 0) {
+                sluice_hotplug_set_libvirt_error(&error, "cannot read the state");
+                g_task_return_error(task, error);
                 return;
         }
-        state = info->state;
-        vm->active = state != GVIR_DOMAIN_STATE_SHUTOFF && state != GVIR_DOMAIN_STATE_CRASHED &&
-                     state != GVIR_DOMAIN_STATE_NONE;
+        xml = virDomainGetXMLDesc(d->domain, 0);
+        if (xml)
+                d->parsed = sluice_domain_xml_parse(xml, NULL);
+        g_task_return_boolean(task, TRUE);
+}
 
-        raw = vm_raw_domain(vm);
-        xml = raw ? virDomainGetXMLDesc(raw, 0) : NULL;
-        if (xml) {
-                g_autoptr(SluiceDomainXml) parsed = sluice_domain_xml_parse(xml, NULL);
-                if (parsed) {
-                        GHashTableIter iter;
-                        gpointer value;
+/* Applies a refresh (main thread); returns whether the VM started or stopped. */
+static int vm_apply(VmEntry *vm, RefreshData *d)
+{
+        gboolean was_active = vm->active;
+        SluiceDomainXml *parsed = d->parsed;
 
-                        vm->shared_memory = parsed->shared_memory;
-                        g_free(vm->os);
-                        vm->os = sluice_domain_xml_os_short_id(parsed->os_id);
-                        vm->qemu_uid = vm->active && parsed->dac_uid != (gint64)geteuid()
-                                               ? parsed->dac_uid : -1;
-                        g_hash_table_remove_all(vm->alias_to_tag);
-                        g_hash_table_iter_init(&iter, parsed->filesystems);
-                        while (g_hash_table_iter_next(&iter, NULL, &value)) {
-                                SluiceDomainFilesystem *fs = value;
-                                if (fs->alias)
-                                        g_hash_table_insert(vm->alias_to_tag, g_strdup(fs->alias),
-                                                            g_strdup(fs->tag));
-                        }
+        vm->active = d->state != VIR_DOMAIN_SHUTOFF && d->state != VIR_DOMAIN_CRASHED &&
+                     d->state != VIR_DOMAIN_NOSTATE;
+        if (parsed) {
+                GHashTableIter iter;
+                gpointer value;
+                /* a hot-plug finished after this read started: its result is newer */
+                gboolean tags_current = d->tags_epoch == vm->tags_epoch;
+
+                vm->shared_memory = parsed->shared_memory;
+                g_free(vm->os);
+                vm->os = sluice_domain_xml_os_short_id(parsed->os_id);
+                vm->qemu_uid = vm->active && parsed->dac_uid != (gint64)geteuid() ? parsed->dac_uid : -1;
+                g_hash_table_remove_all(vm->alias_to_tag);
+                if (tags_current)
+                        g_hash_table_remove_all(vm->tags);
+                g_hash_table_iter_init(&iter, parsed->filesystems);
+                while (g_hash_table_iter_next(&iter, NULL, &value)) {
+                        SluiceDomainFilesystem *fs = value;
+                        if (fs->alias)
+                                g_hash_table_insert(vm->alias_to_tag, g_strdup(fs->alias),
+                                                    g_strdup(fs->tag));
+                        if (tags_current && vm->active)
+                                g_hash_table_add(vm->tags, g_strdup(fs->tag));
                 }
         }
-        if (!g_str_equal(vm->name, gvir_domain_get_name(vm->domain))) {
+        if (vm->domain && !g_str_equal(vm->name, gvir_domain_get_name(vm->domain))) {
                 g_free(vm->name);
                 vm->name = g_strdup(gvir_domain_get_name(vm->domain));
         }
 
         g_object_freeze_notify(G_OBJECT(vm->iface));
         sluice_vm_set_name(vm->iface, vm->name);
-        sluice_vm_set_state(vm->iface, state_name(state));
+        sluice_vm_set_state(vm->iface, state_name(d->state));
         sluice_vm_set_shared_memory(vm->iface, vm->shared_memory);
         sluice_vm_set_os(vm->iface, vm->os);
         g_object_thaw_notify(G_OBJECT(vm->iface));
 
-        /* a handler may change the VM table: emit last, with our own copy */
-        if (vm->active != was_active) {
-                g_autofree char *name = g_strdup(vm->name);
-                g_signal_emit(self, signals[vm->active ? SIGNAL_VM_STARTED : SIGNAL_VM_STOPPED], 0, name);
+        if (vm->active == was_active)
+                return 0;
+        if (!vm->active)
+                vm_forget_devices(vm);
+        return vm->active ? 1 : -1;
+}
+
+static void vm_refreshed(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        SluiceVmManager *self = user_data;
+        GTask *task = G_TASK(result);
+        RefreshData *d = g_task_get_task_data(task);
+        g_autoptr(GError) error = NULL;
+        g_autofree char *name = NULL;
+        VmEntry *vm;
+        int change = 0;
+
+        if (!g_task_propagate_boolean(task, &error) &&
+            g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                return; /* the manager is gone */
+        vm = g_hash_table_lookup(self->vms, d->uuid);
+        if (!vm || vm->serial != d->serial)
+                return;
+        vm->refreshing = FALSE;
+        if (error)
+                g_debug("%s: %s: %s", vm->link->uri, vm->name, error->message);
+        else
+                change = vm_apply(vm, d);
+        if (!vm->ready) {
+                vm->ready = TRUE;
+                if (self->server)
+                        g_dbus_object_manager_server_export(self->server,
+                                                            G_DBUS_OBJECT_SKELETON(vm->object));
         }
+        if (vm->refresh_again) {
+                vm->refresh_again = FALSE;
+                vm_refresh(vm);
+        }
+        /* a handler may change the VM table: emit last, with our own copy */
+        name = g_strdup(vm->name);
+        if (change)
+                g_signal_emit(self, signals[change > 0 ? SIGNAL_VM_STARTED : SIGNAL_VM_STOPPED], 0, name);
+}
+
+/* Re-reads state and XML in a worker thread; vm_refreshed applies them and
+ * emits vm-started / vm-stopped on transitions.  One read per VM at a time:
+ * events during a read coalesce into one more read after it. */
+static void vm_refresh(VmEntry *vm)
+{
+        SluiceVmManager *self = vm->link->manager;
+        g_autoptr(GTask) task = NULL;
+        RefreshData *d;
+
+        if (!vm->domain)
+                return;
+        if (vm->refreshing) {
+                vm->refresh_again = TRUE;
+                return;
+        }
+        d = g_new0(RefreshData, 1);
+        d->domain = vm_raw_domain(vm);
+        if (!d->domain) {
+                refresh_data_free(d);
+                return;
+        }
+        d->uuid = g_strdup(vm->uuid);
+        d->serial = vm->serial;
+        d->tags_epoch = vm->tags_epoch;
+        vm->refreshing = TRUE;
+        /* no source object: the manager may go first (the cancellable tells) */
+        task = g_task_new(NULL, self->cancellable, vm_refreshed, self);
+        g_task_set_task_data(task, d, refresh_data_free);
+        g_task_run_in_thread(task, refresh_thread);
 }
 
 /* ---- connections --------------------------------------------------------- */
@@ -315,6 +429,7 @@ static void on_domain_removed(GVirConnection *conn, GVirDomain *domain, gpointer
         if (vm->active) {
                 g_autofree char *name = g_strdup(vm->name);
                 vm->active = FALSE;
+                vm_forget_devices(vm);
                 g_hash_table_remove(link->manager->vms, vm->uuid);
                 g_signal_emit(link->manager, signals[SIGNAL_VM_STOPPED], 0, name);
                 return;
@@ -339,8 +454,29 @@ static void on_device_removed(virConnectPtr conn, virDomainPtr domain, const cha
         tag = g_strdup(g_hash_table_lookup(vm->alias_to_tag, alias));
         name = g_strdup(vm->name);
         g_hash_table_remove(vm->alias_to_tag, alias);
-        if (tag && !g_hash_table_contains(vm->detaching, tag))
+        if (!tag)
+                return;
+        g_hash_table_remove(vm->tags, tag);
+        vm->tags_epoch++;
+        /* Sluice's own detach gives the access back itself */
+        if (!g_hash_table_contains(vm->detaching, tag)) {
+                revoke_access(vm->uuid, tag);
                 g_signal_emit(link->manager, signals[SIGNAL_DEVICE_REMOVED], 0, name, tag);
+        }
+}
+
+static void on_device_added(virConnectPtr conn, virDomainPtr domain, const char *alias, void *opaque)
+{
+        VmLink *link = opaque;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        VmEntry *vm;
+
+        if (virDomainGetUUIDString(domain, uuid) < 0)
+                return;
+        vm = g_hash_table_lookup(link->manager->vms, uuid);
+        /* learn its tag and alias (plugged in by Sluice or by someone else) */
+        if (vm && vm->link == link)
+                vm_refresh(vm);
 }
 
 static void link_schedule_reconnect(VmLink *link);
@@ -360,7 +496,9 @@ static void link_drop(VmLink *link)
         if (link->raw) {
                 if (link->device_removed_id >= 0)
                         (void)virConnectDomainEventDeregisterAny(link->raw, link->device_removed_id);
-                link->device_removed_id = -1;
+                if (link->device_added_id >= 0)
+                        (void)virConnectDomainEventDeregisterAny(link->raw, link->device_added_id);
+                link->device_removed_id = link->device_added_id = -1;
                 if (link->close_registered)
                         (void)virConnectUnregisterCloseCallback(link->raw, on_connection_closed);
                 link->close_registered = FALSE;
@@ -430,6 +568,7 @@ static void on_domains_fetched(GObject *source, GAsyncResult *result, gpointer u
                         continue;
                 if (vm->active) {
                         g_autofree char *name = g_strdup(vm->name);
+                        vm_forget_devices(vm);
                         g_hash_table_iter_remove(&iter);
                         g_signal_emit(link->manager, signals[SIGNAL_VM_STOPPED], 0, name);
                         /* a handler may have changed the table */
@@ -475,6 +614,9 @@ static void on_opened(GObject *source, GAsyncResult *result, gpointer user_data)
                 link->device_removed_id = virConnectDomainEventRegisterAny(
                         link->raw, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
                         VIR_DOMAIN_EVENT_CALLBACK(on_device_removed), link, NULL);
+                link->device_added_id = virConnectDomainEventRegisterAny(
+                        link->raw, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
+                        VIR_DOMAIN_EVENT_CALLBACK(on_device_added), link, NULL);
         }
         link->added_id = g_signal_connect(conn, "domain-added", G_CALLBACK(on_domain_added), link);
         link->removed_id = g_signal_connect(conn, "domain-removed", G_CALLBACK(on_domain_removed), link);
@@ -523,27 +665,44 @@ static void link_free(gpointer data)
 
 /* ---- EnableSharedMemory ---------------------------------------------------- */
 
-static char *enable_shared_memory(VmEntry *vm, GError **error)
+/* One Vm.EnableSharedMemory call: what the thread needs, copied in the main thread. */
+typedef struct {
+        virDomainPtr domain;
+        char *uuid;
+        char *name;
+        gboolean active;
+        gboolean shared_memory;
+        GDBusMethodInvocation *invocation; /* answered in the main thread */
+} SharedMemoryCall;
+
+static void shared_memory_call_free(gpointer data)
 {
-        g_autoptr(virDomain) raw = vm_raw_domain(vm);
+        SharedMemoryCall *c = data;
+
+        if (c->domain)
+                virDomainFree(c->domain);
+        g_free(c->uuid);
+        g_free(c->name);
+        g_clear_object(&c->invocation);
+        g_free(c);
+}
+
+/* Worker thread: rewrites the persistent definition; returns the message. */
+static char *enable_shared_memory(const SharedMemoryCall *c, GError **error)
+{
         g_autofree char *xml = NULL;
         g_autofree char *new_xml = NULL;
         gboolean changed = FALSE;
         virDomainPtr defined;
 
-        if (!raw) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
-                            _("The connection to libvirt (%s) is down; try again in a moment."), vm->link->uri);
-                return NULL;
-        }
-        if (virDomainIsPersistent(raw) != 1) {
+        if (virDomainIsPersistent(c->domain) != 1) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
                             _("The VM “%s” is transient (it has no saved definition to change); "
-                              "add shared memory to the XML it is started from."), vm->name);
+                              "add shared memory to the XML it is started from."), c->name);
                 return NULL;
         }
         /* SECURE: keep passwords (VNC, SPICE) that the plain XML leaves out */
-        xml = virDomainGetXMLDesc(raw, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
+        xml = virDomainGetXMLDesc(c->domain, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
         if (!xml) {
                 sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s definition"));
                 return NULL;
@@ -552,42 +711,89 @@ static char *enable_shared_memory(VmEntry *vm, GError **error)
         if (!new_xml)
                 return NULL;
         if (changed) {
-                defined = virDomainDefineXML(virDomainGetConnect(raw), new_xml);
+                defined = virDomainDefineXML(virDomainGetConnect(c->domain), new_xml);
                 if (!defined) {
                         sluice_hotplug_set_libvirt_error(error, _("libvirt refused the new definition"));
                         return NULL;
                 }
                 virDomainFree(defined);
         }
-        if (!changed && (!vm->active || vm->shared_memory))
-                return g_strdup_printf(_("The VM “%s” already has shared memory."), vm->name);
-        if (vm->active)
+        if (!changed && (!c->active || c->shared_memory))
+                return g_strdup_printf(_("The VM “%s” already has shared memory."), c->name);
+        if (c->active)
                 return g_strdup_printf(_("Shared memory is enabled for “%s”. It takes effect at the next "
-                                         "boot: shut the VM down and start it again."), vm->name);
+                                         "boot: shut the VM down and start it again."), c->name);
         return g_strdup_printf(_("Shared memory is enabled for “%s”. It takes effect at the next boot."),
-                               vm->name);
+                               c->name);
+}
+
+static void enable_shared_memory_thread(GTask *task, gpointer source, gpointer task_data,
+                                        GCancellable *cancellable)
+{
+        GError *error = NULL;
+        char *message = enable_shared_memory(task_data, &error);
+
+        if (message)
+                g_task_return_pointer(task, message, g_free);
+        else
+                g_task_return_error(task, error);
+}
+
+static void enable_shared_memory_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        SluiceVmManager *self = user_data;
+        SharedMemoryCall *c = g_task_get_task_data(G_TASK(result));
+        GDBusMethodInvocation *invocation = g_steal_pointer(&c->invocation);
+        g_autoptr(GError) error = NULL;
+        g_autofree char *message = g_task_propagate_pointer(G_TASK(result), &error);
+        VmEntry *vm;
+
+        if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+                /* the manager is gone (the service stops): answer, touch nothing else */
+                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                                                      _("Sluice is stopping; try again when it runs."));
+                return;
+        }
+        if (!message) {
+                g_dbus_method_invocation_return_gerror(invocation, error);
+                return;
+        }
+        vm = g_hash_table_lookup(self->vms, c->uuid);
+        if (vm)
+                vm_refresh(vm);
+        g_dbus_method_invocation_return_value(invocation, g_variant_new("(s)", message));
 }
 
 static gboolean on_enable_shared_memory(SluiceVm *iface, GDBusMethodInvocation *invocation,
                                         gpointer user_data)
 {
         SluiceVmManager *self = user_data;
-        g_autoptr(GError) error = NULL;
-        g_autofree char *message = NULL;
         VmEntry *vm = g_hash_table_lookup(self->vms, sluice_vm_get_uuid(iface));
+        g_autoptr(GTask) task = NULL;
+        SharedMemoryCall *c;
 
         if (!vm) {
                 g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
                                                       _("The VM no longer exists."));
                 return G_DBUS_METHOD_INVOCATION_HANDLED;
         }
-        message = enable_shared_memory(vm, &error);
-        if (!message) {
-                g_dbus_method_invocation_return_gerror(invocation, error);
+        c = g_new0(SharedMemoryCall, 1);
+        c->domain = vm_raw_domain(vm);
+        if (!c->domain) {
+                shared_memory_call_free(c);
+                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
+                                                      _("The connection to libvirt (%s) is down; try again in a moment."),
+                                                      vm->link->uri);
                 return G_DBUS_METHOD_INVOCATION_HANDLED;
         }
-        vm_refresh(vm);
-        sluice_vm_complete_enable_shared_memory(iface, invocation, message);
+        c->uuid = g_strdup(vm->uuid);
+        c->name = g_strdup(vm->name);
+        c->active = vm->active;
+        c->shared_memory = vm->shared_memory;
+        c->invocation = g_object_ref(invocation);
+        task = g_task_new(NULL, self->cancellable, enable_shared_memory_done, self);
+        g_task_set_task_data(task, c, shared_memory_call_free);
+        g_task_run_in_thread(task, enable_shared_memory_thread);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -600,6 +806,9 @@ static void sluice_vm_manager_dispose(GObject *object)
         self->started = FALSE;
         if (self->cancellable)
                 g_cancellable_cancel(self->cancellable);
+        /* nothing of ours stays granted to QEMU's user after the service */
+        if (self->vms)
+                sluice_socket_access_revoke_all();
         g_clear_object(&self->cancellable);
         if (self->vms)
                 g_hash_table_remove_all(self->vms);
@@ -647,6 +856,7 @@ SluiceVmManager *sluice_vm_manager_new(GDBusObjectManagerServer *server, const c
                 link->manager = self;
                 link->uri = g_strdup(*u);
                 link->device_removed_id = -1;
+                link->device_added_id = -1;
                 link->retry_delay_s = RECONNECT_MIN_S;
                 g_ptr_array_add(self->links, link);
         }
@@ -696,11 +906,15 @@ static VmEntry *find_vm(SluiceVmManager *self, const char *vm_id, GError **error
                 return NULL;
         }
         found = g_hash_table_lookup(self->vms, vm_id);
-        if (found)
+        if (found && found->ready)
                 return found;
+        found = NULL;
         g_hash_table_iter_init(&iter, self->vms);
         while (g_hash_table_iter_next(&iter, NULL, &value)) {
                 VmEntry *vm = value;
+                /* a VM is known once its state is */
+                if (!vm->ready)
+                        continue;
                 if (g_str_equal(vm->name, vm_id) || g_ascii_strcasecmp(vm->uuid, vm_id) == 0) {
                         /* the session VM wins over a system VM of the same name */
                         if (!found || g_str_equal(vm->link->uri, "qemu:///session"))
@@ -813,7 +1027,17 @@ static void hotplug_done(GObject *source, GAsyncResult *result, gpointer user_da
         GError *error = NULL;
 
         if (vm) {
+                gboolean attach = g_task_get_source_tag(outer) == sluice_vm_manager_attach_async;
+
                 g_hash_table_remove(vm->detaching, d->tag);
+                /* is_attached answers from this at once; the refresh confirms it */
+                if (!g_task_had_error(inner)) {
+                        if (attach)
+                                g_hash_table_add(vm->tags, g_strdup(d->tag));
+                        else
+                                g_hash_table_remove(vm->tags, d->tag);
+                        vm->tags_epoch++;
+                }
                 vm_refresh(vm);
         }
         if (g_task_get_source_tag(outer) == sluice_vm_manager_attach_async) {
@@ -911,13 +1135,11 @@ gboolean sluice_vm_manager_detach_finish(SluiceVmManager *self, GAsyncResult *re
         return g_task_propagate_boolean(G_TASK(result), error);
 }
 
+/* From the state kept current by refreshes, device events and Sluice's own
+ * hot-plug results: no call to libvirtd. */
 gboolean sluice_vm_manager_is_attached(SluiceVmManager *self, const char *vm_id, const char *tag)
 {
         VmEntry *vm = find_vm(self, vm_id, NULL);
-        g_autoptr(virDomain) raw = NULL;
 
-        if (!vm || !vm->active || !tag)
-                return FALSE;
-        raw = vm_raw_domain(vm);
-        return raw && sluice_hotplug_is_attached(raw, tag);
+        return vm && vm->active && tag && g_hash_table_contains(vm->tags, tag);
 }

@@ -61,7 +61,9 @@ void sluice_vm_manager_detach_async(SluiceVmManager *self, const char *vm, const
                                     GAsyncReadyCallback callback, gpointer user_data);
 gboolean sluice_vm_manager_detach_finish(SluiceVmManager *self, GAsyncResult *result,
                                          GError **error);
-/* Whether a device with TAG is currently plugged into the VM. */
+/* Whether a device with TAG is currently plugged into the VM, from the state
+ * the manager keeps current (device events, its own hot-plug results): it
+ * never waits on libvirtd. */
 gboolean sluice_vm_manager_is_attached(SluiceVmManager *self, const char *vm, const char *tag);
 
 /* Signals:

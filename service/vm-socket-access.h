@@ -1,7 +1,14 @@
 /* vm-socket-access.h — letting QEMU reach a worker's socket when QEMU runs as
  * another user (qemu:///system).  The least access that works: a POSIX ACL
  * entry for QEMU's user on the socket (rw, to connect) and search-only (x) on
- * each of our own directories above it that the user could not enter. */
+ * each of our own directories above it that the user could not enter.
+ *
+ * Every entry Sluice adds is remembered (with what the entry was before, if
+ * the path already had one for that user) and counted: a folder's entry is
+ * shared by every device whose socket lies below it, and is taken back when
+ * the last of them goes.  Entries Sluice did not add are never removed.
+ * Grants are keyed by device: (domain UUID, tag).  Thread-safe (one lock);
+ * the calls spawn getfacl/setfacl: local and quick, but not free. */
 #pragma once
 
 #include <glib.h>
@@ -9,9 +16,20 @@
 
 G_BEGIN_DECLS
 
-/* Returns FALSE with SLUICE_ERROR_PERMISSION_DENIED and a message that says
- * what to do when access cannot be granted (no setfacl, a file system
- * without ACLs, a directory that belongs to someone else). */
-gboolean sluice_socket_access_grant(const char *socket_path, uid_t uid, GError **error);
+/* Grants uid access to socket_path for the device (domain_uuid, tag); a
+ * device granted again first gives back what it held.  Returns FALSE with
+ * SLUICE_ERROR_PERMISSION_DENIED and a message that says what to do when
+ * access cannot be granted (no setfacl, a file system without ACLs, a
+ * directory that belongs to someone else); nothing is left granted then. */
+gboolean sluice_socket_access_grant(const char *domain_uuid, const char *tag,
+                                    const char *socket_path, uid_t uid, GError **error);
+
+/* Gives back what the device (domain_uuid, tag) was granted: the socket's
+ * entry, and each folder's entry once no other device needs it.  tag NULL:
+ * every device of the domain (it stopped).  Nothing granted: no-op. */
+void sluice_socket_access_revoke(const char *domain_uuid, const char *tag);
+
+/* Gives back everything (the service stops). */
+void sluice_socket_access_revoke_all(void);
 
 G_END_DECLS

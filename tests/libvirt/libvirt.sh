@@ -10,12 +10,14 @@
 # tests/guest/build-image.sh) and run guest-workload.sh, which mounts every
 # virtiofs device that appears, reads hello.txt and writes a file back.
 #
-# Checks: live attach → guest reads/writes; detach → device gone; VM stopped
+# Checks: live attach → guest reads/writes, QEMU's user gets ACL entries;
+# detach → device gone, the folders' ACL entries Sluice added gone; VM stopped
 # and started → share back; worker SIGKILLed → recovered, guest reads again;
 # libvirtd restarted → tracking resumes; VM without shared memory → the named
 # error, EnableSharedMemory, restart → works; Windows OS → the hint says what
 # Windows needs; libvirt launching sluice-fs itself (<binary path=…>) → boots
-# and mounts; a qemu:///session VM → attach and read.
+# and mounts; a qemu:///session VM → attach and read; libvirtd stopped (SIGSTOP)
+# with an EnableSharedMemory call in flight → the service still answers at once.
 # Exit: 0 pass, 1 fail, 77 skip (not root, or no QEMU/libvirt/kernel).
 set -uo pipefail
 
@@ -64,6 +66,7 @@ cleanup() {
         # the session libvirtd that the test user's connection auto-started
         for pid in $(pgrep -u "$user" -x libvirtd) $(pgrep -u "$user" -x virtlogd); do kill "$pid"; done
         if [ -n "$started_libvirtd" ]; then
+                kill -CONT "$started_libvirtd" 2>/dev/null
                 kill "$started_libvirtd" 2>/dev/null
                 for _ in $(seq 1 50); do kill -0 "$started_libvirtd" 2>/dev/null || break; sleep 0.1; done
         fi
@@ -114,7 +117,7 @@ fi
 
 # ---- session bus and sluice-service as the test user ----------------------------
 mkdir -p "$work/bin" "$work/run" "$work/home" "$work/config"
-cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$work/bin/"
+cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/service/sluicectl" "$work/bin/"
 chown "$user:" "$work/run" "$work/home" "$work/config"
 chmod 700 "$work/run"
 # setpriv execs (runuser forks and stays the parent): started in the
@@ -245,6 +248,11 @@ case $hint in *"mount -t virtiofs docs"*) pass "attach returns the Linux mount h
 [ "$(stat -c %U "$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)")" = "$user" ] || fail "socket not owned by $user"
 getfacl -p "$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)" 2>/dev/null | grep -q "^user:libvirt-qemu:rw-" &&
         pass "socket ACL grants rw to libvirt-qemu only" || fail "no ACL for libvirt-qemu on the socket"
+socket_dir=$(dirname "$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)")
+qemu_acl() { getfacl -p "$1" 2>/dev/null | grep "^user:libvirt-qemu:"; }
+[ "$(qemu_acl "$work/run")" = "user:libvirt-qemu:--x" ] && [ "$(qemu_acl "$socket_dir")" = "user:libvirt-qemu:--x" ] &&
+        pass "runtime folder and $(basename "$socket_dir")/: search-only ACL for libvirt-qemu" ||
+        fail "folder ACLs after attach: run: '$(qemu_acl "$work/run")' $(basename "$socket_dir"): '$(qemu_acl "$socket_dir")'"
 if wait_for 30 more_than "$(console $A)" "PASS read" 0 && wait_for 10 more_than "$(console $A)" "PASS write" 0; then
         ls "$share_dir"/guest-*-0.txt >/dev/null 2>&1 && [ "$(stat -c %U "$share_dir"/guest-*-0.txt)" = "$user" ] &&
                 pass "guest read the host file and wrote one back (owned by $user)" ||
@@ -267,6 +275,13 @@ case $dup in *TagInUse*|*AlreadyShared*) pass "same tag twice in one VM refused:
 call "$shareA" org.sluice.Sluice1.Share.Detach >/dev/null || fail "Share.Detach"
 wait_for 15 more_than "$(console $A)" GONE 0 && ! vsh qemu:///system dumpxml $A | grep -q "<filesystem" &&
         pass "detach: the device left the guest and the live definition" || fail "detach did not remove the device"
+# the last (only) system-mode share is detached: the entries Sluice added go
+if [ -z "$(qemu_acl "$work/run")" ] && [ -z "$(qemu_acl "$socket_dir")" ] &&
+   ! getfacl -p "$work/run" 2>/dev/null | grep -q "^mask::"; then
+        pass "detach: libvirt-qemu's ACL entries on the runtime folder and $(basename "$socket_dir")/ are gone"
+else
+        fail "ACLs after detach: $(getfacl -p "$work/run" "$socket_dir" 2>&1 | tr '\n' ' ')"
+fi
 
 # ---- stop and start: the share comes back -------------------------------------------------
 call "$shareA" org.sluice.Sluice1.Share.Attach >/dev/null || fail "re-attach"
@@ -336,7 +351,34 @@ call "$shareB" org.sluice.Sluice1.Share.Start >/dev/null
 err=$(call "$shareB" org.sluice.Sluice1.Share.Attach 2>&1)
 case $err in *org.sluice.Sluice1.Error.NoSharedMemory*EnableSharedMemory*) pass "attach without shared memory: NoSharedMemory, says what to do" ;;
         *) fail "attach without shared memory: $err" ;; esac
-msg=$(call "$vmB" org.sluice.Sluice1.Vm.EnableSharedMemory 2>&1)
+if [ -n "$started_libvirtd" ]; then
+        # a hung libvirtd must not freeze the service: stop it for 3 s with a call in flight
+        kill -STOP "$started_libvirtd"
+        t_stop=$(date +%s.%N)
+        call "$vmB" org.sluice.Sluice1.Vm.EnableSharedMemory > "$work/esm.out" 2>&1 &
+        esm_pid=$!
+        sleep 0.5
+        t_list=$(date +%s.%N)
+        if timeout 1 "${as_user[@]}" "$work/bin/sluicectl" list >/dev/null 2>&1 &&
+           [ "$(timeout 1 "${as_user[@]}" gdbus call --session -d org.sluice.Sluice1 -o "$vmB" \
+                -m org.freedesktop.DBus.Properties.Get org.sluice.Sluice1.Vm Name 2>/dev/null)" = "(<'$B'>,)" ]; then
+                in_flight=no; kill -0 "$esm_pid" 2>/dev/null && in_flight=yes
+                if [ $in_flight = yes ]; then
+                        pass "libvirtd stopped, EnableSharedMemory in flight: sluicectl list and a property answered in $(since "$t_list") s"
+                else
+                        fail "EnableSharedMemory did not wait for the stopped libvirtd: $(cat "$work/esm.out")"
+                fi
+        else
+                fail "the service did not answer within 1 s while libvirtd was stopped"
+        fi
+        sleep "$(awk -v a="$t_stop" -v b="$(date +%s.%N)" 'BEGIN { d = 3 - (b - a); print (d > 0 ? d : 0) }')"
+        kill -CONT "$started_libvirtd"
+        wait "$esm_pid"
+        msg=$(cat "$work/esm.out")
+else
+        log "libvirtd not started by this test: the stopped-libvirtd check is skipped"
+        msg=$(call "$vmB" org.sluice.Sluice1.Vm.EnableSharedMemory 2>&1)
+fi
 case $msg in *"next boot"*) pass "EnableSharedMemory: $msg" ;; *) fail "EnableSharedMemory: $msg" ;; esac
 vsh qemu:///system dumpxml --inactive $B | grep -q "<access mode='shared'/>" &&
         vsh qemu:///system dumpxml --inactive $B | grep -q "microsoft.com/win/11" || fail "persistent definition not rewritten"
