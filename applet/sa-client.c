@@ -58,19 +58,6 @@ gboolean sa_vm_is_running(GDBusProxy *vm)
   return g_str_equal(state, "running");
 }
 
-const char *sa_vm_state_label(const char *state)
-{
-  if (g_strcmp0(state, "running") == 0)
-    return C_("vm state", "Running");
-  if (g_strcmp0(state, "paused") == 0)
-    return C_("vm state", "Paused");
-  if (g_strcmp0(state, "shutoff") == 0)
-    return C_("vm state", "Shut off");
-  if (g_strcmp0(state, "crashed") == 0)
-    return C_("vm state", "Crashed");
-  return C_("vm state", "Unknown state");
-}
-
 static int compare_vms(gconstpointer a, gconstpointer b, gpointer user_data)
 {
   GDBusProxy *va = (GDBusProxy *)a, *vb = (GDBusProxy *)b;

@@ -44,7 +44,6 @@ gboolean sa_client_remove_share_finish(SaClient *self, GAsyncResult *result, GEr
 char *sa_vm_dup_string(GDBusProxy *vm, const char *property);
 gboolean sa_vm_get_shared_memory(GDBusProxy *vm);
 gboolean sa_vm_is_running(GDBusProxy *vm);
-const char *sa_vm_state_label(const char *state);
 
 /* A person-readable message from a D-Bus error: the service's named errors
  * carry a sentence meant for the user, so strip the remote-error prefix. */

@@ -33,21 +33,6 @@ char *sa_format_latency(guint64 us)
   return g_strdup_printf(_("%.1f ms"), (double)us / 1000.0);
 }
 
-const char *sa_format_state(const char *state)
-{
-  if (g_strcmp0(state, "stopped") == 0)
-    return C_("share state", "Stopped");
-  if (g_strcmp0(state, "starting") == 0)
-    return C_("share state", "Starting");
-  if (g_strcmp0(state, "running") == 0)
-    return C_("share state", "Ready");
-  if (g_strcmp0(state, "attached") == 0)
-    return C_("share state", "Attached");
-  if (g_strcmp0(state, "failed") == 0)
-    return C_("share state", "Failed");
-  return C_("share state", "Unknown");
-}
-
 char *sa_format_folder_name(const char *path)
 {
   g_autofree char *base = g_path_get_basename(path != NULL && *path ? path : "/");

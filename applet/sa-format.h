@@ -11,8 +11,6 @@ char *sa_format_rate(double bytes_per_sec);
 char *sa_format_ops(double ops_per_sec);
 /* "850 µs" / "12.5 ms" */
 char *sa_format_latency(guint64 microseconds);
-/* The service's State, for a person ("Attached", "Stopped", …). */
-const char *sa_format_state(const char *state);
 /* The folder's display name: its basename, or the path for "/". */
 char *sa_format_folder_name(const char *path);
 

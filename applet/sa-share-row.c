@@ -4,6 +4,7 @@
 
 #include <glib/gi18n.h>
 
+#include "state-labels.h"
 #include "sa-client.h"
 #include "sa-format.h"
 #include "sa-graph.h"
@@ -58,7 +59,7 @@ static void update_properties(SaShareRow *self)
     details = g_strdup_printf(_("No VM chosen · Tag: %s"), tag);
   gtk_label_set_label(self->details_label, details);
 
-  gtk_label_set_label(self->state_label, sa_format_state(state));
+  gtk_label_set_label(self->state_label, sluice_share_state_label(state));
   for (guint i = 0; i < G_N_ELEMENTS(state_classes); i++)
     gtk_widget_remove_css_class(GTK_WIDGET(self->state_label), state_classes[i]);
   gtk_widget_add_css_class(GTK_WIDGET(self->state_label), state);

@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 #include <libdbusmenu-glib/dbusmenu-glib.h>
 
+#include "state-labels.h"
 #include "sa-format.h"
 #include "sa-tray.h"
 #include "sa-tray-menu.h"
@@ -73,7 +74,7 @@ static gboolean rebuild(gpointer user_data)
     g_autofree char *state = sa_share_dup_string(share, "State");
     g_autofree char *name = sa_format_folder_name(path);
     /* Translators: a tray menu entry, "Projects — Attached" */
-    g_autofree char *label = g_strdup_printf(_("%s — %s"), name, sa_format_state(state));
+    g_autofree char *label = g_strdup_printf(_("%s — %s"), name, sluice_share_state_label(state));
     add_item(self, root, label, "show");
   }
   add_separator(root);

@@ -5,6 +5,7 @@
 
 #include <adwaita.h>
 
+#include "state-labels.h"
 #include "sa-vm-chooser.h"
 
 struct _SaVmChooser {
@@ -158,7 +159,7 @@ static void item_bind(GtkSignalListItemFactory *factory, GtkListItem *item, gpoi
   g_autofree char *vm_state = sa_vm_dup_string(vm, "State");
   gboolean shm = sa_vm_get_shared_memory(vm);
   gtk_label_set_label(GTK_LABEL(name), vm_name);
-  gtk_label_set_label(GTK_LABEL(state), sa_vm_state_label(vm_state));
+  gtk_label_set_label(GTK_LABEL(state), sluice_vm_state_label(vm_state));
   gtk_widget_set_visible(warning, !shm);
   gtk_widget_set_tooltip_text(warning, shm ? NULL : _("No shared memory: folder sharing needs it"));
 }

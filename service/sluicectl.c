@@ -16,6 +16,7 @@
 #include <json-glib/json-glib.h>
 
 #include "errors.h"
+#include "state-labels.h"
 #include "sluice-dbus.h"
 
 #define BUS_NAME "org.sluice.Sluice1"
@@ -339,36 +340,6 @@ static void table_print(Table *table)
         }
 }
 
-/* The applet's words for states, so both speak alike; an unknown state
- * (a newer service) is shown as it is. */
-static const char *share_state_label(const char *state)
-{
-        if (g_strcmp0(state, "stopped") == 0)
-                return C_("share state", "Stopped");
-        if (g_strcmp0(state, "starting") == 0)
-                return C_("share state", "Starting");
-        if (g_strcmp0(state, "running") == 0)
-                return C_("share state", "Ready");
-        if (g_strcmp0(state, "attached") == 0)
-                return C_("share state", "Attached");
-        if (g_strcmp0(state, "failed") == 0)
-                return C_("share state", "Failed");
-        return state != NULL ? state : "";
-}
-
-static const char *vm_state_label(const char *state)
-{
-        if (g_strcmp0(state, "running") == 0)
-                return C_("vm state", "Running");
-        if (g_strcmp0(state, "paused") == 0)
-                return C_("vm state", "Paused");
-        if (g_strcmp0(state, "shutoff") == 0)
-                return C_("vm state", "Shut off");
-        if (g_strcmp0(state, "crashed") == 0)
-                return C_("vm state", "Crashed");
-        return state != NULL ? state : "";
-}
-
 /* ---- commands ---- */
 
 static int cmd_list(Ctl *ctl, int argc, char **argv)
@@ -403,7 +374,7 @@ static int cmd_list(Ctl *ctl, int argc, char **argv)
 
                 table_add(table, sluice_share_get_error(share), share_id(share),
                           sluice_share_get_tag(share),
-                          share_state_label(sluice_share_get_state(share)),
+                          sluice_share_state_label(sluice_share_get_state(share)),
                           vm != NULL && *vm != '\0' ? vm : "-",
                           sluice_share_get_read_only(share) ? _("yes") : _("no"),
                           sluice_share_get_path(share));
@@ -635,7 +606,7 @@ static void print_stats(Ctl *ctl, SluiceShare *share, GVariant *stats)
         if (g_variant_n_children(stats) == 0) {
                 /* Translators: the second %s is a share state ("Stopped", "Failed") */
                 g_print(_("%s: no stats (share state: %s)\n"), sluice_share_get_tag(share),
-                        share_state_label(sluice_share_get_state(share)));
+                        sluice_share_state_label(sluice_share_get_state(share)));
                 return;
         }
         read_rate = g_format_size((guint64)stat_double(stats, "read-bytes-per-sec"));
@@ -790,7 +761,7 @@ static int cmd_vms(Ctl *ctl, int argc, char **argv)
                 if (table == NULL)
                         table = table_new(5, _("NAME"), _("STATE"), _("SHARED-MEMORY"), _("OS"),
                                           _("URI"));
-                table_add(table, NULL, sluice_vm_get_name(vm), vm_state_label(sluice_vm_get_state(vm)),
+                table_add(table, NULL, sluice_vm_get_name(vm), sluice_vm_state_label(sluice_vm_get_state(vm)),
                           sluice_vm_get_shared_memory(vm) ? _("yes") : _("no"),
                           *sluice_vm_get_os(vm) != '\0' ? sluice_vm_get_os(vm) : "-",
                           sluice_vm_get_uri(vm));
