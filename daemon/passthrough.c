@@ -599,6 +599,25 @@ static int reply_created(struct fs_session *s, struct freq *r, int fd, int flags
         return 0;
 }
 
+/* CREATE opened an existing name: only a regular file may become a handle
+ * (as in pt_open()); the O_NONBLOCK used for the open goes unless asked for. */
+static int check_created_regular(int fd, int flags)
+{
+        struct stat st;
+        int fl;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return S_ISDIR(st.st_mode) ? -EISDIR : -ENXIO;
+        if (!(flags & O_NONBLOCK)) {
+                fl = fcntl(fd, F_GETFL);
+                if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
 int pt_create(struct fs_worker *w, struct freq *r)
 {
         struct fs_session *s = w->s;
@@ -613,9 +632,16 @@ int pt_create(struct fs_worker *w, struct freq *r)
                 return err;
         if ((err = get_dir(s, r, &dir)) < 0)
                 return err;
-        fd = confine_open_child(dir.p->fd, name, flags | O_CREAT, masked(in->mode, in->umask));
+        /* Without O_EXCL the name may already be a FIFO (made by the guest or on
+         * the host): a blocking open of it would hang this queue until a writer
+         * came.  Open without blocking and refuse what OPEN refuses too. */
+        fd = confine_open_child(dir.p->fd, name, flags | O_CREAT | O_NONBLOCK, masked(in->mode, in->umask));
         if (fd < 0)
                 return fd;
+        if ((err = check_created_regular(fd, flags)) < 0) {
+                close(fd);
+                return err;
+        }
         return reply_created(s, r, fd, flags);
 }
 
