@@ -27,7 +27,7 @@
 #define FUSE_TMPFILE 51
 #endif
 
-#define FZ_DEFAULT_ITERATIONS 12000
+#define FZ_DEFAULT_ITERATIONS 24000
 #define FZ_RESET_EVERY        3000
 #define FZ_MAX_IDS            64
 #define FZ_REQ_MAX            (FREQ_SCRATCH_SIZE + 8192)
@@ -39,6 +39,10 @@ struct fz {
         unsigned long iter;
         uint64_t nodes[FZ_MAX_IDS];
         unsigned n_nodes;
+        uint64_t files[FZ_MAX_IDS];   /* nodeids that were regular files */
+        unsigned n_files;
+        uint64_t dirs[FZ_MAX_IDS];    /* and directories */
+        unsigned n_dirs;
         uint64_t fhs[FZ_MAX_IDS];
         unsigned n_fhs;
         uint64_t dirfhs[FZ_MAX_IDS];
@@ -50,7 +54,10 @@ struct fz {
         uint8_t *big_out;       /* a reused 1 MiB + 4 KiB reply buffer */
         unsigned fd_baseline;
         char *outside_snapshot;
-        unsigned long replies, errors, no_replies;
+        unsigned long replies, errors, no_replies, deferred, completed;
+        /* SETLKW requests the daemon deferred: their buffers live until completion. */
+        GMutex pending_mutex;
+        GPtrArray *pending;
 };
 
 /* ---- helpers ---- */
@@ -135,6 +142,18 @@ static uint64_t pick(struct fz *f, const uint64_t *ids, unsigned n)
 static uint64_t node(struct fz *f)
 {
         return chance(f, 20) ? INODE_ROOT_ID : pick(f, f->nodes, f->n_nodes);
+}
+
+static uint64_t file_node(struct fz *f)
+{
+        return chance(f, 75) && f->n_files ? f->files[rnd(f, f->n_files)] : node(f);
+}
+
+static uint64_t dir_node(struct fz *f)
+{
+        if (chance(f, 40))
+                return INODE_ROOT_ID;
+        return chance(f, 75) && f->n_dirs ? f->dirs[rnd(f, f->n_dirs)] : node(f);
 }
 
 static uint64_t fh(struct fz *f)
@@ -251,7 +270,19 @@ static uint32_t build(struct fz *f)
         else
                 op = opcodes[rnd(f, G_N_ELEMENTS(opcodes))];
         h.opcode = op;
-        h.nodeid = node(f);
+        switch (op) {
+        case FUSE_GETLK: case FUSE_SETLK: case FUSE_SETLKW: case FUSE_OPEN: case FUSE_READ:
+        case FUSE_WRITE: case FUSE_SETATTR: case FUSE_FLUSH: case FUSE_RELEASE: case FUSE_FALLOCATE:
+                h.nodeid = file_node(f);
+                break;
+        case FUSE_LOOKUP: case FUSE_MKDIR: case FUSE_CREATE: case FUSE_MKNOD: case FUSE_SYMLINK:
+        case FUSE_UNLINK: case FUSE_RMDIR: case FUSE_RENAME: case FUSE_RENAME2: case FUSE_LINK:
+        case FUSE_OPENDIR: case FUSE_TMPFILE:
+                h.nodeid = dir_node(f);
+                break;
+        default:
+                h.nodeid = node(f);
+        }
         f->req_len = 0;
         put(f, &h, sizeof(h));
 
@@ -336,7 +367,7 @@ static uint32_t build(struct fz *f)
                 break;
         }
         case FUSE_RENAME: {
-                struct fuse_rename_in in = { .newdir = node(f) };
+                struct fuse_rename_in in = { .newdir = dir_node(f) };
 
                 put(f, &in, sizeof(in));
                 put_name(f);
@@ -346,7 +377,7 @@ static uint32_t build(struct fz *f)
         case FUSE_RENAME2: {
                 static const uint32_t v[] = { 0, RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT,
                                               RENAME_NOREPLACE | RENAME_EXCHANGE };
-                struct fuse_rename2_in in = { .newdir = node(f),
+                struct fuse_rename2_in in = { .newdir = dir_node(f),
                                               .flags = chance(f, 90) ? v[rnd(f, G_N_ELEMENTS(v))] : g_rand_int(f->rng) };
 
                 put(f, &in, sizeof(in));
@@ -355,7 +386,7 @@ static uint32_t build(struct fz *f)
                 break;
         }
         case FUSE_LINK: {
-                struct fuse_link_in in = { .oldnodeid = node(f) };
+                struct fuse_link_in in = { .oldnodeid = file_node(f) };
 
                 put(f, &in, sizeof(in));
                 put_name(f);
@@ -590,6 +621,17 @@ struct chunks {
         bool owned;     /* each iov_base is its own allocation */
 };
 
+/* A deferred request: kept (as the transport keeps the descriptor chain)
+ * until the daemon's completion callback says how long the reply is. */
+struct pending {
+        struct chunks in, out;
+        size_t out_size;
+        uint64_t unique;
+        bool done;          /* under pending_mutex */
+        size_t len;
+        struct fz *f;
+};
+
 static void chunks_free(struct chunks *c)
 {
         if (c->owned)
@@ -643,18 +685,27 @@ static size_t gather(const struct chunks *c, uint8_t *dst, size_t len)
         return done;
 }
 
+static void learn_entry(struct fz *f, const struct fuse_entry_out *e)
+{
+        add_id(f->nodes, &f->n_nodes, e->nodeid);
+        if (S_ISREG(e->attr.mode))
+                add_id(f->files, &f->n_files, e->nodeid);
+        if (S_ISDIR(e->attr.mode))
+                add_id(f->dirs, &f->n_dirs, e->nodeid);
+}
+
 static void learn(struct fz *f, uint32_t op, const uint8_t *body, size_t len)
 {
         switch (op) {
         case FUSE_LOOKUP: case FUSE_MKDIR: case FUSE_MKNOD: case FUSE_SYMLINK: case FUSE_LINK:
                 if (len >= sizeof(struct fuse_entry_out))
-                        add_id(f->nodes, &f->n_nodes, ((const struct fuse_entry_out *)body)->nodeid);
+                        learn_entry(f, (const struct fuse_entry_out *)body);
                 break;
         case FUSE_CREATE: case FUSE_TMPFILE:
                 if (len >= sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out)) {
                         const struct fuse_open_out *o = (const void *)(body + sizeof(struct fuse_entry_out));
 
-                        add_id(f->nodes, &f->n_nodes, ((const struct fuse_entry_out *)body)->nodeid);
+                        learn_entry(f, (const struct fuse_entry_out *)body);
                         add_id(f->fhs, &f->n_fhs, o->fh);
                 }
                 break;
@@ -670,7 +721,7 @@ static void learn(struct fz *f, uint32_t op, const uint8_t *body, size_t len)
                 for (size_t pos = 0; pos + FUSE_NAME_OFFSET_DIRENTPLUS <= len;) {
                         const struct fuse_direntplus *d = (const void *)(body + pos);
 
-                        add_id(f->nodes, &f->n_nodes, d->entry_out.nodeid);
+                        learn_entry(f, &d->entry_out);
                         pos += FUSE_DIRENTPLUS_SIZE(d);
                         if (d->dirent.namelen == 0 || d->dirent.namelen > 255)
                                 break;
@@ -686,6 +737,48 @@ static void learn(struct fz *f, uint32_t op, const uint8_t *body, size_t len)
                 g_printerr("\n");                                                              \
                 g_assert_not_reached();                                                        \
         } while (0)
+
+static void on_complete(void *token, size_t len, void *userdata)
+{
+        struct pending *p = token;
+        struct fz *f = userdata;
+
+        g_mutex_lock(&f->pending_mutex);
+        g_assert_false(p->done);
+        p->done = true;
+        p->len = len;
+        g_mutex_unlock(&f->pending_mutex);
+}
+
+static void check_reply(struct fz *f, const struct chunks *out, size_t out_size, size_t ret,
+                        const struct fuse_in_header *h, bool have_hdr, uint32_t built_op);
+
+/* Checks and frees deferred requests that completed; with `all` (after a
+ * session reset, when no completion can come any more) frees the rest too. */
+static void reap_pending(struct fz *f, bool all)
+{
+        g_mutex_lock(&f->pending_mutex);
+        for (unsigned i = 0; i < f->pending->len;) {
+                struct pending *p = f->pending->pdata[i];
+
+                if (p->done) {
+                        struct fuse_in_header h = { .unique = p->unique, .opcode = FUSE_SETLKW };
+
+                        f->completed++;
+                        if (p->len == 0 && p->out_size >= sizeof(struct fuse_out_header))
+                                FZ_FAIL(f, "deferred SETLKW %" PRIu64 " completed without a reply", p->unique);
+                        check_reply(f, &p->out, p->out_size, p->len, &h, true, 0);
+                } else if (!all) {
+                        i++;
+                        continue;
+                }
+                chunks_free(&p->in);
+                chunks_free(&p->out);
+                g_free(p);
+                g_ptr_array_remove_index_fast(f->pending, i);
+        }
+        g_mutex_unlock(&f->pending_mutex);
+}
 
 /* Sends f->req (f->req_len bytes) over a random iovec layout and checks the reply. */
 static void send_and_check(struct fz *f, uint32_t built_op)
@@ -718,7 +811,7 @@ static void send_and_check(struct fz *f, uint32_t built_op)
         }
         if (out_size < FT_OUT_SIZE && chance(f, 40)) {
                 split(f, &out, NULL, out_size, chance(f, 70) ? 7 : 512);
-        } else if (out_size == FT_OUT_SIZE) {
+        } else if (out_size == FT_OUT_SIZE && h.opcode != FUSE_SETLKW) {
                 out.iov = g_new0(struct iovec, 1);
                 out.cnt = 1;
                 out.iov[0].iov_base = f->big_out;
@@ -733,59 +826,82 @@ static void send_and_check(struct fz *f, uint32_t built_op)
                         memset(out.iov[0].iov_base, 0xa5, out_size);
         }
 
-        ret = fs_process(f->t.w, in.iov, in.cnt, out.iov, out.cnt, NULL);
+        struct pending *p = g_new0(struct pending, 1);
+
+        ret = fs_process(f->t.w, in.iov, in.cnt, out.iov, out.cnt, p);
         if (g_getenv("FZ_DEBUG")) {
                 size_t tot = 0;
                 for (unsigned i = 0; i < in.cnt; i++)
                         tot += in.iov[i].iov_len;
-                g_printerr("iter %lu: req_len %zu iov total %zu cnt %u op %u -> %zu\n", f->iter, f->req_len, tot, in.cnt, h.opcode, ret);
+                g_printerr("iter %lu: req_len %zu iov total %zu cnt %u op %u -> %zu error %d\n", f->iter,
+                           f->req_len, tot, in.cnt, h.opcode, ret,
+                           ret >= 16 && out.iov[0].iov_len >= 16 ? ((struct fuse_out_header *)out.iov[0].iov_base)->error : 1);
         }
 
-        if (ret == FS_PROCESS_DEFERRED)
-                FZ_FAIL(f, "deferred without a completion callback (opcode %u)", h.opcode);
-        if (ret > out_size)
-                FZ_FAIL(f, "reply of %zu bytes in %zu writable", ret, out_size);
-        if (ret > 0 && ret < sizeof(struct fuse_out_header))
-                FZ_FAIL(f, "reply of %zu bytes: shorter than a header", ret);
-        if (ret == 0) {
-                bool silent = h.opcode == FUSE_FORGET || h.opcode == FUSE_BATCH_FORGET ||
-                              h.opcode == FUSE_INTERRUPT;
-
-                f->no_replies++;
-                /* Only header-less requests, no-reply opcodes and no room for a header are silent. */
-                if (have_hdr && !silent && out_size >= sizeof(struct fuse_out_header) &&
-                    h.len >= sizeof(h) && h.len <= f->req_len)
-                        FZ_FAIL(f, "no reply to opcode %u (len %u of %zu)", h.opcode, h.len, f->req_len);
-        } else {
-                struct fuse_out_header oh;
-
-                gather(&out, f->flat_out, ret);
-                memcpy(&oh, f->flat_out, sizeof(oh));
-                if (!have_hdr)
-                        FZ_FAIL(f, "a reply to a %zu-byte request (%u iovecs, reply %zu: error %d, unique %" PRIu64 ")",
-                                f->req_len, in.cnt, ret, oh.error, (uint64_t)oh.unique);
-                if (oh.len != ret)
-                        FZ_FAIL(f, "header len %u, returned %zu (opcode %u)", oh.len, ret, h.opcode);
-                if (oh.error > 0 || oh.error < -4095)
-                        FZ_FAIL(f, "error %d (opcode %u)", oh.error, h.opcode);
-                if (oh.unique != h.unique)
-                        FZ_FAIL(f, "unique %" PRIu64 " for request %" PRIu64, (uint64_t)oh.unique,
-                                (uint64_t)h.unique);
-                if (oh.error == 0 && h.opcode != FUSE_INIT && h.opcode != FUSE_DESTROY &&
-                    h.opcode != FUSE_FORGET && h.opcode != FUSE_BATCH_FORGET &&
-                    h.opcode != FUSE_INTERRUPT && (h.opcode >= 60 || !ops_known(h.opcode)))
-                        FZ_FAIL(f, "success for unknown opcode %u", h.opcode);
-                f->replies++;
-                if (oh.error)
-                        f->errors++;
-                else if (h.opcode == built_op)
-                        learn(f, h.opcode, f->flat_out + sizeof(oh), ret - sizeof(oh));
+        if (ret == FS_PROCESS_DEFERRED) {
+                if (h.opcode != FUSE_SETLKW)
+                        FZ_FAIL(f, "opcode %u deferred", h.opcode);
+                f->deferred++;
+                p->in = in;
+                p->out = out;
+                p->out_size = out_size;
+                p->unique = h.unique;
+                p->f = f;
+                g_mutex_lock(&f->pending_mutex);
+                g_ptr_array_add(f->pending, p);
+                g_mutex_unlock(&f->pending_mutex);
+                return;
         }
+        g_free(p);
+        check_reply(f, &out, out_size, ret, &h, have_hdr, built_op);
         chunks_free(&in);
         if (out.owned)
                 chunks_free(&out);
         else
                 g_free(out.iov);
+}
+
+static void check_reply(struct fz *f, const struct chunks *out, size_t out_size, size_t ret,
+                        const struct fuse_in_header *h, bool have_hdr, uint32_t built_op)
+{
+        if (ret > out_size)
+                FZ_FAIL(f, "reply of %zu bytes in %zu writable", ret, out_size);
+        if (ret > 0 && ret < sizeof(struct fuse_out_header))
+                FZ_FAIL(f, "reply of %zu bytes: shorter than a header", ret);
+        if (ret == 0) {
+                bool silent = h->opcode == FUSE_FORGET || h->opcode == FUSE_BATCH_FORGET ||
+                              h->opcode == FUSE_INTERRUPT;
+
+                f->no_replies++;
+                /* Only header-less requests, no-reply opcodes and no room for a header are silent. */
+                if (have_hdr && !silent && out_size >= sizeof(struct fuse_out_header) &&
+                    h->len >= sizeof(h) && h->len <= f->req_len)
+                        FZ_FAIL(f, "no reply to opcode %u (len %u of %zu)", h->opcode, h->len, f->req_len);
+        } else {
+                struct fuse_out_header oh;
+
+                gather(out, f->flat_out, ret);
+                memcpy(&oh, f->flat_out, sizeof(oh));
+                if (!have_hdr)
+                        FZ_FAIL(f, "a reply to a %zu-byte request (%u iovecs, reply %zu: error %d, unique %" PRIu64 ")",
+                                f->req_len, 0u, ret, oh.error, (uint64_t)oh.unique);
+                if (oh.len != ret)
+                        FZ_FAIL(f, "header len %u, returned %zu (opcode %u)", oh.len, ret, h->opcode);
+                if (oh.error > 0 || oh.error < -4095)
+                        FZ_FAIL(f, "error %d (opcode %u)", oh.error, h->opcode);
+                if (oh.unique != h->unique)
+                        FZ_FAIL(f, "unique %" PRIu64 " for request %" PRIu64, (uint64_t)oh.unique,
+                                (uint64_t)h->unique);
+                if (oh.error == 0 && h->opcode != FUSE_INIT && h->opcode != FUSE_DESTROY &&
+                    h->opcode != FUSE_FORGET && h->opcode != FUSE_BATCH_FORGET &&
+                    h->opcode != FUSE_INTERRUPT && (h->opcode >= 60 || !ops_known(h->opcode)))
+                        FZ_FAIL(f, "success for unknown opcode %u", h->opcode);
+                f->replies++;
+                if (oh.error)
+                        f->errors++;
+                else if (h->opcode == built_op)
+                        learn(f, h->opcode, f->flat_out + sizeof(oh), ret - sizeof(oh));
+        }
 }
 
 /* ---- snapshots of the host side ---- */
@@ -883,10 +999,12 @@ static void reset_and_check_fds(struct fz *f)
         unsigned n;
 
         fs_session_reset(f->t.s);
+        /* Waiting SETLKWs end without a reply at a reset: their buffers are ours again. */
+        reap_pending(f, true);
         n = count_fds();
         if (n != f->fd_baseline)
                 FZ_FAIL(f, "%u fds open after a session reset, %u before the run", n, f->fd_baseline);
-        f->n_nodes = f->n_fhs = f->n_dirfhs = 0;
+        f->n_nodes = f->n_files = f->n_dirs = f->n_fhs = f->n_dirfhs = 0;
         check_outside(f);
 }
 
@@ -909,6 +1027,9 @@ static void fz_setup(struct fz *f, uint64_t seed)
         f->req = g_malloc(FZ_REQ_MAX);
         f->flat_out = g_malloc(FT_OUT_SIZE);
         f->big_out = g_malloc(FT_OUT_SIZE);
+        g_mutex_init(&f->pending_mutex);
+        f->pending = g_ptr_array_new();
+        fs_worker_set_complete(f->t.w, on_complete, f);
         /* Some things to find: a file, a directory, a link out of the share. */
         file = ft_path(&f->t, "f1");
         g_assert_true(g_file_set_contents(file, "contents of f1\n", -1, NULL));
@@ -922,8 +1043,12 @@ static void fz_setup(struct fz *f, uint64_t seed)
 
 static void fz_teardown(struct fz *f)
 {
-        g_printerr("seed %" PRIu64 ": %lu requests, %lu replies (%lu errors), %lu without reply\n",
-                   f->seed, f->iter, f->replies, f->errors, f->no_replies);
+        g_printerr("seed %" PRIu64 ": %lu requests, %lu replies (%lu errors), %lu without reply, "
+                   "%lu deferred (%lu completed)\n", f->seed, f->iter, f->replies, f->errors,
+                   f->no_replies, f->deferred, f->completed);
+        g_assert_cmpuint(f->pending->len, ==, 0);
+        g_ptr_array_free(f->pending, TRUE);
+        g_mutex_clear(&f->pending_mutex);
         g_free(f->req);
         g_free(f->flat_out);
         g_free(f->big_out);
@@ -932,9 +1057,40 @@ static void fz_teardown(struct fz *f)
         ft_teardown(&f->t);
 }
 
+/* A contended lock: owner 1 takes a write lock, owner 2 waits for it (the
+ * daemon defers that SETLKW); random FLUSHes and INTERRUPTs end the wait. */
+static void lock_pair(struct fz *f)
+{
+        uint64_t nodeid = file_node(f);
+
+        for (unsigned k = 0; k < 2; k++) {
+                struct fuse_in_header h = {
+                        .len = sizeof(h) + sizeof(struct fuse_lk_in), .opcode = k ? FUSE_SETLKW : FUSE_SETLK,
+                        .unique = ++f->last_unique, .nodeid = nodeid, .uid = getuid(), .gid = getgid(),
+                };
+                struct fuse_lk_in in = {
+                        .fh = fh(f), .owner = 1 + k,
+                        .lk = { .start = 0, .end = chance(f, 50) ? 100 : (uint64_t)INT64_MAX, .type = F_WRLCK },
+                        .lk_flags = chance(f, 20) ? FUSE_LK_FLOCK : 0,
+                };
+
+                f->req_len = 0;
+                put(f, &h, sizeof(h));
+                put(f, &in, sizeof(in));
+                send_and_check(f, h.opcode);
+        }
+}
+
 static void fz_step(struct fz *f)
 {
-        uint32_t op = build(f);
+        uint32_t op;
+
+        reap_pending(f, false);
+        if (chance(f, 2)) {
+                lock_pair(f);
+                return;
+        }
+        op = build(f);
 
         if (chance(f, 35))
                 mutate(f);
