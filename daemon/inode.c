@@ -435,33 +435,60 @@ uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid)
         return n;
 }
 
-int inode_lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool may_write)
+static int lock_owner_open(struct inode *inode, int proc_fd, bool may_write)
 {
-        struct inode_lock_owner *o;
-        int fd = -EBADF;
-
-        pthread_mutex_lock(&inode->lock_mutex);
-        for (o = inode->lock_owners; o; o = o->next)
-                if (o->owner == owner) {
-                        fd = o->fd;
-                        goto out;
-                }
         /* Read and write locks need an fd open for reading resp. writing. */
-        fd = may_write ? confine_reopen(proc_fd, inode->fd, O_RDWR) : -EACCES;
+        int fd = may_write ? confine_reopen(proc_fd, inode->fd, O_RDWR) : -EACCES;
+
         if (fd == -EACCES || fd == -EISDIR || fd == -ETXTBSY)
                 fd = confine_reopen(proc_fd, inode->fd, O_RDONLY);
         if (fd == -EACCES && may_write)
                 fd = confine_reopen(proc_fd, inode->fd, O_WRONLY);
-        if (fd < 0)
+        return fd;
+}
+
+int inode_lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool may_write, bool create)
+{
+        struct inode_lock_owner *o;
+        unsigned n = 0;
+        int fd = -EBADF;
+
+        pthread_mutex_lock(&inode->lock_mutex);
+        for (o = inode->lock_owners; o; o = o->next, n++)
+                if (o->owner == owner) {
+                        fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+                        if (fd < 0)
+                                fd = -errno;
+                        goto out;
+                }
+        if (!create) {
+                /* Nothing of this owner's to see or drop: a throwaway open file. */
+                pthread_mutex_unlock(&inode->lock_mutex);
+                return lock_owner_open(inode, proc_fd, may_write);
+        }
+        if (n >= INODE_LOCK_OWNERS_MAX) {
+                fd = -ENOLCK;
                 goto out;
+        }
         o = malloc(sizeof(*o));
         if (!o) {
-                close(fd);
                 fd = -ENOMEM;
                 goto out;
         }
+        o->fd = lock_owner_open(inode, proc_fd, may_write);
+        if (o->fd < 0) {
+                fd = o->fd;
+                free(o);
+                goto out;
+        }
+        fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) {
+                fd = -errno;
+                close(o->fd);
+                free(o);
+                goto out;
+        }
         o->owner = owner;
-        o->fd = fd;
         o->next = inode->lock_owners;
         inode->lock_owners = o;
 out:

@@ -67,10 +67,17 @@ size_t inode_count(struct inode_table *t);
 /* Current lookup count of nodeid (0 when unknown; tests). */
 uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid);
 
-/* The fd that carries guest lock owner `owner`'s OFD locks on `inode`,
- * opening one (read-write where permitted) on first use.  -errno on failure.
- * proc_fd: see confine_reopen(). */
-int inode_lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool may_write);
+/* Guest lock owners per inode at most: each holds an fd, and the guest
+ * chooses the owner numbers (beyond it, new owners' locks fail with ENOLCK). */
+#define INODE_LOCK_OWNERS_MAX 1024
+
+/* A dup of the fd that carries guest lock owner `owner`'s OFD locks on
+ * `inode` (the caller closes it; a concurrent FLUSH cannot pull it away).
+ * An owner seen for the first time gets an fd (read-write where permitted)
+ * when `create`; without it (GETLK, unlocking) a fresh unregistered fd is
+ * returned instead, so that queries by made-up owners cost no lasting fd.
+ * -errno on failure.  proc_fd: see confine_reopen(). */
+int inode_lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool may_write, bool create);
 /* The owner closed its file (FLUSH): closing the fd drops its locks. */
 void inode_lock_owner_release(struct inode *inode, uint64_t owner);
 

@@ -1238,7 +1238,8 @@ int pt_getlk(struct fs_worker *w, struct freq *r)
         _cleanup_iref_ i = GET_INODE(s, r->in.nodeid);
         struct fuse_lk_out out = { 0 };
         struct flock fl;
-        int fd, err;
+        _cleanup_close_ fd = -1;
+        int err;
 
         if (!i.p)
                 return -EBADF;
@@ -1246,7 +1247,8 @@ int pt_getlk(struct fs_worker *w, struct freq *r)
                 return err;
         if (i.p->type != S_IFREG)
                 return -EINVAL;
-        fd = inode_lock_owner_fd(i.p, s->proc_fd, in->owner, !is_readonly(s));
+        /* A query makes no owner: an owner without locks sees what any fd sees. */
+        fd = inode_lock_owner_fd(i.p, s->proc_fd, in->owner, !is_readonly(s), false);
         if (fd < 0)
                 return fd;
         if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
@@ -1476,7 +1478,8 @@ static int do_setlk(struct fs_worker *w, struct freq *r, bool wait)
         ARG(fuse_lk_in, in, r);
         _cleanup_iref_ i = GET_INODE(s, r->in.nodeid);
         struct flock fl;
-        int fd, err;
+        _cleanup_close_ fd = -1;
+        int err;
 
         if (!i.p)
                 return -EBADF;
@@ -1504,7 +1507,8 @@ static int do_setlk(struct fs_worker *w, struct freq *r, bool wait)
         /* POSIX locks: one open file description per guest lock owner. */
         if (i.p->type != S_IFREG)
                 return -EINVAL;
-        fd = inode_lock_owner_fd(i.p, s->proc_fd, in->owner, !is_readonly(s));
+        /* Unlocking by an owner we never saw drops nothing: no fd kept for it. */
+        fd = inode_lock_owner_fd(i.p, s->proc_fd, in->owner, !is_readonly(s), fl.l_type != F_UNLCK);
         if (fd < 0)
                 return fd;
         if (fcntl(fd, F_OFD_SETLK, &fl) == 0)

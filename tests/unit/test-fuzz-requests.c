@@ -1196,9 +1196,60 @@ static void test_create_on_fifo(void)
         ft_teardown(&t);
 }
 
+static int lk(struct ft *t, uint32_t op, uint64_t nodeid, uint64_t owner, uint32_t type, uint64_t start)
+{
+        struct fuse_lk_in in = {
+                .owner = owner, .lk = { .start = start, .end = start, .type = type },
+        };
+
+        return ft_send(t, op, nodeid, &in, sizeof(in), NULL, 0);
+}
+
+/* Every GETLK or SETLK of a new lock owner number used to open an fd kept
+ * until the inode went: a guest making up owners grew the daemon's fds
+ * without bound.  Queries and unlocks now keep nothing, and the owners that
+ * really hold locks are capped per inode. */
+static void test_lock_owner_fds(void)
+{
+        struct ft t;
+        struct fuse_entry_out e;
+        const struct fuse_lk_out *o;
+        uint64_t fh;
+        unsigned before;
+
+        ft_setup(&t);
+        g_assert_cmpint(ft_create(&t, 1, "locked", 0644, O_RDWR, &e, &fh), ==, 0);
+        g_assert_cmpint(lk(&t, FUSE_SETLK, e.nodeid, 1, F_WRLCK, 0), ==, 0);
+        before = count_fds();
+        for (uint64_t owner = 100; owner < 2100; owner++) {
+                g_assert_cmpint(lk(&t, FUSE_GETLK, e.nodeid, owner, F_WRLCK, 0), ==, 0);
+                g_assert_cmpint(lk(&t, FUSE_SETLK, e.nodeid, owner, F_UNLCK, 0), ==, 0);
+        }
+        g_assert_cmpuint(count_fds(), ==, before);
+        /* The queries still see the lock of owner 1, and owner 1 its own as free. */
+        g_assert_cmpint(lk(&t, FUSE_GETLK, e.nodeid, 7, F_RDLCK, 0), ==, 0);
+        o = ft_body(&t);
+        g_assert_cmpuint(o->lk.type, ==, F_WRLCK);
+        g_assert_cmpint(lk(&t, FUSE_GETLK, e.nodeid, 1, F_WRLCK, 0), ==, 0);
+        o = ft_body(&t);
+        g_assert_cmpuint(o->lk.type, ==, F_UNLCK);
+        /* Owners holding locks: at most INODE_LOCK_OWNERS_MAX of them. */
+        for (uint64_t owner = 2; owner < INODE_LOCK_OWNERS_MAX + 10; owner++)
+                g_assert_cmpint(lk(&t, FUSE_SETLK, e.nodeid, owner, F_RDLCK, 100 + owner),
+                                ==, owner <= INODE_LOCK_OWNERS_MAX ? 0 : -ENOLCK);
+        g_assert_cmpuint(count_fds(), <=, before + INODE_LOCK_OWNERS_MAX);
+        /* FLUSH of an owner gives its slot back. */
+        g_assert_cmpint(ft_send(&t, FUSE_FLUSH, e.nodeid, &(struct fuse_flush_in){ .fh = fh, .lock_owner = 2 },
+                                sizeof(struct fuse_flush_in), NULL, 0), ==, 0);
+        g_assert_cmpint(lk(&t, FUSE_SETLK, e.nodeid, 5000, F_RDLCK, 0), ==, -EAGAIN);
+        g_assert_cmpint(lk(&t, FUSE_SETLK, e.nodeid, 5000, F_RDLCK, 50), ==, 0);
+        ft_teardown(&t);
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
+        g_test_add_func("/fuzz/regression/lock-owner-fds", test_lock_owner_fds);
         g_test_add_func("/fuzz/regression/create-on-fifo", test_create_on_fifo);
         g_test_add_func("/fuzz/requests", test_fuzz);
         g_test_add_func("/fuzz/readonly", test_fuzz_readonly);
