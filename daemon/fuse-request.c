@@ -2,6 +2,7 @@
 #include "fuse-request.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "confine.h"
@@ -18,46 +19,43 @@ static size_t iov_total(const struct iovec *iov, unsigned cnt)
         return total;
 }
 
-static size_t iov_copy_from(const struct iovec *iov, unsigned cnt, size_t off, void *dst, size_t len)
+/* Copies len bytes between buf and the iovecs' bytes from offset off on, in
+ * the direction asked; returns how many bytes the iovecs held for it. */
+static size_t iov_copy(const struct iovec *iov, unsigned cnt, size_t off, void *buf, size_t len,
+                       bool into_iov)
 {
         size_t done = 0;
 
         for (unsigned i = 0; i < cnt && done < len; i++) {
+                uint8_t *seg;
                 size_t n;
 
                 if (off >= iov[i].iov_len) {
                         off -= iov[i].iov_len;
                         continue;
                 }
+                seg = (uint8_t *)iov[i].iov_base + off;
                 n = iov[i].iov_len - off;
                 if (n > len - done)
                         n = len - done;
-                memcpy((uint8_t *)dst + done, (const uint8_t *)iov[i].iov_base + off, n);
+                if (into_iov)
+                        memcpy(seg, (const uint8_t *)buf + done, n);
+                else
+                        memcpy((uint8_t *)buf + done, seg, n);
                 done += n;
                 off = 0;
         }
         return done;
 }
 
+static size_t iov_copy_from(const struct iovec *iov, unsigned cnt, size_t off, void *dst, size_t len)
+{
+        return iov_copy(iov, cnt, off, dst, len, false);
+}
+
 static size_t iov_copy_to(const struct iovec *iov, unsigned cnt, size_t off, const void *src, size_t len)
 {
-        size_t done = 0;
-
-        for (unsigned i = 0; i < cnt && done < len; i++) {
-                size_t n;
-
-                if (off >= iov[i].iov_len) {
-                        off -= iov[i].iov_len;
-                        continue;
-                }
-                n = iov[i].iov_len - off;
-                if (n > len - done)
-                        n = len - done;
-                memcpy((uint8_t *)iov[i].iov_base + off, (const uint8_t *)src + done, n);
-                done += n;
-                off = 0;
-        }
-        return done;
+        return iov_copy(iov, cnt, off, (void *)src, len, true);
 }
 
 static unsigned iov_slice(const struct iovec *iov, unsigned cnt, size_t off, size_t len,
