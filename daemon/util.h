@@ -1,0 +1,35 @@
+/* util.h — the daemon's small shared helpers: scoped cleanup in the systemd
+ * style, so error paths are plain `return -errno;` with no goto ladders.
+ *
+ *   _cleanup_close_ int fd = openat(...);    closed when fd goes out of scope
+ *   _cleanup_free_ char *p = malloc(...);     freed likewise
+ *   return TAKE_FD(fd);                        hands ownership on: no close */
+#pragma once
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static inline void util_closep(int *fd)
+{
+        if (*fd >= 0) {
+                int saved = errno;   /* a cleanup must not clobber the errno being returned */
+                (void) close(*fd);
+                errno = saved;
+        }
+}
+
+static inline void util_freep(void *p)
+{
+        free(*(void **) p);
+}
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_close_ _cleanup_(util_closep)
+#define _cleanup_free_ _cleanup_(util_freep)
+
+/* Returns the value of a variable and resets it, so its cleanup does nothing. */
+#define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
+#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
