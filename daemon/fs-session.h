@@ -3,7 +3,7 @@
  * The transport (vhost-user.c, virtqueue.c, queue-thread.c) pops a descriptor
  * chain, maps it to iovecs in guest memory and hands them to fs_process(): the
  * device-readable part (the FUSE request) and the device-writable part (where
- * the reply goes).  The FUSE layer (fuse-*.c, passthrough*.c, inode.c) decodes,
+ * the reply goes).  The FUSE layer (fuse-*.c, pt-*.c, inode.c) decodes,
  * runs the operation on the host folder and writes the reply straight into the
  * writable iovecs — READ payloads are preadv()'d into guest memory, WRITE
  * payloads pwritev()'d from it, with no bounce buffer.
@@ -44,6 +44,15 @@ void fs_session_reset(struct fs_session *s);
  * fcntl(F_SETLKW) sees EINTR and may retry.  Called from the transport thread
  * with the queue threads stopped. */
 void fs_session_interrupt_deferred(struct fs_session *s);
+
+/* A ring stops (GET_VRING_BASE): the same for the deferred requests that came
+ * from queue `queue_index` only (< 0: all queues).  When it returns, none of
+ * them is left and nothing will be written to that ring or the memory its
+ * requests pointed into.  Callable with other queue threads running. */
+void fs_session_finish_deferred(struct fs_session *s, int queue_index);
+
+/* True between an answered INIT and the next DESTROY or reset. */
+bool fs_session_is_initialized(struct fs_session *s);
 
 /* Live read-only toggle (the control channel): from the next request on, every
  * mutating request fails with EROFS, including writes through handles that are

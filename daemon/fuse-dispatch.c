@@ -1,5 +1,7 @@
-/* fuse-dispatch.c — fs_process(): the opcode table, INIT/DESTROY, the
- * read-only gate, stats and the request trace (implements fs-session.h).
+/* fuse-dispatch.c — the FUSE session (implements fs-session.h): struct
+ * fs_session and the workers, fs_process() with the opcode table and its
+ * per-op rules (inode lookup, read-only gate, INIT first, no-reply ops), INIT,
+ * DESTROY and INTERRUPT.  The operations themselves are in pt-*.c.
  *
  * Behaviour worth knowing (the guest sees it):
  *  - INIT answers minor min(guest, 38), max_write 1 MiB, max_pages 256, and
@@ -34,7 +36,7 @@
 
 #include "confine.h"
 #include "log.h"
-#include "passthrough.h"
+#include "pt-internal.h"
 
 #ifndef FUSE_TMPFILE
 #define FUSE_TMPFILE 51
@@ -50,9 +52,35 @@
                        FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO | FUSE_ASYNC_DIO |     \
                        FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES)
 
+struct fs_session {
+        struct pt_fs fs;              /* what the handlers see */
+        atomic_bool initialized;      /* INIT answered, no DESTROY since */
+        _Atomic uint32_t proto_minor; /* negotiated FUSE minor version */
+};
+
+struct fs_worker {
+        struct fs_session *s;
+        unsigned queue_index;
+        fs_complete_fn complete;
+        void *complete_data;
+        /* Scratch, so that no request allocates. */
+        uint8_t *scratch;             /* FREQ_SCRATCH_SIZE: copied arguments */
+        uint8_t *buf;                 /* FREQ_XATTR_SIZE_MAX: xattr values, readlink, dirents */
+        struct iovec *iov;            /* FREQ_MAX_IOV: READ/WRITE slices of guest buffers */
+};
+
+static struct fs_session *session_of(struct pt_fs *fs)
+{
+        return container_of(fs, struct fs_session, fs);
+}
+
 enum {
-        OP_MUTATES = 1 << 0,   /* fails with EROFS on a read-only share */
+        OP_MUTATES = 1 << 0,      /* fails with EROFS on a read-only share */
         OP_BEFORE_INIT = 1 << 1,
+        OP_INODE = 1 << 2,        /* the handler gets the inode of in.nodeid (else EBADF) */
+        OP_DIR = 1 << 3,          /* ... and it must be a directory (else ENOTDIR) */
+        OP_NO_REPLY = 1 << 4,     /* FORGET-like: never a reply, not even an error */
+        OP_XATTR = 1 << 5,        /* ENOSYS without --xattr */
 };
 
 struct fs_op {
@@ -60,55 +88,65 @@ struct fs_op {
         unsigned flags;
 };
 
-static int op_init(struct fs_worker *w, struct freq *r);
-static int op_destroy(struct fs_worker *w, struct freq *r);
-static int op_interrupt(struct fs_worker *w, struct freq *r);
+static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused);
+static int op_destroy(struct pt_fs *fs, struct freq *r, struct inode *unused);
+static int op_interrupt(struct pt_fs *fs, struct freq *r, struct inode *unused);
+
+#define I OP_INODE
+#define D (OP_INODE | OP_DIR)
+#define M OP_MUTATES
+#define X (OP_INODE | OP_XATTR)
 
 static const struct fs_op ops[] = {
-        [FUSE_LOOKUP]          = { pt_lookup, 0 },
-        [FUSE_FORGET]          = { pt_forget, 0 },
-        [FUSE_GETATTR]         = { pt_getattr, 0 },
-        [FUSE_SETATTR]         = { pt_setattr, OP_MUTATES },
-        [FUSE_READLINK]        = { pt_readlink, 0 },
-        [FUSE_SYMLINK]         = { pt_symlink, OP_MUTATES },
-        [FUSE_MKNOD]           = { pt_mknod, OP_MUTATES },
-        [FUSE_MKDIR]           = { pt_mkdir, OP_MUTATES },
-        [FUSE_UNLINK]          = { pt_unlink, OP_MUTATES },
-        [FUSE_RMDIR]           = { pt_rmdir, OP_MUTATES },
-        [FUSE_RENAME]          = { pt_rename, OP_MUTATES },
-        [FUSE_LINK]            = { pt_link, OP_MUTATES },
-        [FUSE_OPEN]            = { pt_open, 0 },        /* EROFS for write opens, inside */
+        [FUSE_LOOKUP]          = { pt_lookup, D },
+        [FUSE_FORGET]          = { pt_forget, OP_NO_REPLY },
+        [FUSE_GETATTR]         = { pt_getattr, I },
+        [FUSE_SETATTR]         = { pt_setattr, I | M },
+        [FUSE_READLINK]        = { pt_readlink, I },
+        [FUSE_SYMLINK]         = { pt_symlink, D | M },
+        [FUSE_MKNOD]           = { pt_mknod, D | M },
+        [FUSE_MKDIR]           = { pt_mkdir, D | M },
+        [FUSE_UNLINK]          = { pt_unlink, D | M },
+        [FUSE_RMDIR]           = { pt_rmdir, D | M },
+        [FUSE_RENAME]          = { pt_rename, D | M },
+        [FUSE_LINK]            = { pt_link, D | M },
+        [FUSE_OPEN]            = { pt_open, I },        /* EROFS for write opens, inside */
         [FUSE_READ]            = { pt_read, 0 },
-        [FUSE_WRITE]           = { pt_write, OP_MUTATES },
-        [FUSE_STATFS]          = { pt_statfs, 0 },
+        [FUSE_WRITE]           = { pt_write, M },
+        [FUSE_STATFS]          = { pt_statfs, I },
         [FUSE_RELEASE]         = { pt_release, 0 },
         [FUSE_FSYNC]           = { pt_fsync, 0 },
-        [FUSE_SETXATTR]        = { pt_setxattr, OP_MUTATES },
-        [FUSE_GETXATTR]        = { pt_getxattr, 0 },
-        [FUSE_LISTXATTR]       = { pt_listxattr, 0 },
-        [FUSE_REMOVEXATTR]     = { pt_removexattr, OP_MUTATES },
+        [FUSE_SETXATTR]        = { pt_setxattr, X | M },
+        [FUSE_GETXATTR]        = { pt_getxattr, X },
+        [FUSE_LISTXATTR]       = { pt_listxattr, X },
+        [FUSE_REMOVEXATTR]     = { pt_removexattr, X | M },
         [FUSE_FLUSH]           = { pt_flush, 0 },
         [FUSE_INIT]            = { op_init, OP_BEFORE_INIT },
-        [FUSE_OPENDIR]         = { pt_opendir, 0 },
+        [FUSE_OPENDIR]         = { pt_opendir, D },
         [FUSE_READDIR]         = { pt_readdir, 0 },
         [FUSE_RELEASEDIR]      = { pt_releasedir, 0 },
         [FUSE_FSYNCDIR]        = { pt_fsyncdir, 0 },
-        [FUSE_GETLK]           = { pt_getlk, 0 },
-        [FUSE_SETLK]           = { pt_setlk, 0 },
-        [FUSE_SETLKW]          = { pt_setlkw, 0 },
-        [FUSE_ACCESS]          = { pt_access, 0 },
-        [FUSE_CREATE]          = { pt_create, OP_MUTATES },
-        [FUSE_INTERRUPT]       = { op_interrupt, OP_BEFORE_INIT },
+        [FUSE_GETLK]           = { pt_getlk, I },
+        [FUSE_SETLK]           = { pt_setlk, I },
+        [FUSE_SETLKW]          = { pt_setlkw, I },
+        [FUSE_ACCESS]          = { pt_access, I },
+        [FUSE_CREATE]          = { pt_create, D | M },
+        [FUSE_INTERRUPT]       = { op_interrupt, OP_BEFORE_INIT | OP_NO_REPLY },
         [FUSE_DESTROY]         = { op_destroy, 0 },
-        [FUSE_BATCH_FORGET]    = { pt_batch_forget, 0 },
-        [FUSE_FALLOCATE]       = { pt_fallocate, OP_MUTATES },
+        [FUSE_BATCH_FORGET]    = { pt_batch_forget, OP_NO_REPLY },
+        [FUSE_FALLOCATE]       = { pt_fallocate, M },
         [FUSE_READDIRPLUS]     = { pt_readdirplus, 0 },
-        [FUSE_RENAME2]         = { pt_rename2, OP_MUTATES },
+        [FUSE_RENAME2]         = { pt_rename2, D | M },
         [FUSE_LSEEK]           = { pt_lseek, 0 },
-        [FUSE_COPY_FILE_RANGE] = { pt_copy_file_range, OP_MUTATES },
+        [FUSE_COPY_FILE_RANGE] = { pt_copy_file_range, M },
         [FUSE_SYNCFS]          = { pt_syncfs, 0 },
-        [FUSE_TMPFILE]         = { pt_tmpfile, OP_MUTATES },
+        [FUSE_TMPFILE]         = { pt_tmpfile, D | M },
 };
+
+#undef I
+#undef D
+#undef M
+#undef X
 
 /* ---- session ---- */
 
@@ -136,71 +174,85 @@ static void raise_fd_limit(void)
 int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *stats,
                    struct fs_session **ret)
 {
+        _cleanup_close_ int root = root_fd;
         struct fs_session *s;
+        struct pt_fs *fs;
         int r;
 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->proc_fd = confine_open_proc_fd();
-        if (s->proc_fd < 0) {
-                r = s->proc_fd;
+        fs = &s->fs;
+        fs->proc_fd = confine_open_proc_fd();
+        if (fs->proc_fd < 0) {
+                r = fs->proc_fd;
                 log_error("Cannot open /proc/self/fd (is /proc mounted?): %s", strerror(-r));
                 free(s);
                 return r;
         }
-        r = inode_table_new(root_fd, &s->inodes);
+        r = inode_table_new(root, &fs->inodes);
         if (r < 0) {
-                close(s->proc_fd);
+                (void) close(fs->proc_fd);
                 free(s);
                 return r;
         }
-        r = handle_table_new(s->inodes, &s->handles);
+        TAKE_FD(root);   /* the table's now */
+        inode_table_set_destroy_fn(fs->inodes, pt_lock_owners_free);
+        r = handle_table_new(fs->inodes, &fs->handles);
         if (r < 0) {
-                inode_table_free(s->inodes);   /* closes root_fd */
-                close(s->proc_fd);
+                inode_table_free(fs->inodes);
+                (void) close(fs->proc_fd);
                 free(s);
                 return r;
         }
-        s->stats = stats;
-        idmap_init(&s->idmap, opts);
-        s->cache = opts->cache;
-        s->xattr = opts->xattr;
-        switch (s->cache) {
-        case FS_CACHE_ALWAYS: s->timeout_sec = 86400; break;
-        case FS_CACHE_NEVER:  s->timeout_sec = 0; break;
-        default:              s->timeout_sec = 1; break;
+        fs->stats = stats;
+        idmap_init(&fs->idmap, opts);
+        fs->cache = opts->cache;
+        fs->xattr = opts->xattr;
+        switch (fs->cache) {
+        case FS_CACHE_ALWAYS: fs->timeout_sec = 86400; break;
+        case FS_CACHE_NEVER:  fs->timeout_sec = 0; break;
+        default:              fs->timeout_sec = 1; break;
         }
-        atomic_init(&s->readonly, opts->readonly);
+        atomic_init(&fs->readonly, opts->readonly);
         atomic_init(&s->initialized, false);
-        pthread_mutex_init(&s->wait_mutex, NULL);
-        {
-                pthread_condattr_t ca;
-
-                pthread_condattr_init(&ca);
-                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-                pthread_cond_init(&s->wait_cond, &ca);
-                pthread_condattr_destroy(&ca);
-        }
+        pt_lock_waiters_init(&fs->waiters);
         /* The guest's umask comes with each create (DONT_MASK); ours must not add to it. */
         umask(0);
         raise_fd_limit();
-        (void)confine_have_openat2();
+        (void) confine_have_openat2();
         *ret = s;
         return 0;
 }
 
+/* Forgets everything the guest knew: its nodeids but the root's, its handles,
+ * its waiting SETLKWs (dropped without a reply). */
+static void session_forget_guest(struct fs_session *s)
+{
+        pt_lock_cancel_waiters(&s->fs);
+        handle_release_all(s->fs.handles);
+        inode_forget_all(s->fs.inodes);
+}
+
 void fs_session_reset(struct fs_session *s)
 {
-        pt_cancel_waiters(s);
-        handle_release_all(s->handles);
-        inode_forget_all(s->inodes);
+        session_forget_guest(s);
         atomic_store(&s->initialized, false);
+}
+
+void fs_session_finish_deferred(struct fs_session *s, int queue_index)
+{
+        pt_lock_finish_waiters(&s->fs, queue_index);
 }
 
 void fs_session_interrupt_deferred(struct fs_session *s)
 {
-        pt_interrupt_all(s);
+        fs_session_finish_deferred(s, -1);
+}
+
+bool fs_session_is_initialized(struct fs_session *s)
+{
+        return atomic_load(&s->initialized);
 }
 
 void fs_session_free(struct fs_session *s)
@@ -208,22 +260,21 @@ void fs_session_free(struct fs_session *s)
         if (!s)
                 return;
         fs_session_reset(s);
-        handle_table_free(s->handles);
-        inode_table_free(s->inodes);
-        close(s->proc_fd);
-        pthread_mutex_destroy(&s->wait_mutex);
-        pthread_cond_destroy(&s->wait_cond);
+        handle_table_free(s->fs.handles);
+        inode_table_free(s->fs.inodes);
+        (void) close(s->fs.proc_fd);
+        pt_lock_waiters_fini(&s->fs.waiters);
         free(s);
 }
 
 void fs_session_set_readonly(struct fs_session *s, bool readonly)
 {
-        atomic_store(&s->readonly, readonly);
+        atomic_store(&s->fs.readonly, readonly);
 }
 
 bool fs_session_get_readonly(struct fs_session *s)
 {
-        return atomic_load(&s->readonly);
+        return atomic_load(&s->fs.readonly);
 }
 
 /* ---- workers ---- */
@@ -265,9 +316,9 @@ void fs_worker_set_complete(struct fs_worker *w, fs_complete_fn fn, void *userda
 
 /* ---- protocol ---- */
 
-static int op_init(struct fs_worker *w, struct freq *r)
+static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
 {
-        struct fs_session *s = w->s;
+        struct fs_session *s = session_of(fs);
         /* 7.36+ kernels send 64 bytes; older ones the first 16. */
         const struct fuse_init_in *in = freq_arg(r, offsetof(struct fuse_init_in, flags2));
         struct fuse_init_out out = { .major = FUSE_KERNEL_VERSION };
@@ -279,8 +330,7 @@ static int op_init(struct fs_worker *w, struct freq *r)
                 return -EPROTO;
         if (in->major > FUSE_KERNEL_VERSION) {
                 /* Tell the kernel our major; it sends a new INIT. */
-                freq_reply(r, &out, FUSE_COMPAT_INIT_OUT_SIZE);
-                return 0;
+                return pt_reply(r, &out, FUSE_COMPAT_INIT_OUT_SIZE);
         }
         if (in->minor < FS_MIN_MINOR)
                 return -EPROTO;
@@ -290,9 +340,9 @@ static int op_init(struct fs_worker *w, struct freq *r)
         offered = in->flags;
         if ((in->flags & FUSE_INIT_EXT) && r->arg_len >= sizeof(*in))
                 offered |= (uint64_t)in->flags2 << 32;
-        if (s->cache != FS_CACHE_NEVER)
+        if (fs->cache != FS_CACHE_NEVER)
                 want |= FUSE_CACHE_SYMLINKS;
-        if (s->cache == FS_CACHE_AUTO)
+        if (fs->cache == FS_CACHE_AUTO)
                 want |= FUSE_AUTO_INVAL_DATA;
 
         out.minor = in->minor < FUSE_KERNEL_MINOR_VERSION ? in->minor : FUSE_KERNEL_MINOR_VERSION;
@@ -308,86 +358,101 @@ static int op_init(struct fs_worker *w, struct freq *r)
         atomic_store(&s->initialized, true);
         log_info("FUSE session: guest %u.%u, flags 0x%x offered, 0x%x accepted", in->major,
                  in->minor, in->flags, out.flags);
-        freq_reply(r, &out, out.minor < 23 ? FUSE_COMPAT_22_INIT_OUT_SIZE : sizeof(out));
-        return 0;
+        return pt_reply(r, &out, out.minor < 23 ? FUSE_COMPAT_22_INIT_OUT_SIZE : sizeof(out));
 }
 
-static int op_destroy(struct fs_worker *w, struct freq *r)
+static int op_destroy(struct pt_fs *fs, struct freq *r, struct inode *unused)
 {
-        struct fs_session *s = w->s;
-
         /* Unmounted: every nodeid and fh the guest had is gone. */
-        pt_cancel_waiters(s);
-        handle_release_all(s->handles);
-        inode_forget_all(s->inodes);
-        atomic_store(&s->initialized, false);
-        freq_reply(r, NULL, 0);
-        return 0;
+        fs_session_reset(session_of(fs));
+        return pt_reply_ok(r);
 }
 
-static int op_interrupt(struct fs_worker *w, struct freq *r)
+static int op_interrupt(struct pt_fs *fs, struct freq *r, struct inode *unused)
 {
         const struct fuse_interrupt_in *in = freq_arg(r, sizeof(*in));
 
         /* Only a SETLKW waiting for a lock can be interrupted (it ends with
          * EINTR); everything else runs to completion.  No reply either way. */
         if (in)
-                pt_interrupt(w->s, in->unique);
-        freq_reply_none(r);
-        return 0;
+                pt_lock_interrupt(fs, in->unique);
+        return pt_reply_none(r);
 }
 
-void pt_request_done(struct fs_session *s, const struct freq *r, uint64_t start_usec)
+static const struct fs_op *op_of(uint32_t opcode)
 {
-        uint64_t now = stats_now_usec();
+        return opcode < ELEMENTSOF(ops) && ops[opcode].fn ? &ops[opcode] : NULL;
+}
 
-        stats_count_request(s->stats, r->in.opcode, r->error, now - start_usec);
-        log_debug("unique=%llu %s nodeid=%llu -> %d (%zu bytes)",
-                  (unsigned long long)r->in.unique, stats_opcode_name(r->in.opcode),
-                  (unsigned long long)r->in.nodeid, r->error, r->reply_len);
+/* Runs the handler of a decoded request under the table's rules; returns its
+ * result (0: replied or deferred, < 0: the error to reply). */
+static int dispatch(struct fs_session *s, struct freq *r)
+{
+        const struct fs_op *op = op_of(r->in.opcode);
+        _cleanup_iref_ i = { s->fs.inodes, NULL };
+
+        if (!op)
+                return -ENOSYS;
+        if (!(op->flags & OP_BEFORE_INIT) &&
+            !atomic_load_explicit(&s->initialized, memory_order_acquire))
+                return -EIO;
+        if ((op->flags & OP_XATTR) && !s->fs.xattr)
+                return -ENOSYS;
+        if ((op->flags & OP_MUTATES) && pt_is_readonly(&s->fs))
+                return -EROFS;
+        if (op->flags & OP_INODE) {
+                /* Referenced until the handler is done: a FORGET on another queue cannot close it. */
+                i.p = inode_get(s->fs.inodes, r->in.nodeid);
+                if (!i.p)
+                        return -EBADF;
+                if ((op->flags & OP_DIR) && i.p->type != S_IFDIR)
+                        return -ENOTDIR;
+        }
+        return op->fn(&s->fs, r, i.p);
 }
 
 size_t fs_process(struct fs_worker *w, const struct iovec *in, unsigned in_cnt,
                   const struct iovec *out, unsigned out_cnt, void *token)
 {
         struct fs_session *s = w->s;
+        const struct fs_op *op;
         struct freq r;
-        int d, err = 0;
+        uint64_t start = stats_now_usec();
+        int d, err;
 
-        w->start_usec = stats_now_usec();
-        w->token = token;
-        w->deferred = false;
         d = freq_decode(&r, w->scratch, FREQ_SCRATCH_SIZE, in, in_cnt, out, out_cnt);
         if (d == FREQ_DECODE_NO_REPLY) {
                 log_debug("request shorter than a FUSE header (%zu bytes): dropped", r.in_size);
-                stats_count_request(s->stats, 0, -EINVAL, 0);
+                stats_count_request(s->fs.stats, 0, -EINVAL, 0);
                 return 0;
         }
-        if (d == FREQ_DECODE_ERROR) {
-                err = r.error;
-        } else {
-                uint32_t opcode = r.in.opcode;
-                const struct fs_op *op = opcode < sizeof(ops) / sizeof(ops[0]) ? &ops[opcode] : NULL;
-
-                if (!op || !op->fn)
-                        err = -ENOSYS;
-                else if (!(op->flags & OP_BEFORE_INIT) && !atomic_load_explicit(&s->initialized, memory_order_acquire))
-                        err = -EIO;
-                else if ((op->flags & OP_MUTATES) && fs_session_get_readonly(s))
-                        err = -EROFS;
-                else
-                        err = op->fn(w, &r);
-        }
-        if (w->deferred)
+        r.buf = w->buf;
+        r.iov = w->iov;
+        r.origin = (struct freq_origin) {
+                .complete = w->complete,
+                .complete_data = w->complete_data,
+                .token = token,
+                .queue_index = (int) w->queue_index,
+                .stats = s->fs.stats,
+                .start_usec = start,
+        };
+        err = d == FREQ_DECODE_ERROR ? r.error : dispatch(s, &r);
+        if (r.deferred)
                 return FS_PROCESS_DEFERRED;
-        if (!r.replied) {
-                /* FORGET-like requests never reply, not even with an error. */
-                if (r.in.opcode == FUSE_FORGET || r.in.opcode == FUSE_BATCH_FORGET ||
-                    r.in.opcode == FUSE_INTERRUPT)
+        op = op_of(r.in.opcode);
+        if (op && (op->flags & OP_NO_REPLY)) {
+                if (!r.replied)
                         freq_reply_none(&r);
+        } else if (err < 0) {
+                if (r.replied)
+                        log_error("%s: handler replied and failed (%d); reply kept",
+                                  stats_opcode_name(r.in.opcode), err);
                 else
-                        freq_reply_error(&r, err < 0 ? err : -EIO);
+                        freq_reply_error(&r, err);
+        } else if (!r.replied) {
+                log_error("%s: handler neither replied nor failed", stats_opcode_name(r.in.opcode));
+                freq_reply_error(&r, -EIO);
         }
-        pt_request_done(s, &r, w->start_usec);
+        freq_done(&r);
         return r.reply_len;
 }

@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "confine.h"
+#include "log.h"
+#include "stats.h"
 
 static size_t iov_total(const struct iovec *iov, unsigned cnt)
 {
@@ -233,4 +236,63 @@ size_t freq_reply_none(struct freq *r)
         r->error = 0;
         r->reply_len = 0;
         return 0;
+}
+
+void freq_done(const struct freq *r)
+{
+        uint64_t now = stats_now_usec();
+
+        if (r->origin.stats)
+                stats_count_request(r->origin.stats, r->in.opcode, r->error,
+                                    now - r->origin.start_usec);
+        log_debug("unique=%llu %s nodeid=%llu -> %d (%zu bytes)",
+                  (unsigned long long)r->in.unique, stats_opcode_name(r->in.opcode),
+                  (unsigned long long)r->in.nodeid, r->error, r->reply_len);
+}
+
+/* A deferred request and its copy of the reply iovecs, in one allocation. */
+struct freq_deferred {
+        struct freq r;
+        struct iovec out_iov[];
+};
+
+int freq_defer(struct freq *r, struct freq **ret)
+{
+        struct freq_deferred *d;
+
+        if (!r->origin.complete)
+                return -EDEADLK;
+        d = calloc(1, sizeof(*d) + r->out_cnt * sizeof(struct iovec));
+        if (!d)
+                return -ENOMEM;
+        /* Only the reply side survives: the arguments live in worker scratch. */
+        d->r = *r;
+        d->r.in_iov = NULL;
+        d->r.in_cnt = 0;
+        d->r.arg = NULL;
+        d->r.arg_len = 0;
+        d->r.buf = NULL;
+        d->r.iov = NULL;
+        memcpy(d->out_iov, r->out_iov, r->out_cnt * sizeof(struct iovec));
+        d->r.out_iov = d->out_iov;
+        r->deferred = true;
+        *ret = &d->r;
+        return 0;
+}
+
+void freq_finish(struct freq *d, int error)
+{
+        if (error < 0)
+                freq_reply_error(d, error);
+        else
+                freq_reply(d, NULL, 0);
+        freq_done(d);
+        d->origin.complete(d->origin.token, d->reply_len, d->origin.complete_data);
+        freq_drop(d);
+}
+
+void freq_drop(struct freq *d)
+{
+        /* d is the first member of its struct freq_deferred. */
+        free(d);
 }

@@ -25,6 +25,23 @@
 /* iovecs of one request or reply at most (queue size 1024 + indirect slack). */
 #define FREQ_MAX_IOV         1024
 
+struct stats;
+
+/* Finishes a deferred request in the transport: pushes `len` bytes as the used
+ * length and notifies the guest (fs-session.h's fs_complete_fn). */
+typedef void (*freq_complete_fn)(void *token, size_t len, void *userdata);
+
+/* Where a request came from and how to finish it later: set by the
+ * dispatcher, carried along by freq_defer(). */
+struct freq_origin {
+        freq_complete_fn complete;   /* NULL: this transport cannot defer */
+        void *complete_data;
+        void *token;                 /* the transport's handle of the descriptor chain */
+        int queue_index;
+        struct stats *stats;
+        uint64_t start_usec;
+};
+
 struct freq {
         struct fuse_in_header in;    /* copy; in.len checked against in_size */
         const uint8_t *arg;          /* copy of the arguments (scratch) */
@@ -41,6 +58,12 @@ struct freq {
         size_t reply_len;            /* bytes written into out (the used length) */
         int error;                   /* the reply's error (≤ 0), for stats and trace */
         bool replied;
+        bool deferred;               /* freq_defer() took it over */
+
+        /* Worker scratch the handler may use (NULL in a deferred copy). */
+        uint8_t *buf;                /* FREQ_XATTR_SIZE_MAX bytes: xattr values, readlink, dirents */
+        struct iovec *iov;           /* FREQ_MAX_IOV iovecs: READ/WRITE slices of guest buffers */
+        struct freq_origin origin;
 };
 
 enum {
@@ -88,3 +111,20 @@ size_t freq_reply_error(struct freq *r, int error);
 size_t freq_reply_payload(struct freq *r, size_t len);
 /* FORGET, BATCH_FORGET, INTERRUPT: no reply at all. */
 size_t freq_reply_none(struct freq *r);
+
+/* Stats and trace of a finished request (the dispatcher's and freq_finish()'s last step). */
+void freq_done(const struct freq *r);
+
+/* Deferral, as libfuse's fuse_req_t outlives its handler: the request is
+ * answered later, from another thread.  freq_defer() copies what the reply
+ * needs (header, reply iovecs, origin) into *ret and marks r deferred; the
+ * handler then returns 0 without replying, and the transport keeps the
+ * descriptor chain until the completion runs.  -EDEADLK when the transport
+ * cannot finish requests later, -ENOMEM. */
+int freq_defer(struct freq *r, struct freq **ret);
+/* Replies `error` (< 0) or an empty success (0), counts and traces the request,
+ * runs the transport's completion and frees d.  Thread-safe per request. */
+void freq_finish(struct freq *d, int error);
+/* Frees a deferred request without a reply (the session is going away and the
+ * transport forgets its chains). */
+void freq_drop(struct freq *d);

@@ -7,8 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "confine.h"
-
 /* ---- slot tables: number -> object, with generations ---- */
 
 #define SLOT_MAX (1u << 30)
@@ -105,12 +103,6 @@ static void *slot_find(const struct slot_table *st, uint64_t number)
 
 /* ---- inodes ---- */
 
-struct inode_lock_owner {
-        uint64_t owner;
-        int fd;
-        struct inode_lock_owner *next;
-};
-
 /* Freed structs kept for reuse (no malloc on steady LOOKUP/FORGET or OPEN/RELEASE traffic). */
 #define SPARE_MAX 256
 
@@ -122,6 +114,7 @@ struct inode_table {
         uint32_t *buckets;       /* slot index of the first inode; 0 = empty */
         uint32_t n_buckets;      /* power of two */
         size_t count;
+        inode_destroy_fn destroy_fn;
 };
 
 static uint32_t hash_key(dev_t dev, ino_t ino, uint32_t n_buckets)
@@ -186,15 +179,8 @@ static void hash_grow(struct inode_table *t)
 /* Closes what the inode holds and keeps the struct for reuse; not under the lock. */
 static void inode_destroy(struct inode_table *t, struct inode *inode)
 {
-        struct inode_lock_owner *o = inode->lock_owners;
-
-        while (o) {
-                struct inode_lock_owner *next = o->next;
-
-                close(o->fd);
-                free(o);
-                o = next;
-        }
+        if (t->destroy_fn)
+                t->destroy_fn(inode);
         pthread_mutex_destroy(&inode->lock_mutex);
         if (inode->fd >= 0)
                 close(inode->fd);
@@ -298,6 +284,11 @@ void inode_table_free(struct inode_table *t)
         free(t);
 }
 
+void inode_table_set_destroy_fn(struct inode_table *t, inode_destroy_fn fn)
+{
+        t->destroy_fn = fn;
+}
+
 struct inode *inode_get(struct inode_table *t, uint64_t nodeid)
 {
         struct inode *inode;
@@ -334,10 +325,9 @@ void inode_put(struct inode_table *t, struct inode *inode)
                 inode_destroy(t, inode);
 }
 
-uint64_t inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, int *ret_error)
+int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t *ret_nodeid)
 {
         struct inode *inode, *fresh = NULL;
-        uint64_t nodeid = 0;
         uint32_t idx;
 
         pthread_mutex_lock(&t->mutex);
@@ -353,8 +343,7 @@ uint64_t inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, 
                                 inode_destroy(t, fresh);
                         }
                         close(fd);
-                        *ret_error = -ENOMEM;
-                        return 0;
+                        return -ENOMEM;
                 }
                 fresh->nodeid = slot_number(&t->slots, idx);
                 hash_insert(t, fresh);
@@ -363,12 +352,11 @@ uint64_t inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, 
                 inode = fresh;
         }
         inode->nlookup++;
-        nodeid = inode->nodeid;
+        *ret_nodeid = inode->nodeid;
         pthread_mutex_unlock(&t->mutex);
         if (!fresh)
                 close(fd);
-        *ret_error = 0;
-        return nodeid;
+        return 0;
 }
 
 void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
@@ -435,85 +423,6 @@ uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid)
         return n;
 }
 
-static int lock_owner_open(struct inode *inode, int proc_fd, bool may_write)
-{
-        /* Read and write locks need an fd open for reading resp. writing. */
-        int fd = may_write ? confine_reopen(proc_fd, inode->fd, O_RDWR) : -EACCES;
-
-        if (fd == -EACCES || fd == -EISDIR || fd == -ETXTBSY)
-                fd = confine_reopen(proc_fd, inode->fd, O_RDONLY);
-        if (fd == -EACCES && may_write)
-                fd = confine_reopen(proc_fd, inode->fd, O_WRONLY);
-        return fd;
-}
-
-int inode_lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool may_write, bool create)
-{
-        struct inode_lock_owner *o;
-        unsigned n = 0;
-        int fd = -EBADF;
-
-        pthread_mutex_lock(&inode->lock_mutex);
-        for (o = inode->lock_owners; o; o = o->next, n++)
-                if (o->owner == owner) {
-                        fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
-                        if (fd < 0)
-                                fd = -errno;
-                        goto out;
-                }
-        if (!create) {
-                /* Nothing of this owner's to see or drop: a throwaway open file. */
-                pthread_mutex_unlock(&inode->lock_mutex);
-                return lock_owner_open(inode, proc_fd, may_write);
-        }
-        if (n >= INODE_LOCK_OWNERS_MAX) {
-                fd = -ENOLCK;
-                goto out;
-        }
-        o = malloc(sizeof(*o));
-        if (!o) {
-                fd = -ENOMEM;
-                goto out;
-        }
-        o->fd = lock_owner_open(inode, proc_fd, may_write);
-        if (o->fd < 0) {
-                fd = o->fd;
-                free(o);
-                goto out;
-        }
-        fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
-        if (fd < 0) {
-                fd = -errno;
-                close(o->fd);
-                free(o);
-                goto out;
-        }
-        o->owner = owner;
-        o->next = inode->lock_owners;
-        inode->lock_owners = o;
-out:
-        pthread_mutex_unlock(&inode->lock_mutex);
-        return fd;
-}
-
-void inode_lock_owner_release(struct inode *inode, uint64_t owner)
-{
-        struct inode_lock_owner **p, *o = NULL;
-
-        pthread_mutex_lock(&inode->lock_mutex);
-        for (p = &inode->lock_owners; *p; p = &(*p)->next)
-                if ((*p)->owner == owner) {
-                        o = *p;
-                        *p = o->next;
-                        break;
-                }
-        pthread_mutex_unlock(&inode->lock_mutex);
-        if (o) {
-                close(o->fd);
-                free(o);
-        }
-}
-
 /* ---- handles ---- */
 
 struct handle_table {
@@ -577,8 +486,8 @@ void handle_table_free(struct handle_table *t)
         free(t);
 }
 
-uint64_t handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
-                    bool writable, int *ret_error)
+int handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
+               bool writable, uint64_t *ret_fh)
 {
         struct handle *h;
         uint32_t idx = 0;
@@ -609,16 +518,14 @@ uint64_t handle_add(struct handle_table *t, int fd, struct inode *inode, bool is
         if (!h) {
                 close(fd);
                 inode_put(t->inodes, inode);
-                *ret_error = -ENOMEM;
-                return 0;
+                return -ENOMEM;
         }
         if (!idx) {
                 handle_destroy(t, h);
-                *ret_error = -ENFILE;
-                return 0;
+                return -ENFILE;
         }
-        *ret_error = 0;
-        return h->fh;
+        *ret_fh = h->fh;
+        return 0;
 }
 
 struct handle *handle_get(struct handle_table *t, uint64_t fh, bool want_dir)

@@ -24,7 +24,7 @@
 
 #define INODE_ROOT_ID 1
 
-struct inode_lock_owner;
+struct pt_lock_owner;
 
 struct inode {
         int fd;                 /* O_PATH | O_NOFOLLOW, inside the shared folder */
@@ -37,9 +37,9 @@ struct inode {
         uint32_t refs;
         uint32_t hash_next;     /* slot index of the next inode in the bucket; 0 ends */
         struct inode *dead_next; /* inode_forget_all()'s list of inodes to destroy */
-        /* POSIX (OFD) locks: one open file description per guest lock owner. */
+        /* The guest's lock owners on this inode (pt-lock.c), under lock_mutex. */
         pthread_mutex_t lock_mutex;
-        struct inode_lock_owner *lock_owners;
+        struct pt_lock_owner *lock_owners;
 };
 
 struct inode_table;
@@ -47,6 +47,9 @@ struct inode_table;
 /* root_fd: O_PATH directory fd of the shared folder; owned by the table from now on. */
 int inode_table_new(int root_fd, struct inode_table **ret);
 void inode_table_free(struct inode_table *t);
+/* Called for every inode before it is closed: frees what the FUSE layer hung on it. */
+typedef void (*inode_destroy_fn)(struct inode *inode);
+void inode_table_set_destroy_fn(struct inode_table *t, inode_destroy_fn fn);
 
 /* The referenced inode of `nodeid`, or NULL when the guest holds no such nodeid. */
 struct inode *inode_get(struct inode_table *t, uint64_t nodeid);
@@ -54,10 +57,10 @@ void inode_put(struct inode_table *t, struct inode *inode);
 /* A new reference to an inode the caller already holds. */
 void inode_ref(struct inode_table *t, struct inode *inode);
 
-/* Counts one lookup of the object behind `fd` (O_PATH, consumed) whose stat is
- * `st`: the existing inode when (dev, ino) is known, a new one otherwise.
- * Returns the nodeid, or 0 with errno-style *ret_error on allocation failure. */
-uint64_t inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, int *ret_error);
+/* Counts one lookup of the object behind `fd` (O_PATH, consumed, also on
+ * failure) whose stat is `st`: the existing inode when (dev, ino) is known, a
+ * new one otherwise.  Stores its nodeid in *ret_nodeid; -ENOMEM. */
+int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t *ret_nodeid);
 /* FORGET: drops n lookups; the inode goes when no lookup and no request holds it. */
 void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
 /* Forgets every inode but the root (DESTROY, session reset). */
@@ -70,16 +73,6 @@ uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid);
 /* Guest lock owners per inode at most: each holds an fd, and the guest
  * chooses the owner numbers (beyond it, new owners' locks fail with ENOLCK). */
 #define INODE_LOCK_OWNERS_MAX 1024
-
-/* A dup of the fd that carries guest lock owner `owner`'s OFD locks on
- * `inode` (the caller closes it; a concurrent FLUSH cannot pull it away).
- * An owner seen for the first time gets an fd (read-write where permitted)
- * when `create`; without it (GETLK, unlocking) a fresh unregistered fd is
- * returned instead, so that queries by made-up owners cost no lasting fd.
- * -errno on failure.  proc_fd: see confine_reopen(). */
-int inode_lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool may_write, bool create);
-/* The owner closed its file (FLUSH): closing the fd drops its locks. */
-void inode_lock_owner_release(struct inode *inode, uint64_t owner);
 
 /* ---- handles ---- */
 
@@ -102,10 +95,10 @@ struct handle_table;
 int handle_table_new(struct inode_table *inodes, struct handle_table **ret);
 void handle_table_free(struct handle_table *t);
 
-/* Wraps an open fd (consumed) of `inode` (a reference is taken) in a new handle.
- * Returns the fh, or 0 with *ret_error. */
-uint64_t handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
-                    bool writable, int *ret_error);
+/* Wraps an open fd (consumed, also on failure) of `inode` (a reference is
+ * taken) in a new handle; stores its fh in *ret_fh.  -ENOMEM, -ENFILE. */
+int handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
+               bool writable, uint64_t *ret_fh);
 /* The referenced handle of `fh` when it exists and is a directory iff want_dir. */
 struct handle *handle_get(struct handle_table *t, uint64_t fh, bool want_dir);
 void handle_put(struct handle_table *t, struct handle *h);

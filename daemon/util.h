@@ -7,6 +7,7 @@
 #pragma once
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -33,3 +34,6 @@ static inline void util_freep(void *p)
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The struct that holds `ptr` as its member `member`. */
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))

@@ -20,8 +20,9 @@
 #include <sys/file.h>
 #include <sys/xattr.h>
 
+#include "fuse-request.h"
 #include "fuse-test-util.h"
-#include "passthrough.h"
+#include "inode.h"
 
 #ifndef FUSE_TMPFILE
 #define FUSE_TMPFILE 51
@@ -261,7 +262,7 @@ static uint32_t build(struct fz *f)
         };
         uint32_t op;
 
-        if (!atomic_load(&f->t.s->initialized) && chance(f, 90))
+        if (!fs_session_is_initialized(f->t.s) && chance(f, 90))
                 op = FUSE_INIT;
         else if (chance(f, 1))
                 op = chance(f, 30) ? FUSE_DESTROY : g_rand_int_range(f->rng, 0, 60);

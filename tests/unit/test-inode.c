@@ -41,13 +41,11 @@ static uint64_t add(struct fixture *f, const char *name)
 {
         int fd = openat(f->dir_fd, name, O_PATH | O_NOFOLLOW);
         struct stat st;
-        uint64_t id;
-        int err;
+        uint64_t id = 0;
 
         g_assert_cmpint(fd, >=, 0);
         g_assert_cmpint(fstat(fd, &st), ==, 0);
-        id = inode_add_lookup(f->t, fd, &st, &err);
-        g_assert_cmpint(err, ==, 0);
+        g_assert_cmpint(inode_add_lookup(f->t, fd, &st, &id), ==, 0);
         g_assert_cmpuint(id, !=, 0);
         return id;
 }
@@ -172,15 +170,15 @@ static void test_handles(struct fixture *f, gconstpointer data)
         struct handle_table *ht;
         struct inode *i;
         struct handle *h;
-        uint64_t a, fh, dfh;
-        int err, fd;
+        uint64_t a, fh = 0, dfh = 0;
+        int fd;
 
         touch(f, "a");
         a = add(f, "a");
         g_assert_cmpint(handle_table_new(f->t, &ht), ==, 0);
         i = inode_get(f->t, a);
         fd = openat(f->dir_fd, "a", O_RDWR);
-        fh = handle_add(ht, fd, i, false, true, &err);
+        g_assert_cmpint(handle_add(ht, fd, i, false, true, &fh), ==, 0);
         g_assert_cmpuint(fh, !=, 0);
         inode_put(f->t, i);
         /* The handle keeps its inode alive after FORGET. */
@@ -202,7 +200,7 @@ static void test_handles(struct fixture *f, gconstpointer data)
         g_assert_cmpuint(inode_count(f->t), ==, 1);
 
         i = inode_get(f->t, INODE_ROOT_ID);
-        dfh = handle_add(ht, openat(f->dir_fd, ".", O_RDONLY | O_DIRECTORY), i, true, false, &err);
+        g_assert_cmpint(handle_add(ht, openat(f->dir_fd, ".", O_RDONLY | O_DIRECTORY), i, true, false, &dfh), ==, 0);
         inode_put(f->t, i);
         g_assert_cmpuint(dfh, !=, 0);
         g_assert_nonnull((h = handle_get(ht, dfh, true)));

@@ -1,0 +1,145 @@
+/* pt-common.c — what the FUSE operations share: attributes, entries, the one
+ * path by which a new node gets its nodeid, open flags (see pt-internal.h).
+ *
+ * Every host access is relative to an inode's O_PATH fd with at most one
+ * checked name component (confine.c), so the guest cannot name anything
+ * outside the shared folder.  Host errors go back to the guest as their errno. */
+#include "pt-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "confine.h"
+
+int pt_stat(const struct inode *i, struct stat *ret_st)
+{
+        return fstatat(i->fd, "", ret_st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+void pt_fill_attr(const struct pt_fs *fs, struct fuse_attr *a, const struct stat *st)
+{
+        memset(a, 0, sizeof(*a));
+        a->ino = st->st_ino;
+        a->size = (uint64_t)st->st_size;
+        a->blocks = (uint64_t)st->st_blocks;
+        a->atime = (uint64_t)st->st_atim.tv_sec;
+        a->mtime = (uint64_t)st->st_mtim.tv_sec;
+        a->ctime = (uint64_t)st->st_ctim.tv_sec;
+        a->atimensec = (uint32_t)st->st_atim.tv_nsec;
+        a->mtimensec = (uint32_t)st->st_mtim.tv_nsec;
+        a->ctimensec = (uint32_t)st->st_ctim.tv_nsec;
+        a->mode = st->st_mode;
+        a->nlink = (uint32_t)st->st_nlink;
+        a->uid = idmap_uid_to_guest(&fs->idmap, st->st_uid);
+        a->gid = idmap_gid_to_guest(&fs->idmap, st->st_gid);
+        a->rdev = (uint32_t)st->st_rdev;
+        a->blksize = (uint32_t)st->st_blksize;
+}
+
+static void fill_entry(const struct pt_fs *fs, struct fuse_entry_out *e, uint64_t nodeid,
+                       const struct stat *st)
+{
+        memset(e, 0, sizeof(*e));
+        e->nodeid = nodeid;
+        e->entry_valid = e->attr_valid = fs->timeout_sec;
+        e->entry_valid_nsec = e->attr_valid_nsec = fs->timeout_nsec;
+        pt_fill_attr(fs, &e->attr, st);
+}
+
+int pt_reply_attr(struct pt_fs *fs, struct freq *r, const struct stat *st)
+{
+        struct fuse_attr_out out = {
+                .attr_valid = fs->timeout_sec,
+                .attr_valid_nsec = fs->timeout_nsec,
+        };
+
+        pt_fill_attr(fs, &out.attr, st);
+        return pt_reply(r, &out, sizeof(out));
+}
+
+/* Counts one lookup of the object behind `fd` (O_PATH, consumed) and fills its entry. */
+static int add_lookup(struct pt_fs *fs, int fd, const struct stat *st, struct fuse_entry_out *ret_entry)
+{
+        uint64_t nodeid;
+        int r = inode_add_lookup(fs->inodes, fd, st, &nodeid);
+
+        if (r < 0)
+                return r;
+        fill_entry(fs, ret_entry, nodeid, st);
+        return 0;
+}
+
+int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
+                    struct fuse_entry_out *ret_entry)
+{
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        if (dir->type != S_IFDIR)
+                return -ENOTDIR;
+        fd = confine_open_child(dir->fd, name, O_PATH, 0);
+        if (fd < 0)
+                return fd;
+        if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        return add_lookup(fs, TAKE_FD(fd), &st, ret_entry);
+}
+
+int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
+                      int open_fd, bool writable)
+{
+        _cleanup_close_ int fd = open_fd, path_fd = -1;
+        struct {
+                struct fuse_entry_out e;
+                struct fuse_open_out o;
+        } out = { 0 };
+        struct stat st;
+        int err;
+
+        if (fd < 0) {
+                err = pt_lookup_entry(fs, dir, name, &out.e);
+                return err < 0 ? err : pt_reply(r, &out.e, sizeof(out.e));
+        }
+
+        /* The open file itself, not its name: the name may have changed already. */
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        path_fd = confine_reopen(fs->proc_fd, fd, O_PATH);
+        if (path_fd < 0)
+                return path_fd;
+        err = add_lookup(fs, TAKE_FD(path_fd), &st, &out.e);
+        if (err < 0)
+                return err;
+        {
+                _cleanup_iref_ i = PT_INODE(fs, out.e.nodeid);
+
+                if (!i.p)
+                        return -ESTALE;
+                err = handle_add(fs->handles, TAKE_FD(fd), i.p, false, writable, &out.o.fh);
+        }
+        if (err < 0) {
+                inode_forget(fs->inodes, out.e.nodeid, 1);
+                return err;
+        }
+        out.o.open_flags = pt_file_open_flags(fs);
+        return pt_reply(r, &out, sizeof(out));
+}
+
+/* Open flags the guest may pass to the host: access mode and data semantics;
+ * never O_CREAT/O_EXCL (only CREATE creates), O_NOFOLLOW is always added,
+ * O_DIRECT is dropped because guest buffers need not meet its alignment, and
+ * O_NOATIME because the guest checked it against its own uid, not ours. */
+int pt_open_flags(uint32_t guest_flags)
+{
+        return (int)(guest_flags & (O_ACCMODE | O_APPEND | O_TRUNC | O_SYNC | O_DSYNC | O_NONBLOCK));
+}
+
+uint32_t pt_file_open_flags(const struct pt_fs *fs)
+{
+        switch (fs->cache) {
+        case FS_CACHE_ALWAYS: return FOPEN_KEEP_CACHE;
+        case FS_CACHE_NEVER:  return FOPEN_DIRECT_IO;
+        default:              return 0;
+        }
+}

@@ -1,0 +1,174 @@
+/* pt-dir.c — directory handles: OPENDIR, READDIR, READDIRPLUS, RELEASEDIR,
+ * FSYNCDIR. */
+#include "pt-internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+int pt_opendir(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        struct fuse_open_out out = { 0 };
+        int fd, err;
+
+        fd = confine_reopen(fs->proc_fd, dir->fd, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        err = handle_add(fs->handles, fd, dir, true, false, &out.fh);
+        if (err < 0)
+                return err;
+        if (fs->cache == FS_CACHE_ALWAYS)
+                out.open_flags = FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR;
+        return pt_reply(r, &out, sizeof(out));
+}
+
+static bool is_dot_or_dotdot(const char *n)
+{
+        return n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'));
+}
+
+/* Linux's getdents64 record (glibc's struct dirent64 has a fixed-size name). */
+struct linux_dirent64 {
+        uint64_t d_ino;
+        int64_t d_off;
+        unsigned short d_reclen;
+        unsigned char d_type;
+        char d_name[];
+};
+
+/* READDIR/READDIRPLUS: seek the directory fd to the guest's offset (a cookie
+ * we handed out as d_off), read a batch with getdents64 into the worker's
+ * scratch and pack entries straight into the guest's reply buffer.  Entries
+ * read but not sent are read again next time: no per-handle buffer. */
+static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
+{
+        PT_ARG(fuse_read_in, in, r);
+        _cleanup_href_ h = PT_DIR(fs, in->fh);
+        const size_t hdr = sizeof(struct fuse_out_header);
+        size_t max, used = 0, chunk;
+        bool full = false;
+        int err = 0;
+
+        if (!h.p)
+                return -EBADF;
+        if (r->out_size < hdr)
+                return -EINVAL;
+        if (in->offset > (uint64_t)INT64_MAX)
+                return -EINVAL;
+        max = r->out_size - hdr;
+        if (max > in->size)
+                max = in->size;
+        /* A host record is about as big as a dirent, a quarter of a direntplus. */
+        chunk = plus ? max / 4 : max;
+        if (chunk < 1024)
+                chunk = 1024;
+        if (chunk > FREQ_XATTR_SIZE_MAX)
+                chunk = FREQ_XATTR_SIZE_MAX;
+
+        pthread_mutex_lock(&h.p->dir_mutex);
+        if (lseek(h.p->fd, (off_t)in->offset, SEEK_SET) < 0)
+                err = -errno;
+        while (err == 0 && !full) {
+                ssize_t n = getdents64(h.p->fd, r->buf, chunk);
+                size_t pos = 0;
+
+                if (n < 0) {
+                        if (used == 0)
+                                err = -errno;
+                        break;
+                }
+                if (n == 0)
+                        break;
+                while (pos < (size_t)n) {
+                        const struct linux_dirent64 *de = (const void *)(r->buf + pos);
+                        union {
+                                struct fuse_direntplus p;
+                                uint8_t bytes[sizeof(struct fuse_direntplus) + FREQ_NAME_MAX + 8];
+                        } ent;
+                        struct fuse_dirent *d = plus ? &ent.p.dirent : (struct fuse_dirent *)ent.bytes;
+                        size_t name_off = plus ? FUSE_NAME_OFFSET_DIRENTPLUS : FUSE_NAME_OFFSET;
+                        size_t namelen, size, rec;
+
+                        rec = de->d_reclen;
+                        if (rec < offsetof(struct linux_dirent64, d_name) + 1 || rec > (size_t)n - pos) {
+                                err = used ? 0 : -EIO;
+                                full = true;
+                                break;
+                        }
+                        pos += rec;
+                        namelen = strnlen(de->d_name, rec - offsetof(struct linux_dirent64, d_name));
+                        if (namelen == 0 || namelen > FREQ_NAME_MAX)
+                                continue;
+                        size = FUSE_DIRENT_ALIGN(name_off + namelen);
+                        if (used + size > max) {
+                                if (used == 0)
+                                        err = -EINVAL;   /* the guest's buffer cannot take one entry */
+                                full = true;
+                                break;
+                        }
+                        memset(&ent, 0, size);
+                        memcpy((uint8_t *)&ent + name_off, de->d_name, namelen);
+                        /* NUL-terminated for pt_lookup_entry() even when the record ends with the name. */
+                        ent.bytes[name_off + namelen] = '\0';
+                        if (plus && !is_dot_or_dotdot((const char *)&ent + name_off)) {
+                                /* Counts a lookup: the kernel instantiates the dentry. */
+                                int lerr = pt_lookup_entry(fs, h.p->inode, (const char *)&ent + name_off,
+                                                     &ent.p.entry_out);
+
+                                if (lerr == -ENOENT)
+                                        continue;       /* removed meanwhile */
+                                if (lerr < 0) {
+                                        err = used ? 0 : lerr;
+                                        full = true;
+                                        break;
+                                }
+                        } else if (plus) {
+                                /* nodeid 0: the kernel makes no dentry for "." and "..". */
+                                ent.p.entry_out.attr.ino = de->d_ino;
+                                ent.p.entry_out.attr.mode = (uint32_t)DTTOIF(de->d_type);
+                        }
+                        d->ino = de->d_ino;
+                        d->off = (uint64_t)de->d_off;
+                        d->namelen = (uint32_t)namelen;
+                        d->type = de->d_type;
+                        if (!freq_put(r, hdr + used, &ent, size)) {
+                                if (plus && ent.p.entry_out.nodeid)
+                                        inode_forget(fs->inodes, ent.p.entry_out.nodeid, 1);
+                                err = used ? 0 : -EIO;
+                                full = true;
+                                break;
+                        }
+                        used += size;
+                }
+        }
+        pthread_mutex_unlock(&h.p->dir_mutex);
+        return err < 0 ? err : pt_reply_payload(r, used);
+}
+
+int pt_readdir(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        return do_readdir(fs, r, false);
+}
+
+int pt_readdirplus(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        return do_readdir(fs, r, true);
+}
+
+int pt_releasedir(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        PT_ARG(fuse_release_in, in, r);
+
+        if (handle_release(fs->handles, in->fh, true) < 0)
+                return -EBADF;
+        return pt_reply_ok(r);
+}
+
+int pt_fsyncdir(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        return pt_sync_handle(fs, r, true);
+}

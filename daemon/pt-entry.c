@@ -1,0 +1,362 @@
+/* pt-entry.c — names and attributes: LOOKUP, FORGET, GETATTR, SETATTR,
+ * READLINK, the node-creating and -removing requests, RENAME, LINK, and the
+ * file-system-wide STATFS, ACCESS, SYNCFS. */
+#include "pt-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+/* ---- lookups and attributes ---- */
+
+int pt_lookup(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        struct fuse_entry_out e;
+        size_t pos = 0;
+        const char *name;
+        int err = freq_name(r, &pos, &name);
+
+        if (err < 0)
+                return err;
+        err = pt_lookup_entry(fs, dir, name, &e);
+        return err < 0 ? err : pt_reply(r, &e, sizeof(e));
+}
+
+int pt_forget(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        const struct fuse_forget_in *in = freq_arg(r, sizeof(*in));
+
+        if (in)
+                inode_forget(fs->inodes, r->in.nodeid, in->nlookup);
+        return pt_reply_none(r);
+}
+
+int pt_batch_forget(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        const struct fuse_batch_forget_in *in = freq_arg(r, sizeof(*in));
+        size_t off = sizeof(*in);
+
+        if (!in)
+                return pt_reply_none(r);
+        for (uint32_t n = 0; n < in->count; n++, off += sizeof(struct fuse_forget_one)) {
+                struct fuse_forget_one one;
+
+                if (off + sizeof(one) > r->body_len)
+                        break;
+                if (off + sizeof(one) <= r->arg_len)
+                        memcpy(&one, r->arg + off, sizeof(one));
+                else if (freq_copy_in(r, sizeof(r->in) + off, &one, sizeof(one)) != sizeof(one))
+                        break;
+                inode_forget(fs->inodes, one.nodeid, one.nlookup);
+        }
+        return pt_reply_none(r);
+}
+
+int pt_getattr(struct pt_fs *fs, struct freq *r, struct inode *i)
+{
+        struct stat st;
+        int err;
+
+        /* The FH form only exists for fstat() on an open file; the inode says the same. */
+        err = pt_stat(i, &st);
+        return err < 0 ? err : pt_reply_attr(fs, r, &st);
+}
+
+static int set_times(struct pt_fs *fs, struct inode *i, int fd, const struct fuse_setattr_in *in)
+{
+        struct timespec ts[2] = {
+                { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT },
+        };
+        char name[16];
+
+        if (in->valid & FATTR_ATIME_NOW)
+                ts[0].tv_nsec = UTIME_NOW;
+        else if (in->valid & FATTR_ATIME)
+                ts[0] = (struct timespec){ .tv_sec = (time_t)in->atime, .tv_nsec = in->atimensec };
+        if (in->valid & FATTR_MTIME_NOW)
+                ts[1].tv_nsec = UTIME_NOW;
+        else if (in->valid & FATTR_MTIME)
+                ts[1] = (struct timespec){ .tv_sec = (time_t)in->mtime, .tv_nsec = in->mtimensec };
+        if ((ts[0].tv_nsec != UTIME_OMIT && ts[0].tv_nsec != UTIME_NOW && ts[0].tv_nsec >= 1000000000) ||
+            (ts[1].tv_nsec != UTIME_OMIT && ts[1].tv_nsec != UTIME_NOW && ts[1].tv_nsec >= 1000000000))
+                return -EINVAL;
+        if (fd >= 0)
+                return futimens(fd, ts) < 0 ? -errno : 0;
+        if (i->type == S_IFLNK) {
+                /* Symlink times: only where the kernel takes an empty path. */
+                return utimensat(i->fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+        }
+        confine_fd_name(name, sizeof(name), i->fd);
+        return utimensat(fs->proc_fd, name, ts, 0) < 0 ? -errno : 0;
+}
+
+int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
+{
+        PT_ARG(fuse_setattr_in, in, r);
+        _cleanup_href_ h = { fs->handles, NULL };
+        struct stat st;
+        int fd = -1, err;
+        char name[16];
+
+        if (in->valid & FATTR_FH) {
+                h.p = handle_get(fs->handles, in->fh, false);
+                if (!h.p || h.p->inode != i)
+                        return -EBADF;
+                fd = h.p->fd;
+        }
+        confine_fd_name(name, sizeof(name), i->fd);
+
+        if (in->valid & FATTR_MODE) {
+                int rc;
+
+                if (i->type == S_IFLNK)
+                        return -EOPNOTSUPP;
+                rc = fd >= 0 ? fchmod(fd, in->mode & 07777)
+                             : fchmodat(fs->proc_fd, name, in->mode & 07777, 0);
+                if (rc < 0)
+                        return -errno;
+        }
+        if (in->valid & (FATTR_UID | FATTR_GID)) {
+                uid_t uid = (in->valid & FATTR_UID) ? idmap_uid_to_host(&fs->idmap, in->uid) : (uid_t)-1;
+                gid_t gid = (in->valid & FATTR_GID) ? idmap_gid_to_host(&fs->idmap, in->gid) : (gid_t)-1;
+
+                if (fchownat(i->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+                        return -errno;
+        }
+        if (in->valid & FATTR_SIZE) {
+                if (in->size > (uint64_t)INT64_MAX)
+                        return -EFBIG;
+                if (fd >= 0 && h.p->writable) {
+                        if (ftruncate(fd, (off_t)in->size) < 0)
+                                return -errno;
+                } else {
+                        _cleanup_close_ int wfd = -1;
+
+                        if (i->type != S_IFREG)
+                                return i->type == S_IFDIR ? -EISDIR : -EINVAL;
+                        wfd = confine_reopen(fs->proc_fd, i->fd, O_WRONLY);
+                        if (wfd < 0)
+                                return wfd;
+                        if (ftruncate(wfd, (off_t)in->size) < 0)
+                                return -errno;
+                }
+        }
+        if (in->valid & (FATTR_ATIME | FATTR_MTIME | FATTR_ATIME_NOW | FATTR_MTIME_NOW)) {
+                err = set_times(fs, i, fd, in);
+                if (err < 0)
+                        return err;
+        }
+        err = pt_stat(i, &st);
+        return err < 0 ? err : pt_reply_attr(fs, r, &st);
+}
+
+int pt_readlink(struct pt_fs *fs, struct freq *r, struct inode *i)
+{
+        ssize_t n;
+
+        if (i->type != S_IFLNK)
+                return -EINVAL;
+        n = readlinkat(i->fd, "", (char *)r->buf, FREQ_PATH_MAX);
+        if (n < 0)
+                return -errno;
+        return pt_reply(r, r->buf, (size_t)n);
+}
+
+/* ---- creating and removing names ---- */
+
+int pt_symlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        size_t pos = 0;
+        const char *name, *target;
+        int err = freq_name(r, &pos, &name);
+
+        if (err < 0)
+                return err;
+        /* The target is only data for the guest: it is never followed on the host. */
+        err = freq_string(r, &pos, FREQ_PATH_MAX - 1, &target);
+        if (err < 0)
+                return err;
+        if (err == 0)
+                return -ENOENT;
+        if (symlinkat(target, dir->fd, name) < 0)
+                return -errno;
+        return pt_reply_new_node(fs, r, dir, name, -1, false);
+}
+
+/* MKNOD and MKDIR: the name follows the fixed argument at `pos`. */
+static int make_node(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t pos, mode_t mode,
+                     dev_t rdev)
+{
+        const char *name;
+        int err = freq_name(r, &pos, &name);
+
+        if (err < 0)
+                return err;
+        if ((S_ISDIR(mode) ? mkdirat(dir->fd, name, mode & 07777) : mknodat(dir->fd, name, mode, rdev)) < 0)
+                return -errno;
+        return pt_reply_new_node(fs, r, dir, name, -1, false);
+}
+
+int pt_mknod(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        PT_ARG(fuse_mknod_in, in, r);
+
+        if (S_ISDIR(in->mode))
+                return -EPERM;   /* as mknod(2): directories come from MKDIR */
+        return make_node(fs, r, dir, sizeof(*in), (in->mode & S_IFMT) | pt_masked(in->mode, in->umask),
+                         in->rdev);
+}
+
+int pt_mkdir(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        PT_ARG(fuse_mkdir_in, in, r);
+
+        return make_node(fs, r, dir, sizeof(*in), S_IFDIR | pt_masked(in->mode, in->umask), 0);
+}
+
+static int remove_name(struct freq *r, struct inode *dir, int flags)
+{
+        size_t pos = 0;
+        const char *name;
+        int err = freq_name(r, &pos, &name);
+
+        if (err < 0)
+                return err;
+        if (unlinkat(dir->fd, name, flags) < 0)
+                return -errno;
+        return pt_reply_ok(r);
+}
+
+int pt_unlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        return remove_name(r, dir, 0);
+}
+
+int pt_rmdir(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        return remove_name(r, dir, AT_REMOVEDIR);
+}
+
+static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uint64_t newdir_id,
+                     size_t pos, unsigned flags)
+{
+        _cleanup_iref_ newdir = PT_INODE(fs, newdir_id);
+        const char *oldname, *newname;
+        int err = freq_name(r, &pos, &oldname);
+
+        if (err < 0)
+                return err;
+        if ((err = freq_name(r, &pos, &newname)) < 0)
+                return err;
+        if (!newdir.p)
+                return -EBADF;
+        if (newdir.p->type != S_IFDIR)
+                return -ENOTDIR;
+        /* Both ends are single names under inode fds inside the folder. */
+        if (renameat2(olddir->fd, oldname, newdir.p->fd, newname, flags) < 0)
+                return -errno;
+        return pt_reply_ok(r);
+}
+
+int pt_rename(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        PT_ARG(fuse_rename_in, in, r);
+
+        return do_rename(fs, r, dir, in->newdir, sizeof(*in), 0);
+}
+
+int pt_rename2(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        PT_ARG(fuse_rename2_in, in, r);
+
+        if (in->flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+                return -EINVAL;
+        return do_rename(fs, r, dir, in->newdir, sizeof(*in), in->flags);
+}
+
+int pt_link(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        PT_ARG(fuse_link_in, in, r);
+        _cleanup_iref_ old = PT_INODE(fs, in->oldnodeid);
+        size_t pos = sizeof(*in);
+        const char *name;
+        char procname[16];
+        int err = freq_name(r, &pos, &name);
+
+        if (err < 0)
+                return err;
+        if (!old.p)
+                return -EBADF;
+        if (old.p->type == S_IFDIR)
+                return -EPERM;
+        /* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH on older kernels; the /proc
+         * magic link of our own fd names exactly the same object. */
+        if (linkat(old.p->fd, "", dir->fd, name, AT_EMPTY_PATH) < 0) {
+                if (errno != ENOENT && errno != EPERM && errno != EINVAL)
+                        return -errno;
+                confine_fd_name(procname, sizeof(procname), old.p->fd);
+                if (linkat(fs->proc_fd, procname, dir->fd, name, AT_SYMLINK_FOLLOW) < 0)
+                        return -errno;
+        }
+        return pt_reply_new_node(fs, r, dir, name, -1, false);
+}
+
+/* ---- the file system ---- */
+
+int pt_statfs(struct pt_fs *fs, struct freq *r, struct inode *i)
+{
+        struct fuse_statfs_out out = { 0 };
+        struct statvfs sv;
+
+        if (fstatvfs(i->fd, &sv) < 0)
+                return -errno;
+        out.st.blocks = sv.f_blocks;
+        out.st.bfree = sv.f_bfree;
+        out.st.bavail = sv.f_bavail;
+        out.st.files = sv.f_files;
+        out.st.ffree = sv.f_ffree;
+        out.st.bsize = (uint32_t)sv.f_bsize;
+        out.st.namelen = (uint32_t)sv.f_namemax;
+        out.st.frsize = (uint32_t)sv.f_frsize;
+        return pt_reply(r, &out, sizeof(out));
+}
+
+int pt_access(struct pt_fs *fs, struct freq *r, struct inode *i)
+{
+        PT_ARG(fuse_access_in, in, r);
+        char name[16];
+        int mask = (int)(in->mask & (R_OK | W_OK | X_OK));
+
+        if ((mask & W_OK) && pt_is_readonly(fs))
+                return -EROFS;
+        if (i->type == S_IFLNK)
+                return pt_reply_ok(r);   /* access() follows links; a link's own bits mean nothing */
+        if (faccessat(i->fd, "", mask, AT_EMPTY_PATH) < 0) {
+                if (errno != EINVAL && errno != ENOSYS)
+                        return -errno;
+                confine_fd_name(name, sizeof(name), i->fd);
+                if (faccessat(fs->proc_fd, name, mask, 0) < 0)
+                        return -errno;
+        }
+        return pt_reply_ok(r);
+}
+
+int pt_syncfs(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        _cleanup_iref_ root = PT_INODE(fs, INODE_ROOT_ID);
+        _cleanup_close_ int fd = -1;
+
+        if (!root.p)
+                return -EBADF;
+        fd = confine_reopen(fs->proc_fd, root.p->fd, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        if (syncfs(fd) < 0)
+                return -errno;
+        return pt_reply_ok(r);
+}

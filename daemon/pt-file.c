@@ -1,0 +1,258 @@
+/* pt-file.c — open files: OPEN, CREATE, TMPFILE and the requests on a file
+ * handle (READ, WRITE, FLUSH, RELEASE, FSYNC, FALLOCATE, LSEEK,
+ * COPY_FILE_RANGE).  READ and WRITE move data straight between the host file
+ * and guest memory (preadv/pwritev on slices of the descriptor chain). */
+#include "pt-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+static bool wants_write(int flags)
+{
+        return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+}
+
+int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
+{
+        PT_ARG(fuse_open_in, in, r);
+        struct fuse_open_out out = { 0 };
+        int flags = pt_open_flags(in->flags), fd, err;
+
+        if (wants_write(flags) && pt_is_readonly(fs))
+                return -EROFS;
+        if (i->type == S_IFDIR)
+                return -EISDIR;
+        if (i->type != S_IFREG)
+                return i->type == S_IFLNK ? -ELOOP : -ENXIO; /* FIFOs would block the queue */
+        fd = confine_reopen(fs->proc_fd, i->fd, flags);
+        if (fd < 0)
+                return fd;
+        err = handle_add(fs->handles, fd, i, false, (flags & O_ACCMODE) != O_RDONLY, &out.fh);
+        if (err < 0)
+                return err;
+        out.open_flags = pt_file_open_flags(fs);
+        return pt_reply(r, &out, sizeof(out));
+}
+
+/* CREATE opened an existing name: only a regular file may become a handle
+ * (as in pt_open()); the O_NONBLOCK used for the open goes unless asked for. */
+static int check_created_regular(int fd, int flags)
+{
+        struct stat st;
+        int fl;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return S_ISDIR(st.st_mode) ? -EISDIR : -ENXIO;
+        if (!(flags & O_NONBLOCK)) {
+                fl = fcntl(fd, F_GETFL);
+                if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        PT_ARG(fuse_create_in, in, r);
+        _cleanup_close_ int fd = -1;
+        size_t pos = sizeof(*in);
+        const char *name;
+        int flags = pt_open_flags(in->flags) | (int)(in->flags & O_EXCL);
+        int err = freq_name(r, &pos, &name);
+
+        if (err < 0)
+                return err;
+        /* Without O_EXCL the name may already be a FIFO (made by the guest or on
+         * the host): a blocking open of it would hang this queue until a writer
+         * came.  Open without blocking and refuse what OPEN refuses too. */
+        fd = confine_open_child(dir->fd, name, flags | O_CREAT | O_NONBLOCK,
+                                pt_masked(in->mode, in->umask));
+        if (fd < 0)
+                return fd;
+        if ((err = check_created_regular(fd, flags)) < 0)
+                return err;
+        return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), (flags & O_ACCMODE) != O_RDONLY);
+}
+
+int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
+{
+        PT_ARG(fuse_create_in, in, r);
+        int flags = pt_open_flags(in->flags) & ~O_TRUNC, fd;
+
+        /* The name the kernel sends for a tmpfile is not a real one: ignored. */
+        if ((flags & O_ACCMODE) == O_RDONLY)
+                flags = (flags & ~O_ACCMODE) | O_RDWR;
+        fd = confine_open_child(dir->fd, ".", flags | O_TMPFILE, pt_masked(in->mode, in->umask));
+        if (fd < 0)
+                return fd;
+        return pt_reply_new_node(fs, r, dir, NULL, fd, true);
+}
+
+int pt_read(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        PT_ARG(fuse_read_in, in, r);
+        _cleanup_href_ h = PT_FILE(fs, in->fh);
+        size_t want = in->size, covered;
+        unsigned n;
+        ssize_t got;
+
+        if (!h.p)
+                return -EBADF;
+        if (in->offset > (uint64_t)INT64_MAX)
+                return -EINVAL;
+        if (r->out_size < sizeof(struct fuse_out_header))
+                return -EINVAL;
+        if (want > r->out_size - sizeof(struct fuse_out_header))
+                want = r->out_size - sizeof(struct fuse_out_header);
+        if (want > FREQ_MAX_WRITE)
+                want = FREQ_MAX_WRITE;
+        /* Straight into the guest's pages after the reply header. */
+        n = freq_out_slice(r, sizeof(struct fuse_out_header), want, r->iov, FREQ_MAX_IOV, &covered);
+        got = n ? preadv(h.p->fd, r->iov, (int)n, (off_t)in->offset) : 0;
+        if (got < 0)
+                return -errno;
+        stats_add(&fs->stats->bytes_read, (uint64_t)got);
+        return pt_reply_payload(r, (size_t)got);
+}
+
+int pt_write(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        PT_ARG(fuse_write_in, in, r);
+        _cleanup_href_ h = PT_FILE(fs, in->fh);
+        struct fuse_write_out out = { 0 };
+        size_t covered;
+        unsigned n;
+        ssize_t done;
+
+        if (!h.p || !h.p->writable)
+                return -EBADF;
+        if (in->size > r->body_len - sizeof(*in) || in->size > FREQ_MAX_WRITE)
+                return -EINVAL;
+        if (in->offset > (uint64_t)INT64_MAX)
+                return -EINVAL;
+        /* Straight from the guest's pages. */
+        n = freq_in_slice(r, sizeof(struct fuse_in_header) + sizeof(*in), in->size, r->iov,
+                          FREQ_MAX_IOV, &covered);
+        done = n ? pwritev(h.p->fd, r->iov, (int)n, (off_t)in->offset) : 0;
+        if (done < 0)
+                return -errno;
+        stats_add(&fs->stats->bytes_written, (uint64_t)done);
+        out.size = (uint32_t)done;
+        return pt_reply(r, &out, sizeof(out));
+}
+
+int pt_flush(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        PT_ARG(fuse_flush_in, in, r);
+        _cleanup_href_ h = PT_FILE(fs, in->fh);
+        int fd;
+
+        if (!h.p)
+                return -EBADF;
+        /* close() in the guest: its POSIX locks on this file go with it. */
+        pt_lock_owner_release(h.p->inode, in->lock_owner);
+        /* And what a close does on the host (NFS flushes, for one). */
+        fd = dup(h.p->fd);
+        if (fd < 0)
+                return -errno;
+        if (close(fd) < 0 && errno != EINTR)
+                return -errno;
+        return pt_reply_ok(r);
+}
+
+int pt_release(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        PT_ARG(fuse_release_in, in, r);
+
+        if (in->release_flags & FUSE_RELEASE_FLOCK_UNLOCK) {
+                _cleanup_href_ h = PT_FILE(fs, in->fh);
+
+                if (h.p)
+                        (void) flock(h.p->fd, LOCK_UN);
+        }
+        if (handle_release(fs->handles, in->fh, false) < 0)
+                return -EBADF;
+        return pt_reply_ok(r);
+}
+
+int pt_sync_handle(struct pt_fs *fs, struct freq *r, bool is_dir)
+{
+        PT_ARG(fuse_fsync_in, in, r);
+        _cleanup_href_ h = { fs->handles, handle_get(fs->handles, in->fh, is_dir) };
+
+        if (!h.p)
+                return -EBADF;
+        if (((in->fsync_flags & FUSE_FSYNC_FDATASYNC) ? fdatasync(h.p->fd) : fsync(h.p->fd)) < 0)
+                return -errno;
+        return pt_reply_ok(r);
+}
+
+int pt_fsync(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        return pt_sync_handle(fs, r, false);
+}
+
+int pt_fallocate(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        PT_ARG(fuse_fallocate_in, in, r);
+        _cleanup_href_ h = PT_FILE(fs, in->fh);
+
+        if (!h.p)
+                return -EBADF;
+        if (in->offset > (uint64_t)INT64_MAX || in->length > (uint64_t)INT64_MAX)
+                return -EINVAL;
+        if (fallocate(h.p->fd, (int)in->mode, (off_t)in->offset, (off_t)in->length) < 0)
+                return -errno;
+        return pt_reply_ok(r);
+}
+
+int pt_lseek(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        PT_ARG(fuse_lseek_in, in, r);
+        _cleanup_href_ h = PT_FILE(fs, in->fh);
+        struct fuse_lseek_out out;
+        off_t off;
+
+        if (!h.p)
+                return -EBADF;
+        if (in->whence != SEEK_DATA && in->whence != SEEK_HOLE && in->whence != SEEK_SET &&
+            in->whence != SEEK_END)
+                return -EINVAL;
+        if (in->offset > (uint64_t)INT64_MAX)
+                return -EINVAL;
+        /* The handle's file position is otherwise unused (all I/O is positional). */
+        off = lseek(h.p->fd, (off_t)in->offset, (int)in->whence);
+        if (off < 0)
+                return -errno;
+        out.offset = (uint64_t)off;
+        return pt_reply(r, &out, sizeof(out));
+}
+
+int pt_copy_file_range(struct pt_fs *fs, struct freq *r, struct inode *unused)
+{
+        PT_ARG(fuse_copy_file_range_in, in, r);
+        _cleanup_href_ hin = PT_FILE(fs, in->fh_in);
+        _cleanup_href_ hout = PT_FILE(fs, in->fh_out);
+        struct fuse_write_out out = { 0 };
+        loff_t off_in = (loff_t)in->off_in, off_out = (loff_t)in->off_out;
+        size_t len = in->len > UINT32_MAX - 4095 ? (UINT32_MAX & ~4095u) : (size_t)in->len;
+        ssize_t n;
+
+        if (!hin.p || !hout.p || !hout.p->writable)
+                return -EBADF;
+        if (in->flags != 0)
+                return -EINVAL;
+        if (in->off_in > (uint64_t)INT64_MAX || in->off_out > (uint64_t)INT64_MAX)
+                return -EINVAL;
+        n = copy_file_range(hin.p->fd, &off_in, hout.p->fd, &off_out, len, 0);
+        if (n < 0)
+                return -errno;
+        out.size = (uint32_t)n;
+        return pt_reply(r, &out, sizeof(out));
+}
