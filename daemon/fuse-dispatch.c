@@ -28,6 +28,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -56,6 +59,10 @@ struct fs_session {
         struct pt_fs fs;              /* what the handlers see */
         atomic_bool initialized;      /* INIT answered, no DESTROY since */
         _Atomic uint32_t proto_minor; /* negotiated FUSE minor version */
+        /* INIT warnings, limited: a guest can send INITs in a loop. */
+        pthread_mutex_t init_log_mutex;
+        uint64_t init_log_window_usec;
+        unsigned init_log_count;
 };
 
 struct fs_worker {
@@ -217,6 +224,7 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
         atomic_init(&fs->readonly, opts->readonly);
         atomic_init(&s->initialized, false);
         pt_lock_waiters_init(&fs->waiters);
+        pthread_mutex_init(&s->init_log_mutex, NULL);
         /* The guest's umask comes with each create (DONT_MASK); ours must not add to it. */
         umask(0);
         raise_fd_limit();
@@ -264,6 +272,7 @@ void fs_session_free(struct fs_session *s)
         inode_table_free(s->fs.inodes);
         (void) close(s->fs.proc_fd);
         pt_lock_waiters_fini(&s->fs.waiters);
+        pthread_mutex_destroy(&s->init_log_mutex);
         free(s);
 }
 
@@ -316,6 +325,38 @@ void fs_worker_set_complete(struct fs_worker *w, fs_complete_fn fn, void *userda
 
 /* ---- protocol ---- */
 
+#define INIT_LOG_BURST 10
+#define INIT_LOG_WINDOW_USEC (60 * 1000000ull)
+
+/* A warning about INIT: at most INIT_LOG_BURST a minute, then one line saying so. */
+static void init_warning(struct fs_session *s, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static void init_warning(struct fs_session *s, const char *fmt, ...)
+{
+        uint64_t now = stats_now_usec();
+        unsigned n;
+        char msg[256];
+        va_list ap;
+
+        pthread_mutex_lock(&s->init_log_mutex);
+        if (s->init_log_count == 0 || now - s->init_log_window_usec >= INIT_LOG_WINDOW_USEC) {
+                s->init_log_window_usec = now;
+                s->init_log_count = 0;
+        }
+        n = ++s->init_log_count;
+        pthread_mutex_unlock(&s->init_log_mutex);
+        if (n > INIT_LOG_BURST + 1)
+                return;
+        if (n == INIT_LOG_BURST + 1) {
+                log_warning("FUSE INIT: more warnings this minute are not logged");
+                return;
+        }
+        va_start(ap, fmt);
+        (void) vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        log_warning("FUSE INIT: %s", msg);
+}
+
 static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
 {
         struct fs_session *s = session_of(fs);
@@ -324,18 +365,31 @@ static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
         struct fuse_init_out out = { .major = FUSE_KERNEL_VERSION };
         uint64_t offered, want = FS_INIT_FLAGS;
 
-        if (!in)
+        if (!in) {
+                init_warning(s, "refused: %zu argument bytes, %zu needed", r->arg_len,
+                             offsetof(struct fuse_init_in, flags2));
                 return -EINVAL;
-        if (in->major < FUSE_KERNEL_VERSION)
-                return -EPROTO;
+        }
         if (in->major > FUSE_KERNEL_VERSION) {
                 /* Tell the kernel our major; it sends a new INIT. */
+                log_info("FUSE INIT: the guest offers %u.%u, answering with major %u", in->major,
+                         in->minor, FUSE_KERNEL_VERSION);
                 return pt_reply(r, &out, FUSE_COMPAT_INIT_OUT_SIZE);
         }
-        if (in->minor < FS_MIN_MINOR)
+        if (in->major < FUSE_KERNEL_VERSION || in->minor < FS_MIN_MINOR) {
+                init_warning(s, "refused: the guest speaks FUSE %u.%u, sluice-fs needs %u.%u or later",
+                             in->major, in->minor, FUSE_KERNEL_VERSION, FS_MIN_MINOR);
                 return -EPROTO;
-        if (atomic_load(&s->initialized))
-                return -EPROTO;   /* a second INIT without DESTROY */
+        }
+        if (atomic_load(&s->initialized)) {
+                /* A new kernel mounts without the old one having unmounted: the
+                 * guest was reset (sysrq b, virsh reset, a crash).  Nothing the
+                 * old kernel knew is valid any more, and its waiting SETLKWs must
+                 * not write into memory that now belongs to the new one. */
+                init_warning(s, "a new session without DESTROY (guest reset?): forgetting %zu inodes and %zu open files of the old one",
+                             inode_count(fs->inodes) - 1, handle_count(fs->handles));
+                session_forget_guest(s);
+        }
 
         offered = in->flags;
         if ((in->flags & FUSE_INIT_EXT) && r->arg_len >= sizeof(*in))
@@ -354,11 +408,17 @@ static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
         out.max_write = FREQ_MAX_WRITE;
         out.time_gran = 1;
         out.max_pages = FS_MAX_PAGES;
+        (void) freq_reply(r, &out, out.minor < 23 ? FUSE_COMPAT_22_INIT_OUT_SIZE : sizeof(out));
+        if (r->error < 0 || r->reply_len == 0) {
+                init_warning(s, "failed: the reply does not fit the guest's %zu-byte buffer", r->out_size);
+                atomic_store(&s->initialized, false);
+                return 0;
+        }
         atomic_store(&s->proto_minor, out.minor);
         atomic_store(&s->initialized, true);
         log_info("FUSE session: guest %u.%u, flags 0x%x offered, 0x%x accepted", in->major,
                  in->minor, in->flags, out.flags);
-        return pt_reply(r, &out, out.minor < 23 ? FUSE_COMPAT_22_INIT_OUT_SIZE : sizeof(out));
+        return 0;
 }
 
 static int op_destroy(struct pt_fs *fs, struct freq *r, struct inode *unused)

@@ -15,8 +15,13 @@ static void test_init_flags(void)
                                      .flags = 0xfffffffbu, .flags2 = 0xb };
 
         ft_setup(&t);
-        /* A second INIT without DESTROY is a protocol error. */
+        /* Protocols older than 7.12 are refused (and the session goes on). */
+        init.minor = 11;
         g_assert_cmpint(ft_send(&t, FUSE_INIT, 0, &init, sizeof(init), NULL, 0), ==, -EPROTO);
+        init.minor = 38;
+        g_assert_cmpint(ft_send(&t, FUSE_INIT, 0, &init, 8, NULL, 0), ==, -EINVAL);
+        g_assert_cmpint(ft_send(&t, FUSE_GETATTR, 1, &(struct fuse_getattr_in){ 0 },
+                                sizeof(struct fuse_getattr_in), NULL, 0), ==, 0);
         g_assert_cmpint(ft_send(&t, FUSE_DESTROY, 0, NULL, 0, NULL, 0), ==, 0);
         /* After DESTROY requests fail until the next INIT. */
         g_assert_cmpint(ft_send(&t, FUSE_GETATTR, 1, &(struct fuse_getattr_in){ 0 },
@@ -601,6 +606,148 @@ static void test_posix_locks_and_setlkw(void)
         ft_teardown(&t);
 }
 
+/* A guest reset: the new kernel sends INIT without the old one's DESTROY.  It
+ * gets a fresh session — nothing of the old one's nodeids, handles, locks or
+ * waiting SETLKWs survives, and the old SETLKW writes nothing. */
+static void test_init_again_after_guest_reset(void)
+{
+        struct fuse_init_in init = { .major = 7, .minor = 38, .max_readahead = 131072,
+                                     .flags = 0xfffffffbu, .flags2 = 0xb };
+        struct completion c = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, false };
+        struct fuse_entry_out e, e2;
+        struct fuse_lk_in lk;
+        struct fuse_in_header h;
+        struct iovec in[2], out;
+        uint8_t reply[64], untouched[64];
+        uint64_t fh, dfh;
+        int token = 7;
+        size_t len;
+        struct ft t;
+
+        ft_setup(&t);
+        fs_worker_set_complete(t.w, on_complete, &c);
+        g_assert_cmpint(ft_create(&t, 1, "kept", 0644, O_RDWR, &e, &fh), ==, 0);
+        g_assert_cmpint(ft_write(&t, e.nodeid, fh, 0, "before reset", 12), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_OPENDIR, 1, &(struct fuse_open_in){ 0 },
+                                sizeof(struct fuse_open_in), NULL, 0), ==, 0);
+        dfh = ((const struct fuse_open_out *)ft_body(&t))->fh;
+        /* The old kernel's owner A holds a lock, its owner B waits for it. */
+        lk = (struct fuse_lk_in){ .fh = fh, .owner = 0xA, .lk = { .end = 99, .type = F_WRLCK } };
+        g_assert_cmpint(ft_send(&t, FUSE_SETLK, e.nodeid, &lk, sizeof(lk), NULL, 0), ==, 0);
+        lk.owner = 0xB;
+        h = (struct fuse_in_header){ .len = sizeof(h) + sizeof(lk), .opcode = FUSE_SETLKW,
+                                     .unique = 900, .nodeid = e.nodeid };
+        in[0] = (struct iovec){ &h, sizeof(h) };
+        in[1] = (struct iovec){ &lk, sizeof(lk) };
+        memset(reply, 0x5a, sizeof(reply));
+        memcpy(untouched, reply, sizeof(reply));
+        out = (struct iovec){ reply, sizeof(reply) };
+        g_assert_cmpuint(fs_process(t.w, in, 2, &out, 1, &token), ==, FS_PROCESS_DEFERRED);
+
+        /* The new kernel's INIT: answered, and the old waiter is gone when it returns. */
+        g_assert_cmpint(ft_send(&t, FUSE_INIT, 0, &init, sizeof(init), NULL, 0), ==, 0);
+        g_assert_cmpuint(((const struct fuse_init_out *)ft_body(&t))->minor, ==, 38);
+        g_assert_true(fs_session_is_initialized(t.s));
+        g_assert_false(c.done);
+        g_assert_cmpmem(reply, sizeof(reply), untouched, sizeof(untouched));
+
+        /* The old numbers mean nothing now. */
+        g_assert_cmpint(ft_send(&t, FUSE_GETATTR, e.nodeid, &(struct fuse_getattr_in){ 0 },
+                                sizeof(struct fuse_getattr_in), NULL, 0), ==, -EBADF);
+        g_assert_cmpint(ft_read(&t, e.nodeid, fh, 0, 100, &len), ==, -EBADF);
+        g_assert_cmpint(ft_send(&t, FUSE_READDIR, 1, &(struct fuse_read_in){ .fh = dfh, .size = 4096 },
+                                sizeof(struct fuse_read_in), NULL, 0), ==, -EBADF);
+        /* The file is still there, and the old kernel's lock went with it. */
+        g_assert_cmpint(ft_lookup(&t, 1, "kept", &e2), ==, 0);
+        g_assert_cmpint(ft_open(&t, e2.nodeid, O_RDWR, &fh), ==, 0);
+        g_assert_cmpint(ft_read(&t, e2.nodeid, fh, 0, 100, &len), ==, 0);
+        g_assert_cmpmem(ft_body(&t), len, "before reset", 12);
+        lk = (struct fuse_lk_in){ .fh = fh, .owner = 0xC, .lk = { .end = 99, .type = F_WRLCK } };
+        g_assert_cmpint(ft_send(&t, FUSE_SETLK, e2.nodeid, &lk, sizeof(lk), NULL, 0), ==, 0);
+        g_assert_cmpint(ft_write(&t, e2.nodeid, fh, 12, ", after", 7), ==, 0);
+
+        /* A refused INIT (too old) leaves the running session alone. */
+        init.major = 6;
+        g_assert_cmpint(ft_send(&t, FUSE_INIT, 0, &init, sizeof(init), NULL, 0), ==, -EPROTO);
+        g_assert_cmpint(ft_read(&t, e2.nodeid, fh, 0, 100, &len), ==, 0);
+        g_assert_cmpmem(ft_body(&t), len, "before reset, after", 19);
+        ft_teardown(&t);
+}
+
+/* A SETLKW deferred from queue `q` of worker w, with its own reply buffer. */
+struct waiting {
+        struct fuse_in_header h;
+        struct fuse_lk_in lk;
+        uint8_t reply[64];
+        struct completion c;
+};
+
+static void start_waiting(struct ft *t, struct fs_worker *w, struct waiting *wt, uint64_t nodeid,
+                          uint64_t fh, uint64_t owner, uint64_t unique)
+{
+        struct iovec in[2], out;
+
+        *wt = (struct waiting){ .c = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, false } };
+        wt->h = (struct fuse_in_header){ .len = sizeof(wt->h) + sizeof(wt->lk), .opcode = FUSE_SETLKW,
+                                         .unique = unique, .nodeid = nodeid };
+        wt->lk = (struct fuse_lk_in){ .fh = fh, .owner = owner, .lk = { .end = 9, .type = F_WRLCK } };
+        in[0] = (struct iovec){ &wt->h, sizeof(wt->h) };
+        in[1] = (struct iovec){ &wt->lk, sizeof(wt->lk) };
+        out = (struct iovec){ wt->reply, sizeof(wt->reply) };
+        fs_worker_set_complete(w, on_complete, &wt->c);
+        g_assert_cmpuint(fs_process(w, in, 2, &out, 1, wt), ==, FS_PROCESS_DEFERRED);
+}
+
+static void assert_finished_eintr(struct waiting *wt)
+{
+        const struct fuse_out_header *oh = (const void *)wt->reply;
+
+        /* Done by the time fs_session_finish_deferred() returned: no waiting here. */
+        g_assert_true(wt->c.done);
+        g_assert_true(wt->c.token == wt);
+        g_assert_cmpuint(wt->c.len, ==, sizeof(*oh));
+        g_assert_cmpint(oh->error, ==, -EINTR);
+        g_assert_cmpuint(oh->unique, ==, wt->h.unique);
+}
+
+/* Ring stop (GET_VRING_BASE): the deferred requests of that queue, and only
+ * those, are finished with EINTR — reply written and completion run — before
+ * fs_session_finish_deferred() returns. */
+static void test_finish_deferred_per_queue(void)
+{
+        struct fs_worker *w2;
+        struct waiting a, b, b2;
+        struct fuse_entry_out e;
+        struct fuse_lk_in lk;
+        uint64_t fh;
+        struct ft t;
+
+        ft_setup(&t);
+        g_assert_cmpint(fs_worker_new(t.s, 2, &w2), ==, 0);
+        g_assert_cmpint(ft_create(&t, 1, "contended", 0644, O_RDWR, &e, &fh), ==, 0);
+        lk = (struct fuse_lk_in){ .fh = fh, .owner = 1, .lk = { .end = 9, .type = F_WRLCK } };
+        g_assert_cmpint(ft_send(&t, FUSE_SETLK, e.nodeid, &lk, sizeof(lk), NULL, 0), ==, 0);
+
+        start_waiting(&t, t.w, &a, e.nodeid, fh, 2, 1001);    /* queue 1 */
+        start_waiting(&t, w2, &b, e.nodeid, fh, 3, 1002);     /* queue 2 */
+        start_waiting(&t, w2, &b2, e.nodeid, fh, 4, 1003);    /* queue 2 */
+
+        fs_session_finish_deferred(t.s, 2);
+        assert_finished_eintr(&b);
+        assert_finished_eintr(&b2);
+        /* Queue 1's waiter is still waiting for the lock. */
+        g_assert_false(a.c.done);
+        /* A queue with nothing deferred: returns at once. */
+        fs_session_finish_deferred(t.s, 5);
+        g_assert_false(a.c.done);
+        /* All queues (what SET_MEM_TABLE does). */
+        fs_session_finish_deferred(t.s, -1);
+        assert_finished_eintr(&a);
+
+        fs_worker_free(w2);
+        ft_teardown(&t);
+}
+
 static void test_flock(void)
 {
         struct ft t;
@@ -776,6 +923,8 @@ int main(int argc, char **argv)
         g_test_add_func("/passthrough/idmap", test_idmap_in_replies);
         g_test_add_func("/passthrough/xattr", test_xattr);
         g_test_add_func("/passthrough/posix-locks-setlkw", test_posix_locks_and_setlkw);
+        g_test_add_func("/passthrough/init-again-after-guest-reset", test_init_again_after_guest_reset);
+        g_test_add_func("/passthrough/finish-deferred-per-queue", test_finish_deferred_per_queue);
         g_test_add_func("/passthrough/flock", test_flock);
         g_test_add_func("/passthrough/misc", test_misc_ops);
         g_test_add_func("/passthrough/forget", test_forget_counts);
