@@ -21,6 +21,8 @@
 #   --console FILE      keep the guest console here (default: a temporary file)
 #   --daemon-log FILE   keep the daemon's stderr here (default: a temporary file)
 #   --mem MIB  --smp N  guest size (default 512, 1)
+#   --reboot            a guest reboot or reset restarts the guest (QEMU without
+#                       -no-reboot), as in a VM; by default it ends the run
 #   --quiet             do not echo the console while the guest runs
 #   --no-check          do not require DONE / reject FAIL (plain boot: exit status is QEMU's)
 #
@@ -48,7 +50,7 @@ die() { echo "run-guest: $*" >&2; exit 1; }
 
 image=${SLUICE_GUEST_IMAGE:-}
 backend=${SLUICE_GUEST_BACKEND:-sluice}
-shared_dir='' tag=share timeout=150 console='' daemon_log='' mem=512 smp=1 quiet=0 check=1
+shared_dir='' tag=share timeout=150 console='' daemon_log='' mem=512 smp=1 quiet=0 check=1 reboot=0
 sluice_fs=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
 daemon_args=() files=() envs=()
 while [ $# -gt 0 ]; do
@@ -67,6 +69,7 @@ while [ $# -gt 0 ]; do
         --mem) mem=$2; shift ;;
         --smp) smp=$2; shift ;;
         --quiet) quiet=1 ;;
+        --reboot) reboot=1 ;;
         --no-check) check=0 ;;
         -h|--help) usage ;;
         --) shift; break ;;
@@ -181,6 +184,11 @@ cat "$image/initrd.cpio" "$work/extra.cpio" >"$work/initrd.cpio"
 # ---- accelerator ---------------------------------------------------------------------
 qemu_base=("$qemu" -M q35 -m "$mem" -smp "$smp" -display none -monitor none -nic none
            -no-reboot -kernel "$image/vmlinux")
+qemu_run=()
+for a in "${qemu_base[@]}"; do
+        [ "$reboot" = 1 ] && [ "$a" = -no-reboot ] && continue
+        qemu_run+=("$a")
+done
 accel=${SLUICE_GUEST_ACCEL:-tcg}
 if [ "$accel" = auto ]; then
         accel=tcg
@@ -219,7 +227,7 @@ sluice|virtiofsd)
 esac
 
 start=$(date +%s.%N)
-"${qemu_base[@]}" "${accel_args[@]}" "${dev_args[@]}" -initrd "$work/initrd.cpio" \
+"${qemu_run[@]}" "${accel_args[@]}" "${dev_args[@]}" -initrd "$work/initrd.cpio" \
         -append "$append" -serial "file:$console" </dev/null >"$work/qemu.log" 2>&1 &
 qemu_pid=$!
 if [ "$quiet" = 0 ]; then

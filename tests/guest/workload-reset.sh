@@ -1,0 +1,52 @@
+#!/bin/sh
+# workload-reset.sh — runs in the guest (busybox sh), twice: a hard reset
+# between the two boots, without unmounting (guest-reset.sh).
+#
+# Boot 1 finds no before-reset.txt in the share: it mounts, writes it and
+# resets the machine at once (sysrq b: no unmount, no FUSE DESTROY).  Boot 2
+# (the same initrd) finds the file: the new kernel's mount must work —
+# read the file, write after-reset.txt, list, unmount.  A share that is dead
+# after the reset fails boot 2's checks, or boot 1's path (the file cannot be
+# seen, and not written either).  Prints PASS/FAIL per check and DONE.
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+same() {
+        if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
+}
+
+if ! $SLUICE_MOUNT; then
+        fail mount "$SLUICE_MOUNT failed"
+        echo DONE
+        exit 1
+fi
+
+if [ ! -e /mnt/before-reset.txt ]; then
+        echo "BOOT 1"
+        if ! echo "written before the reset" >/mnt/before-reset.txt; then
+                fail write-before-reset "cannot write /mnt/before-reset.txt"
+                echo DONE
+                exit 1
+        fi
+        pass write-before-reset
+        sync
+        # A hard reset, as a crash or `virsh reset` would do it: the mount stays.
+        echo b >/proc/sysrq-trigger
+        sleep 60
+        fail reset "still running 60 s after sysrq b"
+        echo DONE
+        exit 1
+fi
+
+echo "BOOT 2"
+pass mount-after-reset
+same read-after-reset "written before the reset" "$(cat /mnt/before-reset.txt 2>&1)"
+if echo "written after the reset" >/mnt/after-reset.txt; then
+        pass write-after-reset
+else
+        fail write-after-reset "cannot write /mnt/after-reset.txt"
+fi
+same readback-after-reset "written after the reset" "$(cat /mnt/after-reset.txt 2>&1)"
+same listing-after-reset "after-reset.txt before-reset.txt" "$(ls /mnt | tr '\n' ' ' | sed 's/ $//')"
+umount /mnt && pass umount || fail umount "umount /mnt failed"
+echo DONE
