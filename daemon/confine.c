@@ -13,6 +13,7 @@
 #include <linux/openat2.h>
 
 #include "log.h"
+#include "util.h"
 
 int confine_check_name(const char *name, size_t len)
 {
@@ -36,11 +37,9 @@ int confine_have_openat2(void)
 
         if (v < 0) {
                 struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH };
-                long fd = syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof(how));
+                _cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof(how));
 
                 v = fd >= 0 || (errno != ENOSYS && errno != EINVAL && errno != EPERM);
-                if (fd >= 0)
-                        close((int)fd);
                 atomic_store_explicit(&have_openat2, v, memory_order_relaxed);
                 if (!v)
                         log_info("openat2() unavailable: confining with O_NOFOLLOW single-component opens");
@@ -87,7 +86,7 @@ int confine_reopen(int proc_fd, int path_fd, int flags)
 {
         struct stat before, after;
         char name[16];
-        int fd;
+        _cleanup_close_ int fd = -1;
 
         /* The O_PATH fd was opened with O_NOFOLLOW, so it may be a symlink
          * itself: opening that through /proc would act on the link object,
@@ -102,9 +101,7 @@ int confine_reopen(int proc_fd, int path_fd, int flags)
         fd = openat(proc_fd, name, (flags & ~(O_CREAT | O_NOFOLLOW)) | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        if (fstat(fd, &after) < 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
-                close(fd);
+        if (fstat(fd, &after) < 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino)
                 return -ESTALE;
-        }
-        return fd;
+        return TAKE_FD(fd);
 }

@@ -21,8 +21,8 @@
  *    stops it without a reply.
  *  - Files the guest creates belong to the user running sluice-fs (root when
  *    run by root: then host permission checks are root's too, like virtiofsd
- *    without its sandbox).  The process umask is set to 0 (the guest's umask
- *    comes with each create) and the open file limit is raised to the hard limit.
+ *    without its sandbox).  main.c sets the process umask to 0 (the guest's
+ *    umask comes with each create) and raises the open file limit.
  *  - Requests before INIT (or after DESTROY) fail with EIO; unknown opcodes ENOSYS. */
 #include "fs-session.h"
 
@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -157,32 +156,16 @@ static const struct fs_op ops[] = {
 
 /* ---- session ---- */
 
-/* Every inode the guest knows holds an O_PATH fd: a tree of a few thousand
- * files needs more than the usual soft limit of 1024, so take the hard limit
- * (as virtiofsd does).  Process-wide, once. */
-static void raise_fd_limit(void)
+static void session_freep(struct fs_session **s)
 {
-        struct rlimit rl;
-        rlim_t want;
-
-        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-                return;
-        want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 1048576 ? 1048576 : rl.rlim_max;
-        if (rl.rlim_cur >= want)
-                return;
-        rl.rlim_cur = want;
-        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-                log_warning("cannot raise the open file limit to %llu: %s (large folders may fail with EMFILE)",
-                            (unsigned long long)want, strerror(errno));
-        else
-                log_debug("open file limit raised to %llu", (unsigned long long)want);
+        fs_session_free(*s);
 }
 
 int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *stats,
                    struct fs_session **ret)
 {
         _cleanup_close_ int root = root_fd;
-        struct fs_session *s;
+        _cleanup_(session_freep) struct fs_session *s = NULL;
         struct pt_fs *fs;
         int r;
 
@@ -190,28 +173,22 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
         if (!s)
                 return -ENOMEM;
         fs = &s->fs;
+        pt_lock_waiters_init(&fs->waiters);
+        pthread_mutex_init(&s->init_log_mutex, NULL);
         fs->proc_fd = confine_open_proc_fd();
         if (fs->proc_fd < 0) {
                 r = fs->proc_fd;
                 log_error("Cannot open /proc/self/fd (is /proc mounted?): %s", strerror(-r));
-                free(s);
                 return r;
         }
         r = inode_table_new(root, &fs->inodes);
-        if (r < 0) {
-                (void) close(fs->proc_fd);
-                free(s);
+        if (r < 0)
                 return r;
-        }
         TAKE_FD(root);   /* the table's now */
         inode_table_set_destroy_fn(fs->inodes, pt_lock_owners_free);
         r = handle_table_new(fs->inodes, &fs->handles);
-        if (r < 0) {
-                inode_table_free(fs->inodes);
-                (void) close(fs->proc_fd);
-                free(s);
+        if (r < 0)
                 return r;
-        }
         fs->stats = stats;
         idmap_init(&fs->idmap, opts);
         fs->cache = opts->cache;
@@ -223,13 +200,8 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
         }
         atomic_init(&fs->readonly, opts->readonly);
         atomic_init(&s->initialized, false);
-        pt_lock_waiters_init(&fs->waiters);
-        pthread_mutex_init(&s->init_log_mutex, NULL);
-        /* The guest's umask comes with each create (DONT_MASK); ours must not add to it. */
-        umask(0);
-        raise_fd_limit();
         (void) confine_have_openat2();
-        *ret = s;
+        *ret = TAKE_PTR(s);
         return 0;
 }
 
@@ -267,10 +239,12 @@ void fs_session_free(struct fs_session *s)
 {
         if (!s)
                 return;
-        fs_session_reset(s);
+        /* Also for a half-made session (fs_session_new() failing). */
+        pt_lock_cancel_waiters(&s->fs);
         handle_table_free(s->fs.handles);
         inode_table_free(s->fs.inodes);
-        (void) close(s->fs.proc_fd);
+        if (s->fs.proc_fd >= 0)
+                (void) close(s->fs.proc_fd);
         pt_lock_waiters_fini(&s->fs.waiters);
         pthread_mutex_destroy(&s->init_log_mutex);
         free(s);

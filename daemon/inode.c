@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util.h"
+
 /* ---- slot tables: number -> object, with generations ---- */
 
 #define SLOT_MAX (1u << 30)
@@ -327,6 +329,7 @@ void inode_put(struct inode_table *t, struct inode *inode)
 
 int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t *ret_nodeid)
 {
+        _cleanup_close_ int owned_fd = fd;   /* closed unless a new inode keeps it */
         struct inode *inode, *fresh = NULL;
         uint32_t idx;
 
@@ -342,9 +345,9 @@ int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint6
                                 fresh->fd = -1;
                                 inode_destroy(t, fresh);
                         }
-                        close(fd);
                         return -ENOMEM;
                 }
+                TAKE_FD(owned_fd);
                 fresh->nodeid = slot_number(&t->slots, idx);
                 hash_insert(t, fresh);
                 if (++t->count > t->n_buckets)
@@ -354,8 +357,6 @@ int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint6
         inode->nlookup++;
         *ret_nodeid = inode->nodeid;
         pthread_mutex_unlock(&t->mutex);
-        if (!fresh)
-                close(fd);
         return 0;
 }
 

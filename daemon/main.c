@@ -299,6 +299,8 @@ static int setup(struct app *app)
                                   app->opts.control_fd);
         }
         raise_nofile_limit();
+        /* The guest's umask comes with each create (FUSE_DONT_MASK): ours must not add to it. */
+        umask(0);
         stats_init(&stats_global, 1 + app->opts.queues);
 
         r = fs_session_new(&app->opts, root_fd, &stats_global, &app->session);

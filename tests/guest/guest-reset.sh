@@ -6,18 +6,10 @@
 #
 # $SLUICE_GUEST_BACKEND=virtiofsd runs it against QEMU's legacy daemon (which
 # serves the second boot too).  Exit 77 when QEMU or the guest kernel is missing.
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-backend=${SLUICE_GUEST_BACKEND:-sluice}
-
-command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed"; exit 77; }
-ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no guest kernel in /boot"; exit 77; }
-
-share=$(mktemp -d "${TMPDIR:-/tmp}/sluice-reset.XXXXXX")
-console=$(mktemp "${TMPDIR:-/tmp}/sluice-reset-console.XXXXXX")
-daemon_log=$(mktemp "${TMPDIR:-/tmp}/sluice-reset-daemon.XXXXXX")
-trap 'rm -rf "$share" "$console" "$daemon_log"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/guest-lib.sh"
+guest_tmp share reset -d
+guest_tmp console reset-console
+guest_tmp daemon_log reset-daemon
 if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ]; then
         chown "$SLUICE_TEST_USER:" "$share"
 fi
@@ -28,10 +20,6 @@ fi
 status=$?
 [ "$status" = 77 ] && exit 77
 
-failed=0
-host_check() { # NAME EXPECTED ACTUAL
-        if [ "$2" = "$3" ]; then echo "PASS host-$1"; else echo "FAIL host-$1: expected '$2', got '$3'"; failed=1; fi
-}
 host_check boots "BOOT 1 BOOT 2" "$(tr -d '\r' <"$console" | grep -E '^BOOT [0-9]$' | tr '\n' ' ' | sed 's/ $//')"
 host_check before-reset "written before the reset" "$(cat "$share/before-reset.txt" 2>&1)"
 host_check after-reset "written after the reset" "$(cat "$share/after-reset.txt" 2>&1)"

@@ -6,16 +6,8 @@
 # $SLUICE_GUEST_BACKEND=9p runs the same workload against QEMU's read-only 9p
 # export (how the workload itself was validated).  Exit 77 when QEMU or the
 # guest kernel is missing.
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-backend=${SLUICE_GUEST_BACKEND:-sluice}
-
-command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed"; exit 77; }
-ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no guest kernel in /boot"; exit 77; }
-
-share=$(mktemp -d "${TMPDIR:-/tmp}/sluice-ro.XXXXXX")
-trap 'rm -rf "$share"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/guest-lib.sh"
+guest_tmp share ro -d
 echo original >"$share/file.txt"
 mkdir "$share/emptydir" "$share/dir"
 echo inner >"$share/dir/inner"

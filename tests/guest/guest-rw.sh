@@ -5,18 +5,10 @@
 # Backend: $SLUICE_GUEST_BACKEND (sluice by default; "virtiofsd" runs the same
 # test against QEMU's legacy daemon, which is how this harness was validated).
 # Exit 77 when QEMU or the guest kernel is missing.
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-backend=${SLUICE_GUEST_BACKEND:-sluice}
+. "$(dirname "$0")/guest-lib.sh"
 many=3000
-
-command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed"; exit 77; }
-ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no guest kernel in /boot"; exit 77; }
-
-share=$(mktemp -d "${TMPDIR:-/tmp}/sluice-rw.XXXXXX")
-console=$(mktemp "${TMPDIR:-/tmp}/sluice-rw-console.XXXXXX")
-trap 'rm -rf "$share" "$console"' EXIT
-trap 'exit 1' INT TERM HUP
+guest_tmp share rw -d
+guest_tmp console rw-console
 
 # ---- what the guest finds in the share ------------------------------------------------
 mkdir "$share/guest" "$share/many"
@@ -52,10 +44,6 @@ status=$?
 [ "$status" = 77 ] && exit 77
 
 # ---- what the host sees afterwards ---------------------------------------------------
-failed=0
-host_check() { # NAME EXPECTED ACTUAL
-        if [ "$2" = "$3" ]; then echo "PASS host-$1"; else echo "FAIL host-$1: expected '$2', got '$3'"; failed=1; fi
-}
 g=$share/guest
 bigsum=$(tr -d '\r' <"$console" | sed -n 's/^BIGSUM \([0-9a-f]\{64\}\)$/\1/p')
 host_check big-checksum "$bigsum" "$( [ -f "$g/big" ] && sha256sum "$g/big" | cut -d' ' -f1)"

@@ -27,7 +27,8 @@
 #   --no-check          do not require DONE / reject FAIL (plain boot: exit status is QEMU's)
 #
 # The workload always gets SLUICE_TAG, SLUICE_FSTYPE (virtiofs|9p|none) and
-# SLUICE_MOUNT (the whole mount command for /mnt) in its environment.
+# SLUICE_MOUNT (the whole mount command for /mnt) in its environment, and
+# /workload-lib.sh (the PASS/FAIL helpers) beside it.
 #
 # Accelerator: $SLUICE_GUEST_ACCEL = tcg (default) | kvm | auto.  "auto" boots a probe guest
 # once with KVM (cached in the image directory as .kvm-probe) and uses KVM only if that
@@ -178,6 +179,7 @@ esac
 } >"$work/workload.env"
 append="console=ttyS0 quiet panic=-1"
 "$here/mkcpio.sh" "$work/extra.cpio" "$workload:/workload.sh" "$work/workload.env:/workload.env" \
+        "$here/workload-lib.sh:/workload-lib.sh" \
         "${files[@]}" || die "mkcpio failed"
 cat "$image/initrd.cpio" "$work/extra.cpio" >"$work/initrd.cpio"
 

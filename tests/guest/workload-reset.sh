@@ -9,33 +9,19 @@
 # after the reset fails boot 2's checks, or boot 1's path (the file cannot be
 # seen, and not written either).  Prints PASS/FAIL per check and DONE.
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-same() {
-        if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
-}
-
-if ! $SLUICE_MOUNT; then
-        fail mount "$SLUICE_MOUNT failed"
-        echo DONE
-        exit 1
-fi
+. /workload-lib.sh
+mount_share
 
 if [ ! -e /mnt/before-reset.txt ]; then
         echo "BOOT 1"
-        if ! echo "written before the reset" >/mnt/before-reset.txt; then
-                fail write-before-reset "cannot write /mnt/before-reset.txt"
-                echo DONE
-                exit 1
-        fi
+        echo "written before the reset" >/mnt/before-reset.txt ||
+                give_up write-before-reset "cannot write /mnt/before-reset.txt"
         pass write-before-reset
         sync
         # A hard reset, as a crash or `virsh reset` would do it: the mount stays.
         echo b >/proc/sysrq-trigger
         sleep 60
-        fail reset "still running 60 s after sysrq b"
-        echo DONE
-        exit 1
+        give_up reset "still running 60 s after sysrq b"
 fi
 
 echo "BOOT 2"

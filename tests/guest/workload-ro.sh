@@ -6,8 +6,7 @@
 # there by guest-ro.sh): file.txt containing "original", emptydir/, dir/inner,
 # link -> file.txt.  Prints PASS/FAIL per check and DONE.
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. /workload-lib.sh
 EROFS="Read-only file system"
 # erofs NAME COMMAND… — COMMAND must fail with "Read-only file system" (or the
 # helper's EROFS tag)
@@ -23,15 +22,8 @@ erofs() {
                 esac
         fi
 }
-same() {
-        if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
-}
 
-if ! $SLUICE_MOUNT; then
-        fail mount "$SLUICE_MOUNT failed"
-        echo DONE
-        exit 1
-fi
+mount_share
 pass mount
 cd /mnt || exit 1
 

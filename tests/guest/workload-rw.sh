@@ -6,36 +6,11 @@
 # directory guest/ that the workload works in.  Prints PASS/FAIL per check,
 # "BIGSUM <sha256>" for the 64 MiB file, and DONE.
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-# check NAME COMMAND… — PASS when COMMAND succeeds, else FAIL with its output
-check() {
-        name=$1
-        shift
-        if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
-}
-# same NAME EXPECTED ACTUAL
-same() {
-        if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
-}
-# fails_with NAME MESSAGE COMMAND… — COMMAND must fail and print MESSAGE
-fails_with() {
-        name=$1 msg=$2
-        shift 2
-        if out=$("$@" 2>&1); then
-                fail "$name" "succeeded, expected '$msg'"
-        else
-                case "$out" in *"$msg"*) pass "$name" ;; *) fail "$name" "expected '$msg', got: $out" ;; esac
-        fi
-}
+. /workload-lib.sh
 now() { read -r t _ </proc/uptime; echo "$t"; }
 
 t0=$(now)
-if ! $SLUICE_MOUNT; then
-        fail mount "$SLUICE_MOUNT failed"
-        echo DONE
-        exit 1
-fi
+mount_share
 pass mount
 grep -q " /mnt $SLUICE_FSTYPE " /proc/mounts && pass mount-type || fail mount-type "$(grep /mnt /proc/mounts)"
 G=/mnt/guest

@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/fuse.h>
@@ -114,6 +115,17 @@ static inline void ft_setup_opts(struct ft *t, const struct fs_options *opts)
                 t->opts.guest_gid = t->opts.host_gid = FS_ID_UNMAPPED;
         }
         stats_init(&t->stats, 1);
+        /* As main.c does: the guest's umask comes with each create, and every
+         * inode holds an fd (a READDIRPLUS of a big directory needs many). */
+        umask(0);
+        {
+                struct rlimit rl;
+
+                if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                        rl.rlim_cur = rl.rlim_max;
+                        (void)setrlimit(RLIMIT_NOFILE, &rl);
+                }
+        }
         t->out = g_malloc(FT_OUT_SIZE);
         fd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         g_assert_cmpint(fd, >=, 0);

@@ -260,7 +260,7 @@ int main(int argc, char **argv)
         struct rlimit rl;
 
         g_test_init(&argc, &argv, NULL);
-        /* Each inode holds an fd; fs_session_new() raises the limit the same way. */
+        /* Each inode holds an fd; main.c raises the limit the same way. */
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4096 && rl.rlim_max >= 4096) {
                 rl.rlim_cur = 4096;
                 (void)setrlimit(RLIMIT_NOFILE, &rl);
