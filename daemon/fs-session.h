@@ -48,7 +48,10 @@ void fs_session_interrupt_deferred(struct fs_session *s);
 /* A ring stops (GET_VRING_BASE): the same for the deferred requests that came
  * from queue `queue_index` only (< 0: all queues).  When it returns, none of
  * them is left and nothing will be written to that ring or the memory its
- * requests pointed into.  Callable with other queue threads running. */
+ * requests pointed into.  The queue's own thread must be stopped (no
+ * fs_process() of it in flight); other queue threads may run.  The complete
+ * callbacks run on other threads while this waits: the caller must not hold
+ * a lock they take. */
 void fs_session_finish_deferred(struct fs_session *s, int queue_index);
 
 /* True between an answered INIT and the next DESTROY or reset. */

@@ -277,8 +277,11 @@ static void *lock_waiter_thread(void *arg)
                 if (delay_us < 20000)
                         delay_us *= 2;
         }
-        /* Replied (and the transport told) before it leaves the list: whoever
-         * waits for the list to empty may then unmap the guest memory. */
+        /* Closed, replied and the transport told before it leaves the list:
+         * whoever waits for the list to empty may then unmap the guest memory
+         * and finds no fd of the waiter left. */
+        (void) close(w->fd);
+        w->fd = -1;
         if (cancelled)
                 freq_drop(w->req);
         else

@@ -270,6 +270,9 @@ static uint32_t build(struct fz *f)
                 op = g_rand_int(f->rng);
         else
                 op = opcodes[rnd(f, G_N_ELEMENTS(opcodes))];
+        /* INIT in a running session is a guest reset: now and then, not every 60 requests. */
+        if (op == FUSE_INIT && fs_session_is_initialized(f->t.s) && !chance(f, 10))
+                op = FUSE_GETATTR;
         h.opcode = op;
         switch (op) {
         case FUSE_GETLK: case FUSE_SETLK: case FUSE_SETLKW: case FUSE_OPEN: case FUSE_READ:
@@ -753,6 +756,7 @@ static void on_complete(void *token, size_t len, void *userdata)
 
 static void check_reply(struct fz *f, const struct chunks *out, size_t out_size, size_t ret,
                         const struct fuse_in_header *h, bool have_hdr, uint32_t built_op);
+static void check_fresh_session(struct fz *f, const char *how);
 
 /* Checks and frees deferred requests that completed; with `all` (after a
  * session reset, when no completion can come any more) frees the rest too. */
@@ -828,6 +832,7 @@ static void send_and_check(struct fz *f, uint32_t built_op)
         }
 
         struct pending *p = g_new0(struct pending, 1);
+        bool was_initialized = fs_session_is_initialized(f->t.s);
 
         ret = fs_process(f->t.w, in.iov, in.cnt, out.iov, out.cnt, p);
         if (g_getenv("FZ_DEBUG")) {
@@ -855,6 +860,17 @@ static void send_and_check(struct fz *f, uint32_t built_op)
         }
         g_free(p);
         check_reply(f, &out, out_size, ret, &h, have_hdr, built_op);
+        if (have_hdr && h.opcode == FUSE_INIT && was_initialized) {
+                struct fuse_init_in ii = { 0 };
+                bool ok = ret >= sizeof(struct fuse_out_header) &&
+                          ((const struct fuse_out_header *)f->flat_out)->error == 0;
+
+                memcpy(&ii, f->req + sizeof(h), MIN(f->req_len - sizeof(h), sizeof(ii)));
+                /* A new kernel's INIT (guest reset; a higher major only gets ours
+                 * back): the old session is gone. */
+                if ((ok && ii.major == 7) || !fs_session_is_initialized(f->t.s))
+                        check_fresh_session(f, "an INIT without DESTROY");
+        }
         chunks_free(&in);
         if (out.owned)
                 chunks_free(&out);
@@ -993,20 +1009,26 @@ static void check_outside(struct fz *f)
                         f->outside_snapshot, now);
 }
 
-/* Resets the session (as a frontend disconnect does): every fd the guest's
- * requests opened must be closed again. */
-static void reset_and_check_fds(struct fz *f)
+/* After a session reset (`how`): every fd the guest's requests opened must be
+ * closed again, and nothing the guest knew is worth aiming at any more. */
+static void check_fresh_session(struct fz *f, const char *how)
 {
         unsigned n;
 
-        fs_session_reset(f->t.s);
         /* Waiting SETLKWs end without a reply at a reset: their buffers are ours again. */
         reap_pending(f, true);
         n = count_fds();
         if (n != f->fd_baseline)
-                FZ_FAIL(f, "%u fds open after a session reset, %u before the run", n, f->fd_baseline);
+                FZ_FAIL(f, "%u fds open after %s, %u before the run", n, how, f->fd_baseline);
         f->n_nodes = f->n_files = f->n_dirs = f->n_fhs = f->n_dirfhs = 0;
         check_outside(f);
+}
+
+/* Resets the session as a frontend disconnect does. */
+static void reset_and_check_fds(struct fz *f)
+{
+        fs_session_reset(f->t.s);
+        check_fresh_session(f, "a session reset");
 }
 
 /* ---- the runs ---- */
