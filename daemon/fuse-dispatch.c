@@ -23,7 +23,10 @@
  *    run by root: then host permission checks are root's too, like virtiofsd
  *    without its sandbox).  main.c sets the process umask to 0 (the guest's
  *    umask comes with each create) and raises the open file limit.
- *  - Requests before INIT (or after DESTROY) fail with EIO; unknown opcodes ENOSYS. */
+ *  - Requests before INIT (or after DESTROY) fail with EIO; unknown opcodes ENOSYS.
+ *  - An INIT while a session is open is a new kernel after a guest reset: the
+ *    old session's nodeids, handles, locks and waiting SETLKWs are dropped and
+ *    the INIT is answered.  Refused and failed INITs are logged as warnings. */
 #include "fs-session.h"
 
 #include <errno.h>
