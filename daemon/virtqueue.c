@@ -79,6 +79,16 @@ void vq_reset(struct vq *vq)
         pthread_mutex_unlock(&vq->used_lock);
 }
 
+void vq_detach(struct vq *vq)
+{
+        pthread_mutex_lock(&vq->used_lock);
+        vq->num = 0;
+        vq->desc = NULL;
+        vq->avail = NULL;
+        vq->used = NULL;
+        pthread_mutex_unlock(&vq->used_lock);
+}
+
 bool vq_is_broken(struct vq *vq)
 {
         return atomic_load_explicit(&vq->broken, memory_order_relaxed);
@@ -214,6 +224,10 @@ int vq_pop(struct vq *vq, struct vq_elem *e)
 
         if (vq_is_broken(vq) || !vq->avail)
                 return -EIO;
+        if (gm_lost(vq->mem)) {
+                vq_set_broken(vq, "a guest memory region shrank under the device");
+                return -EIO;
+        }
         avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
         if ((uint16_t)(avail_idx - vq->last_avail_idx) > vq->num) {
                 vq_set_broken(vq, "avail index moved by more than the queue size");
