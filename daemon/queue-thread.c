@@ -49,7 +49,7 @@ static void complete_deferred(void *token, size_t len, void *userdata)
         }
         head = (uint16_t)(d - qt->deferred);
         pthread_mutex_lock(&qt->complete_lock);
-        if (d->generation == qt->generation && head < qt->vq->num) {
+        if (d->generation == qt->generation) {
                 vq_push(qt->vq, head, (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len));
                 vq_notify(qt->vq);
                 stats_add(&qt->stats->requests, 1);

@@ -274,10 +274,12 @@ static void vring_stop_final(struct vu_dev *d, unsigned i)
 {
         struct vu_vring *vr = &d->vrings[i];
 
-        vring_stop(vr);
-        finish_deferred(d, (int)i);
-        if (vr->qt)
+        /* A ring that never ran has no deferred requests to finish. */
+        if (vr->qt) {
+                vring_stop(vr);
+                finish_deferred(d, (int)i);
                 qt_forget_deferred(vr->qt);
+        }
         vq_detach(&vr->vq);
 }
 

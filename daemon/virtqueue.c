@@ -254,7 +254,8 @@ void vq_push(struct vq *vq, uint16_t head, uint32_t len)
         struct vring_used_elem *u;
 
         pthread_mutex_lock(&vq->used_lock);
-        if (vq->used) {
+        /* Detached (a stopped ring) or a head that is not one: nothing to write. */
+        if (vq->used && head < vq->num) {
                 u = &vq->used->ring[vq->used_idx & (vq->num - 1)];
                 __atomic_store_n(&u->id, head, __ATOMIC_RELAXED);
                 __atomic_store_n(&u->len, len, __ATOMIC_RELAXED);

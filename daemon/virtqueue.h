@@ -75,7 +75,8 @@ void vq_detach(struct vq *vq);
 /* Pops the next available chain into *e.  Returns 1 with *e filled, 0 when
  * the ring is empty, -EIO when the queue is (or has just become) broken. */
 int vq_pop(struct vq *vq, struct vq_elem *e);
-/* Returns the chain `head` to the guest with `len` bytes written. */
+/* Returns the chain `head` to the guest with `len` bytes written (nothing
+ * when the ring is detached or head is out of range). */
 void vq_push(struct vq *vq, uint16_t head, uint32_t len);
 /* Interrupts the guest if it asked for it (NO_INTERRUPT / used_event). */
 void vq_notify(struct vq *vq);

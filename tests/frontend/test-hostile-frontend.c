@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,6 +140,14 @@ static void test_bad_kick_fd(void)
         bad_kick(h, p[0], "a pipe");
         close(p[0]);
         close(p[1]);
+
+        /* An anonymous inode, but not an eventfd: a timer firing all the time. */
+        int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        struct itimerspec its = { .it_interval = { 0, 1000 }, .it_value = { 0, 1000 } };
+        g_assert_cmpint(tfd, >=, 0);
+        g_assert_cmpint(timerfd_settime(tfd, 0, &its, NULL), ==, 0);
+        bad_kick(h, tfd, "a timerfd");
+        close(tfd);
 
         /* An err fd is checked the same way. */
         int zero2 = open("/dev/zero", O_RDWR | O_CLOEXEC);
