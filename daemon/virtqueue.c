@@ -67,11 +67,8 @@ int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *use
 
 void vq_reset(struct vq *vq)
 {
+        vq_detach(vq);
         pthread_mutex_lock(&vq->used_lock);
-        vq->num = 0;
-        vq->desc = NULL;
-        vq->avail = NULL;
-        vq->used = NULL;
         vq->last_avail_idx = 0;
         vq->used_idx = 0;
         vq->signalled_used_valid = false;

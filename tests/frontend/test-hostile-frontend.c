@@ -48,18 +48,7 @@ static void assert_worker_fine(Harness *h)
         struct fuse_attr a;
         assert_ok(vmm_getattr(h->vmm, VMM_ROOT, &a));
         kill(h->pid, SIGTERM);
-        int status = 0;
-        if (!harness_wait_exit(h, 5000, &status)) {
-                g_test_message("FAIL: the worker did not exit within 5 s of SIGTERM");
-                g_test_fail();
-                return;
-        }
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                g_test_message("FAIL: the worker ended with %s %d",
-                               WIFSIGNALED(status) ? "signal" : "exit status",
-                               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-                g_test_fail();
-        }
+        harness_assert_clean_exit(h, 5000, "SIGTERM");
 }
 
 /* A pipe as call fd: refused (the device is broken and the frontend dropped,
@@ -188,9 +177,10 @@ static void test_small_region_fd(void)
 }
 
 /* GETATTR of the root with its request header at gpa (the reply header in
- * the vmm's own region 1); returns the head, published on queue 1. */
-static uint16_t publish_getattr_at(struct vmm *v, uint64_t gpa, void *host, uint64_t *ret_out_gpa)
+ * the vmm's own region 1), laid out on queue 1 but not published yet. */
+static void chain_getattr_at(struct vmm *v, uint64_t gpa, uint16_t ids[2], uint64_t *ret_out_gpa)
 {
+        void *host = vmm_gpa_to_host(v, gpa, 64);
         struct fuse_in_header ih = { .len = sizeof(ih) + sizeof(struct fuse_getattr_in),
                                      .opcode = FUSE_GETATTR, .unique = 4242,
                                      .nodeid = VMM_ROOT };
@@ -199,25 +189,24 @@ static uint16_t publish_getattr_at(struct vmm *v, uint64_t gpa, void *host, uint
         memcpy((char *)host + sizeof(ih), &gi, sizeof(gi));
         size_t out_len = sizeof(struct fuse_out_header) + sizeof(struct fuse_attr_out);
         g_assert_nonnull(vmm_alloc(v, out_len, ret_out_gpa));
-        uint16_t ids[2];
         g_assert_cmpint(vmm_desc_get(v, 1, 2, ids), ==, 0);
         struct vring_desc *t = vmm_desc_table(v, 1);
         t[ids[0]] = (struct vring_desc){ .addr = gpa, .len = ih.len, .flags = VRING_DESC_F_NEXT,
                                          .next = ids[1] };
         t[ids[1]] = (struct vring_desc){ .addr = *ret_out_gpa, .len = (uint32_t)out_len,
                                          .flags = VRING_DESC_F_WRITE };
-        g_assert_cmpint(vmm_publish(v, 1, ids[0], 2, ids), ==, 0);
-        return ids[0];
 }
 
 /* A memfd the frontend left sealable: the worker seals it against shrinking,
  * so the frontend's own ftruncate() fails, and the region keeps working. */
-static void shrink_sealed(gboolean set_mem_table)
+static void test_shrink_sealed(gconstpointer set_mem_table)
 {
+        if (!harness_require_sluice("sluice-fs's region seals"))
+                return;
         g_autoptr(Harness) h = harness_new();
         harness_up(h, NULL);
         struct vmm_extra_region x = { .gpa = EXTRA_GPA, .size = 4 * MIB, .sealable = true,
-                                      .set_mem_table = set_mem_table };
+                                      .set_mem_table = set_mem_table != NULL };
         assert_ok(vmm_add_extra_region_ex(h->vmm, &x));
         int fd = vmm_extra_region_fd(h->vmm);
         int seals = fcntl(fd, F_GET_SEALS);
@@ -227,29 +216,15 @@ static void shrink_sealed(gboolean set_mem_table)
         g_assert_cmpint(ftruncate(fd, 8 * MIB), ==, 0);   /* growing stays allowed */
 
         uint64_t out_gpa;
-        uint16_t head = publish_getattr_at(h->vmm, EXTRA_GPA + 2 * MIB,
-                                           vmm_gpa_to_host(h->vmm, EXTRA_GPA + 2 * MIB, 64),
-                                           &out_gpa);
+        uint16_t ids[2];
+        chain_getattr_at(h->vmm, EXTRA_GPA + 2 * MIB, ids, &out_gpa);
+        g_assert_cmpint(vmm_publish(h->vmm, 1, ids[0], 2, ids), ==, 0);
         uint32_t len = 0;
-        assert_ok(vmm_wait_used(h->vmm, 1, head, &len, -1));
+        assert_ok(vmm_wait_used(h->vmm, 1, ids[0], &len, -1));
         struct fuse_out_header *oh = vmm_gpa_to_host(h->vmm, out_gpa, sizeof(*oh));
         g_assert_cmpint(oh->error, ==, 0);
         g_assert_cmpuint(oh->unique, ==, 4242);
         assert_worker_fine(h);
-}
-
-static void test_shrink_sealed_add_mem_reg(void)
-{
-        if (!harness_require_sluice("sluice-fs's region seals"))
-                return;
-        shrink_sealed(FALSE);
-}
-
-static void test_shrink_sealed_set_mem_table(void)
-{
-        if (!harness_require_sluice("sluice-fs's region seals"))
-                return;
-        shrink_sealed(TRUE);
 }
 
 /* A memfd that cannot be sealed (no MFD_ALLOW_SEALING, like a tmpfs or
@@ -257,29 +232,21 @@ static void test_shrink_sealed_set_mem_table(void)
  * lies in the part cut off, the worker does not die of SIGBUS: the request
  * fails or goes unanswered, the device is broken (the frontend dropped at
  * its next message), and the next frontend is served. */
-static void shrink_unsealed(gboolean set_mem_table)
+static void test_shrink_unsealed(gconstpointer set_mem_table)
 {
+        if (!harness_require_sluice("sluice-fs's SIGBUS guard"))
+                return;
         g_autoptr(Harness) h = harness_new();
         harness_up(h, NULL);
         struct vmm_extra_region x = { .gpa = EXTRA_GPA, .size = 4 * MIB,
-                                      .set_mem_table = set_mem_table };
+                                      .set_mem_table = set_mem_table != NULL };
         assert_ok(vmm_add_extra_region_ex(h->vmm, &x));
         int fd = vmm_extra_region_fd(h->vmm);
-        void *host = vmm_gpa_to_host(h->vmm, EXTRA_GPA + 2 * MIB, 64);
-        /* Written before the shrink, so the vmm itself never touches a lost page. */
-        struct fuse_in_header ih;
-        memset(&ih, 0, sizeof(ih));
-        memcpy(host, &ih, sizeof(ih));
-        g_assert_cmpint(ftruncate(fd, MIB), ==, 0);
-
+        /* Laid out before the shrink, so the vmm itself never touches a lost page. */
         uint64_t out_gpa;
         uint16_t ids[2];
-        g_assert_cmpint(vmm_desc_get(h->vmm, 1, 2, ids), ==, 0);
-        g_assert_nonnull(vmm_alloc(h->vmm, 256, &out_gpa));
-        struct vring_desc *t = vmm_desc_table(h->vmm, 1);
-        t[ids[0]] = (struct vring_desc){ .addr = EXTRA_GPA + 2 * MIB, .len = 64,
-                                         .flags = VRING_DESC_F_NEXT, .next = ids[1] };
-        t[ids[1]] = (struct vring_desc){ .addr = out_gpa, .len = 256, .flags = VRING_DESC_F_WRITE };
+        chain_getattr_at(h->vmm, EXTRA_GPA + 2 * MIB, ids, &out_gpa);
+        g_assert_cmpint(ftruncate(fd, MIB), ==, 0);
         g_assert_cmpint(vmm_publish(h->vmm, 1, ids[0], 2, ids), ==, 0);
         /* Any outcome of the request itself is fine; what follows is not. */
         (void)vmm_wait_used(h->vmm, 1, ids[0], NULL, 3000);
@@ -290,25 +257,18 @@ static void shrink_unsealed(gboolean set_mem_table)
         assert_worker_fine(h);
 }
 
-static void test_shrink_unsealed_add_mem_reg(void)
-{
-        if (!harness_require_sluice("sluice-fs's SIGBUS guard"))
-                return;
-        shrink_unsealed(FALSE);
-}
+static int host_lock(Harness *h, short type);
 
-static void test_shrink_unsealed_set_mem_table(void)
+/* Starts the worker with a SETLKW waiting for a lock the host holds (the
+ * returned fd).  Once the request that follows it on the same queue is
+ * answered, the SETLKW has certainly been popped. */
+static int start_with_waiting_setlkw(Harness *h, uint64_t *ret_node, struct vmm_op *w,
+                                     struct fuse_lk_in *lk)
 {
-        if (!harness_require_sluice("sluice-fs's SIGBUS guard"))
-                return;
-        shrink_unsealed(TRUE);
-}
-
-/* A SETLKW waiting for a lock the host holds; after the request that follows
- * it on the same queue is answered, it has certainly been popped. */
-static void submit_waiting_setlkw(Harness *h, uint64_t *ret_node, struct vmm_op *w,
-                                  struct fuse_lk_in *lk)
-{
+        harness_write(h, "file", "x");
+        harness_up(h, NULL);
+        int holder = host_lock(h, F_WRLCK);
+        g_assert_cmpint(holder, >=, 0);
         struct fuse_entry_out e;
         uint64_t fh;
         assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "file", &e));
@@ -322,6 +282,7 @@ static void submit_waiting_setlkw(Harness *h, uint64_t *ret_node, struct vmm_op 
         assert_ok(vmm_getattr(h->vmm, e.nodeid, &a));
         assert_errno(vmm_op_wait(h->vmm, w, 0), -ETIMEDOUT);   /* it waits for the host's lock */
         *ret_node = e.nodeid;
+        return holder;
 }
 
 static int host_lock(Harness *h, short type)
@@ -346,14 +307,10 @@ static void test_ring_stop_deferred(void)
         if (!harness_require_sluice("blocking locks"))
                 return;
         g_autoptr(Harness) h = harness_new();
-        harness_write(h, "file", "x");
-        harness_up(h, NULL);
-        int holder = host_lock(h, F_WRLCK);
-        g_assert_cmpint(holder, >=, 0);
         uint64_t node;
         struct vmm_op w;
         struct fuse_lk_in lk;
-        submit_waiting_setlkw(h, &node, &w, &lk);
+        int holder = start_with_waiting_setlkw(h, &node, &w, &lk);
 
         uint32_t base = 0;
         assert_ok(vmm_get_vring_base(h->vmm, 1, &base));
@@ -390,14 +347,10 @@ static void test_mem_table_deferred(void)
         if (!harness_require_sluice("blocking locks"))
                 return;
         g_autoptr(Harness) h = harness_new();
-        harness_write(h, "file", "x");
-        harness_up(h, NULL);
-        int holder = host_lock(h, F_WRLCK);
-        g_assert_cmpint(holder, >=, 0);
         uint64_t node;
         struct vmm_op w;
         struct fuse_lk_in lk;
-        submit_waiting_setlkw(h, &node, &w, &lk);
+        int holder = start_with_waiting_setlkw(h, &node, &w, &lk);
         struct vmm_extra_region x = { .gpa = EXTRA_GPA, .size = MIB, .set_mem_table = true };
         assert_ok(vmm_add_extra_region_ex(h->vmm, &x));
         assert_ok(vmm_op_wait(h->vmm, &w, 0));
@@ -415,10 +368,10 @@ int main(int argc, char **argv)
         g_test_add_func("/hostile/pipe-call-fd", test_pipe_call_fd);
         g_test_add_func("/hostile/bad-kick-fd", test_bad_kick_fd);
         g_test_add_func("/hostile/small-region-fd", test_small_region_fd);
-        g_test_add_func("/hostile/shrink-sealed/add-mem-reg", test_shrink_sealed_add_mem_reg);
-        g_test_add_func("/hostile/shrink-sealed/set-mem-table", test_shrink_sealed_set_mem_table);
-        g_test_add_func("/hostile/shrink-unsealed/add-mem-reg", test_shrink_unsealed_add_mem_reg);
-        g_test_add_func("/hostile/shrink-unsealed/set-mem-table", test_shrink_unsealed_set_mem_table);
+        g_test_add_data_func("/hostile/shrink-sealed/add-mem-reg", NULL, test_shrink_sealed);
+        g_test_add_data_func("/hostile/shrink-sealed/set-mem-table", "", test_shrink_sealed);
+        g_test_add_data_func("/hostile/shrink-unsealed/add-mem-reg", NULL, test_shrink_unsealed);
+        g_test_add_data_func("/hostile/shrink-unsealed/set-mem-table", "", test_shrink_unsealed);
         g_test_add_func("/hostile/ring-stop-deferred", test_ring_stop_deferred);
         g_test_add_func("/hostile/mem-table-deferred", test_mem_table_deferred);
         return g_test_run();

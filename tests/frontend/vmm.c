@@ -236,14 +236,20 @@ static int vu_request(struct vmm *v, uint32_t request, const void *payload, uint
         return 0;
 }
 
+/* A request with a reply of its own. */
+static int vu_roundtrip(struct vmm *v, struct vu_msg *m, struct vu_msg *reply)
+{
+        int r = vu_send(v, m, NULL, 0);
+        if (r < 0)
+                return r;
+        return vu_recv_reply(v, m->request, reply);
+}
+
 static int vu_get_u64(struct vmm *v, uint32_t request, uint64_t *ret)
 {
         struct vu_msg m = { .request = request, .size = 0 };
-        int r = vu_send(v, &m, NULL, 0);
-        if (r < 0)
-                return r;
         struct vu_msg reply;
-        r = vu_recv_reply(v, request, &reply);
+        int r = vu_roundtrip(v, &m, &reply);
         if (r < 0)
                 return r;
         if (reply.size != 8)
@@ -651,11 +657,8 @@ int vmm_get_vring_base(struct vmm *v, unsigned q, uint32_t *ret_base)
 {
         struct vu_msg m = { .request = VU_GET_VRING_BASE, .size = 8 };
         m.p.state.index = q;
-        int r = vu_send(v, &m, NULL, 0);
-        if (r < 0)
-                return r;
         struct vu_msg reply;
-        r = vu_recv_reply(v, VU_GET_VRING_BASE, &reply);
+        int r = vu_roundtrip(v, &m, &reply);
         if (r < 0)
                 return r;
         if (reply.size != 8 || reply.p.state.index != q)
@@ -1035,14 +1038,9 @@ void vmm_free(struct vmm *v)
         /* Stop every ring the way QEMU does on device stop; give up on the
          * first failure (the backend may be gone or have broken the device). */
         for (unsigned i = 0; i < v->nq && !v->hung_up; i++) {
-                struct vu_msg m = { .request = VU_GET_VRING_BASE, .size = 8 };
-                m.p.state.index = i;
-                struct vu_msg reply;
                 int saved = v->timeout_ms;
                 v->timeout_ms = 2000;
-                int r = vu_send(v, &m, NULL, 0);
-                if (r == 0)
-                        r = vu_recv_reply(v, VU_GET_VRING_BASE, &reply);
+                int r = vmm_get_vring_base(v, i, NULL);
                 v->timeout_ms = saved;
                 if (r < 0)
                         break;
