@@ -13,7 +13,7 @@
 #include "log.h"
 
 /* ---- the SIGBUS guard (see guest-memory.h) ----
- * Every mapping of an unsealed region is registered here; the handler only
+ * Every guest memory mapping is registered here; the handler only
  * reads this table.  It changes only while no thread touches guest memory
  * (the transport stops the queues around memory changes), but the fields
  * are atomics so that the handler never sees a torn entry. */
@@ -190,8 +190,9 @@ int gm_add_region(struct gm *m, const struct vu_memory_region *r, int fd)
         err = region_fd_check(fd, r->mmap_offset + r->memory_size, &sealed);
         if (err < 0)
                 return err;
-        if (!sealed)
-                (void)pthread_once(&sigbus_once, sigbus_install);
+        /* Every mapping is guarded: a sealed memfd cannot shrink, but a fault
+         * can still fail (tmpfs out of space, no free huge page). */
+        (void)pthread_once(&sigbus_once, sigbus_install);
         base = mmap(NULL, (size_t)(r->memory_size + delta), PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_NORESERVE, fd, (off_t)map_off);
         if (base == MAP_FAILED)
@@ -205,12 +206,12 @@ int gm_add_region(struct gm *m, const struct vu_memory_region *r, int fd)
         slot->map_base = base;
         slot->map_size = (size_t)(r->memory_size + delta);
         slot->host = (uint8_t *)base + delta;
-        if (!sealed)
-                guard_add(m, base, slot->map_size);
+        guard_add(m, base, slot->map_size);
         log_debug("memory region gpa 0x%llx size 0x%llx uva 0x%llx offset 0x%llx (%s)",
                   (unsigned long long)slot->gpa, (unsigned long long)slot->size,
                   (unsigned long long)slot->uva, (unsigned long long)slot->mmap_offset,
-                  sealed ? "sealed against shrinking" : "unsealed: SIGBUS-guarded");
+                  sealed ? "sealed against shrinking"
+                         : "cannot be sealed: a shrink would break the device");
         return 0;
 }
 

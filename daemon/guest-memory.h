@@ -19,11 +19,13 @@
  *    with its guest RAM changes.  The size is checked after sealing.
  *  - a region that cannot be sealed (a tmpfs or hugetlbfs file, a memfd
  *    created without MFD_ALLOW_SEALING) is accepted, as QEMU's
- *    memory-backend-file needs, under a SIGBUS handler: a fault inside such a
- *    mapping replaces the whole region with zeroed anonymous memory (the
- *    access completes, reading zeros, writing nowhere the frontend sees) and
- *    sets gm_lost(); the virtqueue then marks itself broken and the transport
- *    drops the frontend.  A fault anywhere else keeps its default action.
+ *    memory-backend-file needs.  Every mapping (sealed ones too: a page fault
+ *    can also fail on a full tmpfs or without free huge pages) is under a
+ *    SIGBUS handler: a fault inside a mapping replaces the whole region with
+ *    zeroed anonymous memory (the access completes, reading zeros, writing
+ *    nowhere the frontend sees) and sets gm_lost(); the virtqueue then marks
+ *    itself broken and the transport drops the frontend.  A fault anywhere
+ *    else keeps its default action.
  * Syscalls (for the sandbox's allow-list): fstat, fcntl (F_GET_SEALS,
  * F_ADD_SEALS), mmap/munmap, rt_sigaction (once), and mmap in the handler. */
 #pragma once
