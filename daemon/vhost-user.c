@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -676,6 +677,29 @@ static int eventfd_check(int fd, char *what, size_t size)
         return 0;
 }
 
+/* A kick eventfd in EFD_SEMAPHORE mode hands out its count one read at a
+ * time: a frontend that adds 2^62 keeps the queue thread busy for good.
+ * Told apart without fdinfo (which 6.1 lacks): after adding 2, one read of
+ * a plain eventfd returns all of it (≥ 2, with any kick of the guest's),
+ * of a semaphore 1.  The read also eats pending kicks; harmless, as a ring
+ * drains before it waits for the first one.  Called with the ring stopped,
+ * so no queue thread reads the same file meanwhile.  Returns 0 or -EINVAL
+ * with what is wrong in `what`. */
+static int kick_fd_check(int fd, char *what, size_t size)
+{
+        eventfd_t v = 0;
+
+        if (eventfd_write(fd, 2) < 0) {
+                snprintf(what, size, "an eventfd that cannot take a kick (%s)", strerror(errno));
+                return -EINVAL;
+        }
+        if (eventfd_read(fd, &v) < 0 || v < 2) {
+                snprintf(what, size, "a semaphore eventfd (or one read elsewhere)");
+                return -EINVAL;
+        }
+        return 0;
+}
+
 /* SET_VRING_KICK / CALL / ERR: u64 with the ring index and a "no fd" bit. */
 static int handle_vring_fd(struct vu_dev *d, const struct vu_msg *msg, struct vu_fds *fds)
 {
@@ -710,6 +734,15 @@ static int handle_vring_fd(struct vu_dev *d, const struct vu_msg *msg, struct vu
         switch (msg->hdr.request) {
         case VHOST_USER_SET_VRING_KICK:
                 vring_stop(vr);
+                if (fd >= 0) {
+                        char what[96];
+
+                        if (kick_fd_check(fd, what, sizeof(what)) < 0) {
+                                close_fd(&fd);
+                                return vu_broken(d, "SET_VRING_KICK for ring %d: the fd is %s",
+                                                 i, what);
+                        }
+                }
                 close_fd(&vr->kick_fd);
                 vr->kick_fd = fd;
                 if (fd < 0)

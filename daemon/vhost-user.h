@@ -12,7 +12,8 @@
  *
  * System calls the checks of frontend fds use (for the sandbox's
  * allow-list): fstat (newfstatat), readlinkat of /proc/self/fd/N (no open:
- * Landlock does not restrict it), fcntl F_GETFL/F_SETFL; guest-memory.h
+ * Landlock does not restrict it), fcntl F_GETFL/F_SETFL, and on a kick fd
+ * one write and one read (telling a semaphore eventfd apart); guest-memory.h
  * lists the memory ones. */
 #pragma once
 

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -129,6 +130,13 @@ static void test_bad_kick_fd(void)
         bad_kick(h, p[0], "a pipe");
         close(p[0]);
         close(p[1]);
+
+        /* An eventfd, but a semaphore with a count that lasts for ages. */
+        int sem = eventfd(0, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
+        g_assert_cmpint(sem, >=, 0);
+        g_assert_cmpint(eventfd_write(sem, 1ull << 62), ==, 0);
+        bad_kick(h, sem, "a semaphore eventfd");
+        close(sem);
 
         /* An anonymous inode, but not an eventfd: a timer firing all the time. */
         int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
