@@ -8,9 +8,29 @@
  * a range that is not wholly inside guest memory is refused, never clamped.
  *
  * Not thread-safe by itself: the transport changes the table only while no
- * queue thread runs (vhost-user.c stops and restarts them around a change). */
+ * queue thread runs (vhost-user.c stops and restarts them around a change).
+ *
+ * A frontend could shrink a region's file after handing it over; touching the
+ * cut-off pages would then raise SIGBUS.  Two guards (gm_add_region()):
+ *  - a memfd is sealed against shrinking (F_SEAL_SHRINK, added when the
+ *    frontend left sealing open; QEMU's memory-backend-memfd seals it itself
+ *    by default).  Only shrinking is sealed: the frontend may still grow the
+ *    file, punch holes (virtio-mem) or write, so nothing it does legitimately
+ *    with its guest RAM changes.  The size is checked after sealing.
+ *  - a region that cannot be sealed (a tmpfs or hugetlbfs file, a memfd
+ *    created without MFD_ALLOW_SEALING) is accepted, as QEMU's
+ *    memory-backend-file needs.  Every mapping (sealed ones too: a page fault
+ *    can also fail on a full tmpfs or without free huge pages) is under a
+ *    SIGBUS handler: a fault inside a mapping replaces the whole region with
+ *    zeroed anonymous memory (the access completes, reading zeros, writing
+ *    nowhere the frontend sees) and sets gm_lost(); the virtqueue then marks
+ *    itself broken and the transport drops the frontend.  A fault anywhere
+ *    else keeps its default action.
+ * Syscalls (for the sandbox's allow-list): fstat, fcntl (F_GET_SEALS,
+ * F_ADD_SEALS), mmap/munmap, rt_sigaction (once), and mmap in the handler. */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,17 +55,22 @@ struct gm_region {
 struct gm {
         unsigned n_regions;
         struct gm_region regions[GM_MAX_REGIONS];
+        atomic_bool lost;    /* a region's file shrank under us (see above) */
 };
 
 void gm_init(struct gm *m);
 /* Unmaps every region. */
 void gm_clear(struct gm *m);
 /* Maps one region from fd (the caller keeps and closes fd).  -EINVAL for a
- * zero, wrapping or overlapping range, -ENOSPC when the table is full, or
- * mmap()'s -errno. */
+ * zero, wrapping or overlapping range or an fd that is not a regular file,
+ * -ENXIO when the file is shorter than mmap_offset + memory_size, -ENOSPC
+ * when the table is full, or fstat()'s/mmap()'s -errno. */
 int gm_add_region(struct gm *m, const struct vu_memory_region *r, int fd);
 /* Unmaps the region with this guest address and size; -ENOENT if none. */
 int gm_remove_region(struct gm *m, const struct vu_memory_region *r);
+/* true once an unsealed region's file shrank and an access to it faulted;
+ * stays set until gm_clear().  Async-signal-safe to set, cheap to read. */
+bool gm_lost(const struct gm *m);
 
 /* Host pointer for [gpa, gpa+len) when it lies inside one region, else NULL. */
 void *gm_gpa_to_host(const struct gm *m, uint64_t gpa, uint64_t len);

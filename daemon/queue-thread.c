@@ -49,7 +49,7 @@ static void complete_deferred(void *token, size_t len, void *userdata)
         }
         head = (uint16_t)(d - qt->deferred);
         pthread_mutex_lock(&qt->complete_lock);
-        if (d->generation == qt->generation && head < qt->vq->num) {
+        if (d->generation == qt->generation) {
                 vq_push(qt->vq, head, (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len));
                 vq_notify(qt->vq);
                 stats_add(&qt->stats->requests, 1);
@@ -252,12 +252,16 @@ static void *qt_main(void *arg)
                         break;
                 }
                 if (pfd[0].revents & POLLIN) {
+                        /* The kick fd is a non-blocking eventfd (vhost-user.c checks):
+                         * one read clears it; EAGAIN is a kick someone else took. */
                         if (eventfd_read(qt->kick_fd, &v) == 0)
                                 stats_add(&qt->stats->kicks, 1);
+                        else if (errno != EAGAIN)
+                                vq_set_broken(qt->vq, "the kick fd cannot be read");
                         adapt_window(qt, stats_now_usec() - pause_start);
                 } else if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
-                        log_error("queue %u: kick fd failed", qt->index);
-                        break;
+                        /* Waits for stop without the kick fd (a broken queue does not poll it). */
+                        vq_set_broken(qt->vq, "the kick fd failed");
                 }
         }
         log_debug("queue %u: thread stopped", qt->index);
@@ -273,8 +277,15 @@ int qt_start(struct queue_thread *qt, int kick_fd)
                 return 0;
         qt->kick_fd = kick_fd;
         atomic_store(&qt->stop, false);
-        /* Signals belong to the main loop (signalfd): the thread blocks them all. */
+        /* Signals belong to the main loop (signalfd): the thread blocks them
+         * all but the synchronous ones, which a blocked mask would turn into
+         * death: SIGBUS from a shrunk guest memory file has a handler
+         * (guest-memory.c). */
         sigfillset(&all);
+        sigdelset(&all, SIGBUS);
+        sigdelset(&all, SIGSEGV);
+        sigdelset(&all, SIGFPE);
+        sigdelset(&all, SIGILL);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         r = -pthread_create(&qt->thread, NULL, qt_main, qt);
         pthread_sigmask(SIG_SETMASK, &old, NULL);

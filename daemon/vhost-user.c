@@ -6,16 +6,34 @@
  * negotiated, then SET_VRING_ENABLE enables them).  GET_VRING_BASE stops it.
  * Any change of the memory table stops every running ring, changes the table
  * and restarts them with freshly translated ring addresses, so queue threads
- * never see a table being changed under them. */
+ * never see a table being changed under them.
+ *
+ * Stopping a ring is final for what it carried: its deferred requests (a
+ * SETLKW waiting for a lock) are finished — replied and pushed — before the
+ * stop is acknowledged, and the ring is detached from the virtqueue, so that
+ * nothing is written to it or to its buffers afterwards, as the spec wants.
+ *
+ * Errors: a handler returns 0 or -errno.  -errno means the request failed
+ * (REPLY_ACK reports it; the device carries on).  A frontend that breaks the
+ * protocol (a malformed message, a ring that does not exist, an fd that is
+ * not an eventfd…) goes through vu_broken(): logged once, every ring
+ * stopped, every later message refused, and the caller drops the
+ * connection.  The process is never at stake: it keeps answering signals
+ * and the next frontend gets a fresh device. */
 #include "vhost-user.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_fs.h>
 #include <linux/virtio_ring.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "guest-memory.h"
@@ -42,6 +60,7 @@ struct vu_dev {
         uint64_t features;
         uint64_t protocol_features;
         bool owner;
+        bool broken;             /* the frontend broke the protocol: serve nothing more */
         unsigned n_vrings;       /* hiprio + request queues */
         struct vu_vring *vrings;
         struct gm mem;
@@ -231,6 +250,67 @@ static void restart(struct vu_dev *d, const bool *was_running)
                         vring_try_start(d, i);
 }
 
+/* The one place deferred requests are finished for a ring that stops or
+ * whose memory goes away: their replies are written and pushed now, while
+ * ring and memory are still ours.  ring < 0: every ring (memory changes).
+ * fs_session_interrupt_deferred() finishes every queue's requests (EINTR)
+ * and wants no queue thread running, so the other rings pause around it.
+ * TODO(merge): fs_session_finish_deferred(d->session, ring) for one ring,
+ * without pausing the others. */
+static void finish_deferred(struct vu_dev *d, int ring)
+{
+        bool was_running[FS_MAX_QUEUES + 1];
+
+        stop_all(d, was_running);
+        fs_session_interrupt_deferred(d->session);
+        if (ring >= 0)
+                was_running[ring] = false;
+        restart(d, was_running);
+}
+
+/* A ring stops for good (GET_VRING_BASE, a broken device): its thread is
+ * joined, its deferred requests finished, and then it is detached, so that
+ * nothing — no late completion either — writes to it any more. */
+static void vring_stop_final(struct vu_dev *d, unsigned i)
+{
+        struct vu_vring *vr = &d->vrings[i];
+
+        /* A ring that never ran has no deferred requests to finish. */
+        if (vr->qt) {
+                vring_stop(vr);
+                finish_deferred(d, (int)i);
+                qt_forget_deferred(vr->qt);
+        }
+        vq_detach(&vr->vq);
+}
+
+/* The broken path: every protocol violation ends here.  Returns -EPROTO,
+ * for `return vu_broken(d, ...)`. */
+static int vu_broken(struct vu_dev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int vu_broken(struct vu_dev *d, const char *fmt, ...)
+{
+        char why[256];
+        va_list ap;
+
+        if (d->broken)
+                return -EPROTO;
+        va_start(ap, fmt);
+        (void)vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
+        log_error("vhost-user: %s; the frontend broke the protocol, the device stops serving it",
+                  why);
+        d->broken = true;
+        for (unsigned i = 0; i < d->n_vrings; i++)
+                vring_stop(&d->vrings[i]);
+        finish_deferred(d, -1);
+        for (unsigned i = 0; i < d->n_vrings; i++) {
+                if (d->vrings[i].qt)
+                        qt_forget_deferred(d->vrings[i].qt);
+                vq_detach(&d->vrings[i].vq);
+        }
+        return -EPROTO;
+}
+
 static void vring_reset(struct vu_vring *vr)
 {
         vring_stop(vr);
@@ -305,24 +385,16 @@ static int recv_msg(struct vu_dev *d, struct vu_msg *msg, struct vu_fds *fds)
         }
         if (n == 0)
                 return -ECONNRESET;
-        if ((size_t)n < sizeof(msg->hdr)) {
-                log_error("vhost-user: truncated message header (%zd bytes)", n);
-                return -EPROTO;
-        }
-        if (mh.msg_flags & MSG_CTRUNC) {
-                log_error("vhost-user: too many file descriptors on one message");
-                return -EPROTO;
-        }
-        if ((msg->hdr.flags & VHOST_USER_VERSION_MASK) != VHOST_USER_VERSION) {
-                log_error("vhost-user: unsupported protocol version %u",
-                          msg->hdr.flags & VHOST_USER_VERSION_MASK);
-                return -EPROTO;
-        }
-        if (msg->hdr.size > sizeof(msg->payload)) {
-                log_error("vhost-user: %s payload of %u bytes is larger than any message",
-                          request_name(msg->hdr.request), msg->hdr.size);
-                return -EPROTO;
-        }
+        if ((size_t)n < sizeof(msg->hdr))
+                return vu_broken(d, "truncated message header (%zd bytes)", n);
+        if (mh.msg_flags & MSG_CTRUNC)
+                return vu_broken(d, "too many file descriptors on one message");
+        if ((msg->hdr.flags & VHOST_USER_VERSION_MASK) != VHOST_USER_VERSION)
+                return vu_broken(d, "unsupported protocol version %u",
+                                 msg->hdr.flags & VHOST_USER_VERSION_MASK);
+        if (msg->hdr.size > sizeof(msg->payload))
+                return vu_broken(d, "%s payload of %u bytes is larger than any message",
+                                 request_name(msg->hdr.request), msg->hdr.size);
         if (msg->hdr.size == 0)
                 return 0;
         do
@@ -330,10 +402,10 @@ static int recv_msg(struct vu_dev *d, struct vu_msg *msg, struct vu_fds *fds)
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return -errno;
-        if ((size_t)n != msg->hdr.size) {
-                log_error("vhost-user: %s payload truncated", request_name(msg->hdr.request));
-                return n == 0 ? -ECONNRESET : -EPROTO;
-        }
+        if (n == 0)
+                return -ECONNRESET;
+        if ((size_t)n != msg->hdr.size)
+                return vu_broken(d, "%s payload truncated", request_name(msg->hdr.request));
         return 0;
 }
 
@@ -362,26 +434,23 @@ static int reply_u64(struct vu_dev *d, const struct vu_msg *req, uint64_t v)
 }
 
 /* ---- message handlers ----
- * Return 0 (success), a positive errno (the request failed: REPLY_ACK says so)
- * or a negative errno (protocol violation: drop the connection).  *replied is
- * set by handlers that send their own reply. */
+ * Return 0 or -errno: the request failed (REPLY_ACK says so).  Protocol
+ * violations return vu_broken().  *replied is set by handlers that send
+ * their own reply; for them a negative return is the socket failing. */
 
-#define NEED(size_)                                                             \
-        do {                                                                    \
-                if (msg->hdr.size < (size_)) {                                  \
-                        log_error("vhost-user: %s payload too short (%u bytes)", \
-                                  request_name(msg->hdr.request), msg->hdr.size); \
-                        return -EPROTO;                                         \
-                }                                                               \
+#define NEED(size_)                                                                \
+        do {                                                                       \
+                if (msg->hdr.size < (size_))                                       \
+                        return vu_broken(d, "%s payload too short (%u bytes)",     \
+                                         request_name(msg->hdr.request), msg->hdr.size); \
         } while (0)
 
+/* The ring index, or vu_broken()'s -EPROTO. */
 static int ring_index(struct vu_dev *d, const struct vu_msg *msg, uint32_t index)
 {
-        if (index >= d->n_vrings) {
-                log_error("vhost-user: %s for ring %u; this device has %u",
-                          request_name(msg->hdr.request), index, d->n_vrings);
-                return -EPROTO;
-        }
+        if (index >= d->n_vrings)
+                return vu_broken(d, "%s for ring %u; this device has %u",
+                                 request_name(msg->hdr.request), index, d->n_vrings);
         return (int)index;
 }
 
@@ -417,14 +486,12 @@ static int handle_set_mem_table(struct vu_dev *d, const struct vu_msg *msg, stru
         if (m->nregions > VHOST_USER_MEMORY_BASELINE_NREGIONS ||
             msg->hdr.size < offsetof(struct vu_memory, regions) +
                                     m->nregions * sizeof(struct vu_memory_region) ||
-            fds->n != m->nregions) {
-                log_error("vhost-user: SET_MEM_TABLE with %u regions, %u fds and %u bytes",
-                          m->nregions, fds->n, msg->hdr.size);
-                return -EPROTO;
-        }
+            fds->n != m->nregions)
+                return vu_broken(d, "SET_MEM_TABLE with %u regions, %u fds and %u bytes",
+                                 m->nregions, fds->n, msg->hdr.size);
         stop_all(d, was_running);
         /* Waiting SETLKWs hold iovecs into the memory we are about to unmap. */
-        fs_session_interrupt_deferred(d->session);
+        finish_deferred(d, -1);
         gm_clear(&d->mem);
         for (unsigned i = 0; i < m->nregions; i++) {
                 r = gm_add_region(&d->mem, &m->regions[i], fds->fd[i]);
@@ -436,7 +503,7 @@ static int handle_set_mem_table(struct vu_dev *d, const struct vu_msg *msg, stru
                 }
         }
         restart(d, was_running);
-        return r < 0 ? -r : 0;
+        return r;
 }
 
 static int handle_add_mem_reg(struct vu_dev *d, const struct vu_msg *msg, struct vu_fds *fds)
@@ -445,16 +512,14 @@ static int handle_add_mem_reg(struct vu_dev *d, const struct vu_msg *msg, struct
         int r;
 
         NEED(sizeof(struct vu_memory_single));
-        if (fds->n != 1) {
-                log_error("vhost-user: ADD_MEM_REG with %u fds", fds->n);
-                return -EPROTO;
-        }
+        if (fds->n != 1)
+                return vu_broken(d, "ADD_MEM_REG with %u fds", fds->n);
         stop_all(d, was_running);
         r = gm_add_region(&d->mem, &msg->payload.mem_reg.region, fds->fd[0]);
         if (r < 0)
                 log_error("vhost-user: cannot map guest memory region: %s", strerror(-r));
         restart(d, was_running);
-        return r < 0 ? -r : 0;
+        return r;
 }
 
 static int handle_rem_mem_reg(struct vu_dev *d, const struct vu_msg *msg)
@@ -464,12 +529,12 @@ static int handle_rem_mem_reg(struct vu_dev *d, const struct vu_msg *msg)
 
         NEED(sizeof(struct vu_memory_single));
         stop_all(d, was_running);
-        fs_session_interrupt_deferred(d->session);
+        finish_deferred(d, -1);
         r = gm_remove_region(&d->mem, &msg->payload.mem_reg.region);
         if (r < 0)
                 log_warning("vhost-user: REM_MEM_REG for a region we do not have");
         restart(d, was_running);
-        return r < 0 ? -r : 0;
+        return r;
 }
 
 static int handle_vring_num(struct vu_dev *d, const struct vu_msg *msg)
@@ -480,14 +545,12 @@ static int handle_vring_num(struct vu_dev *d, const struct vu_msg *msg)
         NEED(sizeof(*s));
         if ((i = ring_index(d, msg, s->index)) < 0)
                 return i;
-        if (s->num == 0 || s->num > VQ_MAX_SIZE || (s->num & (s->num - 1))) {
-                log_error("vhost-user: queue size %u for ring %d (a power of two up to %u)",
-                          s->num, i, VQ_MAX_SIZE);
-                return -EPROTO;
-        }
+        if (s->num == 0 || s->num > VQ_MAX_SIZE || (s->num & (s->num - 1)))
+                return vu_broken(d, "queue size %u for ring %d (a power of two up to %u)",
+                                 s->num, i, VQ_MAX_SIZE);
         if (qt_running(d->vrings[i].qt)) {
                 log_error("vhost-user: SET_VRING_NUM on running ring %d", i);
-                return EBUSY;
+                return -EBUSY;
         }
         d->vrings[i].num = s->num;
         return 0;
@@ -528,12 +591,10 @@ static int handle_vring_base(struct vu_dev *d, const struct vu_msg *msg)
         NEED(sizeof(*s));
         if ((i = ring_index(d, msg, s->index)) < 0)
                 return i;
-        if (s->num > UINT16_MAX) {
-                log_error("vhost-user: ring base %u does not fit 16 bits", s->num);
-                return -EPROTO;
-        }
+        if (s->num > UINT16_MAX)
+                return vu_broken(d, "ring base %u does not fit 16 bits", s->num);
         if (qt_running(d->vrings[i].qt))
-                return EBUSY;
+                return -EBUSY;
         d->vrings[i].vq.last_avail_idx = (uint16_t)s->num;
         return 0;
 }
@@ -549,14 +610,94 @@ static int handle_get_vring_base(struct vu_dev *d, const struct vu_msg *msg, boo
         if ((i = ring_index(d, msg, s->index)) < 0)
                 return i;
         vr = &d->vrings[i];
-        /* Stopping the ring: the thread finishes its request and exits. */
-        vring_stop(vr);
+        /* Stopping the ring: the thread finishes its request and exits, the
+         * deferred ones are finished, and only then does the frontend hear
+         * that the ring is stopped. */
+        vring_stop_final(d, (unsigned)i);
         close_fd(&vr->kick_fd);
         st.index = (uint32_t)i;
         st.num = vr->vq.last_avail_idx;
         log_debug("queue %d stopped at %u", i, st.num);
         *replied = true;
         return send_reply(d, msg, &st, sizeof(st));
+}
+
+static const char *file_type(mode_t mode)
+{
+        switch (mode & S_IFMT) {
+        case S_IFREG: return "a regular file";
+        case S_IFDIR: return "a directory";
+        case S_IFCHR: return "a character device";
+        case S_IFBLK: return "a block device";
+        case S_IFIFO: return "a pipe";
+        case S_IFSOCK: return "a socket";
+        case S_IFLNK: return "a symlink";
+        default: return NULL;   /* an anonymous inode: eventfd, timerfd, epoll… */
+        }
+}
+
+/* Kick, call and err fds must be eventfds: a pipe as call fd blocks a queue
+ * thread in write() once full (holding the used-ring lock, so the whole
+ * device hangs), /dev/zero as kick fd is always readable and spins one.
+ * fstat() rules out every file type with a name; the /proc/self/fd link
+ * tells an eventfd from other anonymous inodes.  readlinkat() opens nothing,
+ * so it works under Landlock too.  Then O_NONBLOCK: an eventfd whose counter
+ * the frontend filled up would block write() as well.  (The flag is on the
+ * frontend's open file too; QEMU creates its eventfds non-blocking anyway.)
+ * Returns 0, or -EINVAL with what the fd is instead in `what`. */
+static int eventfd_check(int fd, char *what, size_t size)
+{
+        char path[sizeof("/proc/self/fd/") + 12], link[64];
+        struct stat st;
+        const char *type;
+        ssize_t n;
+        int flags;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        type = file_type(st.st_mode);
+        if (type) {
+                snprintf(what, size, "%s", type);
+                return -EINVAL;
+        }
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        n = readlinkat(AT_FDCWD, path, link, sizeof(link) - 1);
+        if (n < 0) {
+                snprintf(what, size, "unknown (cannot read %s: %s)", path, strerror(errno));
+                return -EINVAL;
+        }
+        link[n] = '\0';
+        if (strcmp(link, "anon_inode:[eventfd]") != 0) {
+                snprintf(what, size, "%s", link);
+                return -EINVAL;
+        }
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || (!(flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0))
+                return -errno;
+        return 0;
+}
+
+/* A kick eventfd in EFD_SEMAPHORE mode hands out its count one read at a
+ * time: a frontend that adds 2^62 keeps the queue thread busy for good.
+ * Told apart without fdinfo (which 6.1 lacks): after adding 2, one read of
+ * a plain eventfd returns all of it (≥ 2, with any kick of the guest's),
+ * of a semaphore 1.  The read also eats pending kicks; harmless, as a ring
+ * drains before it waits for the first one.  Called with the ring stopped,
+ * so no queue thread reads the same file meanwhile.  Returns 0 or -EINVAL
+ * with what is wrong in `what`. */
+static int kick_fd_check(int fd, char *what, size_t size)
+{
+        eventfd_t v = 0;
+
+        if (eventfd_write(fd, 2) < 0) {
+                snprintf(what, size, "an eventfd that cannot take a kick (%s)", strerror(errno));
+                return -EINVAL;
+        }
+        if (eventfd_read(fd, &v) < 0 || v < 2) {
+                snprintf(what, size, "a semaphore eventfd (or one read elsewhere)");
+                return -EINVAL;
+        }
+        return 0;
 }
 
 /* SET_VRING_KICK / CALL / ERR: u64 with the ring index and a "no fd" bit. */
@@ -568,25 +709,40 @@ static int handle_vring_fd(struct vu_dev *d, const struct vu_msg *msg, struct vu
 
         NEED(sizeof(uint64_t));
         v = msg->payload.u64;
-        if (v & ~(uint64_t)(VHOST_USER_VRING_IDX_MASK | VHOST_USER_VRING_NOFD_MASK)) {
-                log_error("vhost-user: %s with unknown bits 0x%llx", request_name(msg->hdr.request),
-                          (unsigned long long)v);
-                return -EPROTO;
-        }
+        if (v & ~(uint64_t)(VHOST_USER_VRING_IDX_MASK | VHOST_USER_VRING_NOFD_MASK))
+                return vu_broken(d, "%s with unknown bits 0x%llx", request_name(msg->hdr.request),
+                                 (unsigned long long)v);
         if ((i = ring_index(d, msg, (uint32_t)(v & VHOST_USER_VRING_IDX_MASK))) < 0)
                 return i;
         if (!(v & VHOST_USER_VRING_NOFD_MASK)) {
-                if (fds->n != 1) {
-                        log_error("vhost-user: %s with %u fds", request_name(msg->hdr.request),
-                                  fds->n);
-                        return -EPROTO;
-                }
+                char what[96];
+                int r;
+
+                if (fds->n != 1)
+                        return vu_broken(d, "%s with %u fds", request_name(msg->hdr.request),
+                                         fds->n);
+                r = eventfd_check(fds->fd[0], what, sizeof(what));
+                if (r == -EINVAL)
+                        return vu_broken(d, "%s for ring %d: the fd is %s, not an eventfd",
+                                         request_name(msg->hdr.request), i, what);
+                if (r < 0)
+                        return vu_broken(d, "%s for ring %d: cannot check the fd: %s",
+                                         request_name(msg->hdr.request), i, strerror(-r));
                 fd = fds_take(fds, 0);
         }
         vr = &d->vrings[i];
         switch (msg->hdr.request) {
         case VHOST_USER_SET_VRING_KICK:
                 vring_stop(vr);
+                if (fd >= 0) {
+                        char what[96];
+
+                        if (kick_fd_check(fd, what, sizeof(what)) < 0) {
+                                close_fd(&fd);
+                                return vu_broken(d, "SET_VRING_KICK for ring %d: the fd is %s",
+                                                 i, what);
+                        }
+                }
                 close_fd(&vr->kick_fd);
                 vr->kick_fd = fd;
                 if (fd < 0)
@@ -620,10 +776,8 @@ static int handle_vring_enable(struct vu_dev *d, const struct vu_msg *msg)
         NEED(sizeof(*s));
         if ((i = ring_index(d, msg, s->index)) < 0)
                 return i;
-        if (s->num > 1) {
-                log_error("vhost-user: SET_VRING_ENABLE %u", s->num);
-                return -EPROTO;
-        }
+        if (s->num > 1)
+                return vu_broken(d, "SET_VRING_ENABLE %u", s->num);
         d->vrings[i].enabled = s->num;
         if (s->num)
                 vring_try_start(d, i);
@@ -717,11 +871,13 @@ static int handle(struct vu_dev *d, const struct vu_msg *msg, struct vu_fds *fds
                 r = msg->hdr.request;
                 log_warning("vhost-user: unsupported request %s (%d)", request_name((uint32_t)r), r);
                 /* Requests with a reply of their own that we do not know would
-                 * leave the frontend waiting: better to drop it than hang it. */
+                 * leave the frontend waiting: better to drop it than hang it.
+                 * (We offer neither INFLIGHT_SHMFD nor STATUS.) */
                 if (msg->hdr.request == VHOST_USER_GET_INFLIGHT_FD ||
                     msg->hdr.request == VHOST_USER_GET_STATUS)
-                        return -EPROTO;
-                return ENOSYS;
+                        return vu_broken(d, "%s without the protocol feature it needs",
+                                         request_name(msg->hdr.request));
+                return -ENOSYS;
         }
 }
 
@@ -732,32 +888,36 @@ int vu_dev_dispatch(struct vu_dev *d)
         bool replied = false;
         int r;
 
+        if (d->broken)
+                return -EPROTO;
         r = recv_msg(d, &msg, &fds);
         if (r < 0) {
                 fds_close(&fds);
-                if (r != -ECONNRESET && r != -EPROTO)
+                if (r != -ECONNRESET && !d->broken)
                         log_error("vhost-user: receiving from the frontend failed: %s", strerror(-r));
                 return r;
         }
+        /* A region of an unsealable file shrank and a queue tripped over it. */
+        if (gm_lost(&d->mem)) {
+                fds_close(&fds);
+                return vu_broken(d, "a guest memory region shrank under the device");
+        }
         if (msg.hdr.flags & VHOST_USER_REPLY_MASK) {
                 fds_close(&fds);
-                log_error("vhost-user: frontend sent a reply (%s) as a request",
-                          request_name(msg.hdr.request));
-                return -EPROTO;
+                return vu_broken(d, "frontend sent a reply (%s) as a request",
+                                 request_name(msg.hdr.request));
         }
         log_debug("vhost-user: %s (size %u, %u fds)", request_name(msg.hdr.request), msg.hdr.size,
                   fds.n);
         r = handle(d, &msg, &fds, &replied);
         fds_close(&fds);
+        if (d->broken)
+                return -EPROTO;
+        if (replied)
+                return r;   /* < 0 only when the reply could not be sent */
         if (r < 0)
-                return r;
-        if (r > 0)
-                log_warning("vhost-user: %s failed: %s", request_name(msg.hdr.request), strerror(r));
-        if (!replied && (msg.hdr.flags & VHOST_USER_NEED_REPLY_MASK)) {
-                int s = reply_u64(d, &msg, r == 0 ? 0 : 1);
-
-                if (s < 0)
-                        return s;
-        }
+                log_warning("vhost-user: %s failed: %s", request_name(msg.hdr.request), strerror(-r));
+        if (msg.hdr.flags & VHOST_USER_NEED_REPLY_MASK)
+                return reply_u64(d, &msg, r == 0 ? 0 : 1);
         return 0;
 }

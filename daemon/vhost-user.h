@@ -3,9 +3,18 @@
  *
  * The main loop calls vu_dev_dispatch() whenever the connection is readable;
  * each call reads and handles one message.  Every field of every message is
- * checked: a message that breaks the protocol (size, ring index, fds) makes
- * vu_dev_dispatch() fail and the caller drops the connection.  Rings are
- * served by queue threads (queue-thread.h) that this module starts and stops. */
+ * checked: a request that merely fails is nacked (REPLY_ACK) and the device
+ * carries on; a message that breaks the protocol (size, ring index, an fd
+ * that is not an eventfd…) breaks the device — logged once, every ring
+ * stopped — and vu_dev_dispatch() fails, so the caller drops the connection.
+ * Rings are served by queue threads (queue-thread.h) that this module starts
+ * and stops.
+ *
+ * System calls the checks of frontend fds use (for the sandbox's
+ * allow-list): fstat (newfstatat), readlinkat of /proc/self/fd/N (no open:
+ * Landlock does not restrict it), fcntl F_GETFL/F_SETFL, and on a kick fd
+ * one write and one read (telling a semaphore eventfd apart); guest-memory.h
+ * lists the memory ones. */
 #pragma once
 
 #include <stdbool.h>

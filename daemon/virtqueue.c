@@ -67,15 +67,22 @@ int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *use
 
 void vq_reset(struct vq *vq)
 {
+        vq_detach(vq);
+        pthread_mutex_lock(&vq->used_lock);
+        vq->last_avail_idx = 0;
+        vq->used_idx = 0;
+        vq->signalled_used_valid = false;
+        atomic_store(&vq->broken, false);
+        pthread_mutex_unlock(&vq->used_lock);
+}
+
+void vq_detach(struct vq *vq)
+{
         pthread_mutex_lock(&vq->used_lock);
         vq->num = 0;
         vq->desc = NULL;
         vq->avail = NULL;
         vq->used = NULL;
-        vq->last_avail_idx = 0;
-        vq->used_idx = 0;
-        vq->signalled_used_valid = false;
-        atomic_store(&vq->broken, false);
         pthread_mutex_unlock(&vq->used_lock);
 }
 
@@ -214,6 +221,10 @@ int vq_pop(struct vq *vq, struct vq_elem *e)
 
         if (vq_is_broken(vq) || !vq->avail)
                 return -EIO;
+        if (gm_lost(vq->mem)) {
+                vq_set_broken(vq, "a guest memory region shrank under the device");
+                return -EIO;
+        }
         avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
         if ((uint16_t)(avail_idx - vq->last_avail_idx) > vq->num) {
                 vq_set_broken(vq, "avail index moved by more than the queue size");
@@ -240,7 +251,8 @@ void vq_push(struct vq *vq, uint16_t head, uint32_t len)
         struct vring_used_elem *u;
 
         pthread_mutex_lock(&vq->used_lock);
-        if (vq->used) {
+        /* Detached (a stopped ring) or a head that is not one: nothing to write. */
+        if (vq->used && head < vq->num) {
                 u = &vq->used->ring[vq->used_idx & (vq->num - 1)];
                 __atomic_store_n(&u->id, head, __ATOMIC_RELAXED);
                 __atomic_store_n(&u->len, len, __ATOMIC_RELAXED);

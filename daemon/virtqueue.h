@@ -66,11 +66,17 @@ void vq_ring_sizes(unsigned num, uint64_t *desc, uint64_t *avail, uint64_t *used
 int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *used);
 /* Forgets the rings (the queue can be set up again). */
 void vq_reset(struct vq *vq);
+/* The ring is stopped (GET_VRING_BASE): drops the ring pointers, keeping
+ * last_avail_idx, so that nothing — a late vq_push()/vq_notify() from any
+ * thread included — writes to the ring any more.  vq_set_rings() attaches
+ * it again. */
+void vq_detach(struct vq *vq);
 
 /* Pops the next available chain into *e.  Returns 1 with *e filled, 0 when
  * the ring is empty, -EIO when the queue is (or has just become) broken. */
 int vq_pop(struct vq *vq, struct vq_elem *e);
-/* Returns the chain `head` to the guest with `len` bytes written. */
+/* Returns the chain `head` to the guest with `len` bytes written (nothing
+ * when the ring is detached or head is out of range). */
 void vq_push(struct vq *vq, uint16_t head, uint32_t len);
 /* Interrupts the guest if it asked for it (NO_INTERRUPT / used_event). */
 void vq_notify(struct vq *vq);

@@ -393,6 +393,22 @@ void harness_assert_alive(Harness *h)
         }
 }
 
+void harness_assert_clean_exit(Harness *h, int timeout_ms, const char *what)
+{
+        int status = 0;
+        if (!harness_wait_exit(h, timeout_ms, &status)) {
+                g_test_message("FAIL: the daemon did not exit within %d ms after %s", timeout_ms, what);
+                g_test_fail();
+                return;
+        }
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                g_test_message("FAIL: after %s the daemon ended with %s %d", what,
+                               WIFSIGNALED(status) ? "signal" : "exit status",
+                               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+                g_test_fail();
+        }
+}
+
 char *harness_path(Harness *h, const char *rel)
 {
         return g_build_filename(h->share, rel, NULL);

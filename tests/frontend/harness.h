@@ -59,6 +59,8 @@ gboolean harness_wait_exit(Harness *h, int timeout_ms, int *ret_status);
 gboolean harness_daemon_alive(Harness *h);
 /* Asserts the daemon is alive (did not crash). */
 void harness_assert_alive(Harness *h);
+/* Asserts the daemon exits with status 0 within timeout_ms (after `what`). */
+void harness_assert_clean_exit(Harness *h, int timeout_ms, const char *what);
 
 /* Host-side helpers; rel is relative to the share. */
 char *harness_path(Harness *h, const char *rel);

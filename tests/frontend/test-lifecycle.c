@@ -16,22 +16,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void assert_clean_exit(Harness *h, int timeout_ms, const char *what)
-{
-        int status = 0;
-        if (!harness_wait_exit(h, timeout_ms, &status)) {
-                g_test_message("FAIL: the daemon did not exit within %d ms after %s", timeout_ms, what);
-                g_test_fail();
-                return;
-        }
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                g_test_message("FAIL: after %s the daemon ended with %s %d", what,
-                               WIFSIGNALED(status) ? "signal" : "exit status",
-                               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-                g_test_fail();
-        }
-}
-
 static void test_reconnect(void)
 {
         if (!harness_require_sluice("legacy virtiofsd serves one connection"))
@@ -98,7 +82,7 @@ static void test_reconnect(void)
 
         /* SIGTERM with a frontend connected: exit 0, promptly. */
         kill(h->pid, SIGTERM);
-        assert_clean_exit(h, 5000, "SIGTERM");
+        harness_assert_clean_exit(h, 5000, "SIGTERM");
 }
 
 static void test_sigterm_idle(void)
@@ -110,7 +94,7 @@ static void test_sigterm_idle(void)
                 return;
         }
         kill(h->pid, SIGTERM);
-        assert_clean_exit(h, 5000, "SIGTERM with no frontend");
+        harness_assert_clean_exit(h, 5000, "SIGTERM with no frontend");
 }
 
 static void test_fd(void)
@@ -136,7 +120,7 @@ static void test_fd(void)
         g_assert_cmpuint(e.attr.size, ==, 4);
         vmm_free(h->vmm);
         h->vmm = NULL;
-        assert_clean_exit(h, 5000, "the frontend disconnected (--fd)");
+        harness_assert_clean_exit(h, 5000, "the frontend disconnected (--fd)");
 }
 
 static void test_multiqueue(void)

@@ -236,14 +236,20 @@ static int vu_request(struct vmm *v, uint32_t request, const void *payload, uint
         return 0;
 }
 
+/* A request with a reply of its own. */
+static int vu_roundtrip(struct vmm *v, struct vu_msg *m, struct vu_msg *reply)
+{
+        int r = vu_send(v, m, NULL, 0);
+        if (r < 0)
+                return r;
+        return vu_recv_reply(v, m->request, reply);
+}
+
 static int vu_get_u64(struct vmm *v, uint32_t request, uint64_t *ret)
 {
         struct vu_msg m = { .request = request, .size = 0 };
-        int r = vu_send(v, &m, NULL, 0);
-        if (r < 0)
-                return r;
         struct vu_msg reply;
-        r = vu_recv_reply(v, request, &reply);
+        int r = vu_roundtrip(v, &m, &reply);
         if (r < 0)
                 return r;
         if (reply.size != 8)
@@ -362,23 +368,62 @@ static int mem_send(struct vmm *v, bool add_mem_reg)
         return vu_request(v, VU_SET_MEM_TABLE, &mem, sizeof(mem), fds, 2);
 }
 
-int vmm_add_extra_region(struct vmm *v, uint64_t gpa, size_t size)
+static void extra_forget(struct vmm *v)
+{
+        if (v->extra)
+                munmap(v->extra, v->extra_reg.size);
+        if (v->extra_fd >= 0)
+                close(v->extra_fd);
+        v->extra = NULL;
+        v->extra_fd = -1;
+}
+
+int vmm_add_extra_region_ex(struct vmm *v, const struct vmm_extra_region *x)
 {
         if (v->extra)
                 return -EBUSY;
-        v->extra_fd = memfd_create("sluice-test-extra", MFD_CLOEXEC);
+        v->extra_fd = memfd_create("sluice-test-extra",
+                                   MFD_CLOEXEC | (x->sealable ? MFD_ALLOW_SEALING : 0));
         if (v->extra_fd < 0)
                 return vmm_fail(-errno, "memfd_create");
-        if (ftruncate(v->extra_fd, (off_t)size) < 0)
+        if (ftruncate(v->extra_fd, (off_t)(x->file_size ? x->file_size : x->size)) < 0) {
+                extra_forget(v);
                 return vmm_fail(-errno, "ftruncate");
-        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, v->extra_fd, 0);
-        if (p == MAP_FAILED)
+        }
+        /* Mapping past the end of the file is allowed; the vmm does not touch it. */
+        void *p = mmap(NULL, x->size, PROT_READ | PROT_WRITE, MAP_SHARED, v->extra_fd, 0);
+        if (p == MAP_FAILED) {
+                extra_forget(v);
                 return vmm_fail(-errno, "mmap");
+        }
         v->extra = p;
-        v->extra_reg = (struct vu_region){ .gpa = gpa, .size = size,
+        v->extra_reg = (struct vu_region){ .gpa = x->gpa, .size = x->size,
                                            .uva = (uint64_t)(uintptr_t)p, .mmap_offset = 0 };
-        struct { uint64_t padding; struct vu_region r; } reg = { 0, v->extra_reg };
-        return vu_request(v, VU_ADD_MEM_REG, &reg, sizeof(reg), &v->extra_fd, 1);
+        int r;
+        if (x->set_mem_table) {
+                struct { uint32_t nregions, padding; struct vu_region r[3]; } mem = {
+                        .nregions = 3, .r = { region_desc(v, 0), region_desc(v, 1), v->extra_reg },
+                };
+                int fds[3] = { v->memfd, v->memfd, v->extra_fd };
+                r = vu_request(v, VU_SET_MEM_TABLE, &mem, sizeof(mem), fds, 3);
+        } else {
+                struct { uint64_t padding; struct vu_region r; } reg = { 0, v->extra_reg };
+                r = vu_request(v, VU_ADD_MEM_REG, &reg, sizeof(reg), &v->extra_fd, 1);
+        }
+        if (r < 0)
+                extra_forget(v);
+        return r;
+}
+
+int vmm_add_extra_region(struct vmm *v, uint64_t gpa, size_t size)
+{
+        struct vmm_extra_region x = { .gpa = gpa, .size = size };
+        return vmm_add_extra_region_ex(v, &x);
+}
+
+int vmm_extra_region_fd(const struct vmm *v)
+{
+        return v->extra ? v->extra_fd : -1;
 }
 
 int vmm_remove_extra_region(struct vmm *v)
@@ -388,10 +433,7 @@ int vmm_remove_extra_region(struct vmm *v)
         struct { uint64_t padding; struct vu_region r; } reg = { 0, v->extra_reg };
         /* QEMU passes the region's fd with REM_MEM_REG too. */
         int r = vu_request(v, VU_REM_MEM_REG, &reg, sizeof(reg), &v->extra_fd, 1);
-        munmap(v->extra, v->extra_reg.size);
-        close(v->extra_fd);
-        v->extra = NULL;
-        v->extra_fd = -1;
+        extra_forget(v);
         return r;
 }
 
@@ -584,12 +626,60 @@ int vmm_wait_used(struct vmm *v, unsigned qi, uint16_t head, uint32_t *ret_len, 
 
 bool vmm_backend_hung_up(struct vmm *v)
 {
-        if (v->hung_up)
-                return true;
-        struct pollfd p = { .fd = v->sock, .events = POLLIN | POLLRDHUP };
-        if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)))
-                v->hung_up = true;
+        return vmm_wait_hung_up(v, 0);
+}
+
+bool vmm_wait_hung_up(struct vmm *v, int timeout_ms)
+{
+        int64_t deadline = now_ms() + timeout_ms;
+        while (!v->hung_up) {
+                struct pollfd p = { .fd = v->sock, .events = POLLRDHUP };
+                int left = (int)(deadline - now_ms());
+                int r = poll(&p, 1, left > 0 ? left : 0);
+                if (r > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)))
+                        v->hung_up = true;
+                if (left <= 0 || (r < 0 && errno != EINTR))
+                        break;
+        }
         return v->hung_up;
+}
+
+int vmm_set_vring_fd(struct vmm *v, enum vmm_vring_fd which, unsigned q, int fd)
+{
+        uint64_t idx = q;
+        int r = vu_request(v, (uint32_t)which, &idx, sizeof(idx), &fd, 1);
+        if (r < 0 && vmm_wait_hung_up(v, 0))
+                return -ECONNRESET;
+        return r;
+}
+
+int vmm_get_vring_base(struct vmm *v, unsigned q, uint32_t *ret_base)
+{
+        struct vu_msg m = { .request = VU_GET_VRING_BASE, .size = 8 };
+        m.p.state.index = q;
+        struct vu_msg reply;
+        int r = vu_roundtrip(v, &m, &reply);
+        if (r < 0)
+                return r;
+        if (reply.size != 8 || reply.p.state.index != q)
+                return vmm_fail(-EPROTO, "GET_VRING_BASE reply");
+        if (ret_base)
+                *ret_base = reply.p.state.num;
+        return 0;
+}
+
+struct vring_used *vmm_used_ring(struct vmm *v, unsigned q, size_t *ret_size)
+{
+        if (q >= v->nq)
+                return NULL;
+        if (ret_size)
+                *ret_size = 6 + 8 * (size_t)v->q[q].size;
+        return v->q[q].used;
+}
+
+uint16_t vmm_avail_idx(const struct vmm *v, unsigned q)
+{
+        return q < v->nq ? v->q[q].avail_idx : 0;
 }
 
 /* ---- FUSE requests as descriptor chains ---- */
@@ -937,10 +1027,7 @@ void vmm_drop(struct vmm *v)
                 munmap(v->mem, v->mem_size);
         if (v->memfd >= 0)
                 close(v->memfd);
-        if (v->extra) {
-                munmap(v->extra, v->extra_reg.size);
-                close(v->extra_fd);
-        }
+        extra_forget(v);
         free(v);
 }
 
@@ -951,14 +1038,9 @@ void vmm_free(struct vmm *v)
         /* Stop every ring the way QEMU does on device stop; give up on the
          * first failure (the backend may be gone or have broken the device). */
         for (unsigned i = 0; i < v->nq && !v->hung_up; i++) {
-                struct vu_msg m = { .request = VU_GET_VRING_BASE, .size = 8 };
-                m.p.state.index = i;
-                struct vu_msg reply;
                 int saved = v->timeout_ms;
                 v->timeout_ms = 2000;
-                int r = vu_send(v, &m, NULL, 0);
-                if (r == 0)
-                        r = vu_recv_reply(v, VU_GET_VRING_BASE, &reply);
+                int r = vmm_get_vring_base(v, i, NULL);
                 v->timeout_ms = saved;
                 if (r < 0)
                         break;

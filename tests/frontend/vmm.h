@@ -73,6 +73,17 @@ void *vmm_gpa_to_host(const struct vmm *v, uint64_t gpa, size_t len);
  * REM_MEM_REG; both need CONFIGURE_MEM_SLOTS. */
 int vmm_add_extra_region(struct vmm *v, uint64_t gpa, size_t size);
 int vmm_remove_extra_region(struct vmm *v);
+/* The same with knobs, for a frontend that lies about its memory. */
+struct vmm_extra_region {
+        uint64_t gpa;
+        size_t size;            /* the size declared to the backend (and mapped here) */
+        size_t file_size;       /* the memfd's real size; 0 = size */
+        bool sealable;          /* create the memfd with MFD_ALLOW_SEALING */
+        bool set_mem_table;     /* send all three regions with SET_MEM_TABLE instead */
+};
+/* On failure (a nack is -EIO) the extra region is gone again. */
+int vmm_add_extra_region_ex(struct vmm *v, const struct vmm_extra_region *x);
+int vmm_extra_region_fd(const struct vmm *v);   /* -1 when there is none */
 
 /* ---- raw virtqueue access (for malformed-input tests) ---- */
 struct vring_desc *vmm_desc_table(struct vmm *v, unsigned q);
@@ -91,6 +102,21 @@ int vmm_publish_raw(struct vmm *v, unsigned q, uint16_t value, uint16_t idx_step
 int vmm_wait_used(struct vmm *v, unsigned q, uint16_t head, uint32_t *ret_len, int timeout_ms);
 /* True once the backend closed the vhost-user connection (polls it). */
 bool vmm_backend_hung_up(struct vmm *v);
+/* Waits up to timeout_ms for the backend to close the connection. */
+bool vmm_wait_hung_up(struct vmm *v, int timeout_ms);
+
+/* ---- hostile frontend knobs ---- */
+enum vmm_vring_fd { VMM_VRING_KICK = 12, VMM_VRING_CALL = 13, VMM_VRING_ERR = 14 };
+/* Sends SET_VRING_KICK/CALL/ERR for queue q with fd (any fd; the vmm keeps
+ * its own); 0 when acked, -EIO when nacked, -ECONNRESET when the backend
+ * dropped the connection instead. */
+int vmm_set_vring_fd(struct vmm *v, enum vmm_vring_fd which, unsigned q, int fd);
+/* GET_VRING_BASE: stops queue q in the backend; *ret_base is where it stopped. */
+int vmm_get_vring_base(struct vmm *v, unsigned q, uint32_t *ret_base);
+/* The used ring of queue q and its size in bytes (flags, idx, ring, avail_event). */
+struct vring_used *vmm_used_ring(struct vmm *v, unsigned q, size_t *ret_size);
+/* avail->idx as published so far on queue q. */
+uint16_t vmm_avail_idx(const struct vmm *v, unsigned q);
 
 /* ---- FUSE requests ---- */
 struct vmm_op {

@@ -1,5 +1,6 @@
 /* test-guest-memory.c — guest memory regions and address translation edges. */
 #include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
 #include <stdint.h>
 #include <string.h>
@@ -176,6 +177,80 @@ static void test_map_across_regions(void)
         munmap(view_b, MIB);
 }
 
+/* The fd must hold mmap_offset + memory_size bytes and be a file. */
+static void test_short_fd(void)
+{
+        struct gm m;
+        uint8_t *view;
+        int fd = new_memfd(MIB, &view), p[2];
+        struct vu_memory_region r;
+
+        gm_init(&m);
+        r = region(0, 2 * MIB, 0, 0);
+        g_assert_cmpint(gm_add_region(&m, &r, fd), ==, -ENXIO);
+        r = region(0, MIB, 0, 4096);
+        g_assert_cmpint(gm_add_region(&m, &r, fd), ==, -ENXIO);
+        r = region(0, MIB - 4096, 0, 4096);
+        g_assert_cmpint(gm_add_region(&m, &r, fd), ==, 0);
+        g_assert_cmpint(pipe2(p, O_CLOEXEC), ==, 0);
+        r = region(4 * MIB, 4096, 4 * MIB, 0);
+        g_assert_cmpint(gm_add_region(&m, &r, p[0]), ==, -EINVAL);
+        g_assert_cmpuint(m.n_regions, ==, 1);
+        close(p[0]);
+        close(p[1]);
+        gm_clear(&m);
+        close(fd);
+        munmap(view, MIB);
+}
+
+/* A memfd left sealable gets F_SEAL_SHRINK (and only that): the frontend can
+ * no longer pull pages from under the mapping, but may still grow it. */
+static void test_seals_shrink(void)
+{
+        struct gm m;
+        int fd = memfd_create("guest", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        struct vu_memory_region r = region(0, MIB, 0, 0);
+
+        g_assert_cmpint(ftruncate(fd, MIB), ==, 0);
+        gm_init(&m);
+        g_assert_cmpint(gm_add_region(&m, &r, fd), ==, 0);
+        g_assert_cmpint(fcntl(fd, F_GET_SEALS), ==, F_SEAL_SHRINK);
+        g_assert_cmpint(ftruncate(fd, MIB / 2), ==, -1);
+        g_assert_cmpint(errno, ==, EPERM);
+        g_assert_cmpint(ftruncate(fd, 2 * MIB), ==, 0);
+        g_assert_false(gm_lost(&m));
+        gm_clear(&m);
+        close(fd);
+}
+
+/* A memfd that cannot be sealed and shrinks after mapping: touching the lost
+ * part does not kill us (SIGBUS is handled); it reads zeros and the memory
+ * is reported lost until the table is cleared. */
+static void test_unsealed_shrink_survives(void)
+{
+        struct gm m;
+        uint8_t *view;
+        int fd = new_memfd(MIB, &view);
+        struct vu_memory_region r = region(0x100000, MIB, 0x7f0000000000, 0);
+        volatile uint8_t *p;
+
+        view[MIB - 1] = 0x77;
+        gm_init(&m);
+        g_assert_cmpint(gm_add_region(&m, &r, fd), ==, 0);
+        g_assert_true(fcntl(fd, F_GET_SEALS) == F_SEAL_SEAL);   /* nothing added */
+        p = gm_gpa_to_host(&m, 0x100000 + MIB - 1, 1);
+        g_assert_cmpuint(*p, ==, 0x77);
+        munmap(view, MIB);
+        g_assert_cmpint(ftruncate(fd, 4096), ==, 0);
+        g_assert_false(gm_lost(&m));
+        g_assert_cmpuint(*p, ==, 0);     /* faulted, survived */
+        *p = 1;                          /* writes go nowhere the frontend sees */
+        g_assert_true(gm_lost(&m));
+        gm_clear(&m);
+        g_assert_false(gm_lost(&m));
+        close(fd);
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -183,5 +258,8 @@ int main(int argc, char **argv)
         g_test_add_func("/guest-memory/bad-regions", test_bad_regions);
         g_test_add_func("/guest-memory/unaligned-offset", test_unaligned_offset);
         g_test_add_func("/guest-memory/map-across-regions", test_map_across_regions);
+        g_test_add_func("/guest-memory/short-fd", test_short_fd);
+        g_test_add_func("/guest-memory/seals-shrink", test_seals_shrink);
+        g_test_add_func("/guest-memory/unsealed-shrink-survives", test_unsealed_shrink_survives);
         return g_test_run();
 }

@@ -491,6 +491,36 @@ static void test_bad_rings(void)
         fixture_teardown(&f);
 }
 
+/* A stopped ring (GET_VRING_BASE) is detached: a late push or notify — a
+ * deferred request finishing after the stop — writes nothing to it, and
+ * vq_set_rings() attaches it again at the index where it stopped. */
+static void test_detach(void)
+{
+        struct fixture f;
+        uint8_t before[4 + 8 * NUM + 2];
+
+        fixture_setup(&f, 0);
+        set_desc(f.desc, 0, BUF_GPA, 16, VRING_DESC_F_WRITE, 0);
+        publish(&f, 0);
+        g_assert_cmpint(vq_pop(f.vq, f.e), ==, 1);
+        vq_detach(f.vq);
+        memcpy(before, f.used, sizeof(before));
+        vq_push(f.vq, 0, 16);
+        vq_notify(f.vq);
+        vq_set_notification(f.vq, false);
+        g_assert_cmpmem(f.used, sizeof(before), before, sizeof(before));
+        g_assert_cmpuint(drain_eventfd(f.call_fd), ==, 0);
+        g_assert_cmpint(vq_pop(f.vq, f.e), ==, -EIO);
+        g_assert_cmpuint(f.vq->last_avail_idx, ==, 1);
+
+        g_assert_cmpint(vq_set_rings(f.vq, NUM, gm_gpa_to_host(&f.mem, DESC_GPA, 256),
+                                     gm_gpa_to_host(&f.mem, AVAIL_GPA, 64),
+                                     gm_gpa_to_host(&f.mem, USED_GPA, 256)), ==, 0);
+        vq_push(f.vq, 0, 16);
+        g_assert_cmpuint(f.used->idx, ==, 1);
+        fixture_teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -504,6 +534,7 @@ int main(int argc, char **argv)
         g_test_add_func("/virtqueue/large-request", test_large_request);
         g_test_add_func("/virtqueue/event-idx", test_event_idx);
         g_test_add_func("/virtqueue/bad-rings", test_bad_rings);
+        g_test_add_func("/virtqueue/detach", test_detach);
         for (size_t i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
                 g_autofree char *path = g_strdup_printf("/virtqueue/malformed/%s", bad_cases[i].name);
 
