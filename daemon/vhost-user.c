@@ -253,19 +253,12 @@ static void restart(struct vu_dev *d, const bool *was_running)
 /* The one place deferred requests are finished for a ring that stops or
  * whose memory goes away: their replies are written and pushed now, while
  * ring and memory are still ours.  ring < 0: every ring (memory changes).
- * fs_session_interrupt_deferred() finishes every queue's requests (EINTR)
- * and wants no queue thread running, so the other rings pause around it.
- * TODO(merge): fs_session_finish_deferred(d->session, ring) for one ring,
- * without pausing the others. */
+ * The ring's own thread is stopped by the caller; the other rings keep
+ * running (the FUSE layer finishes only this queue's requests), and the
+ * ring index is the FUSE layer's queue index (0 = hiprio). */
 static void finish_deferred(struct vu_dev *d, int ring)
 {
-        bool was_running[FS_MAX_QUEUES + 1];
-
-        stop_all(d, was_running);
-        fs_session_interrupt_deferred(d->session);
-        if (ring >= 0)
-                was_running[ring] = false;
-        restart(d, was_running);
+        fs_session_finish_deferred(d->session, ring);
 }
 
 /* A ring stops for good (GET_VRING_BASE, a broken device): its thread is
