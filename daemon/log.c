@@ -57,3 +57,48 @@ void log_msg(enum log_level level, const char *fmt, ...)
         (void)!write(STDERR_FILENO, line, (size_t)n);
         errno = saved_errno;
 }
+
+bool log_ratelimit_pass(struct log_ratelimit *rl, uint64_t now_usec, unsigned *ret_suppressed)
+{
+        bool pass;
+
+        pthread_mutex_lock(&rl->mutex);
+        if (rl->in_window == 0 || now_usec - rl->window_start_usec >= LOG_RATELIMIT_INTERVAL_USEC) {
+                rl->window_start_usec = now_usec;
+                rl->in_window = 0;
+        }
+        pass = rl->in_window < LOG_RATELIMIT_BURST;
+        if (pass) {
+                rl->in_window++;
+                *ret_suppressed = rl->suppressed;
+                rl->suppressed = 0;
+        } else {
+                rl->suppressed++;
+        }
+        pthread_mutex_unlock(&rl->mutex);
+        return pass;
+}
+
+void log_ratelimited(struct log_ratelimit *rl, enum log_level level, const char *fmt, ...)
+{
+        char text[768];
+        int saved_errno = errno;
+        struct timespec ts;
+        unsigned suppressed;
+        va_list ap;
+
+        if (level > log_max_level)
+                return;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (!log_ratelimit_pass(rl, (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000,
+                                &suppressed))
+                return;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        if (suppressed)
+                log_msg(level, "%s (%u similar messages suppressed before this one)", text, suppressed);
+        else
+                log_msg(level, "%s", text);
+        errno = saved_errno;
+}
