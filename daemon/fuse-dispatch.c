@@ -19,10 +19,12 @@
  *    retries the non-blocking lock with a 1 → 20 ms backoff and replies through
  *    the worker's fs_complete_fn; INTERRUPT of it replies EINTR; a session reset
  *    stops it without a reply.
- *  - Files the guest creates belong to the user running sluice-fs (root when
- *    run by root: then host permission checks are root's too, like virtiofsd
- *    without its sandbox).  main.c sets the process umask to 0 (the guest's
- *    umask comes with each create) and raises the open file limit.
+ *  - Run by the desktop user, files the guest creates belong to that user; run
+ *    by root, the node-creating requests (OP_CREDS) run with the requester's
+ *    fsuid/fsgid, so new files belong to the guest user (credentials.h says
+ *    how guest users are kept apart in each mode).  main.c sets the process
+ *    umask to 0 (the guest's umask comes with each create) and raises the open
+ *    file limit.
  *  - Requests before INIT (or after DESTROY) fail with EIO; unknown opcodes ENOSYS.
  *  - An INIT while a session is open is a new kernel after a guest reset: the
  *    old session's nodeids, handles, locks and waiting SETLKWs are dropped and
@@ -40,6 +42,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "credentials.h"
 #include "log.h"
 #include "pt-internal.h"
 
@@ -90,6 +93,7 @@ enum {
         OP_DIR = 1 << 3,          /* ... and it must be a directory (else ENOTDIR) */
         OP_NO_REPLY = 1 << 4,     /* FORGET-like: never a reply, not even an error */
         OP_XATTR = 1 << 5,        /* ENOSYS without --xattr */
+        OP_CREDS = 1 << 6,        /* makes a node: runs as the requester when we are root */
 };
 
 struct fs_op {
@@ -105,6 +109,7 @@ static int op_interrupt(struct pt_fs *fs, struct freq *r, struct inode *unused);
 #define D (OP_INODE | OP_DIR)
 #define M OP_MUTATES
 #define X (OP_INODE | OP_XATTR)
+#define C OP_CREDS
 
 static const struct fs_op ops[] = {
         [FUSE_LOOKUP]          = { pt_lookup, D },
@@ -112,9 +117,9 @@ static const struct fs_op ops[] = {
         [FUSE_GETATTR]         = { pt_getattr, I },
         [FUSE_SETATTR]         = { pt_setattr, I | M },
         [FUSE_READLINK]        = { pt_readlink, I },
-        [FUSE_SYMLINK]         = { pt_symlink, D | M },
-        [FUSE_MKNOD]           = { pt_mknod, D | M },
-        [FUSE_MKDIR]           = { pt_mkdir, D | M },
+        [FUSE_SYMLINK]         = { pt_symlink, D | M | C },
+        [FUSE_MKNOD]           = { pt_mknod, D | M | C },
+        [FUSE_MKDIR]           = { pt_mkdir, D | M | C },
         [FUSE_UNLINK]          = { pt_unlink, D | M },
         [FUSE_RMDIR]           = { pt_rmdir, D | M },
         [FUSE_RENAME]          = { pt_rename, D | M },
@@ -139,7 +144,7 @@ static const struct fs_op ops[] = {
         [FUSE_SETLK]           = { pt_setlk, I },
         [FUSE_SETLKW]          = { pt_setlkw, I },
         [FUSE_ACCESS]          = { pt_access, I },
-        [FUSE_CREATE]          = { pt_create, D | M },
+        [FUSE_CREATE]          = { pt_create, D | M | C },
         [FUSE_INTERRUPT]       = { op_interrupt, OP_BEFORE_INIT | OP_NO_REPLY },
         [FUSE_DESTROY]         = { op_destroy, 0 },
         [FUSE_BATCH_FORGET]    = { pt_batch_forget, OP_NO_REPLY },
@@ -149,13 +154,14 @@ static const struct fs_op ops[] = {
         [FUSE_LSEEK]           = { pt_lseek, 0 },
         [FUSE_COPY_FILE_RANGE] = { pt_copy_file_range, M },
         [FUSE_SYNCFS]          = { pt_syncfs, 0 },
-        [FUSE_TMPFILE]         = { pt_tmpfile, D | M },
+        [FUSE_TMPFILE]         = { pt_tmpfile, D | M | C },
 };
 
 #undef I
 #undef D
 #undef M
 #undef X
+#undef C
 
 /* ---- session ---- */
 
@@ -194,6 +200,7 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
                 return r;
         fs->stats = stats;
         idmap_init(&fs->idmap, opts);
+        policy_init(&fs->policy, opts);
         fs->cache = opts->cache;
         fs->xattr = opts->xattr;
         switch (fs->cache) {
@@ -444,6 +451,14 @@ static int dispatch(struct fs_session *s, struct freq *r)
                         return -EBADF;
                 if ((op->flags & OP_DIR) && i.p->type != S_IFDIR)
                         return -ENOTDIR;
+        }
+        if (op->flags & OP_CREDS) {
+                /* Until the handler returns: the node and its lookup are the requester's doing. */
+                _cleanup_creds_ creds;
+                int err = creds_enter(idmap_uid_to_host(&s->fs.idmap, r->in.uid),
+                                      idmap_gid_to_host(&s->fs.idmap, r->in.gid), NULL, 0, &creds);
+
+                return err < 0 ? err : op->fn(&s->fs, r, i.p);
         }
         return op->fn(&s->fs, r, i.p);
 }

@@ -126,6 +126,70 @@ int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const
         return pt_reply(r, &out, sizeof(out));
 }
 
+void pt_perm_node(const struct pt_fs *fs, const struct stat *st, struct perm_node *ret)
+{
+        *ret = (struct perm_node){
+                .uid = idmap_uid_to_guest(&fs->idmap, st->st_uid),
+                .gid = idmap_gid_to_guest(&fs->idmap, st->st_gid),
+                .mode = st->st_mode,
+        };
+}
+
+static int inode_perm_node(const struct pt_fs *fs, const struct inode *i, struct perm_node *ret)
+{
+        struct stat st;
+        int err = pt_stat(i, &st);
+
+        if (err < 0)
+                return err;
+        pt_perm_node(fs, &st, ret);
+        return 0;
+}
+
+int pt_check_access(const struct pt_fs *fs, const struct freq *r, const struct inode *i, int mask)
+{
+        struct perm_who who = pt_who(r);
+        struct perm_node node;
+        int err;
+
+        if (who.uid == 0 || mask == 0)
+                return 0;
+        if ((err = inode_perm_node(fs, i, &node)) < 0)
+                return err;
+        return perm_access(&who, &node, mask);
+}
+
+int pt_check_owner(const struct pt_fs *fs, const struct freq *r, const struct inode *i)
+{
+        struct perm_who who = pt_who(r);
+        struct perm_node node;
+        int err;
+
+        if (who.uid == 0)
+                return 0;
+        if ((err = inode_perm_node(fs, i, &node)) < 0)
+                return err;
+        return perm_owner(&who, &node);
+}
+
+int pt_check_remove(const struct pt_fs *fs, const struct freq *r, const struct inode *dir,
+                    const char *name)
+{
+        struct perm_who who = pt_who(r);
+        struct perm_node d, victim;
+        struct stat st;
+        int err;
+
+        if (who.uid == 0)
+                return 0;
+        if ((err = inode_perm_node(fs, dir, &d)) < 0)
+                return err;
+        if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        pt_perm_node(fs, &st, &victim);
+        return perm_remove(&who, &d, &victim);
+}
+
 /* Open flags the guest may pass to the host: access mode and data semantics;
  * never O_CREAT/O_EXCL (only CREATE creates), O_NOFOLLOW is always added,
  * O_DIRECT is dropped because guest buffers need not meet its alignment, and
