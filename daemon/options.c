@@ -99,7 +99,7 @@ static const char help_text[] =
         "      --xattr                pass extended attributes through (also: -o xattr)\n"
         "      --translate-uid=GUEST:HOST  files owned by host uid HOST appear owned by\n"
         "                             GUEST in the guest; files GUEST creates belong to the\n"
-        "                             worker's user on the host\n"
+        "                             worker's user on the host (to HOST when run by root)\n"
         "      --translate-gid=GUEST:HOST  the same for group ids\n"
         "\n"
         "What the guest may make on the host (refusals are logged):\n"

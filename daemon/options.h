@@ -50,7 +50,8 @@ struct fs_options {
         int control_fd;             /* --control-fd=N: sd-bus peer socket from sluice-service; -1 */
         /* --translate-uid=GUEST:HOST / --translate-gid=GUEST:HOST (repeatable is not needed:
          * one pair each).  Files owned by HOST on the host appear owned by GUEST in the guest,
-         * and GUEST's requests to create files create them as the worker's own user. */
+         * and GUEST's requests to create files create them as the worker's own user
+         * (as HOST when the worker runs as root: credentials.h). */
         uint32_t guest_uid, host_uid;
         uint32_t guest_gid, host_gid;
         /* What guest root may make on the host (guest-policy.c): device nodes
