@@ -32,30 +32,40 @@ void log_set_level(enum log_level level)
         log_max_level = level;
 }
 
-void log_msg(enum log_level level, const char *fmt, ...)
+/* One line: the prefix, the message and an optional suffix, in one write(). */
+static void log_vmsg(enum log_level level, const char *suffix, const char *fmt, va_list ap)
 {
         char line[1024];
         int saved_errno = errno;
         struct timespec ts;
-        va_list ap;
         int n;
-
-        if (level > log_max_level)
-                return;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         n = snprintf(line, sizeof(line), "sluice-fs[%d] %5lld.%06ld %s: ", (int)getpid(),
                      (long long)ts.tv_sec, ts.tv_nsec / 1000, level_names[level]);
         if (n < 0)
                 n = 0;
-        va_start(ap, fmt);
         vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-        va_end(ap);
+        if (suffix) {
+                n = (int)strnlen(line, sizeof(line) - 1);
+                snprintf(line + n, sizeof(line) - (size_t)n, "%s", suffix);
+        }
         /* One write() per line so that lines of different queue threads never interleave. */
         n = (int)strnlen(line, sizeof(line) - 2);
         line[n++] = '\n';
         (void)!write(STDERR_FILENO, line, (size_t)n);
         errno = saved_errno;
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (level > log_max_level)
+                return;
+        va_start(ap, fmt);
+        log_vmsg(level, NULL, fmt, ap);
+        va_end(ap);
 }
 
 bool log_ratelimit_pass(struct log_ratelimit *rl, uint64_t now_usec, unsigned *ret_suppressed)
@@ -81,8 +91,7 @@ bool log_ratelimit_pass(struct log_ratelimit *rl, uint64_t now_usec, unsigned *r
 
 void log_ratelimited(struct log_ratelimit *rl, enum log_level level, const char *fmt, ...)
 {
-        char text[768];
-        int saved_errno = errno;
+        char suffix[80] = "";
         struct timespec ts;
         unsigned suppressed;
         va_list ap;
@@ -93,12 +102,10 @@ void log_ratelimited(struct log_ratelimit *rl, enum log_level level, const char 
         if (!log_ratelimit_pass(rl, (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000,
                                 &suppressed))
                 return;
-        va_start(ap, fmt);
-        vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
         if (suppressed)
-                log_msg(level, "%s (%u similar messages suppressed before this one)", text, suppressed);
-        else
-                log_msg(level, "%s", text);
-        errno = saved_errno;
+                snprintf(suffix, sizeof(suffix), " (%u similar messages suppressed before this one)",
+                         suppressed);
+        va_start(ap, fmt);
+        log_vmsg(level, suffix, fmt, ap);
+        va_end(ap);
 }

@@ -145,7 +145,6 @@ static inline struct perm_who pt_who(const struct freq *r)
 }
 void pt_perm_node(const struct pt_fs *fs, const struct stat *st, struct perm_node *ret);
 int pt_check_access(const struct pt_fs *fs, const struct freq *r, const struct inode *i, int mask);
-int pt_check_owner(const struct pt_fs *fs, const struct freq *r, const struct inode *i);
 /* May the requester remove (or rename away) `name` from `dir`? */
 int pt_check_remove(const struct pt_fs *fs, const struct freq *r, const struct inode *dir,
                     const char *name);

@@ -9,25 +9,7 @@
 # The share holds an empty directory users/ that everybody may write.
 # Prints PASS/FAIL per check and DONE.
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-check() {
-        name=$1
-        shift
-        if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
-}
-same() {
-        if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
-}
-fails_with() {
-        name=$1 msg=$2
-        shift 2
-        if out=$("$@" 2>&1); then
-                fail "$name" "succeeded, expected '$msg'"
-        else
-                case "$out" in *"$msg"*) pass "$name" ;; *) fail "$name" "expected '$msg', got: $out" ;; esac
-        fi
-}
+. /workload-lib.sh
 as_a() { sluice-guest-tool as "$A_UID" "$A_UID" "$@"; }
 as_b() { sluice-guest-tool as "$B_UID" "$B_UID" "$@"; }
 
