@@ -95,6 +95,17 @@ static int set_times(struct pt_fs *fs, struct inode *i, int fd, const struct fus
         return utimensat(fs->proc_fd, name, ts, 0) < 0 ? -errno : 0;
 }
 
+/* A write or truncate by a non-owner makes the guest kernel drop the file's
+ * set-ID bits with a SETATTR of the mode (we do not negotiate HANDLE_KILLPRIV):
+ * a writer may do that, and nothing else, to another user's mode. */
+static bool kills_setid_only(mode_t old_mode, uint32_t new_mode)
+{
+        const mode_t setid = S_ISUID | S_ISGID;
+
+        return (((mode_t)new_mode ^ old_mode) & 07777 & ~setid) == 0 &&
+               ((mode_t)new_mode & ~old_mode & setid) == 0;
+}
+
 /* What a local file system would refuse a non-owner (perm.h): the guest
  * kernel checked already; this holds without it.  `via_writable_fh`: a
  * truncate through a handle opened for writing needs no permission now. */
@@ -113,7 +124,10 @@ static int check_setattr(const struct pt_fs *fs, const struct freq *r, const str
         pt_perm_node(fs, &st, &node);
         if ((in->valid & FATTR_UID) && in->uid != node.uid)
                 return -EPERM;            /* giving a file away: root's alone */
-        if ((in->valid & (FATTR_MODE | FATTR_GID)) && (err = perm_owner(&who, &node)) < 0)
+        if ((in->valid & FATTR_MODE) && perm_owner(&who, &node) < 0 &&
+            !(kills_setid_only(node.mode, in->mode) && perm_access(&who, &node, W_OK) == 0))
+                return -EPERM;
+        if ((in->valid & FATTR_GID) && (err = perm_owner(&who, &node)) < 0)
                 return err;               /* chgrp: the owner (to which group the guest checked) */
         if ((in->valid & FATTR_SIZE) && !via_writable_fh &&
             (err = perm_access(&who, &node, W_OK)) < 0)

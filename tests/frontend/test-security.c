@@ -376,6 +376,21 @@ static void test_users_apart_desktop(void)
         vmm_clear_creds(h->vmm);
 
         check_users_apart(h, dir, 1000, 1001);
+
+        /* A writer who is not the owner may drop the set-ID bits (what the guest
+         * kernel does before its write), and change nothing else. */
+        harness_write(h, "tmp/shared-suid", "x");
+        host_chmod(h, "tmp/shared-suid", 06666);
+        uint64_t node = lookup_ok(h->vmm, dir, "shared-suid");
+        vmm_set_creds(h->vmm, 1001, 1001, 0);
+        struct fuse_setattr_in in = { .valid = FATTR_MODE, .mode = S_IFREG | 0777 };
+        assert_errno(vmm_setattr(h->vmm, node, &in, NULL), -EPERM);
+        in.mode = S_IFREG | 04666;   /* S_ISGID dropped, S_ISUID kept */
+        assert_ok(vmm_setattr(h->vmm, node, &in, NULL));
+        in.mode = S_IFREG | 0666;
+        assert_ok(vmm_setattr(h->vmm, node, &in, NULL));
+        g_assert_cmphex(host_stat(h, "tmp/shared-suid").st_mode & 07777, ==, 0666);
+        vmm_clear_creds(h->vmm);
         harness_assert_alive(h);
 }
 
