@@ -21,10 +21,12 @@
  * other request runs as root, after the guest kernel's check; on top the
  * daemon re-checks what it can decide without supplementary groups
  * (daemon-side checks in perm.h: another user's 0600 file, sticky
- * directories, owner-only attribute changes).  A guest user who may write a
- * directory only through a supplementary group can therefore not create in it
- * on a guest that cannot send FUSE_CREATE_SUPP_GROUP (Linux < 6.7) — the same
- * as with virtiofsd.
+ * directories, owner-only attribute changes).  A guest that offers
+ * FUSE_CREATE_SUPP_GROUP (Linux ≥ 6.7) sends, with a create in a directory
+ * whose group is one of the creator's supplementary groups, that group: it
+ * joins the thread's groups for the request.  On older guests a user who may
+ * write a directory only through a supplementary group cannot create in it —
+ * the same as with virtiofsd.
  *
  * Worker run by the desktop user (the default): every file belongs to that
  * user on the host, and that is what the guest is shown (mapped to a guest

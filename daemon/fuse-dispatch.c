@@ -11,7 +11,8 @@
  *    --cache=never and AUTO_INVAL_DATA with --cache=auto.  Not offered:
  *    EXPORT_SUPPORT (".." lookups could leave a directory moved out of the
  *    share), WRITEBACK_CACHE, POSIX_ACL, HANDLE_KILLPRIV(_V2), SETXATTR_EXT,
- *    SECURITY_CTX, DAX; nothing in flags2.
+ *    SECURITY_CTX, DAX.  In flags2 only CREATE_SUPP_GROUP (7.39), when run
+ *    by root (its group joins the creator's credentials).
  *  - Without --xattr the four xattr requests answer ENOSYS, as virtiofsd
  *    does: the kernel then stops sending them (no per-write security.capability
  *    probe).
@@ -60,9 +61,14 @@
                        FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO | FUSE_ASYNC_DIO |     \
                        FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES)
 
+/* FUSE 7.39 (not in every UAPI header yet): node-creating requests carry the
+ * creator's supplementary group that matters (credentials.h). */
+#define FS_CREATE_SUPP_GROUP (1ULL << 34)
+
 struct fs_session {
         struct pt_fs fs;              /* what the handlers see */
         atomic_bool initialized;      /* INIT answered, no DESTROY since */
+        atomic_bool supp_group;       /* FS_CREATE_SUPP_GROUP negotiated */
         _Atomic uint32_t proto_minor; /* negotiated FUSE minor version */
         /* INIT warnings, limited: a guest can send INITs in a loop. */
         pthread_mutex_t init_log_mutex;
@@ -382,11 +388,17 @@ static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 want |= FUSE_CACHE_SYMLINKS;
         if (fs->cache == FS_CACHE_AUTO)
                 want |= FUSE_AUTO_INVAL_DATA;
+        /* Only a root worker switches credentials: then the group is worth having. */
+        if (creds_root_mode())
+                want |= FS_CREATE_SUPP_GROUP;
 
         out.minor = in->minor < FUSE_KERNEL_MINOR_VERSION ? in->minor : FUSE_KERNEL_MINOR_VERSION;
         out.max_readahead = in->max_readahead;
         out.flags = (uint32_t)(want & offered);
-        out.flags2 = 0;   /* nothing of ours lives above bit 31 */
+        out.flags2 = (uint32_t)((want & offered) >> 32);
+        if (out.flags2)
+                out.flags |= FUSE_INIT_EXT;   /* the kernel reads flags2 only with it */
+        atomic_store(&s->supp_group, (want & offered & FS_CREATE_SUPP_GROUP) != 0);
         out.max_background = 64;
         out.congestion_threshold = 48;
         out.max_write = FREQ_MAX_WRITE;
@@ -455,9 +467,17 @@ static int dispatch(struct fs_session *s, struct freq *r)
         if (op->flags & OP_CREDS) {
                 /* Until the handler returns: the node and its lookup are the requester's doing. */
                 _cleanup_creds_ creds;
-                int err = creds_enter(idmap_uid_to_host(&s->fs.idmap, r->in.uid),
-                                      idmap_gid_to_host(&s->fs.idmap, r->in.gid), NULL, 0, &creds);
+                uint32_t group;
+                gid_t host_group;
+                int n = atomic_load(&s->supp_group) ? freq_ext_groups(r, &group, 1) : 0, err;
 
+                if (n < 0)
+                        return n;
+                if (n > 0)
+                        host_group = idmap_gid_to_host(&s->fs.idmap, group);
+                err = creds_enter(idmap_uid_to_host(&s->fs.idmap, r->in.uid),
+                                  idmap_gid_to_host(&s->fs.idmap, r->in.gid),
+                                  n > 0 ? &host_group : NULL, (size_t)n, &creds);
                 return err < 0 ? err : op->fn(&s->fs, r, i.p);
         }
         return op->fn(&s->fs, r, i.p);

@@ -511,6 +511,105 @@ static void test_root_allowed(void)
         assert_errno(vmm_setxattr(v, node, "security.sluice-test", "1", 1, 0), -EPERM);
 }
 
+/* ---- FUSE_CREATE_SUPP_GROUP (7.39) ---- */
+
+#define CREATE_SUPP_GROUP_FLAGS2 (1u << 2)   /* FUSE_CREATE_SUPP_GROUP >> 32 */
+
+/* Connects and sends a 7.39-style INIT that also offers FUSE_CREATE_SUPP_GROUP. */
+static struct vmm *connect_offering_supp_group(Harness *h, struct fuse_init_out *ret)
+{
+        struct vmm *v = NULL;
+        g_assert_cmpint(vmm_connect(h->socket, NULL, &v), ==, 0);
+        struct fuse_init_in in = {
+                .major = FUSE_KERNEL_VERSION, .minor = FUSE_KERNEL_MINOR_VERSION,
+                .max_readahead = 128 * 1024,
+                .flags = FUSE_ASYNC_READ | FUSE_POSIX_LOCKS | FUSE_DONT_MASK | FUSE_INIT_EXT,
+                .flags2 = CREATE_SUPP_GROUP_FLAGS2,
+        };
+        *ret = (struct fuse_init_out){ 0 };
+        assert_ok(vmm_call(v, FUSE_INIT, 0, &in, sizeof(in), NULL, 0, NULL, 0, ret, sizeof(*ret), NULL));
+        vmm_set_init_flags(v, ret->flags);
+        h->vmm = v;
+        return v;
+}
+
+/* MKDIR `name` in `dir` carrying `ext` (ext_len bytes, a multiple of 8) as its extension area. */
+static int mkdir_with_ext(struct vmm *v, uint64_t dir, const char *name, const void *ext, size_t ext_len)
+{
+        struct fuse_mkdir_in in = { .mode = 0755 };
+        struct fuse_entry_out e;
+        struct vmm_op op = {
+                .opcode = FUSE_MKDIR, .nodeid = dir, .out = &e, .out_size = sizeof(e),
+                .total_extlen = (uint16_t)(ext_len / 8), .arg_cnt = 3,
+                .arg = { { &in, sizeof(in) }, { (void *)name, strlen(name) + 1 }, { (void *)ext, ext_len } },
+        };
+        int r = vmm_op_run(v, &op);
+        return r < 0 ? r : op.error;
+}
+
+static void test_supp_group_desktop(void)
+{
+        if (!harness_require_sluice("legacy virtiofsd speaks FUSE 7.36"))
+                return;
+        if (harness_daemon_uid() == 0) {
+                g_test_skip("the worker would run as root: set SLUICE_TEST_USER");
+                return;
+        }
+        g_autoptr(Harness) h = harness_new();
+        harness_start(h, NULL);
+        struct fuse_init_out out;
+        connect_offering_supp_group(h, &out);
+        /* The desktop user's worker switches no credentials: nothing to take the group. */
+        g_assert_cmphex(out.flags2 & CREATE_SUPP_GROUP_FLAGS2, ==, 0);
+}
+
+static void test_root_supp_group(void)
+{
+        if (!harness_daemon_as_root(TRUE))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        harness_mkdir(h, "grp");
+        {
+                g_autofree char *p = harness_path(h, "grp");
+                g_assert_cmpint(chown(p, 0, 777), ==, 0);
+                g_assert_cmpint(chmod(p, 0770), ==, 0);
+        }
+        harness_start(h, NULL);
+        harness_daemon_as_root(FALSE);
+        struct fuse_init_out out;
+        struct vmm *v = connect_offering_supp_group(h, &out);
+        g_assert_cmphex(out.flags & FUSE_INIT_EXT, ==, FUSE_INIT_EXT);
+        g_assert_cmphex(out.flags2 & CREATE_SUPP_GROUP_FLAGS2, ==, CREATE_SUPP_GROUP_FLAGS2);
+        uint64_t grp = lookup_ok(v, VMM_ROOT, "grp");
+
+        /* 1234 may write grp only as a member of group 777, which the guest says it is. */
+        vmm_set_creds(v, 1234, 1234, 0);
+        assert_errno(vmm_mkdir(v, grp, "without", 0755, NULL), -EACCES);
+        struct { struct fuse_ext_header h; uint32_t nr, groups[1]; } ext = {
+                .h = { .size = sizeof(ext), .type = 32 /* FUSE_EXT_GROUPS */ }, .nr = 1, .groups = { 777 },
+        };
+        assert_ok(mkdir_with_ext(v, grp, "with", &ext, sizeof(ext)));
+        struct stat st = host_stat(h, "grp/with");
+        g_assert_cmpuint(st.st_uid, ==, 1234);
+        g_assert_cmpuint(st.st_gid, ==, 1234);
+        /* Not a member of another group because the guest says so for this one. */
+        ext.groups[0] = 778;
+        assert_errno(mkdir_with_ext(v, grp, "other-group", &ext, sizeof(ext)), -EACCES);
+
+        /* Malformed areas: refused, nothing made, the worker fine. */
+        ext.groups[0] = 777;
+        ext.h.size = 24;                 /* longer than the area */
+        assert_errno(mkdir_with_ext(v, grp, "bad1", &ext, sizeof(ext)), -EINVAL);
+        ext.h.size = 4;                  /* shorter than its header */
+        assert_errno(mkdir_with_ext(v, grp, "bad2", &ext, sizeof(ext)), -EINVAL);
+        ext.h.size = sizeof(ext);
+        ext.nr = 1000;                   /* more groups than it holds */
+        assert_errno(mkdir_with_ext(v, grp, "bad3", &ext, sizeof(ext)), -EINVAL);
+        g_assert_false(host_exists(h, "grp/bad1") || host_exists(h, "grp/bad2") || host_exists(h, "grp/bad3"));
+        vmm_clear_creds(v);
+        harness_assert_alive(h);
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
@@ -524,5 +623,7 @@ int main(int argc, char **argv)
         g_test_add_func("/security/root/ownership", test_root_ownership);
         g_test_add_func("/security/root/guest-root", test_root_guest_root);
         g_test_add_func("/security/root/allowed", test_root_allowed);
+        g_test_add_func("/security/supp-group-desktop", test_supp_group_desktop);
+        g_test_add_func("/security/root/supp-group", test_root_supp_group);
         return g_test_run();
 }

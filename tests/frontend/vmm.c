@@ -643,6 +643,7 @@ int vmm_op_submit(struct vmm *v, struct vmm_op *op)
                 .uid = op->uid ? op->uid : v->creds_set ? v->creds_uid : getuid(),
                 .gid = op->gid ? op->gid : v->creds_set ? v->creds_gid : getgid(),
                 .pid = op->pid ? op->pid : v->creds_set && v->creds_pid ? v->creds_pid : (uint32_t)getpid(),
+                .total_extlen = op->total_extlen,
         };
         chain_add(&b, gpa, sizeof(*ih), false, op->chunk);
         for (unsigned i = 0; i < op->arg_cnt; i++) {

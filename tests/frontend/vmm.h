@@ -108,6 +108,7 @@ struct vmm_op {
         bool indirect;                      /* the whole chain in one indirect table */
         size_t chunk;                       /* split every segment into descriptors of ≤ chunk bytes */
         uint32_t uid, gid, pid;             /* fuse_in_header credentials; 0 = the test's own */
+        uint16_t total_extlen;              /* fuse_in_header: 8-byte units of extensions (last args) */
         /* results */
         uint64_t unique;
         int error;                          /* fuse_out_header.error: 0 or -errno */
