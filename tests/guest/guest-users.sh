@@ -8,21 +8,10 @@
 # In both, guest users are kept apart and guest root makes no device, no
 # set-ID file and no file capability on the host.  The root mode needs root
 # (skipped otherwise).  Exit 77 when QEMU or the guest kernel is missing.
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-
-command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed"; exit 77; }
-ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no guest kernel in /boot"; exit 77; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-users.XXXXXX")
+. "$(dirname "$0")/guest-lib.sh"
+guest_tmp work users -d
 chmod 0755 "$work"
-trap 'rm -rf "$work"' EXIT
-trap 'exit 1' INT TERM HUP
-
-failed=0 ran=0
-host_check() { # NAME EXPECTED ACTUAL
-        if [ "$2" = "$3" ]; then echo "PASS host-$1"; else echo "FAIL host-$1: expected '$2', got '$3'"; failed=1; fi
-}
+ran=0
 
 # run_mode MODE A_UID B_UID [run-guest options…]
 run_mode() {

@@ -13,14 +13,10 @@
 as_a() { sluice-guest-tool as "$A_UID" "$A_UID" "$@"; }
 as_b() { sluice-guest-tool as "$B_UID" "$B_UID" "$@"; }
 
-if ! $SLUICE_MOUNT; then
-        fail mount "$SLUICE_MOUNT failed"
-        echo DONE
-        exit 1
-fi
+mount_share
 pass mount
 U=/mnt/users
-cd "$U" || { fail cd "no $U"; echo DONE; exit 1; }
+cd "$U" || give_up cd "no $U"
 
 # -- A creates a private file and may do everything with it
 check a-create as_a sh -c 'echo "A was here" >a-file && chmod 600 a-file'
