@@ -11,7 +11,8 @@
  *    --cache=never and AUTO_INVAL_DATA with --cache=auto.  Not offered:
  *    EXPORT_SUPPORT (".." lookups could leave a directory moved out of the
  *    share), WRITEBACK_CACHE, POSIX_ACL, HANDLE_KILLPRIV(_V2), SETXATTR_EXT,
- *    SECURITY_CTX, DAX; nothing in flags2.
+ *    SECURITY_CTX, DAX.  In flags2 only CREATE_SUPP_GROUP (7.39), when run
+ *    by root (its group joins the creator's credentials).
  *  - Without --xattr the four xattr requests answer ENOSYS, as virtiofsd
  *    does: the kernel then stops sending them (no per-write security.capability
  *    probe).
@@ -19,10 +20,12 @@
  *    retries the non-blocking lock with a 1 → 20 ms backoff and replies through
  *    the worker's fs_complete_fn; INTERRUPT of it replies EINTR; a session reset
  *    stops it without a reply.
- *  - Files the guest creates belong to the user running sluice-fs (root when
- *    run by root: then host permission checks are root's too, like virtiofsd
- *    without its sandbox).  main.c sets the process umask to 0 (the guest's
- *    umask comes with each create) and raises the open file limit.
+ *  - Run by the desktop user, files the guest creates belong to that user; run
+ *    by root, the node-creating requests (OP_CREDS) run with the requester's
+ *    fsuid/fsgid, so new files belong to the guest user (credentials.h says
+ *    how guest users are kept apart in each mode).  main.c sets the process
+ *    umask to 0 (the guest's umask comes with each create) and raises the open
+ *    file limit.
  *  - Requests before INIT (or after DESTROY) fail with EIO; unknown opcodes ENOSYS.
  *  - An INIT while a session is open is a new kernel after a guest reset: the
  *    old session's nodeids, handles, locks and waiting SETLKWs are dropped and
@@ -40,6 +43,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "credentials.h"
 #include "log.h"
 #include "pt-internal.h"
 
@@ -57,9 +61,14 @@
                        FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO | FUSE_ASYNC_DIO |     \
                        FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES)
 
+/* FUSE 7.39 (not in every UAPI header yet): node-creating requests carry the
+ * creator's supplementary group that matters (credentials.h). */
+#define FS_CREATE_SUPP_GROUP (1ULL << 34)
+
 struct fs_session {
         struct pt_fs fs;              /* what the handlers see */
         atomic_bool initialized;      /* INIT answered, no DESTROY since */
+        atomic_bool supp_group;       /* FS_CREATE_SUPP_GROUP negotiated */
         _Atomic uint32_t proto_minor; /* negotiated FUSE minor version */
         /* INIT warnings, limited: a guest can send INITs in a loop. */
         pthread_mutex_t init_log_mutex;
@@ -90,6 +99,7 @@ enum {
         OP_DIR = 1 << 3,          /* ... and it must be a directory (else ENOTDIR) */
         OP_NO_REPLY = 1 << 4,     /* FORGET-like: never a reply, not even an error */
         OP_XATTR = 1 << 5,        /* ENOSYS without --xattr */
+        OP_CREDS = 1 << 6,        /* makes a node: runs as the requester when we are root */
 };
 
 struct fs_op {
@@ -105,6 +115,7 @@ static int op_interrupt(struct pt_fs *fs, struct freq *r, struct inode *unused);
 #define D (OP_INODE | OP_DIR)
 #define M OP_MUTATES
 #define X (OP_INODE | OP_XATTR)
+#define C OP_CREDS
 
 static const struct fs_op ops[] = {
         [FUSE_LOOKUP]          = { pt_lookup, D },
@@ -112,9 +123,9 @@ static const struct fs_op ops[] = {
         [FUSE_GETATTR]         = { pt_getattr, I },
         [FUSE_SETATTR]         = { pt_setattr, I | M },
         [FUSE_READLINK]        = { pt_readlink, I },
-        [FUSE_SYMLINK]         = { pt_symlink, D | M },
-        [FUSE_MKNOD]           = { pt_mknod, D | M },
-        [FUSE_MKDIR]           = { pt_mkdir, D | M },
+        [FUSE_SYMLINK]         = { pt_symlink, D | M | C },
+        [FUSE_MKNOD]           = { pt_mknod, D | M | C },
+        [FUSE_MKDIR]           = { pt_mkdir, D | M | C },
         [FUSE_UNLINK]          = { pt_unlink, D | M },
         [FUSE_RMDIR]           = { pt_rmdir, D | M },
         [FUSE_RENAME]          = { pt_rename, D | M },
@@ -139,7 +150,7 @@ static const struct fs_op ops[] = {
         [FUSE_SETLK]           = { pt_setlk, I },
         [FUSE_SETLKW]          = { pt_setlkw, I },
         [FUSE_ACCESS]          = { pt_access, I },
-        [FUSE_CREATE]          = { pt_create, D | M },
+        [FUSE_CREATE]          = { pt_create, D | M | C },
         [FUSE_INTERRUPT]       = { op_interrupt, OP_BEFORE_INIT | OP_NO_REPLY },
         [FUSE_DESTROY]         = { op_destroy, 0 },
         [FUSE_BATCH_FORGET]    = { pt_batch_forget, OP_NO_REPLY },
@@ -149,13 +160,14 @@ static const struct fs_op ops[] = {
         [FUSE_LSEEK]           = { pt_lseek, 0 },
         [FUSE_COPY_FILE_RANGE] = { pt_copy_file_range, M },
         [FUSE_SYNCFS]          = { pt_syncfs, 0 },
-        [FUSE_TMPFILE]         = { pt_tmpfile, D | M },
+        [FUSE_TMPFILE]         = { pt_tmpfile, D | M | C },
 };
 
 #undef I
 #undef D
 #undef M
 #undef X
+#undef C
 
 /* ---- session ---- */
 
@@ -194,6 +206,7 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
                 return r;
         fs->stats = stats;
         idmap_init(&fs->idmap, opts);
+        policy_init(&fs->policy, opts);
         fs->cache = opts->cache;
         fs->xattr = opts->xattr;
         switch (fs->cache) {
@@ -375,11 +388,17 @@ static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 want |= FUSE_CACHE_SYMLINKS;
         if (fs->cache == FS_CACHE_AUTO)
                 want |= FUSE_AUTO_INVAL_DATA;
+        /* Only a root worker switches credentials: then the group is worth having. */
+        if (creds_root_mode())
+                want |= FS_CREATE_SUPP_GROUP;
 
         out.minor = in->minor < FUSE_KERNEL_MINOR_VERSION ? in->minor : FUSE_KERNEL_MINOR_VERSION;
         out.max_readahead = in->max_readahead;
         out.flags = (uint32_t)(want & offered);
-        out.flags2 = 0;   /* nothing of ours lives above bit 31 */
+        out.flags2 = (uint32_t)((want & offered) >> 32);
+        if (out.flags2)
+                out.flags |= FUSE_INIT_EXT;   /* the kernel reads flags2 only with it */
+        atomic_store(&s->supp_group, (want & offered & FS_CREATE_SUPP_GROUP) != 0);
         out.max_background = 64;
         out.congestion_threshold = 48;
         out.max_write = FREQ_MAX_WRITE;
@@ -444,6 +463,22 @@ static int dispatch(struct fs_session *s, struct freq *r)
                         return -EBADF;
                 if ((op->flags & OP_DIR) && i.p->type != S_IFDIR)
                         return -ENOTDIR;
+        }
+        if (op->flags & OP_CREDS) {
+                /* Until the handler returns: the node and its lookup are the requester's doing. */
+                _cleanup_creds_ creds;
+                uint32_t group;
+                gid_t host_group;
+                int n = atomic_load(&s->supp_group) ? freq_ext_groups(r, &group, 1) : 0, err;
+
+                if (n < 0)
+                        return n;
+                if (n > 0)
+                        host_group = idmap_gid_to_host(&s->fs.idmap, group);
+                err = creds_enter(idmap_uid_to_host(&s->fs.idmap, r->in.uid),
+                                  idmap_gid_to_host(&s->fs.idmap, r->in.gid),
+                                  n > 0 ? &host_group : NULL, (size_t)n, &creds);
+                return err < 0 ? err : op->fn(&s->fs, r, i.p);
         }
         return op->fn(&s->fs, r, i.p);
 }

@@ -162,6 +162,41 @@ int freq_name(const struct freq *r, size_t *pos, const char **ret)
         return len;
 }
 
+int freq_ext_groups(const struct freq *r, uint32_t *ret, size_t max)
+{
+        size_t ext_len = (size_t)r->in.total_extlen * 8, pos;
+
+        if (ext_len == 0)
+                return 0;
+        /* The extensions are the last bytes of the (wholly copied) arguments. */
+        if (ext_len > r->body_len || r->arg_len != r->body_len)
+                return -EINVAL;
+        for (pos = r->body_len - ext_len; pos < r->body_len; ) {
+                struct fuse_ext_header h;
+                uint32_t n;
+
+                if (r->body_len - pos < sizeof(h))
+                        return -EINVAL;
+                memcpy(&h, r->arg + pos, sizeof(h));
+                if (h.size < sizeof(h) || h.size % 8 || h.size > r->body_len - pos)
+                        return -EINVAL;
+                if (h.type != FREQ_EXT_GROUPS) {
+                        pos += h.size;
+                        continue;
+                }
+                if (h.size < sizeof(h) + sizeof(n))
+                        return -EINVAL;
+                memcpy(&n, r->arg + pos + sizeof(h), sizeof(n));
+                if (n > (h.size - sizeof(h) - sizeof(n)) / sizeof(uint32_t))
+                        return -EINVAL;
+                if (n > max)
+                        n = (uint32_t)max;
+                memcpy(ret, r->arg + pos + sizeof(h) + sizeof(n), n * sizeof(uint32_t));
+                return (int)n;
+        }
+        return 0;
+}
+
 size_t freq_copy_in(const struct freq *r, size_t off, void *dst, size_t len)
 {
         return iov_copy_from(r->in_iov, r->in_cnt, off, dst, len);

@@ -88,6 +88,15 @@ int freq_string(const struct freq *r, size_t *pos, size_t max, const char **ret)
  * confine_check_name() ('/', ".", ".." and empty names are -EINVAL). */
 int freq_name(const struct freq *r, size_t *pos, const char **ret);
 
+/* FUSE 7.39's FUSE_CREATE_SUPP_GROUP: a node-creating request may end with
+ * an extension area (in.total_extlen 8-byte units, after the arguments)
+ * holding a fuse_ext_header of type FREQ_EXT_GROUPS and the creator's
+ * supplementary group(s) that matter for the new node.  Stores up to `max`
+ * of them in ret; returns how many (0: no such extension), -EINVAL for an
+ * area that does not parse.  Reads the copied arguments only. */
+#define FREQ_EXT_GROUPS 32
+int freq_ext_groups(const struct freq *r, uint32_t *ret, size_t max);
+
 /* Copies `len` bytes at offset `off` of the request (the whole request, header
  * included) into dst; returns the number copied (less at the end). */
 size_t freq_copy_in(const struct freq *r, size_t off, void *dst, size_t len);

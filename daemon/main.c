@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "credentials.h"
 #include "fs-session.h"
 #include "log.h"
 #include "options.h"
@@ -301,6 +302,11 @@ static int setup(struct app *app)
         raise_nofile_limit();
         /* The guest's umask comes with each create (FUSE_DONT_MASK): ours must not add to it. */
         umask(0);
+        /* Before any thread: it decides, and drops root's supplementary groups, process-wide. */
+        if (creds_init() < 0) {
+                close(root_fd);
+                return -1;
+        }
         stats_init(&stats_global, 1 + app->opts.queues);
 
         r = fs_session_new(&app->opts, root_fd, &stats_global, &app->session);

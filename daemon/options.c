@@ -40,6 +40,9 @@ enum {
         OPT_THREAD_POOL_SIZE,
         OPT_RLIMIT_NOFILE,
         OPT_SYSLOG,
+        OPT_ALLOW_DEVICES,
+        OPT_ALLOW_SETUID,
+        OPT_XATTR_NAMESPACES,
 };
 
 static const struct option long_options[] = {
@@ -63,6 +66,9 @@ static const struct option long_options[] = {
         { "thread-pool-size", required_argument, NULL, OPT_THREAD_POOL_SIZE },
         { "rlimit-nofile", required_argument, NULL, OPT_RLIMIT_NOFILE },
         { "syslog", no_argument, NULL, OPT_SYSLOG },
+        { "allow-devices", no_argument, NULL, OPT_ALLOW_DEVICES },
+        { "allow-setuid", no_argument, NULL, OPT_ALLOW_SETUID },
+        { "xattr-namespaces", required_argument, NULL, OPT_XATTR_NAMESPACES },
         { "foreground", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -93,8 +99,19 @@ static const char help_text[] =
         "      --xattr                pass extended attributes through (also: -o xattr)\n"
         "      --translate-uid=GUEST:HOST  files owned by host uid HOST appear owned by\n"
         "                             GUEST in the guest; files GUEST creates belong to the\n"
-        "                             worker's user on the host\n"
+        "                             worker's user on the host (to HOST when run by root)\n"
         "      --translate-gid=GUEST:HOST  the same for group ids\n"
+        "\n"
+        "What the guest may make on the host (refusals are logged):\n"
+        "      --allow-devices        let the guest create block and character devices\n"
+        "                             (refused with EPERM by default)\n"
+        "      --allow-setuid         keep the set-user-ID and set-group-ID bits the\n"
+        "                             guest sets (stripped by default; set-group-ID\n"
+        "                             directories are always kept)\n"
+        "      --xattr-namespaces=LIST  extended attributes the guest may write besides\n"
+        "                             user.*: a comma-separated list of trusted,\n"
+        "                             security (file capabilities, LSM labels) and\n"
+        "                             system (POSIX ACLs); default none\n"
         "\n"
         "Confinement and performance:\n"
         "      --sandbox=MODE         none (default): openat2/O_NOFOLLOW confinement only;\n"
@@ -247,6 +264,36 @@ static int parse_translate(const char *opt, const char *s, uint32_t *guest, uint
                 return usage_error("%s needs GUEST:HOST ids, not '%s'", opt, s);
         *guest = (uint32_t)g;
         *host = (uint32_t)h;
+        return 0;
+}
+
+static int parse_xattr_namespaces(const char *list, struct fs_options *o)
+{
+        static const struct { const char *name; unsigned bit; } names[] = {
+                { "user", 0 },   /* always writable: accepted so that a full list reads naturally */
+                { "trusted", FS_XATTR_NS_TRUSTED },
+                { "security", FS_XATTR_NS_SECURITY },
+                { "system", FS_XATTR_NS_SYSTEM },
+        };
+        unsigned ns = 0;
+
+        for (const char *p = list; *p; ) {
+                size_t len = strcspn(p, ",");
+                bool known = false;
+
+                for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                        if (len == strlen(names[i].name) && strncmp(p, names[i].name, len) == 0) {
+                                ns |= names[i].bit;
+                                known = true;
+                        }
+                if (!known)
+                        return usage_error("unknown xattr namespace '%.*s' in --xattr-namespaces "
+                                           "(user, trusted, security or system)", (int)len, p);
+                p += len;
+                if (*p == ',')
+                        p++;
+        }
+        o->xattr_namespaces = ns;
         return 0;
 }
 
@@ -427,6 +474,14 @@ static int parse_one(int c, const char *arg, struct fs_options *o,
                                            c == OPT_THREAD_POOL_SIZE ? "--thread-pool-size"
                                                                      : "--rlimit-nofile", arg);
                 return 0;
+        case OPT_ALLOW_DEVICES:
+                o->allow_devices = true;
+                return 0;
+        case OPT_ALLOW_SETUID:
+                o->allow_setuid = true;
+                return 0;
+        case OPT_XATTR_NAMESPACES:
+                return parse_xattr_namespaces(arg, o);
         case 'f':
         case OPT_SYSLOG:
                 return 0;

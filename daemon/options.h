@@ -27,6 +27,14 @@ enum fs_sandbox_mode {
 #define FS_TAG_MAX        36   /* virtio-fs config space tag: 36 bytes, not NUL-terminated */
 #define FS_ID_UNMAPPED    ((uint32_t)-1)
 
+/* Extended-attribute namespaces beyond user.* the guest may write (set or
+ * remove) with --xattr-namespaces; reading is never restricted. */
+enum {
+        FS_XATTR_NS_TRUSTED  = 1 << 0,  /* trusted.*: root-only metadata (overlayfs, ...) */
+        FS_XATTR_NS_SECURITY = 1 << 1,  /* security.*: LSM labels, file capabilities */
+        FS_XATTR_NS_SYSTEM   = 1 << 2,  /* system.*: POSIX ACLs */
+};
+
 struct fs_options {
         char *socket_path;          /* --socket-path=PATH: listen here (one frontend at a time) */
         int fd;                     /* --fd=N: an already listening socket (libvirt); -1 if unset */
@@ -42,9 +50,16 @@ struct fs_options {
         int control_fd;             /* --control-fd=N: sd-bus peer socket from sluice-service; -1 */
         /* --translate-uid=GUEST:HOST / --translate-gid=GUEST:HOST (repeatable is not needed:
          * one pair each).  Files owned by HOST on the host appear owned by GUEST in the guest,
-         * and GUEST's requests to create files create them as the worker's own user. */
+         * and GUEST's requests to create files create them as the worker's own user
+         * (as HOST when the worker runs as root: credentials.h). */
         uint32_t guest_uid, host_uid;
         uint32_t guest_gid, host_gid;
+        /* What guest root may make on the host (guest-policy.c): device nodes
+         * (--allow-devices), set-user/group-ID files (--allow-setuid), xattrs in
+         * the FS_XATTR_NS_* namespaces (--xattr-namespaces=LIST). */
+        bool allow_devices;
+        bool allow_setuid;
+        unsigned xattr_namespaces;
         bool exit_on_disconnect;    /* --fd implies it; --socket-path serves the next frontend */
         enum log_level log_level;   /* --log-level=…, -d/--debug = debug */
         bool print_capabilities;

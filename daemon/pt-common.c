@@ -126,6 +126,57 @@ int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const
         return pt_reply(r, &out, sizeof(out));
 }
 
+void pt_perm_node(const struct pt_fs *fs, const struct stat *st, struct perm_node *ret)
+{
+        *ret = (struct perm_node){
+                .uid = idmap_uid_to_guest(&fs->idmap, st->st_uid),
+                .gid = idmap_gid_to_guest(&fs->idmap, st->st_gid),
+                .mode = st->st_mode,
+        };
+}
+
+/* The requester and inode i as the guest sees it; 1 for guest root (every
+ * check passes: no stat needed), 0 otherwise, -errno. */
+static int requester_and_node(const struct pt_fs *fs, const struct freq *r, const struct inode *i,
+                              struct perm_who *ret_who, struct perm_node *ret_node)
+{
+        struct stat st;
+        int err;
+
+        *ret_who = pt_who(r);
+        if (ret_who->uid == 0)
+                return 1;
+        if ((err = pt_stat(i, &st)) < 0)
+                return err;
+        pt_perm_node(fs, &st, ret_node);
+        return 0;
+}
+
+int pt_check_access(const struct pt_fs *fs, const struct freq *r, const struct inode *i, int mask)
+{
+        struct perm_who who;
+        struct perm_node node;
+        int err = mask ? requester_and_node(fs, r, i, &who, &node) : 1;
+
+        return err != 0 ? (err < 0 ? err : 0) : perm_access(&who, &node, mask);
+}
+
+int pt_check_remove(const struct pt_fs *fs, const struct freq *r, const struct inode *dir,
+                    const char *name)
+{
+        struct perm_who who;
+        struct perm_node d, victim;
+        struct stat st;
+        int err = requester_and_node(fs, r, dir, &who, &d);
+
+        if (err != 0)
+                return err < 0 ? err : 0;
+        if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        pt_perm_node(fs, &st, &victim);
+        return perm_remove(&who, &d, &victim);
+}
+
 /* Open flags the guest may pass to the host: access mode and data semantics;
  * never O_CREAT/O_EXCL (only CREATE creates), O_NOFOLLOW is always added,
  * O_DIRECT is dropped because guest buffers need not meet its alignment, and

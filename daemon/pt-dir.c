@@ -15,6 +15,8 @@ int pt_opendir(struct pt_fs *fs, struct freq *r, struct inode *dir)
         struct fuse_open_out out = { 0 };
         int fd, err;
 
+        if ((err = pt_check_access(fs, r, dir, R_OK)) < 0)
+                return err;
         fd = confine_reopen(fs->proc_fd, dir->fd, O_RDONLY | O_DIRECTORY);
         if (fd < 0)
                 return fd;

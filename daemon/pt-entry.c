@@ -95,6 +95,51 @@ static int set_times(struct pt_fs *fs, struct inode *i, int fd, const struct fus
         return utimensat(fs->proc_fd, name, ts, 0) < 0 ? -errno : 0;
 }
 
+/* A write or truncate by a non-owner makes the guest kernel drop the file's
+ * set-ID bits with a SETATTR of the mode (we do not negotiate HANDLE_KILLPRIV):
+ * a writer may do that, and nothing else, to another user's mode. */
+static bool kills_setid_only(mode_t old_mode, uint32_t new_mode)
+{
+        const mode_t setid = S_ISUID | S_ISGID;
+
+        return (((mode_t)new_mode ^ old_mode) & 07777 & ~setid) == 0 &&
+               ((mode_t)new_mode & ~old_mode & setid) == 0;
+}
+
+/* What a local file system would refuse a non-owner (perm.h): the guest
+ * kernel checked already; this holds without it.  `via_writable_fh`: a
+ * truncate through a handle opened for writing needs no permission now. */
+static int check_setattr(const struct pt_fs *fs, const struct freq *r, const struct inode *i,
+                         const struct fuse_setattr_in *in, bool via_writable_fh)
+{
+        const struct perm_who who = pt_who(r);
+        struct perm_node node;
+        struct stat st;
+        int err;
+
+        if (who.uid == 0)
+                return 0;
+        if ((err = pt_stat(i, &st)) < 0)
+                return err;
+        pt_perm_node(fs, &st, &node);
+        if ((in->valid & FATTR_UID) && in->uid != node.uid)
+                return -EPERM;            /* giving a file away: root's alone */
+        if ((in->valid & FATTR_MODE) && perm_owner(&who, &node) < 0 &&
+            !(kills_setid_only(node.mode, in->mode) && perm_access(&who, &node, W_OK) == 0))
+                return -EPERM;
+        if ((in->valid & FATTR_GID) && (err = perm_owner(&who, &node)) < 0)
+                return err;               /* chgrp: the owner (to which group the guest checked) */
+        if ((in->valid & FATTR_SIZE) && !via_writable_fh &&
+            (err = perm_access(&who, &node, W_OK)) < 0)
+                return err;
+        if (((in->valid & FATTR_ATIME) && !(in->valid & FATTR_ATIME_NOW)) ||
+            ((in->valid & FATTR_MTIME) && !(in->valid & FATTR_MTIME_NOW)))
+                return perm_owner(&who, &node);   /* explicit times */
+        if ((in->valid & (FATTR_ATIME_NOW | FATTR_MTIME_NOW)) && perm_owner(&who, &node) < 0)
+                return perm_access(&who, &node, W_OK);   /* "now": the owner or a writer */
+        return 0;
+}
+
 int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         PT_ARG(fuse_setattr_in, in, r);
@@ -109,15 +154,18 @@ int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
                         return -EBADF;
                 fd = h.p->fd;
         }
+        if ((err = check_setattr(fs, r, i, in, fd >= 0 && h.p->writable)) < 0)
+                return err;
         confine_fd_name(name, sizeof(name), i->fd);
 
         if (in->valid & FATTR_MODE) {
+                mode_t mode;
                 int rc;
 
                 if (i->type == S_IFLNK)
                         return -EOPNOTSUPP;
-                rc = fd >= 0 ? fchmod(fd, in->mode & 07777)
-                             : fchmodat(fs->proc_fd, name, in->mode & 07777, 0);
+                mode = policy_mode(&fs->policy, i->type, in->mode, "a chmod", r->in.uid);
+                rc = fd >= 0 ? fchmod(fd, mode) : fchmodat(fs->proc_fd, name, mode, 0);
                 if (rc < 0)
                         return -errno;
         }
@@ -183,6 +231,8 @@ int pt_symlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 return err;
         if (err == 0)
                 return -ENOENT;
+        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
+                return err;
         if (symlinkat(target, dir->fd, name) < 0)
                 return -errno;
         return pt_reply_new_node(fs, r, dir, name, -1, false);
@@ -197,6 +247,11 @@ static int make_node(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t
 
         if (err < 0)
                 return err;
+        if ((err = policy_check_mknod(&fs->policy, mode, name, r->in.uid)) < 0)
+                return err;
+        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
+                return err;
+        mode = (mode & S_IFMT) | policy_mode(&fs->policy, mode & S_IFMT, mode, name, r->in.uid);
         if ((S_ISDIR(mode) ? mkdirat(dir->fd, name, mode & 07777) : mknodat(dir->fd, name, mode, rdev)) < 0)
                 return -errno;
         return pt_reply_new_node(fs, r, dir, name, -1, false);
@@ -219,13 +274,15 @@ int pt_mkdir(struct pt_fs *fs, struct freq *r, struct inode *dir)
         return make_node(fs, r, dir, sizeof(*in), S_IFDIR | pt_masked(in->mode, in->umask), 0);
 }
 
-static int remove_name(struct freq *r, struct inode *dir, int flags)
+static int remove_name(struct pt_fs *fs, struct freq *r, struct inode *dir, int flags)
 {
         size_t pos = 0;
         const char *name;
         int err = freq_name(r, &pos, &name);
 
         if (err < 0)
+                return err;
+        if ((err = pt_check_remove(fs, r, dir, name)) < 0)
                 return err;
         if (unlinkat(dir->fd, name, flags) < 0)
                 return -errno;
@@ -234,12 +291,12 @@ static int remove_name(struct freq *r, struct inode *dir, int flags)
 
 int pt_unlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
 {
-        return remove_name(r, dir, 0);
+        return remove_name(fs, r, dir, 0);
 }
 
 int pt_rmdir(struct pt_fs *fs, struct freq *r, struct inode *dir)
 {
-        return remove_name(r, dir, AT_REMOVEDIR);
+        return remove_name(fs, r, dir, AT_REMOVEDIR);
 }
 
 static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uint64_t newdir_id,
@@ -257,6 +314,15 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
                 return -EBADF;
         if (newdir.p->type != S_IFDIR)
                 return -ENOTDIR;
+        /* The source goes away from its directory; a target that exists is
+         * replaced (or, with RENAME_EXCHANGE, moved) as well. */
+        if ((err = pt_check_remove(fs, r, olddir, oldname)) < 0)
+                return err;
+        err = pt_check_remove(fs, r, newdir.p, newname);
+        if (err == -ENOENT)
+                err = pt_check_access(fs, r, newdir.p, W_OK | X_OK);
+        if (err < 0)
+                return err;
         /* Both ends are single names under inode fds inside the folder. */
         if (renameat2(olddir->fd, oldname, newdir.p->fd, newname, flags) < 0)
                 return -errno;
@@ -294,6 +360,8 @@ int pt_link(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 return -EBADF;
         if (old.p->type == S_IFDIR)
                 return -EPERM;
+        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
+                return err;
         /* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH on older kernels; the /proc
          * magic link of our own fd names exactly the same object. */
         if (linkat(old.p->fd, "", dir->fd, name, AT_EMPTY_PATH) < 0) {
@@ -331,9 +399,13 @@ int pt_access(struct pt_fs *fs, struct freq *r, struct inode *i)
         PT_ARG(fuse_access_in, in, r);
         char name[16];
         int mask = (int)(in->mask & (R_OK | W_OK | X_OK));
+        int err;
 
         if ((mask & W_OK) && pt_is_readonly(fs))
                 return -EROFS;
+        /* faccessat() checks the worker's own user: the requester's is ours to check. */
+        if (i->type != S_IFLNK && (err = pt_check_access(fs, r, i, mask)) < 0)
+                return err;
         if (i->type == S_IFLNK)
                 return pt_reply_ok(r);   /* access() follows links; a link's own bits mean nothing */
         if (faccessat(i->fd, "", mask, AT_EMPTY_PATH) < 0) {

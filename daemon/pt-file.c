@@ -16,6 +16,33 @@ static bool wants_write(int flags)
         return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 }
 
+/* The permissions an open with `flags` needs. */
+static int open_mask(int flags)
+{
+        int mask = (flags & O_ACCMODE) == O_WRONLY ? W_OK
+                 : (flags & O_ACCMODE) == O_RDWR ? R_OK | W_OK : R_OK;
+
+        return (flags & O_TRUNC) ? mask | W_OK : mask;
+}
+
+/* CREATE: opening an existing file needs what OPEN needs, making one needs
+ * write and search permission on the directory. */
+static int check_create(const struct pt_fs *fs, const struct freq *r, const struct inode *dir,
+                        const char *name, int flags)
+{
+        struct perm_who who = pt_who(r);
+        struct perm_node node;
+        struct stat st;
+
+        if (who.uid == 0)
+                return 0;
+        if (!(flags & O_EXCL) && fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                pt_perm_node(fs, &st, &node);
+                return perm_access(&who, &node, open_mask(flags));
+        }
+        return pt_check_access(fs, r, dir, W_OK | X_OK);
+}
+
 int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         PT_ARG(fuse_open_in, in, r);
@@ -28,6 +55,8 @@ int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
                 return -EISDIR;
         if (i->type != S_IFREG)
                 return i->type == S_IFLNK ? -ELOOP : -ENXIO; /* FIFOs would block the queue */
+        if ((err = pt_check_access(fs, r, i, open_mask(flags))) < 0)
+                return err;
         fd = confine_reopen(fs->proc_fd, i->fd, flags);
         if (fd < 0)
                 return fd;
@@ -68,11 +97,14 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
 
         if (err < 0)
                 return err;
+        if ((err = check_create(fs, r, dir, name, flags)) < 0)
+                return err;
         /* Without O_EXCL the name may already be a FIFO (made by the guest or on
          * the host): a blocking open of it would hang this queue until a writer
          * came.  Open without blocking and refuse what OPEN refuses too. */
         fd = confine_open_child(dir->fd, name, flags | O_CREAT | O_NONBLOCK,
-                                pt_masked(in->mode, in->umask));
+                                policy_mode(&fs->policy, S_IFREG, pt_masked(in->mode, in->umask),
+                                            name, r->in.uid));
         if (fd < 0)
                 return fd;
         if ((err = check_created_regular(fd, flags)) < 0)
@@ -83,12 +115,16 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
 int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
 {
         PT_ARG(fuse_create_in, in, r);
-        int flags = pt_open_flags(in->flags) & ~O_TRUNC, fd;
+        int flags = pt_open_flags(in->flags) & ~O_TRUNC, fd, err;
 
         /* The name the kernel sends for a tmpfile is not a real one: ignored. */
         if ((flags & O_ACCMODE) == O_RDONLY)
                 flags = (flags & ~O_ACCMODE) | O_RDWR;
-        fd = confine_open_child(dir->fd, ".", flags | O_TMPFILE, pt_masked(in->mode, in->umask));
+        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
+                return err;
+        fd = confine_open_child(dir->fd, ".", flags | O_TMPFILE,
+                                policy_mode(&fs->policy, S_IFREG, pt_masked(in->mode, in->umask),
+                                            "a temporary file", r->in.uid));
         if (fd < 0)
                 return fd;
         return pt_reply_new_node(fs, r, dir, NULL, fd, true);

@@ -20,9 +20,11 @@
 #include <sys/stat.h>
 
 #include "fuse-request.h"
+#include "guest-policy.h"
 #include "idmap.h"
 #include "inode.h"
 #include "options.h"
+#include "perm.h"
 #include "stats.h"
 #include "util.h"
 
@@ -49,6 +51,7 @@ struct pt_fs {
         uint64_t timeout_sec;         /* entry and attr timeouts from --cache */
         uint32_t timeout_nsec;
         atomic_bool readonly;
+        struct policy policy;         /* what guest root may make (guest-policy.h) */
         struct pt_lock_waiters waiters;
 };
 
@@ -133,6 +136,18 @@ static inline mode_t pt_masked(uint32_t mode, uint32_t umask_bits)
 {
         return (mode_t)(mode & ~umask_bits & 07777);
 }
+/* The daemon's own checks between guest users (perm.h), on the attributes
+ * the guest is shown.  `mask` is R_OK|W_OK|X_OK; guest root passes without a
+ * stat.  pt_check_child() is about `name` in `dir`; -ENOENT when it is not there. */
+static inline struct perm_who pt_who(const struct freq *r)
+{
+        return (struct perm_who){ .uid = r->in.uid, .gid = r->in.gid };
+}
+void pt_perm_node(const struct pt_fs *fs, const struct stat *st, struct perm_node *ret);
+int pt_check_access(const struct pt_fs *fs, const struct freq *r, const struct inode *i, int mask);
+/* May the requester remove (or rename away) `name` from `dir`? */
+int pt_check_remove(const struct pt_fs *fs, const struct freq *r, const struct inode *dir,
+                    const char *name);
 /* The open flags of OPEN/CREATE that reach the host (see pt-common.c). */
 int pt_open_flags(uint32_t guest_flags);
 /* FOPEN_* flags of a file handle for the --cache mode. */

@@ -22,11 +22,33 @@
 
 /* ---- lock owners ---- */
 
+/* What an owner holds, as far as we applied it: F_GETLK's answer names the
+ * guest process holding the conflicting lock (OFD locks have no pid of their
+ * own), which the guest kernel passes on as l_pid. */
+struct pt_lock_range {
+        uint64_t start, end;     /* inclusive */
+        uint32_t type;           /* F_RDLCK or F_WRLCK */
+};
+
+/* Ranges per owner we keep track of; beyond, the owner "may hold anything". */
+#define LOCK_RANGES_MAX 64
+
 struct pt_lock_owner {
         uint64_t owner;
         int fd;
+        uint32_t pid;            /* the guest's pid of the latest lock (lk.pid) */
+        bool ranges_lost;        /* more than LOCK_RANGES_MAX: ranges unknown */
+        unsigned n_ranges;
+        struct pt_lock_range *ranges;
         struct pt_lock_owner *next;
 };
+
+static void lock_owner_free(struct pt_lock_owner *o)
+{
+        (void) close(o->fd);
+        free(o->ranges);
+        free(o);
+}
 
 void pt_lock_owners_free(struct inode *inode)
 {
@@ -35,11 +57,99 @@ void pt_lock_owners_free(struct inode *inode)
         while (o) {
                 struct pt_lock_owner *next = o->next;
 
-                (void) close(o->fd);
-                free(o);
+                lock_owner_free(o);
                 o = next;
         }
         inode->lock_owners = NULL;
+}
+
+static bool ranges_overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end)
+{
+        return a_start <= b_end && b_start <= a_end;
+}
+
+/* Applies a successful lock call of type `type` on [start, end] to o's
+ * ranges, with POSIX semantics: the new range replaces whatever o held there. */
+static void ranges_apply(struct pt_lock_owner *o, uint64_t start, uint64_t end, uint32_t type)
+{
+        unsigned n = 0, need = o->n_ranges + 2;
+        struct pt_lock_range *out;
+
+        if (o->ranges_lost)
+                return;
+        out = malloc(need * sizeof(*out));
+        if (!out || need > LOCK_RANGES_MAX + 2)
+                goto lost;
+        for (unsigned k = 0; k < o->n_ranges; k++) {
+                struct pt_lock_range cur = o->ranges[k];
+
+                if (!ranges_overlap(cur.start, cur.end, start, end)) {
+                        out[n++] = cur;
+                        continue;
+                }
+                if (cur.start < start)
+                        out[n++] = (struct pt_lock_range){ cur.start, start - 1, cur.type };
+                if (cur.end > end)
+                        out[n++] = (struct pt_lock_range){ end + 1, cur.end, cur.type };
+        }
+        if (type != F_UNLCK)
+                out[n++] = (struct pt_lock_range){ start, end, type };
+        if (n > LOCK_RANGES_MAX)
+                goto lost;
+        free(o->ranges);
+        o->ranges = out;
+        o->n_ranges = n;
+        return;
+lost:
+        free(out);
+        free(o->ranges);
+        o->ranges = NULL;
+        o->n_ranges = 0;
+        o->ranges_lost = true;
+}
+
+/* Records what guest owner `owner` (process `pid`) now holds after a lock
+ * call with `fl` succeeded.  An owner gone meanwhile (FLUSH) holds nothing. */
+static void lock_owner_note(struct inode *inode, uint64_t owner, uint32_t pid, const struct flock *fl)
+{
+        uint64_t start = (uint64_t)fl->l_start;
+        uint64_t end = fl->l_len == 0 ? (uint64_t)INT64_MAX : start + (uint64_t)fl->l_len - 1;
+
+        pthread_mutex_lock(&inode->lock_mutex);
+        for (struct pt_lock_owner *o = inode->lock_owners; o; o = o->next)
+                if (o->owner == owner) {
+                        if (fl->l_type != F_UNLCK && pid)
+                                o->pid = pid;
+                        ranges_apply(o, start, end, (uint32_t)fl->l_type);
+                        break;
+                }
+        pthread_mutex_unlock(&inode->lock_mutex);
+}
+
+/* The guest pid of the owner (not `asker`) holding a lock of `type` that
+ * overlaps [start, end], or 0 when none of ours does (a host process's lock). */
+static uint32_t lock_holder_pid(struct inode *inode, uint64_t asker, uint64_t start, uint64_t end,
+                                uint32_t type)
+{
+        uint32_t pid = 0;
+
+        pthread_mutex_lock(&inode->lock_mutex);
+        for (struct pt_lock_owner *o = inode->lock_owners; o && !pid; o = o->next) {
+                if (o->owner == asker)
+                        continue;
+                if (o->ranges_lost) {
+                        pid = o->pid;
+                        continue;
+                }
+                for (unsigned k = 0; k < o->n_ranges; k++)
+                        if (o->ranges[k].type == type &&
+                            ranges_overlap(o->ranges[k].start, o->ranges[k].end, start, end)) {
+                                pid = o->pid;
+                                break;
+                        }
+        }
+        pthread_mutex_unlock(&inode->lock_mutex);
+        return pid;
 }
 
 static int lock_owner_open(struct inode *inode, int proc_fd, bool may_write)
@@ -102,8 +212,7 @@ static int lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool 
                 r = -ENOMEM;
                 goto out;
         }
-        o->owner = owner;
-        o->fd = TAKE_FD(fd);
+        *o = (struct pt_lock_owner){ .owner = owner, .fd = TAKE_FD(fd) };
         o->next = inode->lock_owners;
         inode->lock_owners = o;
 out:
@@ -123,10 +232,8 @@ void pt_lock_owner_release(struct inode *inode, uint64_t owner)
                         break;
                 }
         pthread_mutex_unlock(&inode->lock_mutex);
-        if (o) {
-                (void) close(o->fd);
-                free(o);
-        }
+        if (o)
+                lock_owner_free(o);
 }
 
 /* ---- GETLK ---- */
@@ -167,8 +274,9 @@ int pt_getlk(struct pt_fs *fs, struct freq *r, struct inode *i)
         if (fl.l_type != F_UNLCK) {
                 out.lk.start = (uint64_t)fl.l_start;
                 out.lk.end = fl.l_len == 0 ? (uint64_t)INT64_MAX : (uint64_t)(fl.l_start + fl.l_len - 1);
+                /* OFD locks have no owning process: ours know which guest process it is. */
+                out.lk.pid = lock_holder_pid(i, in->owner, out.lk.start, out.lk.end, out.lk.type);
         }
-        out.lk.pid = 0; /* OFD locks have no owning process to report */
         return pt_reply(r, &out, sizeof(out));
 }
 
@@ -181,6 +289,9 @@ struct pt_lock_waiter {
         uint64_t unique;          /* the request's, for INTERRUPT */
         int queue_index;          /* the request's, for ring stops */
         int fd;                   /* a dup: the lock's open file description */
+        struct inode *inode;      /* referenced: where a POSIX lock is noted once taken */
+        uint64_t owner;
+        uint32_t pid;
         bool is_flock;
         int flock_op;
         struct flock fl;
@@ -235,6 +346,8 @@ static void waiter_free(struct pt_lock_waiter *w)
 {
         if (w->fd >= 0)
                 (void) close(w->fd);
+        if (w->inode)
+                inode_put(w->fs->inodes, w->inode);
         free(w);
 }
 
@@ -277,11 +390,17 @@ static void *lock_waiter_thread(void *arg)
                 if (delay_us < 20000)
                         delay_us *= 2;
         }
-        /* Closed, replied and the transport told before it leaves the list:
-         * whoever waits for the list to empty may then unmap the guest memory
-         * and finds no fd of the waiter left. */
+        if (err == 0 && !w->is_flock)
+                lock_owner_note(w->inode, w->owner, w->pid, &w->fl);
+        /* Closed, put, replied and the transport told before it leaves the
+         * list: whoever waits for the list to empty may then unmap the guest
+         * memory or free the inode table, and finds nothing of the waiter left. */
         (void) close(w->fd);
         w->fd = -1;
+        if (w->inode) {
+                inode_put(w->fs->inodes, w->inode);
+                w->inode = NULL;
+        }
         if (cancelled)
                 freq_drop(w->req);
         else
@@ -295,9 +414,10 @@ static void *lock_waiter_thread(void *arg)
         return NULL;
 }
 
-static int defer_lock(struct pt_fs *fs, struct freq *r, int fd, bool is_flock, int flock_op,
-                      const struct flock *fl)
+static int defer_lock(struct pt_fs *fs, struct freq *r, struct inode *inode, int fd, bool is_flock,
+                      int flock_op, const struct flock *fl)
 {
+        const struct fuse_lk_in *in = freq_arg(r, sizeof(*in));
         struct pt_lock_waiters *set = &fs->waiters;
         struct pt_lock_waiter *w;
         pthread_attr_t attr;
@@ -317,6 +437,12 @@ static int defer_lock(struct pt_fs *fs, struct freq *r, int fd, bool is_flock, i
         w->flock_op = flock_op;
         if (fl)
                 w->fl = *fl;
+        if (!is_flock) {
+                inode_ref(fs->inodes, inode);
+                w->inode = inode;
+                w->owner = in->owner;
+                w->pid = in->lk.pid ? in->lk.pid : r->in.pid;
+        }
 
         pthread_mutex_lock(&set->mutex);
         if (set->n >= MAX_LOCK_WAITERS || set->cancel) {
@@ -416,6 +542,10 @@ static int do_setlk(struct pt_fs *fs, struct freq *r, struct inode *i, bool wait
 
         if ((err = lk_to_flock(&in->lk, &fl)) < 0)
                 return err;
+        /* Read-only: nothing that could keep a host writer waiting (guest-policy.h). */
+        if ((err = policy_check_lock(pt_is_readonly(fs), fl.l_type, in->lk_flags & FUSE_LK_FLOCK,
+                                     in->lk.pid ? in->lk.pid : r->in.pid)) < 0)
+                return err;
 
         if (in->lk_flags & FUSE_LK_FLOCK) {
                 /* flock() locks belong to the open file: the guest's handle. */
@@ -432,7 +562,7 @@ static int do_setlk(struct pt_fs *fs, struct freq *r, struct inode *i, bool wait
                 err = -errno;
                 if (!wait || !lock_busy(err) || op == LOCK_UN)
                         return err;
-                return defer_lock(fs, r, h.p->fd, true, op, NULL);
+                return defer_lock(fs, r, i, h.p->fd, true, op, NULL);
         }
 
         /* POSIX locks: one open file description per guest lock owner. */
@@ -442,14 +572,16 @@ static int do_setlk(struct pt_fs *fs, struct freq *r, struct inode *i, bool wait
         fd = lock_owner_fd(i, fs->proc_fd, in->owner, !pt_is_readonly(fs), fl.l_type != F_UNLCK);
         if (fd < 0)
                 return fd;
-        if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+        if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+                lock_owner_note(i, in->owner, in->lk.pid ? in->lk.pid : r->in.pid, &fl);
                 return pt_reply_ok(r);
+        }
         err = -errno;
         if (!lock_busy(err))
                 return err;
         if (!wait)
                 return -EAGAIN;
-        return defer_lock(fs, r, fd, false, 0, &fl);
+        return defer_lock(fs, r, i, fd, false, 0, &fl);
 }
 
 int pt_setlk(struct pt_fs *fs, struct freq *r, struct inode *i)

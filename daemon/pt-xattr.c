@@ -35,6 +35,17 @@ static int xattr_target(const struct freq *r, const struct inode *i, size_t *pos
         return 0;
 }
 
+/* SETXATTR and REMOVEXATTR: the namespace must be one the guest may write
+ * (guest-policy.h), and, as on a local file system, the file writable by the
+ * requester (perm.h). */
+static int check_xattr_write(const struct pt_fs *fs, const struct freq *r, const struct inode *i,
+                             const char *name)
+{
+        int err = policy_check_xattr_write(&fs->policy, name, r->in.uid);
+
+        return err < 0 ? err : pt_check_access(fs, r, i, W_OK);
+}
+
 int pt_setxattr(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         /* We do not negotiate FUSE_SETXATTR_EXT: the argument is the 8-byte form. */
@@ -52,6 +63,8 @@ int pt_setxattr(struct pt_fs *fs, struct freq *r, struct inode *i)
                 return -E2BIG;
         if (in->size > r->arg_len - pos)
                 return -EINVAL;
+        if ((err = check_xattr_write(fs, r, i, name)) < 0)
+                return err;
         if (setxattr(path, name, r->arg + pos, in->size, (int)in->flags) < 0)
                 return -errno;
         return pt_reply_ok(r);
@@ -105,6 +118,8 @@ int pt_removexattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         int err;
 
         if ((err = xattr_target(r, i, &pos, -ENODATA, &name, path)) < 0)
+                return err;
+        if ((err = check_xattr_write(fs, r, i, name)) < 0)
                 return err;
         if (removexattr(path, name) < 0)
                 return -errno;

@@ -20,6 +20,7 @@
 static uid_t test_uid = (uid_t)-1;
 static gid_t test_gid = (gid_t)-1;
 static char *exec_copy_dir;
+static gboolean daemon_as_root;
 
 void harness_test_init(int *argc, char ***argv)
 {
@@ -139,6 +140,16 @@ static const char *daemon_exec_path(void)
         return path;
 }
 
+gboolean harness_daemon_as_root(gboolean as_root)
+{
+        if (as_root && (geteuid() != 0 || harness_is_legacy())) {
+                g_test_skip("the daemon can run as root only when the test does (and is sluice-fs)");
+                return FALSE;
+        }
+        daemon_as_root = as_root;
+        return TRUE;
+}
+
 Harness *harness_new(void)
 {
         g_autoptr(GError) error = NULL;
@@ -255,7 +266,7 @@ static void child_setup(gpointer data)
                 int flags = fcntl(child_keep_fd, F_GETFD);
                 (void)fcntl(child_keep_fd, F_SETFD, flags & ~FD_CLOEXEC);
         }
-        if (test_uid != (uid_t)-1) {
+        if (test_uid != (uid_t)-1 && !daemon_as_root) {
                 if (setgroups(0, NULL) < 0 || setgid(test_gid) < 0 || setuid(test_uid) < 0)
                         _exit(127);
         }

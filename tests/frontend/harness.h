@@ -75,6 +75,12 @@ char *harness_snapshot(const char *dir);
 /* Asserts nothing changed outside the share (canary and its directory). */
 void harness_assert_outside_untouched(Harness *h);
 
+/* Later daemons run as root (TRUE) or as the test user again (FALSE): a worker
+ * started by root, as libvirt's <binary> route starts it.  Skips the test and
+ * returns FALSE when the test does not run as root.  harness_daemon_uid()
+ * still names the test user: it owns the harness's directories either way. */
+gboolean harness_daemon_as_root(gboolean as_root);
+
 /* The user the daemon runs as (the test user, or ourselves). */
 uid_t harness_daemon_uid(void);
 gid_t harness_daemon_gid(void);

@@ -107,6 +107,8 @@ struct vmm {
         uint64_t unique;
         int timeout_ms;
         uint32_t init_flags;
+        bool creds_set;                 /* vmm_set_creds(): the header ids of later requests */
+        uint32_t creds_uid, creds_gid, creds_pid;
         bool hung_up;
 };
 
@@ -728,8 +730,10 @@ int vmm_op_submit(struct vmm *v, struct vmm_op *op)
         *ih = (struct fuse_in_header){
                 .len = (uint32_t)in_len, .opcode = op->opcode, .unique = op->unique,
                 .nodeid = op->nodeid,
-                .uid = op->uid ? op->uid : getuid(), .gid = op->gid ? op->gid : getgid(),
-                .pid = op->pid ? op->pid : (uint32_t)getpid(),
+                .uid = op->uid ? op->uid : v->creds_set ? v->creds_uid : getuid(),
+                .gid = op->gid ? op->gid : v->creds_set ? v->creds_gid : getgid(),
+                .pid = op->pid ? op->pid : v->creds_set && v->creds_pid ? v->creds_pid : (uint32_t)getpid(),
+                .total_extlen = op->total_extlen,
         };
         chain_add(&b, gpa, sizeof(*ih), false, op->chunk);
         for (unsigned i = 0; i < op->arg_cnt; i++) {
@@ -891,6 +895,19 @@ int vmm_get_config(struct vmm *v, struct virtio_fs_config *ret)
 unsigned vmm_request_queues(const struct vmm *v) { return v->nq - 1; }
 unsigned vmm_queue_size(const struct vmm *v) { return v->q[0].size; }
 int vmm_socket(const struct vmm *v) { return v->sock; }
+void vmm_set_creds(struct vmm *v, uint32_t uid, uint32_t gid, uint32_t pid)
+{
+        v->creds_set = true;
+        v->creds_uid = uid;
+        v->creds_gid = gid;
+        v->creds_pid = pid;
+}
+
+void vmm_clear_creds(struct vmm *v)
+{
+        v->creds_set = false;
+}
+
 uint32_t vmm_init_flags(const struct vmm *v) { return v->init_flags; }
 
 void vmm_set_init_flags(struct vmm *v, uint32_t flags) { v->init_flags = flags; }

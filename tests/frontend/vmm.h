@@ -134,6 +134,7 @@ struct vmm_op {
         bool indirect;                      /* the whole chain in one indirect table */
         size_t chunk;                       /* split every segment into descriptors of ≤ chunk bytes */
         uint32_t uid, gid, pid;             /* fuse_in_header credentials; 0 = the test's own */
+        uint16_t total_extlen;              /* fuse_in_header: 8-byte units of extensions (last args) */
         /* results */
         uint64_t unique;
         int error;                          /* fuse_out_header.error: 0 or -errno */
@@ -235,3 +236,7 @@ int vmm_lookup_path(struct vmm *v, const char *path, struct fuse_entry_out *ret)
 /* The FUSE flags the init reply granted (0 before vmm_init). */
 uint32_t vmm_init_flags(const struct vmm *v);
 void vmm_set_init_flags(struct vmm *v, uint32_t flags);  /* for vmm_init() */
+/* The uid, gid and pid (0: the test's own) in the header of every later
+ * request whose vmm_op leaves them 0: a guest process of another user. */
+void vmm_set_creds(struct vmm *v, uint32_t uid, uint32_t gid, uint32_t pid);
+void vmm_clear_creds(struct vmm *v);

@@ -19,6 +19,13 @@
  *   sluice-guest-tool rename-noreplace OLD NEW
  *   sluice-guest-tool rename-exchange A B
  *   sluice-guest-tool open-write FILE             open(O_WRONLY) and close
+ *   sluice-guest-tool posixlock-pid FILE          as posixlock, but F_GETLK must name the
+ *                                                 child's pid exactly
+ *   sluice-guest-tool setcap FILE                 gives FILE a file capability (CAP_SETUID,
+ *                                                 effective): a well-formed security.capability
+ *   sluice-guest-tool as UID GID CMD [ARG...]     runs CMD as that guest user (no
+ *                                                 supplementary groups); busybox has no su
+ *                                                 without a passwd file
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -109,7 +116,7 @@ static int do_flock(const char *file)
 
 /* A child holds a write lock on bytes 0..99; the parent must see it with
  * F_GETLK (with the child's pid) and fail to take a conflicting lock. */
-static int do_posixlock(const char *file)
+static int do_posixlock(const char *file, int strict)
 {
         int ready[2], done[2];
         if (pipe(ready) < 0 || pipe(done) < 0)
@@ -141,7 +148,7 @@ static int do_posixlock(const char *file)
         struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 50, .l_len = 10 };
         if (fcntl(fd, F_GETLK, &fl) < 0) {
                 fail("F_GETLK");
-        } else if (fl.l_type != F_WRLCK || (fl.l_pid != pid && fl.l_pid != 0)) {
+        } else if (fl.l_type != F_WRLCK || (fl.l_pid != pid && (strict || fl.l_pid != 0))) {
                 /* pid 0 is tolerated: daemons that keep locks as host OFD locks
                  * (virtiofsd with posix_lock) cannot tell the owner's pid. */
                 fprintf(stderr, "F_GETLK: type %d pid %d, expected the child's (%d) write lock\n",
@@ -197,7 +204,22 @@ int main(int argc, char **argv)
         if (!strcmp(cmd, "flock") && argc == 3)
                 return do_flock(argv[2]);
         if (!strcmp(cmd, "posixlock") && argc == 3)
-                return do_posixlock(argv[2]);
+                return do_posixlock(argv[2], 0);
+        if (!strcmp(cmd, "posixlock-pid") && argc == 3)
+                return do_posixlock(argv[2], 1);
+        if (!strcmp(cmd, "setcap") && argc == 3) {
+                /* struct vfs_cap_data, revision 2: magic|effective, then permitted/inheritable pairs. */
+                const unsigned int cap[5] = { 0x02000000u | 1u, 1u << 7 /* CAP_SETUID */, 0, 0, 0 };
+                return setxattr(argv[2], "security.capability", cap, sizeof(cap), 0) < 0
+                        ? fail("setxattr security.capability") : 0;
+        }
+        if (!strcmp(cmd, "as") && argc >= 5) {
+                if (setgroups(0, NULL) < 0 || setgid((gid_t)atoi(argv[3])) < 0 ||
+                    setuid((uid_t)atoi(argv[2])) < 0)
+                        return fail("setuid");
+                execvp(argv[4], argv + 4);
+                return fail("exec");
+        }
         if (!strcmp(cmd, "rename-noreplace") && argc == 4)
                 return renameat2(AT_FDCWD, argv[2], AT_FDCWD, argv[3], RENAME_NOREPLACE) < 0
                         ? fail("renameat2") : 0;
@@ -214,6 +236,6 @@ int main(int argc, char **argv)
         if (!strcmp(cmd, "write-as") && argc == 6)
                 return do_write_as(argv[2], argv[3], argv[4], argv[5]);
         fprintf(stderr, "usage: sluice-guest-tool setxattr|getxattr|listxattr|removexattr|flock|"
-                "posixlock|rename-noreplace|rename-exchange|open-write|write-as ARGS…\n");
+                "posixlock|posixlock-pid|rename-noreplace|rename-exchange|open-write|write-as|setcap|as ARGS…\n");
         return 2;
 }

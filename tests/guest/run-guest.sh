@@ -14,6 +14,8 @@
 #   --shared-dir DIR    host folder to share (needed unless --backend none)
 #   --tag TAG           mount tag (default "share")
 #   --daemon-arg ARG    extra argument for the daemon, repeatable (--readonly, --xattr, -d…)
+#   --daemon-as-root    run sluice-fs as root (as libvirt's <binary> route does), not as
+#                       $SLUICE_TEST_USER
 #   --sluice-fs PATH    default $SLUICE_FS, else $SLUICE_BUILD_ROOT/daemon/sluice-fs
 #   --file SRC:DEST     extra file in the guest (see mkcpio.sh), repeatable
 #   --env NAME=VALUE    environment variable for the workload, repeatable
@@ -51,7 +53,7 @@ die() { echo "run-guest: $*" >&2; exit 1; }
 
 image=${SLUICE_GUEST_IMAGE:-}
 backend=${SLUICE_GUEST_BACKEND:-sluice}
-shared_dir='' tag=share timeout=150 console='' daemon_log='' mem=512 smp=1 quiet=0 check=1 reboot=0
+shared_dir='' tag=share timeout=150 console='' daemon_log='' mem=512 smp=1 quiet=0 check=1 reboot=0 as_root=0
 sluice_fs=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
 daemon_args=() files=() envs=()
 while [ $# -gt 0 ]; do
@@ -61,6 +63,7 @@ while [ $# -gt 0 ]; do
         --shared-dir) shared_dir=$2; shift ;;
         --tag) tag=$2; shift ;;
         --daemon-arg) daemon_args+=("$2"); shift ;;
+        --daemon-as-root) as_root=1 ;;
         --sluice-fs) sluice_fs=$2; shift ;;
         --file) files+=("$2"); shift ;;
         --env) envs+=("$2"); shift ;;
@@ -120,7 +123,7 @@ trap 'exit 1' INT TERM HUP
 
 # ---- the daemon ------------------------------------------------------------------------
 as_user=()
-if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ]; then
+if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ] && [ "$as_root" = 0 ]; then
         # setpriv execs the daemon in place (runuser would fork and keep SIGUSR1 from it).
         as_user=(setpriv --reuid="$SLUICE_TEST_USER" --regid="$(id -g "$SLUICE_TEST_USER")"
                  --init-groups --)

@@ -44,6 +44,33 @@ static void test_defaults(void)
         g_assert_false(o.exit_on_disconnect);   /* a socket path serves the next frontend */
         g_assert_cmpuint(o.guest_uid, ==, FS_ID_UNMAPPED);
         g_assert_cmpint(o.log_level, ==, LOG_LEVEL_INFO);
+        /* Guest root makes no devices, set-ID files or privileged xattrs by default. */
+        g_assert_false(o.allow_devices);
+        g_assert_false(o.allow_setuid);
+        g_assert_cmpuint(o.xattr_namespaces, ==, 0);
+        options_free(&o);
+}
+
+static void test_guest_policy_options(void)
+{
+        struct fs_options o;
+
+        g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/srv", "--allow-devices", "--allow-setuid",
+                              "--xattr-namespaces=trusted,security", NULL), ==, 0);
+        g_assert_true(o.allow_devices);
+        g_assert_true(o.allow_setuid);
+        g_assert_cmpuint(o.xattr_namespaces, ==, FS_XATTR_NS_TRUSTED | FS_XATTR_NS_SECURITY);
+        options_free(&o);
+
+        g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/srv", "--xattr-namespaces", "user,system",
+                              NULL), ==, 0);
+        g_assert_cmpuint(o.xattr_namespaces, ==, FS_XATTR_NS_SYSTEM);
+        options_free(&o);
+
+        /* The last one wins; an empty list is "user.* only". */
+        g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/srv", "--xattr-namespaces=security",
+                              "--xattr-namespaces=", NULL), ==, 0);
+        g_assert_cmpuint(o.xattr_namespaces, ==, 0);
         options_free(&o);
 }
 
@@ -136,6 +163,8 @@ static const struct {
         { { "--fd=3", "--shared-dir=/srv", "extra" }, "unexpected argument 'extra'" },
         { { "--fd=3", "--shared-dir" }, "needs a value" },
         { { "--fd=3", "--shared-dir=/srv", "--thread-pool-size=many" }, "--thread-pool-size needs" },
+        { { "--fd=3", "--shared-dir=/srv", "--xattr-namespaces=trusted,selinux" }, "unknown xattr namespace 'selinux'" },
+        { { "--fd=3", "--shared-dir=/srv", "--xattr-namespaces=Security" }, "unknown xattr namespace 'Security'" },
 };
 
 static void test_bad_line(gconstpointer data)
@@ -170,7 +199,8 @@ static void test_help_version(void)
         g_test_trap_assert_passed();
         /* Every option is documented, and so is what happens on disconnect. */
         g_test_trap_assert_stdout("*--socket-path*--fd*--shared-dir*--tag*--readonly*--cache*"
-                                  "--xattr*--translate-uid*--translate-gid*--sandbox*--queues*"
+                                  "--xattr*--translate-uid*--translate-gid*--allow-devices*--allow-setuid*"
+                                  "--xattr-namespaces*--sandbox*--queues*"
                                   "--poll-us*--control-fd*--log-level*--debug*"
                                   "--print-capabilities*--help*--version*disconnects*");
 }
@@ -209,6 +239,7 @@ int main(int argc, char **argv)
         g_test_add_func("/options/defaults", test_defaults);
         g_test_add_func("/options/sluice-options", test_sluice_options);
         g_test_add_func("/options/virtiofsd-compat", test_virtiofsd_compat);
+        g_test_add_func("/options/guest-policy", test_guest_policy_options);
         g_test_add_func("/options/help", test_help_version);
         g_test_add_func("/options/version", test_version);
         g_test_add_func("/options/print-capabilities", test_print_capabilities);

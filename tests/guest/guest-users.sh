@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# guest-users.sh — several guest users on one share, in both modes
+# (workload-users.sh), then the host checks what they left behind:
+#   root:    the worker runs as root (libvirt's <binary> route): files belong
+#            to the guest user that made them, set-group-ID directories work;
+#   desktop: the worker runs as $SLUICE_TEST_USER (or the caller): every file
+#            is that user's, shown as guest user A through --translate-uid.
+# In both, guest users are kept apart and guest root makes no device, no
+# set-ID file and no file capability on the host.  The root mode needs root
+# (skipped otherwise).  Exit 77 when QEMU or the guest kernel is missing.
+. "$(dirname "$0")/guest-lib.sh"
+guest_tmp work users -d
+chmod 0755 "$work"
+ran=0
+
+# run_mode MODE A_UID B_UID [run-guest options…]
+run_mode() {
+        local mode=$1 a=$2 b=$3
+        shift 3
+        local share=$work/$mode-share log=$work/$mode-daemon.log
+        mkdir -p "$share/users"
+        chmod 0777 "$share/users"
+        if [ "$mode" = desktop ] && [ -n "$owner" ] && [ "$owner" != "$(id -un)" ]; then
+                chown -R "$owner:" "$share"
+        fi
+        echo "--- mode $mode: guest users $a and $b"
+        "$here/run-guest.sh" --shared-dir "$share" --daemon-arg --xattr "$@" \
+                --env MODE="$mode" --env A_UID="$a" --env B_UID="$b" \
+                --daemon-log "$log" --timeout 150 "$here/workload-users.sh"
+        local status=$?
+        [ "$status" = 77 ] && exit 77
+        [ "$status" = 0 ] || failed=1
+        ran=$((ran + 1))
+        local u=$share/users
+        if [ "$mode" = root ]; then
+                host_check "$mode-a-owner" "$a:$a" "$(stat -c %u:%g "$u/a-file" 2>&1)"
+                host_check "$mode-b-owner" "$b:$b" "$(stat -c %u:%g "$u/b-file" 2>&1)"
+                host_check "$mode-sgid-file" "$a:3000" "$(stat -c %u:%g "$u/sgid/f" 2>&1)"
+                host_check "$mode-suid-root" "0 755" "$(stat -c '%u %a' "$u/suid" 2>&1)"
+        else
+                host_check "$mode-a-owner" "$owner" "$(stat -c %U "$u/a-file" 2>&1)"
+                host_check "$mode-b-owner" "$owner" "$(stat -c %U "$u/b-file" 2>&1)"
+                host_check "$mode-suid" 755 "$(stat -c %a "$u/suid" 2>&1)"
+        fi
+        host_check "$mode-a-content" "A wa again" "$(cat "$u/a-file" 2>&1)"
+        host_check "$mode-no-devices" "" "$(find "$u" \( -type c -o -type b \) 2>&1)"
+        host_check "$mode-no-setid" "" "$(find "$u" -type f -perm /6000 2>&1)"
+        host_check "$mode-no-capability" "" "$(getfattr --absolute-names -n security.capability "$u/suid" 2>/dev/null)"
+        # Each refusal is logged, rate-limited: 42 device attempts give at most
+        # 10 lines (LOG_RATELIMIT_BURST a minute), the xattr refusals their own.
+        local devices xattrs
+        devices=$(grep -c 'refused: guest uid 0 tried to create a' "$log")
+        xattrs=$(grep -c 'refused: guest uid 0 tried to write xattr' "$log")
+        if [ "$devices" -ge 2 ] && [ "$devices" -le 10 ] && [ "$xattrs" = 2 ]; then
+                echo "PASS host-$mode-refusals-logged ($devices device lines, $xattrs xattr lines)"
+        else
+                echo "FAIL host-$mode-refusals-logged: $devices device lines (2 to 10 expected), $xattrs xattr lines (2 expected)"
+                failed=1
+        fi
+}
+
+# ---- desktop user ----------------------------------------------------------------------
+owner=$(id -un)
+if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ]; then
+        owner=$SLUICE_TEST_USER
+fi
+if [ "$owner" != root ]; then
+        a=1000
+        [ "$(id -u "$owner")" = 1000 ] || [ "$(id -g "$owner")" = 1000 ] && a=2000
+        run_mode desktop "$a" $((a + 1)) \
+                --daemon-arg "--translate-uid=$a:$(id -u "$owner")" \
+                --daemon-arg "--translate-gid=$a:$(id -g "$owner")"
+else
+        echo "SKIP desktop mode: no SLUICE_TEST_USER to run the worker as"
+fi
+
+# ---- root --------------------------------------------------------------------------------
+if [ "$(id -u)" = 0 ]; then
+        run_mode root 1100 1101 --daemon-as-root
+else
+        echo "SKIP root mode: needs root"
+fi
+
+[ "$ran" -gt 0 ] || exit 77
+if [ "$failed" != 0 ]; then
+        echo "guest-users: FAILED"
+        exit 1
+fi
+echo "guest-users: all checks passed"

@@ -1,0 +1,90 @@
+#!/bin/sh
+# workload-users.sh — runs in the guest (busybox sh, as root) and switches
+# between guest users A and B (sluice-guest-tool as UID GID CMD…).
+#
+# Environment (from guest-users.sh): MODE=root (the worker runs as root: files
+# belong to the guest user that made them) or MODE=desktop (the worker runs
+# as the desktop user: every file belongs to that user, shown as guest user
+# A through --translate-uid).  A_UID and B_UID are the two guest users.
+# The share holds an empty directory users/ that everybody may write.
+# Prints PASS/FAIL per check and DONE.
+
+. /workload-lib.sh
+as_a() { sluice-guest-tool as "$A_UID" "$A_UID" "$@"; }
+as_b() { sluice-guest-tool as "$B_UID" "$B_UID" "$@"; }
+
+mount_share
+pass mount
+U=/mnt/users
+cd "$U" || give_up cd "no $U"
+
+# -- A creates a private file and may do everything with it
+check a-create as_a sh -c 'echo "A was here" >a-file && chmod 600 a-file'
+same a-owner "$A_UID" "$(stat -c %u a-file)"
+same a-mode 600 "$(stat -c %a a-file)"
+check a-chmod as_a chmod 640 a-file
+check a-chown-self as_a chown "$A_UID:$A_UID" a-file
+check a-truncate as_a truncate -s 4 a-file
+same a-truncated "A wa" "$(cat a-file)"
+check a-rename as_a mv a-file a-moved
+check a-rename-back as_a mv a-moved a-file
+check a-append as_a sh -c 'echo " again" >>a-file'
+check a-chmod-private as_a chmod 600 a-file
+check a-unlink-own as_a sh -c 'echo tmp >a-tmp && rm a-tmp'
+
+# -- B may not touch A's 0600 file
+fails_with b-read "Permission denied" as_b cat a-file
+fails_with b-write "Permission denied" as_b sh -c 'echo B >>a-file'
+fails_with b-truncate "Permission denied" as_b truncate -s 0 a-file
+fails_with b-chmod "Operation not permitted" as_b chmod 666 a-file
+fails_with b-chown "Operation not permitted" as_b chown "$B_UID" a-file
+same a-file-intact "A wa again" "$(cat a-file)"
+
+# -- sticky directory: only the owner removes or renames its entries
+mkdir sticky && chmod 1777 sticky
+check a-sticky-create as_a sh -c 'echo mine >sticky/a'
+fails_with b-sticky-unlink "Operation not permitted" as_b rm -f sticky/a
+fails_with b-sticky-rename "Operation not permitted" as_b mv sticky/a sticky/b-took-it
+same sticky-file-kept mine "$(cat sticky/a 2>&1)"
+check a-sticky-unlink as_a rm sticky/a
+
+# -- what B makes
+check b-create as_b sh -c 'echo B >b-file'
+if [ "$MODE" = root ]; then
+        same b-owner "$B_UID" "$(stat -c %u b-file)"
+        # -- set-group-ID directory: new entries take its group, subdirectories its bit
+        mkdir sgid && chgrp 3000 sgid && chmod 2777 sgid
+        check a-sgid-file as_a touch sgid/f
+        check a-sgid-dir as_a mkdir sgid/d
+        same sgid-file-group "3000 $A_UID" "$(stat -c '%g %u' sgid/f)"
+        same sgid-dir-group 3000 "$(stat -c %g sgid/d)"
+        case "$(stat -c %A sgid/d)" in d?????s*) pass sgid-dir-bit ;; *) fail sgid-dir-bit "$(stat -c %A sgid/d)" ;; esac
+else
+        # One owner on the host: what B makes is shown as the worker's user (A).
+        same b-owner-single-user "$A_UID" "$(stat -c %u b-file)"
+fi
+
+# -- guest root does not become host root
+fails_with root-mknod-char "Operation not permitted" mknod cdev c 1 3
+fails_with root-mknod-block "Operation not permitted" mknod bdev b 8 0
+[ -e cdev ] && fail root-no-cdev "cdev exists" || pass root-no-cdev
+check root-mkfifo mknod fifo p
+# A guest that keeps trying must not flood the host's log (the host counts the lines).
+i=0
+while [ $i -lt 40 ]; do mknod "flood$i" c 1 3 2>/dev/null; i=$((i + 1)); done
+[ -e flood0 ] && fail root-flood-refused "flood0 exists" || pass root-flood-refused
+echo '#!/bin/sh' >suid && chmod 4755 suid
+same root-setuid-stripped 755 "$(stat -c %a suid)"
+check root-setgid-file-create sh -c 'touch sgidf && chmod 2755 sgidf'
+same root-setgid-stripped 755 "$(stat -c %a sgidf)"
+fails_with root-file-capability "EPERM" sluice-guest-tool setcap suid
+fails_with root-trusted-xattr "EPERM" sluice-guest-tool setxattr suid trusted.x y
+
+# -- F_GETLK names the guest process holding the lock
+check a-lockfile as_a sh -c 'echo locks >lockfile && chmod 666 lockfile'
+check getlk-pid sluice-guest-tool posixlock-pid lockfile
+
+cd /
+sync
+check umount umount /mnt
+echo DONE
