@@ -159,6 +159,9 @@ static int listen_on_path(struct app *app)
         r = remove_stale_socket(path, &sa);
         if (r < 0)
                 return r;
+        r = open_socket_dir(path, &app->socket_dir_fd, &app->socket_name);
+        if (r < 0)
+                return fail_usage("cannot open the folder of socket '%s': %s", path, strerror(-r));
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return fail_usage("cannot create a socket: %s", strerror(errno));
@@ -172,11 +175,6 @@ static int listen_on_path(struct app *app)
                 return fail_usage("cannot bind socket '%s': %s", path, strerror(r));
         }
         app->created_socket = true;
-        r = open_socket_dir(path, &app->socket_dir_fd, &app->socket_name);
-        if (r < 0) {
-                close(fd);
-                return fail_usage("cannot open the folder of socket '%s': %s", path, strerror(-r));
-        }
         if (listen(fd, 1) < 0) {
                 r = errno;
                 close(fd);
