@@ -161,6 +161,7 @@ static const int allowed_syscalls[] = {
         SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(fchmod), SCMP_SYS(fchmodat),
         SCMP_SYS(fchown), SCMP_SYS(fchownat), SCMP_SYS(utimensat), SCMP_SYS(mkdirat),
         SCMP_SYS(mknodat), SCMP_SYS(symlinkat), SCMP_SYS(readlinkat), SCMP_SYS(linkat),
+        SCMP_SYS(readlink),   /* glibc's readlink() of /proc/self/fd/N (fd type checks) */
         SCMP_SYS(unlinkat), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(copy_file_range),
         SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(umask),
         /* xattrs: by fd, and by /proc/self/fd/N path for O_PATH fds */
@@ -198,7 +199,7 @@ static const int allowed_syscalls[] = {
          * threads, waits for them and lists /proc/self/task with the old
          * open/getdents calls; reports read /proc/self/maps and limits. */
         SCMP_SYS(sigaltstack), SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(getppid),
-        SCMP_SYS(open), SCMP_SYS(getdents), SCMP_SYS(readlink), SCMP_SYS(stat),
+        SCMP_SYS(open), SCMP_SYS(getdents), SCMP_SYS(stat),
         SCMP_SYS(lstat), SCMP_SYS(getrlimit), SCMP_SYS(prlimit64),
 #endif
 };
