@@ -374,16 +374,30 @@ static int setup(struct app *app)
         return 0;
 }
 
-/* Test builds only (assertions on, as in every build the suites run): make
- * one call the sandbox denies, so that a test can see the worker die with the
- * report line.  Harmless elsewhere too: whoever sets the worker's environment
- * can kill it anyway. */
-static void sandbox_test_hook(void)
+/* Test builds only (assertions on, as in every build the suites run), for
+ * tests of the sandbox from outside.  SLUICE_FS_TEST_SANDBOX=syscall makes one
+ * call the filter denies (the worker dies with the report line);
+ * =landlock opens the shared folder's parent, logs the result and makes the
+ * worker exit: 0 when refused, 3 when it opened.  Returns -1 to carry on.
+ * Harmless elsewhere too: whoever sets the worker's environment can kill it. */
+static int sandbox_test_hook(const struct app *app)
 {
 #ifndef NDEBUG
-        if (getenv("SLUICE_FS_TEST_DENIED_SYSCALL"))
+        const char *what = getenv("SLUICE_FS_TEST_SANDBOX");
+        _cleanup_close_ int fd = -1;
+
+        if (!what)
+                return -1;
+        if (strcmp(what, "syscall") == 0) {
                 (void)syscall(SYS_getpgid, 0);
+        } else if (strcmp(what, "landlock") == 0) {
+                fd = openat(app->root_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                log_info("sandbox test: opening the shared folder's parent: %s",
+                         fd >= 0 ? "opened" : strerror(errno));
+                return fd >= 0 ? 3 : 0;
+        }
 #endif
+        return -1;
 }
 
 int main(int argc, char **argv)
@@ -429,9 +443,13 @@ int main(int argc, char **argv)
                                   strerror(-r));
                         goto out;
                 }
-                sandbox_test_hook();
         } else {
                 log_warning("--sandbox=none: no Landlock or seccomp confinement");
+        }
+        r = sandbox_test_hook(&app);
+        if (r >= 0) {
+                exit_code = r;
+                goto out;
         }
         (void)sd_notify(0, "READY=1");
 

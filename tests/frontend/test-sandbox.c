@@ -1,8 +1,8 @@
 /* test-sandbox.c — the default sandbox (issue 8 point 2): a worker started
  * with no sandbox option runs under seccomp and no_new_privs in every thread,
  * still serves FUSE requests, removes its socket on exit, and dies with a
- * clear last log line when it makes a call the sandbox denies;
- * --sandbox=none turns all of it off. */
+ * clear last log line when it makes a call the sandbox denies, and cannot
+ * open files outside the folder it serves; --sandbox=none turns all of it off. */
 #include "harness.h"
 
 #include <errno.h>
@@ -147,16 +147,16 @@ static void test_denied_call_is_reported(void)
         if (!harness_require_sluice("sluice-fs's own sandbox"))
                 return;
 #ifdef NDEBUG
-        g_test_skip("the denied-call hook exists only in builds with assertions");
+        g_test_skip("the sandbox test hook exists only in builds with assertions");
         return;
 #endif
         g_autoptr(Harness) h = harness_new();
         g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, NULL);
         g_autofree char *out = NULL, *err = NULL;
         /* The hook makes one getpgid() right after the sandbox is installed. */
-        g_setenv("SLUICE_FS_TEST_DENIED_SYSCALL", "1", TRUE);
+        g_setenv("SLUICE_FS_TEST_SANDBOX", "syscall", TRUE);
         int status = harness_run((const char *const *)argv->pdata, &out, &err);
-        g_unsetenv("SLUICE_FS_TEST_DENIED_SYSCALL");
+        g_unsetenv("SLUICE_FS_TEST_SANDBOX");
         g_test_message("status %#x, stderr:\n%s", status, err);
         /* Killed by SIGSYS (timeout(1) around it passes the signal on, or
          * reports it as 128 + SIGSYS). */
@@ -173,6 +173,38 @@ static void test_denied_call_is_reported(void)
         g_assert_nonnull(strstr(lines[n - 1], "(getpgid) denied; this is a bug, please report it"));
 }
 
+/* Runs the worker with the Landlock hook; returns its exit status. */
+static int run_landlock_hook(Harness *h, const char *const *extra, char **ret_err)
+{
+        g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, extra);
+        g_autofree char *out = NULL;
+        g_setenv("SLUICE_FS_TEST_SANDBOX", "landlock", TRUE);
+        int status = harness_run((const char *const *)argv->pdata, &out, ret_err);
+        g_unsetenv("SLUICE_FS_TEST_SANDBOX");
+        g_test_message("status %#x, stderr:\n%s", status, *ret_err);
+        g_assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+/* Landlock is built on the served folder: the worker itself cannot open the
+ * folder's parent (which it could without the sandbox). */
+static void test_landlock_confines_to_share(void)
+{
+        if (!harness_require_sluice("sluice-fs's own sandbox"))
+                return;
+#ifdef NDEBUG
+        g_test_skip("the sandbox test hook exists only in builds with assertions");
+        return;
+#endif
+        g_autoptr(Harness) h = harness_new();
+        g_autofree char *err = NULL, *err_none = NULL;
+        g_assert_cmpint(run_landlock_hook(h, NULL, &err), ==, 0);
+        g_assert_nonnull(strstr(err, "opening the shared folder's parent: Permission denied"));
+        const char *const none[] = { "--sandbox=none", NULL };
+        g_assert_cmpint(run_landlock_hook(h, none, &err_none), ==, 3);
+        g_assert_nonnull(strstr(err_none, "opening the shared folder's parent: opened"));
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
@@ -180,5 +212,6 @@ int main(int argc, char **argv)
         g_test_add_func("/sandbox/virtiofsd-spellings", test_virtiofsd_spellings_are_confined);
         g_test_add_func("/sandbox/none-turns-it-off", test_none_turns_it_off);
         g_test_add_func("/sandbox/denied-call-is-reported", test_denied_call_is_reported);
+        g_test_add_func("/sandbox/landlock-confines-to-share", test_landlock_confines_to_share);
         return g_test_run();
 }
