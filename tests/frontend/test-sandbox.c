@@ -93,22 +93,29 @@ static void assert_clean_stop(Harness *h)
         g_assert_cmpint(lstat(h->socket, &st), <, 0);   /* removed below the sandbox too */
 }
 
-static void test_default_is_confined(void)
+/* A worker with these options: every thread's Seccomp/NoNewPrivs as wanted,
+ * FUSE requests served, a clean stop. */
+static void serve_and_check(const char *const *extra, long want_seccomp, long want_nnp)
 {
-        if (!harness_require_sluice("sluice-fs's own sandbox"))
-                return;
         g_autoptr(Harness) h = harness_new();
         /* A frontend set up and FUSE INIT answered: the main loop runs, so the
          * sandbox (installed before it) is in place, and the queue threads
          * (started by the rings) exist. */
-        harness_up(h, NULL);
-        unsigned threads = assert_threads_confined(h->pid, 2, 1);
+        harness_up(h, extra);
+        unsigned threads = assert_threads_confined(h->pid, want_seccomp, want_nnp);
         g_assert_cmpuint(threads, >=, 2);   /* main thread and at least one queue thread */
         exercise_share(h);
         /* Threads made while serving inherit it too. */
-        assert_threads_confined(h->pid, 2, 1);
+        assert_threads_confined(h->pid, want_seccomp, want_nnp);
         harness_assert_outside_untouched(h);
         assert_clean_stop(h);
+}
+
+static void test_default_is_confined(void)
+{
+        if (!harness_require_sluice("sluice-fs's own sandbox"))
+                return;
+        serve_and_check(NULL, 2, 1);
 }
 
 static void test_virtiofsd_spellings_are_confined(void)
@@ -121,35 +128,34 @@ static void test_virtiofsd_spellings_are_confined(void)
                 { "--sandbox", "namespace", NULL },
                 { "--sandbox=seccomp", NULL, NULL },
         };
-        for (unsigned i = 0; i < G_N_ELEMENTS(spellings); i++) {
-                g_autoptr(Harness) h = harness_new();
-                harness_up(h, spellings[i]);
-                assert_threads_confined(h->pid, 2, 1);
-                exercise_share(h);
-                assert_clean_stop(h);
-        }
+        for (unsigned i = 0; i < G_N_ELEMENTS(spellings); i++)
+                serve_and_check(spellings[i], 2, 1);
 }
 
 static void test_none_turns_it_off(void)
 {
         if (!harness_require_sluice("sluice-fs's own sandbox"))
                 return;
-        g_autoptr(Harness) h = harness_new();
         const char *const none[] = { "--sandbox=none", NULL };
-        harness_up(h, none);
-        assert_threads_confined(h->pid, 0, 0);
-        exercise_share(h);
-        assert_clean_stop(h);
+        serve_and_check(none, 0, 0);
+}
+
+/* The SLUICE_FS_TEST_SANDBOX hook is compiled in with assertions only. */
+static gboolean require_test_hook(void)
+{
+        if (!harness_require_sluice("sluice-fs's own sandbox"))
+                return FALSE;
+#ifdef NDEBUG
+        g_test_skip("the sandbox test hook exists only in builds with assertions");
+        return FALSE;
+#endif
+        return TRUE;
 }
 
 static void test_denied_call_is_reported(void)
 {
-        if (!harness_require_sluice("sluice-fs's own sandbox"))
+        if (!require_test_hook())
                 return;
-#ifdef NDEBUG
-        g_test_skip("the sandbox test hook exists only in builds with assertions");
-        return;
-#endif
         g_autoptr(Harness) h = harness_new();
         g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, NULL);
         g_autofree char *out = NULL, *err = NULL;
@@ -190,12 +196,8 @@ static int run_landlock_hook(Harness *h, const char *const *extra, char **ret_er
  * folder's parent (which it could without the sandbox). */
 static void test_landlock_confines_to_share(void)
 {
-        if (!harness_require_sluice("sluice-fs's own sandbox"))
+        if (!require_test_hook())
                 return;
-#ifdef NDEBUG
-        g_test_skip("the sandbox test hook exists only in builds with assertions");
-        return;
-#endif
         g_autoptr(Harness) h = harness_new();
         g_autofree char *err = NULL, *err_none = NULL;
         g_assert_cmpint(run_landlock_hook(h, NULL, &err), ==, 0);
