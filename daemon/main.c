@@ -8,7 +8,13 @@
  *     on the same socket (a VM reboot, or the service detaching and
  *     re-attaching the share);
  *   --fd: libvirt started this worker for one VM; it exits with status 0.
- * SIGTERM/SIGINT: stop the queue threads, exit 0.  SIGUSR1: counters on stderr. */
+ * SIGTERM/SIGINT: stop the queue threads, exit 0.  SIGUSR1: counters on stderr.
+ *
+ * Process-wide policy lives here and nowhere else: the umask (0, because the
+ * guest's own umask comes with each create), the open-file limit (raised to
+ * the hard limit: every inode the guest knows holds an O_PATH fd), blocked
+ * signals, and the sandbox (sandbox.c), installed once everything is set up
+ * and before the first queue thread exists, so every thread inherits it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,6 +27,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -33,6 +40,7 @@
 #include "options.h"
 #include "sandbox.h"
 #include "stats.h"
+#include "util.h"
 #include "vhost-user.h"
 
 #define EXIT_USAGE 2
@@ -41,7 +49,10 @@ struct app {
         struct fs_options opts;
         sd_event *event;
         int listen_fd;
+        int root_fd;               /* the shared folder, O_PATH; owned by the session */
         bool created_socket;       /* we made opts.socket_path: remove it on exit */
+        int socket_dir_fd;         /* O_PATH of its folder: the exit unlinks the socket there */
+        const char *socket_name;   /* its last component, inside opts.socket_path */
         sd_event_source *conn_source;
         struct vu_dev *dev;
         struct fs_session *session;
@@ -111,6 +122,30 @@ static int remove_stale_socket(const char *path, const struct sockaddr_un *sa)
         return 0;
 }
 
+/* The socket's folder, held open so that the exit can remove the socket
+ * with unlinkat() below the sandbox (which allows only that outside the share). */
+static int open_socket_dir(const char *path, int *ret_fd, const char **ret_name)
+{
+        const char *slash = strrchr(path, '/');
+        _cleanup_free_ char *dir = NULL;
+        int fd;
+
+        if (!slash) {
+                fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                *ret_name = path;
+        } else {
+                dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+                if (!dir)
+                        return -ENOMEM;
+                fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                *ret_name = slash + 1;
+        }
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
 static int listen_on_path(struct app *app)
 {
         const char *path = app->opts.socket_path;
@@ -125,6 +160,9 @@ static int listen_on_path(struct app *app)
         r = remove_stale_socket(path, &sa);
         if (r < 0)
                 return r;
+        r = open_socket_dir(path, &app->socket_dir_fd, &app->socket_name);
+        if (r < 0)
+                return fail_usage("cannot open the folder of socket '%s': %s", path, strerror(-r));
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return fail_usage("cannot create a socket: %s", strerror(errno));
@@ -163,16 +201,25 @@ static int check_listen_fd(int fd)
         return 0;
 }
 
+/* Every guest inode holds an O_PATH fd: a tree of a few thousand files needs
+ * more than the usual soft limit of 1024, so take the hard limit (as virtiofsd
+ * does), capped where the hard limit is "unlimited". */
 static void raise_nofile_limit(void)
 {
         struct rlimit rl;
+        rlim_t want;
 
-        /* Every guest inode holds an O_PATH fd. */
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-                rl.rlim_cur = rl.rlim_max;
-                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-                        log_warning("cannot raise the open-file limit: %s", strerror(errno));
-        }
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 1048576 ? 1048576 : rl.rlim_max;
+        if (rl.rlim_cur >= want)
+                return;
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_warning("cannot raise the open file limit to %llu: %s (large folders may fail with EMFILE)",
+                            (unsigned long long)want, strerror(errno));
+        else
+                log_debug("open file limit raised to %llu", (unsigned long long)want);
 }
 
 static void disconnect(struct app *app)
@@ -300,7 +347,8 @@ static int setup(struct app *app)
                                   app->opts.control_fd);
         }
         raise_nofile_limit();
-        /* The guest's umask comes with each create (FUSE_DONT_MASK): ours must not add to it. */
+        /* The guest's umask comes with each create (DONT_MASK); ours must not add to it.
+         * After listen_on_path(), which binds the socket under umask 0077. */
         umask(0);
         /* Before any thread: it decides, and drops root's supplementary groups, process-wide. */
         if (creds_init() < 0) {
@@ -309,6 +357,7 @@ static int setup(struct app *app)
         }
         stats_init(&stats_global, 1 + app->opts.queues);
 
+        app->root_fd = root_fd;   /* borrowed from here on: the session closes it */
         r = fs_session_new(&app->opts, root_fd, &stats_global, &app->session);
         if (r < 0) {
                 log_error("cannot set up the shared folder '%s': %s", app->opts.shared_dir,
@@ -331,9 +380,35 @@ static int setup(struct app *app)
         return 0;
 }
 
+/* Test builds only (assertions on, as in every build the suites run), for
+ * tests of the sandbox from outside.  SLUICE_FS_TEST_SANDBOX=syscall makes one
+ * call the filter denies (the worker dies with the report line);
+ * =landlock opens the shared folder's parent, logs the result and makes the
+ * worker exit: 0 when refused, 3 when it opened.  Returns -1 to carry on.
+ * Harmless elsewhere too: whoever sets the worker's environment can kill it. */
+static int sandbox_test_hook(const struct app *app)
+{
+#ifndef NDEBUG
+        const char *what = getenv("SLUICE_FS_TEST_SANDBOX");
+        _cleanup_close_ int fd = -1;
+
+        if (!what)
+                return -1;
+        if (strcmp(what, "syscall") == 0) {
+                (void)syscall(SYS_getpgid, 0);
+        } else if (strcmp(what, "landlock") == 0) {
+                fd = openat(app->root_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                log_info("sandbox test: opening the shared folder's parent: %s",
+                         fd >= 0 ? "opened" : strerror(errno));
+                return fd >= 0 ? 3 : 0;
+        }
+#endif
+        return -1;
+}
+
 int main(int argc, char **argv)
 {
-        struct app app = { .listen_fd = -1 };
+        struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1 };
         int r, exit_code = 1;
 
         r = options_parse(argc, argv, &app.opts);
@@ -365,16 +440,22 @@ int main(int argc, char **argv)
                 if (r < 0)
                         goto out;
         }
+        /* Last step of the set-up: no queue thread exists yet (they start when a
+         * frontend sends its rings), so every thread inherits the sandbox. */
         if (app.opts.sandbox == FS_SANDBOX_SECCOMP) {
-                int dir_fd = open(app.opts.shared_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-                r = dir_fd < 0 ? -errno : sandbox_apply(dir_fd, app.opts.shared_dir);
-                if (dir_fd >= 0)
-                        close(dir_fd);
+                r = sandbox_apply(app.root_fd, app.socket_dir_fd);
                 if (r < 0) {
-                        log_error("cannot apply --sandbox=seccomp: %s", strerror(-r));
+                        log_error("cannot set up the sandbox (--sandbox=none turns it off): %s",
+                                  strerror(-r));
                         goto out;
                 }
+        } else {
+                log_warning("--sandbox=none: no Landlock or seccomp confinement");
+        }
+        r = sandbox_test_hook(&app);
+        if (r >= 0) {
+                exit_code = r;
+                goto out;
         }
         (void)sd_notify(0, "READY=1");
 
@@ -391,8 +472,10 @@ out:
                 fs_session_free(app.session);
         if (app.listen_fd >= 0)
                 close(app.listen_fd);
-        if (app.created_socket)
-                (void)unlink(app.opts.socket_path);
+        if (app.created_socket && app.socket_dir_fd >= 0)
+                (void)unlinkat(app.socket_dir_fd, app.socket_name, 0);
+        if (app.socket_dir_fd >= 0)
+                close(app.socket_dir_fd);
         sd_event_unref(app.event);
         options_free(&app.opts);
         return exit_code;

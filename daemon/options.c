@@ -114,9 +114,13 @@ static const char help_text[] =
         "                             system (POSIX ACLs); default none\n"
         "\n"
         "Confinement and performance:\n"
-        "      --sandbox=MODE         none (default): openat2/O_NOFOLLOW confinement only;\n"
-        "                             seccomp: plus a system-call allow-list and Landlock\n"
-        "                             (namespace and chroot are accepted as seccomp)\n"
+        "      --sandbox=MODE         seccomp (default): once set up, the worker confines\n"
+        "                             itself with no_new_privs, Landlock (file access only\n"
+        "                             inside the shared folder) and a system-call allow-list;\n"
+        "                             a call outside it stops the worker with a log line.\n"
+        "                             none: no sandbox (openat2/O_NOFOLLOW confinement only).\n"
+        "                             virtiofsd's namespace and chroot (also -o sandbox=)\n"
+        "                             mean seccomp: the same confinement, unprivileged\n"
         "      --queues=N             request queues (1-64, default 1; QEMU's\n"
         "                             num-request-queues); one thread serves each queue\n"
         "      --poll-us=N            after each batch, poll the queue for N microseconds\n"
@@ -215,11 +219,13 @@ static int parse_sandbox(const char *s, struct fs_options *o)
         } else if (strcmp(s, "seccomp") == 0) {
                 o->sandbox = FS_SANDBOX_SECCOMP;
         } else if (strcmp(s, "namespace") == 0 || strcmp(s, "chroot") == 0) {
-                /* virtiofsd's modes need root; seccomp + Landlock is Sluice's unprivileged equivalent. */
-                fprintf(stderr, PROGRAM ": note: --sandbox=%s is served as --sandbox=seccomp\n", s);
+                /* virtiofsd's modes (what libvirt passes) need root to build a mount
+                 * namespace or chroot.  Landlock on the folder gives the same "nothing
+                 * outside the share" without privilege, and works for a desktop-user
+                 * worker too, so both mean the default sandbox. */
                 o->sandbox = FS_SANDBOX_SECCOMP;
         } else {
-                return usage_error("unknown sandbox mode '%s' (none or seccomp)", s);
+                return usage_error("unknown sandbox mode '%s' (seccomp or none)", s);
         }
         return 0;
 }
@@ -396,7 +402,7 @@ static void options_init(struct fs_options *o)
         o->fd = -1;
         o->control_fd = -1;
         o->cache = FS_CACHE_AUTO;
-        o->sandbox = FS_SANDBOX_NONE;
+        o->sandbox = FS_SANDBOX_SECCOMP;
         o->queues = 1;
         o->poll_us = 50;
         o->guest_uid = o->host_uid = FS_ID_UNMAPPED;

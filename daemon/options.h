@@ -19,8 +19,9 @@ enum fs_cache_mode {
 };
 
 enum fs_sandbox_mode {
-        FS_SANDBOX_NONE = 0, /* confinement by openat2/O_NOFOLLOW only (default; works unprivileged) */
-        FS_SANDBOX_SECCOMP,  /* plus a seccomp allow-list and Landlock on the shared directory */
+        FS_SANDBOX_SECCOMP = 0, /* default: no_new_privs, Landlock on the shared folder and a
+                                 * seccomp allow-list on top of openat2/O_NOFOLLOW (sandbox.c) */
+        FS_SANDBOX_NONE,        /* openat2/O_NOFOLLOW confinement only */
 };
 
 #define FS_MAX_QUEUES     64   /* request queues; the hiprio queue comes on top */
@@ -44,7 +45,7 @@ struct fs_options {
         bool readonly;              /* --readonly or -o readonly */
         enum fs_cache_mode cache;   /* --cache=auto|always|never (-o cache=none is accepted too) */
         bool xattr;                 /* --xattr or -o xattr */
-        enum fs_sandbox_mode sandbox; /* --sandbox=none|seccomp (namespace/chroot map to seccomp) */
+        enum fs_sandbox_mode sandbox; /* --sandbox=seccomp|none (virtiofsd's namespace/chroot: seccomp) */
         unsigned queues;            /* --queues=N request queues (default 1) */
         unsigned poll_us;           /* --poll-us=N busy-poll after each batch (default 50) */
         int control_fd;             /* --control-fd=N: sd-bus peer socket from sluice-service; -1 */

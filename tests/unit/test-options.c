@@ -38,7 +38,7 @@ static void test_defaults(void)
         g_assert_cmpuint(o.queues, ==, 1);
         g_assert_cmpuint(o.poll_us, ==, 50);
         g_assert_cmpint(o.cache, ==, FS_CACHE_AUTO);
-        g_assert_cmpint(o.sandbox, ==, FS_SANDBOX_NONE);
+        g_assert_cmpint(o.sandbox, ==, FS_SANDBOX_SECCOMP);   /* the sandbox is the default */
         g_assert_false(o.readonly);
         g_assert_false(o.xattr);
         g_assert_false(o.exit_on_disconnect);   /* a socket path serves the next frontend */
@@ -79,7 +79,7 @@ static void test_sluice_options(void)
         struct fs_options o;
 
         g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/srv/a", "--tag=docs", "--readonly",
-                              "--cache=never", "--xattr", "--sandbox=seccomp", "--queues=4",
+                              "--cache=never", "--xattr", "--sandbox=none", "--queues=4",
                               "--poll-us", "0", "--control-fd=5", "--translate-uid=1000:4242",
                               "--translate-gid=100:4243", "--log-level=warning", NULL), ==, 0);
         g_assert_cmpint(o.fd, ==, 3);
@@ -88,7 +88,7 @@ static void test_sluice_options(void)
         g_assert_true(o.readonly);
         g_assert_cmpint(o.cache, ==, FS_CACHE_NEVER);
         g_assert_true(o.xattr);
-        g_assert_cmpint(o.sandbox, ==, FS_SANDBOX_SECCOMP);
+        g_assert_cmpint(o.sandbox, ==, FS_SANDBOX_NONE);
         g_assert_cmpuint(o.queues, ==, 4);
         g_assert_cmpuint(o.poll_us, ==, 0);
         g_assert_cmpint(o.control_fd, ==, 5);
@@ -124,6 +124,19 @@ static void test_virtiofsd_compat(void)
                               "--log-level", "warn", "--sandbox", "namespace", NULL), ==, 0);
         g_assert_true(o.readonly);
         g_assert_cmpint(o.log_level, ==, LOG_LEVEL_WARNING);   /* the later one wins */
+        g_assert_cmpint(o.sandbox, ==, FS_SANDBOX_SECCOMP);
+        options_free(&o);
+
+        /* Rust virtiofsd's --sandbox none and the -o spelling turn it off; the
+         * last word wins, so a later namespace turns it back on. */
+        g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/srv", "--sandbox", "none", NULL), ==, 0);
+        g_assert_cmpint(o.sandbox, ==, FS_SANDBOX_NONE);
+        options_free(&o);
+        g_assert_cmpint(parse(&o, "--fd=3", "-o", "source=/srv,sandbox=none", NULL), ==, 0);
+        g_assert_cmpint(o.sandbox, ==, FS_SANDBOX_NONE);
+        options_free(&o);
+        g_assert_cmpint(parse(&o, "--fd=3", "-o", "source=/srv,sandbox=none", "--sandbox=namespace",
+                              NULL), ==, 0);
         g_assert_cmpint(o.sandbox, ==, FS_SANDBOX_SECCOMP);
         options_free(&o);
 
