@@ -466,7 +466,7 @@ static int dispatch(struct fs_session *s, struct freq *r)
         }
         if (op->flags & OP_CREDS) {
                 /* Until the handler returns: the node and its lookup are the requester's doing. */
-                _cleanup_creds_ creds;
+                _cleanup_creds_ creds = { 0 };
                 uint32_t group;
                 gid_t host_group;
                 int n = atomic_load(&s->supp_group) ? freq_ext_groups(r, &group, 1) : 0, err;
