@@ -84,6 +84,14 @@ trap cleanup EXIT
 getent group libvirt-qemu >/dev/null || groupadd --system libvirt-qemu
 id -u libvirt-qemu >/dev/null 2>&1 ||
         useradd --system --gid libvirt-qemu --home-dir /var/lib/libvirt --shell /usr/sbin/nologin libvirt-qemu
+# QEMU's user may open /dev/kvm, as Debian's libvirt-daemon-system sets it up.  Without
+# it libvirtd finds its QEMU capability cache stale on every lookup ("KVM was enabled
+# when probing …, but it is not available now") and re-probes QEMU on every define and
+# start: ~50 s per define on a 2-core machine, longer than a D-Bus caller waits.
+# The guests stay TCG (type='qemu').
+if getent group kvm >/dev/null && ! id -nG libvirt-qemu | grep -qw kvm; then
+        usermod -a -G kvm libvirt-qemu || exit 1
+fi
 mkdir -p /var/log/libvirt /etc/libvirt
 if [ ! -f /etc/libvirt/qemu.conf ]; then
         printf '%s\n' '# written by sluice tests/libvirt/libvirt.sh' 'user = "libvirt-qemu"' \
