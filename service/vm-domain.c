@@ -376,8 +376,13 @@ static char *enable_shared_memory(const SharedMemoryCall *c, GError **error)
         g_autofree char *new_xml = NULL;
         gboolean changed = FALSE;
         virDomainPtr defined;
+        int persistent = virDomainIsPersistent(c->domain);
 
-        if (virDomainIsPersistent(c->domain) != 1) {
+        if (persistent < 0) {
+                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s definition"));
+                return NULL;
+        }
+        if (!persistent) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
                             _("The VM “%s” is transient (it has no saved definition to change); "
                               "add shared memory to the XML it is started from."), c->name);
@@ -469,6 +474,9 @@ static gboolean on_enable_shared_memory(SluiceVm *iface, GDBusMethodInvocation *
                                                       sluice_vm_connection_get_uri(vm->connection));
                 return G_DBUS_METHOD_INVOCATION_HANDLED;
         }
+        /* it changes the VM's saved definition: worth a line in the log */
+        g_message("Enabling shared memory in the definition of %s (%s)", vm->name,
+                  sluice_vm_connection_get_uri(vm->connection));
         c = g_new0(SharedMemoryCall, 1);
         c->vm = sluice_vm_domain_ref(vm);
         c->domain = raw;
