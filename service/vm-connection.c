@@ -14,17 +14,22 @@
 #define RECONNECT_MIN_S 1
 #define RECONNECT_MAX_S 10
 
+/* What an open connection consists of. */
+typedef struct {
+        GVirConnection *conn;
+        virConnectPtr raw;        /* our reference, for the raw callbacks */
+        int device_removed_id;
+        int device_added_id;
+        gboolean close_registered;
+} Handles;
+
 struct _SluiceVmConnection {
         char *uri;
         SluiceVmConnectionEvents events;
         gpointer user_data;
         gboolean dead;            /* _free() was called */
         GCancellable *cancellable; /* pending opens and fetches */
-        GVirConnection *conn;     /* NULL while disconnected */
-        virConnectPtr raw;        /* our reference, for the raw callbacks */
-        int device_removed_id;
-        int device_added_id;
-        gboolean close_registered;
+        Handles h;                /* h.conn NULL while disconnected */
         gulong added_id, removed_id;
         guint retry_source;
         guint lost_source;
@@ -38,12 +43,20 @@ struct _SluiceVmConnection {
 /* What an open (or a teardown) works on, outside the connection. */
 typedef struct {
         SluiceVmConnection *owner; /* a reference */
-        GVirConnection *conn;
-        virConnectPtr raw;
-        int device_removed_id;
-        int device_added_id;
-        gboolean close_registered;
+        Handles h;
 } RawLink;
+
+static void handles_reset(Handles *h)
+{
+        *h = (Handles){ .device_removed_id = -1, .device_added_id = -1 };
+}
+
+/* Hands what from holds over to to (which held nothing). */
+static void handles_move(Handles *to, Handles *from)
+{
+        *to = *from;
+        handles_reset(from);
+}
 
 static void schedule_reconnect(SluiceVmConnection *self);
 static void connection_connect(SluiceVmConnection *self);
@@ -73,7 +86,7 @@ static void on_connection_closed(virConnectPtr conn, int reason, void *opaque);
 
 static gboolean is_current(SluiceVmConnection *self, virConnectPtr conn)
 {
-        return !self->dead && self->raw && conn == self->raw;
+        return !self->dead && self->h.raw && conn == self->h.raw;
 }
 
 static void on_device_event(SluiceVmConnection *self, virConnectPtr conn, virDomainPtr domain,
@@ -104,19 +117,17 @@ static void on_device_added(virConnectPtr conn, virDomainPtr domain, const char 
 
 static void raw_link_teardown(RawLink *l)
 {
-        if (l->raw) {
-                if (l->device_removed_id >= 0)
-                        (void)virConnectDomainEventDeregisterAny(l->raw, l->device_removed_id);
-                if (l->device_added_id >= 0)
-                        (void)virConnectDomainEventDeregisterAny(l->raw, l->device_added_id);
-                if (l->close_registered)
-                        (void)virConnectUnregisterCloseCallback(l->raw, on_connection_closed);
-                virConnectClose(l->raw);
-                l->raw = NULL;
+        if (l->h.raw) {
+                if (l->h.device_removed_id >= 0)
+                        (void)virConnectDomainEventDeregisterAny(l->h.raw, l->h.device_removed_id);
+                if (l->h.device_added_id >= 0)
+                        (void)virConnectDomainEventDeregisterAny(l->h.raw, l->h.device_added_id);
+                if (l->h.close_registered)
+                        (void)virConnectUnregisterCloseCallback(l->h.raw, on_connection_closed);
+                virConnectClose(l->h.raw);
         }
-        l->device_removed_id = l->device_added_id = -1;
-        l->close_registered = FALSE;
-        g_clear_object(&l->conn); /* libvirt-glib deregisters and closes its own */
+        g_clear_object(&l->h.conn); /* libvirt-glib deregisters and closes its own */
+        handles_reset(&l->h);
 }
 
 static void raw_link_free(gpointer data)
@@ -134,8 +145,19 @@ static RawLink *raw_link_new(SluiceVmConnection *owner)
         RawLink *l = g_new0(RawLink, 1);
 
         l->owner = owner ? connection_ref(owner) : NULL;
-        l->device_removed_id = l->device_added_id = -1;
+        handles_reset(&l->h);
         return l;
+}
+
+/* The callback holds a reference to the connection until it is deregistered. */
+static int register_device_event(RawLink *l, int event, virConnectDomainEventGenericCallback callback)
+{
+        int id = virConnectDomainEventRegisterAny(l->h.raw, NULL, event, callback, connection_ref(l->owner),
+                                                  connection_unref);
+
+        if (id < 0)
+                connection_unref(l->owner);
+        return id;
 }
 
 static void open_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
@@ -143,33 +165,25 @@ static void open_thread(GTask *task, gpointer source, gpointer task_data, GCance
         RawLink *l = task_data;
         GError *error = NULL;
 
-        l->conn = gvir_connection_new(l->owner->uri);
-        if (!gvir_connection_open(l->conn, cancellable, &error)) {
+        l->h.conn = gvir_connection_new(l->owner->uri);
+        if (!gvir_connection_open(l->h.conn, cancellable, &error)) {
                 g_task_return_error(task, error);
                 return;
         }
-        g_object_get(l->conn, "handle", &l->raw, NULL); /* a new reference */
-        if (l->raw) {
+        g_object_get(l->h.conn, "handle", &l->h.raw, NULL); /* a new reference */
+        if (l->h.raw) {
                 /* without it a stalled libvirtd keeps every call waiting forever;
                  * drivers without keepalive (test:///) refuse, harmlessly */
-                (void)virConnectSetKeepAlive(l->raw, SLUICE_VM_KEEPALIVE_INTERVAL_S,
+                (void)virConnectSetKeepAlive(l->h.raw, SLUICE_VM_KEEPALIVE_INTERVAL_S,
                                              SLUICE_VM_KEEPALIVE_COUNT);
-                l->close_registered = virConnectRegisterCloseCallback(
-                        l->raw, on_connection_closed, connection_ref(l->owner), connection_unref) == 0;
-                if (!l->close_registered)
+                l->h.close_registered = virConnectRegisterCloseCallback(
+                        l->h.raw, on_connection_closed, connection_ref(l->owner), connection_unref) == 0;
+                if (!l->h.close_registered)
                         connection_unref(l->owner);
-                l->device_removed_id = virConnectDomainEventRegisterAny(
-                        l->raw, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
-                        VIR_DOMAIN_EVENT_CALLBACK(on_device_removed), connection_ref(l->owner),
-                        connection_unref);
-                if (l->device_removed_id < 0)
-                        connection_unref(l->owner);
-                l->device_added_id = virConnectDomainEventRegisterAny(
-                        l->raw, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
-                        VIR_DOMAIN_EVENT_CALLBACK(on_device_added), connection_ref(l->owner),
-                        connection_unref);
-                if (l->device_added_id < 0)
-                        connection_unref(l->owner);
+                l->h.device_removed_id = register_device_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
+                                                             VIR_DOMAIN_EVENT_CALLBACK(on_device_removed));
+                l->h.device_added_id = register_device_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
+                                                           VIR_DOMAIN_EVENT_CALLBACK(on_device_added));
         }
         g_task_return_boolean(task, TRUE);
 }
@@ -186,20 +200,14 @@ static void connection_drop(SluiceVmConnection *self, gboolean in_thread)
 {
         RawLink *l;
 
-        if (self->conn) {
-                g_clear_signal_handler(&self->added_id, self->conn);
-                g_clear_signal_handler(&self->removed_id, self->conn);
+        if (self->h.conn) {
+                g_clear_signal_handler(&self->added_id, self->h.conn);
+                g_clear_signal_handler(&self->removed_id, self->h.conn);
         }
-        if (!self->conn && !self->raw)
+        if (!self->h.conn && !self->h.raw)
                 return;
         l = raw_link_new(NULL);
-        l->conn = g_steal_pointer(&self->conn);
-        l->raw = g_steal_pointer(&self->raw);
-        l->device_removed_id = self->device_removed_id;
-        l->device_added_id = self->device_added_id;
-        l->close_registered = self->close_registered;
-        self->device_removed_id = self->device_added_id = -1;
-        self->close_registered = FALSE;
+        handles_move(&l->h, &self->h);
         if (in_thread) {
                 g_autoptr(GTask) task = g_task_new(NULL, NULL, NULL, NULL);
                 g_task_set_task_data(task, l, raw_link_free);
@@ -259,14 +267,14 @@ static void on_domains_fetched(GObject *source, GAsyncResult *result, gpointer u
 
         if (!gvir_connection_fetch_domains_finish(conn, result, &error)) {
                 /* cancelled: the connection was freed */
-                if (self->dead || self->conn != conn)
+                if (self->dead || self->h.conn != conn)
                         return;
                 g_warning("libvirt %s: cannot list domains: %s", self->uri, error->message);
                 connection_drop(self, TRUE);
                 schedule_reconnect(self);
                 return;
         }
-        if (self->dead || self->conn != conn)
+        if (self->dead || self->h.conn != conn)
                 return;
         domains = gvir_connection_get_domains(conn);
         for (GList *l = domains; l; l = l->next)
@@ -297,23 +305,17 @@ static void on_opened(GObject *source, GAsyncResult *result, gpointer user_data)
         if (!self->started)
                 return;
 
-        self->conn = g_steal_pointer(&l->conn);
-        self->raw = g_steal_pointer(&l->raw);
-        self->device_removed_id = l->device_removed_id;
-        self->device_added_id = l->device_added_id;
-        self->close_registered = l->close_registered;
-        l->device_removed_id = l->device_added_id = -1;
-        l->close_registered = FALSE;
+        handles_move(&self->h, &l->h);
         self->warned = FALSE;
         self->retry_delay_s = RECONNECT_MIN_S;
-        self->added_id = g_signal_connect(self->conn, "domain-added", G_CALLBACK(on_domain_added), self);
-        self->removed_id = g_signal_connect(self->conn, "domain-removed", G_CALLBACK(on_domain_removed), self);
+        self->added_id = g_signal_connect(self->h.conn, "domain-added", G_CALLBACK(on_domain_added), self);
+        self->removed_id = g_signal_connect(self->h.conn, "domain-removed", G_CALLBACK(on_domain_removed), self);
         if (self->ever_connected)
                 g_message("libvirt %s connected again", self->uri);
         else
                 g_debug("libvirt %s connected", self->uri);
         self->ever_connected = TRUE;
-        gvir_connection_fetch_domains_async(self->conn, self->cancellable, on_domains_fetched,
+        gvir_connection_fetch_domains_async(self->h.conn, self->cancellable, on_domains_fetched,
                                             connection_ref(self));
 }
 
@@ -321,7 +323,7 @@ static void connection_connect(SluiceVmConnection *self)
 {
         g_autoptr(GTask) task = NULL;
 
-        if (self->connecting || self->conn || !self->started)
+        if (self->connecting || self->h.conn || !self->started)
                 return;
         self->connecting = TRUE;
         task = g_task_new(NULL, self->cancellable, on_opened, self);
@@ -357,7 +359,7 @@ SluiceVmConnection *sluice_vm_connection_new(const char *uri, const SluiceVmConn
         self->events = *events;
         self->user_data = user_data;
         self->cancellable = g_cancellable_new();
-        self->device_removed_id = self->device_added_id = -1;
+        handles_reset(&self->h);
         self->retry_delay_s = RECONNECT_MIN_S;
         return self;
 }
@@ -377,7 +379,7 @@ const char *sluice_vm_connection_get_uri(SluiceVmConnection *self)
 
 gboolean sluice_vm_connection_is_up(SluiceVmConnection *self)
 {
-        return self->conn != NULL;
+        return self->h.conn != NULL;
 }
 
 void sluice_vm_connection_free(SluiceVmConnection *self)

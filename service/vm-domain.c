@@ -176,11 +176,22 @@ void sluice_vm_domain_forget_devices(SluiceVmDomain *vm)
 
 /* ---- reading the state ---------------------------------------------------------- */
 
+/* What a thread works on: the entry and the raw domain, both references. */
+typedef struct {
+        SluiceVmDomain *vm;
+        virDomainPtr domain;
+} DomainRef;
+
+static void domain_ref_clear(DomainRef *r)
+{
+        g_clear_pointer(&r->vm, sluice_vm_domain_unref);
+        g_clear_pointer(&r->domain, virDomainFree);
+}
+
 /* What a refresh read from libvirtd, in a worker thread. */
 typedef struct {
-        SluiceVmDomain *vm;      /* a reference */
+        DomainRef ref;
         guint64 tags_epoch;
-        virDomainPtr domain;
         int state;
         SluiceDomainXml *parsed; /* NULL when the XML could not be read */
 } RefreshData;
@@ -189,9 +200,7 @@ static void refresh_data_free(gpointer data)
 {
         RefreshData *d = data;
 
-        sluice_vm_domain_unref(d->vm);
-        if (d->domain)
-                virDomainFree(d->domain);
+        domain_ref_clear(&d->ref);
         g_clear_pointer(&d->parsed, sluice_domain_xml_free);
         g_free(d);
 }
@@ -203,12 +212,12 @@ static void refresh_thread(GTask *task, gpointer source, gpointer task_data, GCa
         GError *error = NULL;
         int reason;
 
-        if (virDomainGetState(d->domain, &d->state, &reason, 0) < 0) {
+        if (virDomainGetState(d->ref.domain, &d->state, &reason, 0) < 0) {
                 sluice_hotplug_set_libvirt_error(&error, "cannot read the state");
                 g_task_return_error(task, error);
                 return;
         }
-        xml = virDomainGetXMLDesc(d->domain, 0);
+        xml = virDomainGetXMLDesc(d->ref.domain, 0);
         if (xml)
                 d->parsed = sluice_domain_xml_parse(xml, NULL);
         g_task_return_boolean(task, TRUE);
@@ -268,7 +277,7 @@ static void on_refreshed(GObject *source, GAsyncResult *result, gpointer user_da
 {
         GTask *task = G_TASK(result);
         RefreshData *d = g_task_get_task_data(task);
-        g_autoptr(SluiceVmDomain) vm = sluice_vm_domain_ref(d->vm);
+        g_autoptr(SluiceVmDomain) vm = sluice_vm_domain_ref(d->ref.vm);
         g_autoptr(GError) error = NULL;
         int change = 0;
 
@@ -306,9 +315,9 @@ void sluice_vm_domain_refresh(SluiceVmDomain *vm)
                 return;
         }
         d = g_new0(RefreshData, 1);
-        d->vm = sluice_vm_domain_ref(vm);
-        d->domain = sluice_vm_domain_get_raw(vm);
-        if (!d->domain) {
+        d->ref.vm = sluice_vm_domain_ref(vm);
+        d->ref.domain = sluice_vm_domain_get_raw(vm);
+        if (!d->ref.domain) {
                 refresh_data_free(d);
                 return;
         }
@@ -346,8 +355,7 @@ char *sluice_vm_domain_guest_hint(const SluiceVmDomain *vm, const char *tag)
 
 /* One Vm.EnableSharedMemory call: what the thread needs, copied in the main thread. */
 typedef struct {
-        SluiceVmDomain *vm; /* a reference */
-        virDomainPtr domain;
+        DomainRef ref;
         char *name;
         char *uri;
         gboolean active;
@@ -360,9 +368,7 @@ static void shared_memory_call_free(gpointer data)
 {
         SharedMemoryCall *c = data;
 
-        sluice_vm_domain_unref(c->vm);
-        if (c->domain)
-                virDomainFree(c->domain);
+        domain_ref_clear(&c->ref);
         g_free(c->name);
         g_free(c->uri);
         g_clear_object(&c->invocation);
@@ -376,7 +382,7 @@ static char *enable_shared_memory(const SharedMemoryCall *c, GError **error)
         g_autofree char *new_xml = NULL;
         gboolean changed = FALSE;
         virDomainPtr defined;
-        int persistent = virDomainIsPersistent(c->domain);
+        int persistent = virDomainIsPersistent(c->ref.domain);
 
         if (persistent < 0) {
                 sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s definition"));
@@ -389,7 +395,7 @@ static char *enable_shared_memory(const SharedMemoryCall *c, GError **error)
                 return NULL;
         }
         /* SECURE: keep passwords (VNC, SPICE) that the plain XML leaves out */
-        xml = virDomainGetXMLDesc(c->domain, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
+        xml = virDomainGetXMLDesc(c->ref.domain, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
         if (!xml) {
                 sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s definition"));
                 return NULL;
@@ -398,7 +404,7 @@ static char *enable_shared_memory(const SharedMemoryCall *c, GError **error)
         if (!new_xml)
                 return NULL;
         if (changed) {
-                defined = virDomainDefineXML(virDomainGetConnect(c->domain), new_xml);
+                defined = virDomainDefineXML(virDomainGetConnect(c->ref.domain), new_xml);
                 if (!defined) {
                         sluice_hotplug_set_libvirt_error(error, _("libvirt refused the new definition"));
                         return NULL;
@@ -451,7 +457,7 @@ static void enable_shared_memory_done(GObject *source, GAsyncResult *result, gpo
         g_autofree char *message = g_task_propagate_pointer(G_TASK(result), &error);
 
         g_clear_handle_id(&c->answer_timeout, g_source_remove);
-        sluice_vm_domain_refresh(c->vm);
+        sluice_vm_domain_refresh(c->ref.vm);
         if (!invocation) /* answered at the timeout */
                 return;
         if (!message)
@@ -478,8 +484,8 @@ static gboolean on_enable_shared_memory(SluiceVm *iface, GDBusMethodInvocation *
         g_message("Enabling shared memory in the definition of %s (%s)", vm->name,
                   sluice_vm_connection_get_uri(vm->connection));
         c = g_new0(SharedMemoryCall, 1);
-        c->vm = sluice_vm_domain_ref(vm);
-        c->domain = raw;
+        c->ref.vm = sluice_vm_domain_ref(vm);
+        c->ref.domain = raw;
         c->name = g_strdup(vm->name);
         c->uri = g_strdup(sluice_vm_connection_get_uri(vm->connection));
         c->active = vm->active;
