@@ -415,7 +415,7 @@ if [ -n "$started_libvirtd" ]; then
         took=$(since "$t_stall")
         kill -CONT "$started_libvirtd"
         case $err in
-        *org.sluice.Sluice1.Error.Libvirt*"try again"*)
+        *org.sluice.Sluice1.Error.Libvirt*[Tt]"ry again"*)
                 if awk -v t="$took" 'BEGIN { exit !(t < 25) }'; then
                         pass "libvirtd stalled: EnableSharedMemory answered in $took s: ${err#*Error.}"
                 else
