@@ -1,9 +1,10 @@
 /* vm-connection.c — see vm-connection.h.
  *
- * The connection is reference-counted because libvirt holds references for
- * its callbacks (close, device events) and drops them in whatever thread
- * deregisters them; the owner's reference ends with _free(), after which
- * nothing is reported (dead).  Every field but the refcount and the uri is
+ * The connection is reference-counted: libvirt holds references for the
+ * device-event callbacks and drops them in whatever thread deregisters them,
+ * and opens and teardowns in threads hold one until they are done (the close
+ * callback is unregistered under one); the owner's reference ends with
+ * _free(), after which nothing is reported (dead).  Every field but the refcount and the uri is
  * used in the main thread only. */
 #include "config.h"
 
@@ -135,8 +136,7 @@ static void raw_link_free(gpointer data)
         RawLink *l = data;
 
         raw_link_teardown(l);
-        if (l->owner)
-                connection_unref(l->owner);
+        connection_unref(l->owner);
         g_free(l);
 }
 
@@ -144,7 +144,7 @@ static RawLink *raw_link_new(SluiceVmConnection *owner)
 {
         RawLink *l = g_new0(RawLink, 1);
 
-        l->owner = owner ? connection_ref(owner) : NULL;
+        l->owner = connection_ref(owner);
         handles_reset(&l->h);
         return l;
 }
@@ -176,10 +176,11 @@ static void open_thread(GTask *task, gpointer source, gpointer task_data, GCance
                  * drivers without keepalive (test:///) refuse, harmlessly */
                 (void)virConnectSetKeepAlive(l->h.raw, SLUICE_VM_KEEPALIVE_INTERVAL_S,
                                              SLUICE_VM_KEEPALIVE_COUNT);
-                l->h.close_registered = virConnectRegisterCloseCallback(
-                        l->h.raw, on_connection_closed, connection_ref(l->owner), connection_unref) == 0;
-                if (!l->h.close_registered)
-                        connection_unref(l->owner);
+                /* no reference for this one: drivers without close callbacks
+                 * (test:///) accept it without ever freeing it; every teardown
+                 * holds a reference until it has unregistered it */
+                l->h.close_registered =
+                        virConnectRegisterCloseCallback(l->h.raw, on_connection_closed, l->owner, NULL) == 0;
                 l->h.device_removed_id = register_device_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
                                                              VIR_DOMAIN_EVENT_CALLBACK(on_device_removed));
                 l->h.device_added_id = register_device_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
@@ -206,7 +207,7 @@ static void connection_drop(SluiceVmConnection *self, gboolean in_thread)
         }
         if (!self->h.conn && !self->h.raw)
                 return;
-        l = raw_link_new(NULL);
+        l = raw_link_new(self);
         handles_move(&l->h, &self->h);
         if (in_thread) {
                 g_autoptr(GTask) task = g_task_new(NULL, NULL, NULL, NULL);
