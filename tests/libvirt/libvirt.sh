@@ -29,13 +29,25 @@ build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
 
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root (starts the system libvirtd)"
-for tool in libvirtd virsh qemu-system-x86_64 dbus-daemon gdbus setfacl runuser; do
+for tool in libvirtd virsh qemu-system-x86_64 dbus-daemon gdbus setfacl runuser flock; do
         command -v "$tool" >/dev/null || skip "$tool is not installed"
 done
 
 user=${SLUICE_TEST_USER:-sluice-test}
 id -u "$user" >/dev/null 2>&1 || useradd --create-home --user-group "$user" || exit 1
 uid=$(id -u "$user")
+
+# One instance per machine: it starts, restarts and stops the system libvirtd
+# and defines fixed domain names, so another worktree's run waits its turn.
+# -o: the processes this run starts (libvirtd, QEMU, workers) do not hold the lock.
+if [ -z "${SLUICE_LIBVIRT_TEST_LOCKED:-}" ]; then
+        lock=/run/lock/sluice-libvirt-test.lock
+        [ -d /run/lock ] || lock=/tmp/sluice-libvirt-test.lock
+        SLUICE_LIBVIRT_TEST_LOCKED=1 flock -o -w 600 -E 75 "$lock" "$0" "$@"
+        rc=$?
+        [ $rc = 75 ] && echo "FAIL: another run of this test held $lock for 10 minutes"
+        exit $rc
+fi
 
 failures=0
 t0=$(date +%s.%N)
@@ -210,6 +222,11 @@ WIN11="<libosinfo:libosinfo xmlns:libosinfo='http://libosinfo.org/xmlns/libvirt/
 define() { # URI NAME XML
         echo "$3" > "$work/$2.xml"
         chmod 644 "$work/$2.xml"
+        # left behind by a run that was killed (this one holds the lock)
+        if vsh "$1" dominfo "$2" >/dev/null 2>&1; then
+                vsh "$1" destroy "$2" >/dev/null 2>&1
+                vsh "$1" undefine "$2" >/dev/null 2>&1
+        fi
         vsh "$1" define "$work/$2.xml" >/dev/null || return 1
         domains+=("$1|$2")
 }
