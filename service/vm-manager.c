@@ -15,7 +15,6 @@
 #include "vm-socket-access.h"
 
 #include <glib/gi18n.h>
-#include <libvirt/virterror.h>
 #include <unistd.h>
 
 struct _SluiceVmManager {
