@@ -18,9 +18,16 @@ static GMutex hotplug_lock;
 void sluice_hotplug_set_libvirt_error(GError **error, const char *doing)
 {
         virErrorPtr err = virGetLastError();
+        const char *what = err && err->message ? err->message : _("unknown libvirt error");
 
-        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT, "%s: %s", doing,
-                    err && err->message ? err->message : _("unknown libvirt error"));
+        /* the connection broke (libvirtd stopped, hung or restarted): say what to do */
+        if (err && err->domain == VIR_FROM_RPC)
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
+                            _("%s: libvirtd stopped answering (%s). Sluice reconnects by itself: "
+                              "try again in a moment."),
+                            doing, what);
+        else
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT, "%s: %s", doing, what);
 }
 
 static SluiceDomainXml *live_xml(virDomainPtr domain, GError **error)

@@ -4,6 +4,7 @@
 #include <glib/gi18n.h>
 
 #include "errors.h"
+#include "share-service.h"
 #include "share.h"
 #include "stats.h"
 #include "worker-control.h"
@@ -714,21 +715,61 @@ static gboolean on_handle_detach(SluiceShare *iface, GDBusMethodInvocation *invo
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-static void on_read_only_changed(GObject *object, GParamSpec *pspec, gpointer user_data)
-{
-        SluiceSharedFolder *self = user_data;
-        gboolean readonly = sluice_share_get_read_only(self->iface);
-        g_autoptr(GError) error = NULL;
+/* A ReadOnly write (share-service.h): the property and the saved setting
+ * change once the worker has switched; the caller hears of a refusal. */
+typedef struct {
+        SluiceSharedFolder *self; /* a reference */
+        GDBusMethodInvocation *invocation;
+        gboolean readonly;
+} ReadOnlyWrite;
 
+static void read_only_write_free(ReadOnlyWrite *w)
+{
+        g_object_unref(w->self);
+        g_clear_object(&w->invocation);
+        g_free(w);
+}
+
+static void apply_read_only(SluiceSharedFolder *self, gboolean readonly)
+{
         if (readonly == self->config->readonly)
                 return;
         self->config->readonly = readonly;
-        /* Runs inside the property Set: the caller's reply waits for the worker. */
-        if (self->worker != NULL && !sluice_worker_set_readonly(self->worker, readonly, &error)) {
-                g_warning("%s", error->message);
-                set_error(self, error->message);
-        }
+        sluice_share_set_read_only(self->iface, readonly);
         g_signal_emit(self, share_signals[SIGNAL_CHANGED], 0);
+}
+
+static void on_read_only_switched(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        ReadOnlyWrite *w = user_data;
+        GError *error = NULL;
+
+        if (sluice_worker_set_readonly_finish(SLUICE_WORKER(source), result, &error)) {
+                apply_read_only(w->self, w->readonly);
+                g_dbus_method_invocation_return_value(g_steal_pointer(&w->invocation), NULL);
+        } else {
+                g_warning("%s", error->message);
+                g_dbus_method_invocation_take_error(g_steal_pointer(&w->invocation), error);
+        }
+        read_only_write_free(w);
+}
+
+static void on_set_read_only(gboolean readonly, GDBusMethodInvocation *invocation, gpointer user_data)
+{
+        SluiceSharedFolder *self = user_data;
+        ReadOnlyWrite *w;
+
+        if (self->worker == NULL) {
+                apply_read_only(self, readonly);
+                g_dbus_method_invocation_return_value(invocation, NULL);
+                return;
+        }
+        w = g_new0(ReadOnlyWrite, 1);
+        w->self = g_object_ref(self);
+        w->invocation = invocation;
+        w->readonly = readonly;
+        /* a worker that is not ready takes it at once (at its launch) */
+        sluice_worker_set_readonly_async(self->worker, readonly, on_read_only_switched, w);
 }
 
 static void on_autostart_changed(GObject *object, GParamSpec *pspec, gpointer user_data)
@@ -757,7 +798,7 @@ SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
         self->vms = vms != NULL ? g_object_ref(vms) : NULL;
         self->stats_interval_ms = MAX(stats_interval_ms, 50);
 
-        self->iface = sluice_share_skeleton_new();
+        self->iface = sluice_share_service_new(on_set_read_only, self);
         sluice_share_set_path(self->iface, config->path);
         sluice_share_set_tag(self->iface, config->tag);
         sluice_share_set_vm(self->iface, config->vm);
@@ -772,7 +813,6 @@ SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
         g_signal_connect(self->iface, "handle-stop", G_CALLBACK(on_handle_stop), self);
         g_signal_connect(self->iface, "handle-attach", G_CALLBACK(on_handle_attach), self);
         g_signal_connect(self->iface, "handle-detach", G_CALLBACK(on_handle_detach), self);
-        g_signal_connect(self->iface, "notify::read-only", G_CALLBACK(on_read_only_changed), self);
         g_signal_connect(self->iface, "notify::autostart", G_CALLBACK(on_autostart_changed), self);
 
         self->object = sluice_object_skeleton_new(self->object_path);
@@ -808,8 +848,10 @@ static void sluice_shared_folder_dispose(GObject *object)
                 g_source_remove(self->stats_source);
                 self->stats_source = 0;
         }
-        if (self->iface != NULL)
+        if (self->iface != NULL) {
                 g_signal_handlers_disconnect_by_data(self->iface, self);
+                sluice_share_service_clear_handler(SLUICE_SHARE_SERVICE(self->iface));
+        }
         if (self->worker != NULL)
                 g_signal_handlers_disconnect_by_data(self->worker, self);
         g_clear_object(&self->worker);

@@ -1,5 +1,6 @@
 /* vm-socket-access.c — see vm-socket-access.h.  getfacl/setfacl (package
- * "acl") do the ACL work: libacl's headers are not a build dependency. */
+ * "acl") do the ACL work: libacl's headers are not a build dependency.  The
+ * tools run in the queue's thread, never in the service's main thread. */
 #include "config.h"
 
 #include "vm-socket-access.h"
@@ -335,8 +336,8 @@ static gboolean grant_folders(DeviceGrant *grant, const char *socket_path, uid_t
         }
 }
 
-gboolean sluice_socket_access_grant(const char *domain_uuid, const char *tag,
-                                    const char *socket_path, uid_t uid, GError **error)
+static gboolean do_grant(const char *domain_uuid, const char *tag, const char *socket_path, uid_t uid,
+                         GError **error)
 {
         g_autoptr(GMutexLocker) locker = NULL;
         g_autofree char *key = NULL;
@@ -364,7 +365,7 @@ gboolean sluice_socket_access_grant(const char *domain_uuid, const char *tag,
         return TRUE;
 }
 
-void sluice_socket_access_revoke(const char *domain_uuid, const char *tag)
+static void do_revoke(const char *domain_uuid, const char *tag)
 {
         g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&access_lock);
         GHashTableIter iter;
@@ -384,10 +385,137 @@ void sluice_socket_access_revoke(const char *domain_uuid, const char *tag)
                         g_hash_table_iter_remove(&iter);
 }
 
-void sluice_socket_access_revoke_all(void)
+static void do_revoke_all(void)
 {
         g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&access_lock);
 
         if (devices)
                 g_hash_table_remove_all(devices);
+}
+
+/* ---- the queue: every change runs in one thread of its own, in order ---------- */
+
+typedef enum { JOB_GRANT, JOB_REVOKE, JOB_REVOKE_ALL } JobKind;
+
+typedef struct {
+        JobKind kind;
+        char *uuid;
+        char *tag;
+        char *socket_path;
+        uid_t uid;
+        gboolean wait;     /* someone waits for it (and frees it) */
+        gboolean done;
+        gboolean ok;
+        GError *error;
+} AccessJob;
+
+static GMutex job_lock;
+static GCond job_done;
+
+static void job_free(AccessJob *job)
+{
+        g_free(job->uuid);
+        g_free(job->tag);
+        g_free(job->socket_path);
+        g_clear_error(&job->error);
+        g_free(job);
+}
+
+static void run_job(gpointer data, gpointer pool_data)
+{
+        AccessJob *job = data;
+
+        switch (job->kind) {
+        case JOB_GRANT:
+                job->ok = do_grant(job->uuid, job->tag, job->socket_path, job->uid, &job->error);
+                break;
+        case JOB_REVOKE:
+                do_revoke(job->uuid, job->tag);
+                job->ok = TRUE;
+                break;
+        case JOB_REVOKE_ALL:
+                do_revoke_all();
+                job->ok = TRUE;
+                break;
+        }
+        if (!job->wait) {
+                job_free(job);
+                return;
+        }
+        g_mutex_lock(&job_lock);
+        job->done = TRUE;
+        g_cond_broadcast(&job_done);
+        g_mutex_unlock(&job_lock);
+}
+
+/* One thread: the jobs run in the order they were queued, so a revoke queued
+ * before a grant (a VM that stopped and starts again) is done before it. */
+static GThreadPool *job_queue(void)
+{
+        static GThreadPool *pool;
+
+        if (g_once_init_enter(&pool)) {
+                GThreadPool *p = g_thread_pool_new(run_job, NULL, 1, FALSE, NULL);
+
+                g_assert(p != NULL); /* non-exclusive pools are created lazily: no error */
+                g_once_init_leave(&pool, p);
+        }
+        return pool;
+}
+
+static gboolean queue_job(AccessJob *job, GError **error)
+{
+        gboolean ok;
+
+        if (!job->wait) {
+                (void)g_thread_pool_push(job_queue(), job, NULL);
+                return TRUE;
+        }
+        (void)g_thread_pool_push(job_queue(), job, NULL);
+        g_mutex_lock(&job_lock);
+        while (!job->done)
+                g_cond_wait(&job_done, &job_lock);
+        g_mutex_unlock(&job_lock);
+        ok = job->ok;
+        if (!ok && job->error)
+                g_propagate_error(error, g_steal_pointer(&job->error));
+        job_free(job);
+        return ok;
+}
+
+gboolean sluice_socket_access_grant(const char *domain_uuid, const char *tag,
+                                    const char *socket_path, uid_t uid, GError **error)
+{
+        AccessJob *job = g_new0(AccessJob, 1);
+
+        if (uid == geteuid()) {
+                job_free(job);
+                return TRUE;
+        }
+        job->kind = JOB_GRANT;
+        job->uuid = g_strdup(domain_uuid);
+        job->tag = g_strdup(tag);
+        job->socket_path = g_strdup(socket_path);
+        job->uid = uid;
+        job->wait = TRUE;
+        return queue_job(job, error);
+}
+
+void sluice_socket_access_revoke(const char *domain_uuid, const char *tag)
+{
+        AccessJob *job = g_new0(AccessJob, 1);
+
+        job->kind = JOB_REVOKE;
+        job->uuid = g_strdup(domain_uuid);
+        job->tag = g_strdup(tag);
+        (void)queue_job(job, NULL);
+}
+
+void sluice_socket_access_revoke_all(void)
+{
+        AccessJob *job = g_new0(AccessJob, 1);
+
+        job->kind = JOB_REVOKE_ALL;
+        job->wait = TRUE;
+        (void)queue_job(job, NULL);
 }

@@ -7,8 +7,11 @@
  * the path already had one for that user) and counted: a folder's entry is
  * shared by every device whose socket lies below it, and is taken back when
  * the last of them goes.  Entries Sluice did not add are never removed.
- * Grants are keyed by device: (domain UUID, tag).  Thread-safe (one lock);
- * the calls spawn getfacl/setfacl: local and quick, but not free. */
+ * Grants are keyed by device: (domain UUID, tag).  Thread-safe.  The work
+ * (getfacl/setfacl: local and quick, but child processes) runs in one thread
+ * of its own, in the order it was asked for: revoke returns at once; grant and
+ * revoke_all wait for it, so they belong in worker threads (revoke_all also
+ * at exit). */
 #pragma once
 
 #include <glib.h>
@@ -29,7 +32,7 @@ gboolean sluice_socket_access_grant(const char *domain_uuid, const char *tag,
  * every device of the domain (it stopped).  Nothing granted: no-op. */
 void sluice_socket_access_revoke(const char *domain_uuid, const char *tag);
 
-/* Gives back everything (the service stops). */
+/* Gives back everything (the service stops); returns when it is done. */
 void sluice_socket_access_revoke_all(void);
 
 G_END_DECLS

@@ -25,12 +25,28 @@ static void on_probe_done(GObject *source, GAsyncResult *result, gpointer user_d
         g_task_return_pointer(task, g_object_ref(control), g_object_unref);
 }
 
+static void on_proxy_ready(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+        GCancellable *cancellable = g_task_get_cancellable(task);
+        g_autoptr(SluiceWorker1) control = NULL;
+        GError *error = NULL;
+
+        control = sluice_worker1_proxy_new_finish(result, &error);
+        if (control == NULL) {
+                g_task_return_error(task, error);
+                return;
+        }
+        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(control), WORKER_CALL_TIMEOUT_MS);
+        /* The first answered call is the readiness signal. */
+        sluice_worker1_call_get_stats(control, cancellable, on_probe_done, g_steal_pointer(&task));
+}
+
 static void on_connection_ready(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GTask) task = user_data;
         GCancellable *cancellable = g_task_get_cancellable(task);
         g_autoptr(GDBusConnection) connection = NULL;
-        g_autoptr(SluiceWorker1) control = NULL;
         GError *error = NULL;
 
         connection = g_dbus_connection_new_finish(result, &error);
@@ -43,17 +59,11 @@ static void on_connection_ready(GObject *source, GAsyncResult *result, gpointer 
         g_dbus_connection_set_exit_on_close(connection, FALSE);
 
         /* No bus name on a peer connection; properties are not needed here. */
-        control = sluice_worker1_proxy_new_sync(connection,
-                                                G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES |
-                                                G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS,
-                                                NULL, WORKER_OBJECT_PATH, cancellable, &error);
-        if (control == NULL) {
-                g_task_return_error(task, error);
-                return;
-        }
-        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(control), WORKER_CALL_TIMEOUT_MS);
-        /* The first answered call is the readiness signal. */
-        sluice_worker1_call_get_stats(control, cancellable, on_probe_done, g_steal_pointer(&task));
+        sluice_worker1_proxy_new(connection,
+                                 G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES |
+                                 G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS,
+                                 NULL, WORKER_OBJECT_PATH, cancellable, on_proxy_ready,
+                                 g_steal_pointer(&task));
 }
 
 void sluice_worker_control_connect_async(int fd, GCancellable *cancellable,
@@ -97,18 +107,35 @@ GVariant *sluice_worker_control_get_stats_finish(SluiceWorker1 *control, GAsyncR
         return stats;
 }
 
-gboolean sluice_worker_control_set_readonly(SluiceWorker1 *control, gboolean readonly,
-                                            GError **error)
+static void on_set_read_only_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-        g_autoptr(GError) local_error = NULL;
+        g_autoptr(GTask) task = user_data;
+        g_autoptr(GError) error = NULL;
 
-        if (sluice_worker1_call_set_read_only_sync(control, readonly, NULL, &local_error))
-                return TRUE;
-        g_dbus_error_strip_remote_error(local_error);
-        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
-                    _("sluice-fs did not switch read-only mode (%s): stop and start the share"),
-                    local_error->message);
-        return FALSE;
+        if (sluice_worker1_call_set_read_only_finish(SLUICE_WORKER1(source), result, &error)) {
+                g_task_return_boolean(task, TRUE);
+                return;
+        }
+        g_dbus_error_strip_remote_error(error);
+        g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
+                                _("sluice-fs did not switch read-only mode (%s): stop and start the share"),
+                                error->message);
+}
+
+void sluice_worker_control_set_readonly_async(SluiceWorker1 *control, gboolean readonly,
+                                              GAsyncReadyCallback callback, gpointer user_data)
+{
+        GTask *task = g_task_new(control, NULL, callback, user_data);
+
+        g_task_set_source_tag(task, sluice_worker_control_set_readonly_async);
+        sluice_worker1_call_set_read_only(control, readonly, NULL, on_set_read_only_done, task);
+}
+
+gboolean sluice_worker_control_set_readonly_finish(SluiceWorker1 *control, GAsyncResult *result,
+                                                   GError **error)
+{
+        g_return_val_if_fail(g_task_is_valid(result, control), FALSE);
+        return g_task_propagate_boolean(G_TASK(result), error);
 }
 
 void sluice_worker_control_close(SluiceWorker1 *control)

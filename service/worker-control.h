@@ -22,10 +22,13 @@ void sluice_worker_control_get_stats_async(SluiceWorker1 *control, GCancellable 
 GVariant *sluice_worker_control_get_stats_finish(SluiceWorker1 *control, GAsyncResult *result,
                                                  GError **error);
 
-/* Synchronous on purpose, with a short timeout: the caller (a D-Bus property
- * set) must not return before the worker refuses writes. */
-gboolean sluice_worker_control_set_readonly(SluiceWorker1 *control, gboolean readonly,
-                                            GError **error);
+/* Switches the worker's read-only mode; completes once the worker has
+ * switched (it refuses writes from then on), or with
+ * SLUICE_ERROR_WORKER_FAILED when it refuses or does not answer in time. */
+void sluice_worker_control_set_readonly_async(SluiceWorker1 *control, gboolean readonly,
+                                              GAsyncReadyCallback callback, gpointer user_data);
+gboolean sluice_worker_control_set_readonly_finish(SluiceWorker1 *control, GAsyncResult *result,
+                                                   GError **error);
 
 /* Closes the channel; the worker notices the hang-up and exits. */
 void sluice_worker_control_close(SluiceWorker1 *control);

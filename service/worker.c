@@ -257,6 +257,14 @@ static gboolean on_ready_timeout(gpointer user_data)
         return G_SOURCE_REMOVE;
 }
 
+static void on_late_readonly_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_worker_set_readonly_finish(SLUICE_WORKER(source), result, &error))
+                g_warning("%s", error->message);
+}
+
 static void on_control_connected(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(SluiceWorker) self = user_data;
@@ -284,13 +292,8 @@ static void on_control_connected(GObject *source, GAsyncResult *result, gpointer
         self->restarting = FALSE;
 
         /* Read-only was toggled while the worker was starting. */
-        if (self->launched_readonly != self->config.readonly) {
-                g_autoptr(GError) ro_error = NULL;
-
-                if (!sluice_worker_control_set_readonly(self->control, self->config.readonly,
-                                                        &ro_error))
-                        g_warning("%s", ro_error->message);
-        }
+        if (self->launched_readonly != self->config.readonly)
+                sluice_worker_set_readonly_async(self, self->config.readonly, on_late_readonly_done, NULL);
         g_signal_emit(self, worker_signals[SIGNAL_READY], 0, restarted);
 }
 
@@ -453,15 +456,78 @@ GPid sluice_worker_get_pid(SluiceWorker *self)
         return id != NULL ? (GPid)g_ascii_strtoll(id, NULL, 10) : 0;
 }
 
-gboolean sluice_worker_set_readonly(SluiceWorker *self, gboolean readonly, GError **error)
+typedef struct {
+        SluiceWorker1 *control; /* the channel the request went on */
+        gboolean readonly;
+        gboolean resync;        /* it repeats the mode after a failed switch */
+} ReadonlyRequest;
+
+static void send_readonly(SluiceWorker *self, gboolean readonly, gboolean resync,
+                          GAsyncReadyCallback callback, gpointer user_data);
+
+static void readonly_request_free(gpointer data)
 {
+        ReadonlyRequest *r = data;
+
+        g_clear_object(&r->control);
+        g_free(r);
+}
+
+static void on_readonly_switched(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+        SluiceWorker *self = g_task_get_source_object(task);
+        ReadonlyRequest *r = g_task_get_task_data(task);
+        GError *error = NULL;
+
+        if (!sluice_worker_control_set_readonly_finish(SLUICE_WORKER1(source), result, &error)) {
+                /* refused: later launches keep the mode the worker has */
+                if (self->config.readonly == r->readonly)
+                        self->config.readonly = self->launched_readonly;
+                /* a request that timed out may still be carried out when the
+                 * worker wakes up: the mode the service reports follows it */
+                if (!r->resync && self->phase == PHASE_READY && self->control == r->control)
+                        send_readonly(self, self->config.readonly, TRUE, on_late_readonly_done, NULL);
+                g_task_return_error(task, error);
+                return;
+        }
+        /* still the same process: that is the mode it runs in now */
+        if (self->control == r->control)
+                self->launched_readonly = r->readonly;
+        g_task_return_boolean(task, TRUE);
+}
+
+static void send_readonly(SluiceWorker *self, gboolean readonly, gboolean resync,
+                          GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+        ReadonlyRequest *r;
+
+        g_task_set_source_tag(task, sluice_worker_set_readonly_async);
         self->config.readonly = readonly;
-        if (self->phase != PHASE_READY)
-                return TRUE;  /* applied when it is ready or at the next launch */
-        if (!sluice_worker_control_set_readonly(self->control, readonly, error))
-                return FALSE;
-        self->launched_readonly = readonly;
-        return TRUE;
+        if (self->phase != PHASE_READY) {
+                g_task_return_boolean(task, TRUE); /* applied when it is ready or at the next launch */
+                return;
+        }
+        r = g_new0(ReadonlyRequest, 1);
+        r->control = g_object_ref(self->control);
+        r->readonly = readonly;
+        r->resync = resync;
+        g_task_set_task_data(task, r, readonly_request_free);
+        sluice_worker_control_set_readonly_async(self->control, readonly, on_readonly_switched,
+                                                 g_steal_pointer(&task));
+}
+
+void sluice_worker_set_readonly_async(SluiceWorker *self, gboolean readonly,
+                                      GAsyncReadyCallback callback, gpointer user_data)
+{
+        send_readonly(self, readonly, FALSE, callback, user_data);
+}
+
+gboolean sluice_worker_set_readonly_finish(SluiceWorker *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+        return g_task_propagate_boolean(G_TASK(result), error);
 }
 
 SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config)

@@ -44,7 +44,10 @@ gboolean sluice_worker_is_ready(SluiceWorker *self);
 /* The control channel while ready, else NULL. */
 SluiceWorker1 *sluice_worker_get_control(SluiceWorker *self);
 GPid sluice_worker_get_pid(SluiceWorker *self);
-/* Applies live when ready (error when the worker refuses) and to every later launch. */
-gboolean sluice_worker_set_readonly(SluiceWorker *self, gboolean readonly, GError **error);
+/* Applies to every later launch and, when ready, live: completes once the
+ * worker has switched (an error when it refuses or does not answer). */
+void sluice_worker_set_readonly_async(SluiceWorker *self, gboolean readonly,
+                                      GAsyncReadyCallback callback, gpointer user_data);
+gboolean sluice_worker_set_readonly_finish(SluiceWorker *self, GAsyncResult *result, GError **error);
 
 G_END_DECLS

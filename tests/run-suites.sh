@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every suite (make check).  Usage: tests/run-suites.sh BUILD ASAN_BUILD
 #
-# The normal build runs all suites.  The daemon's and the service's suites run
-# again in a second build with AddressSanitizer + UBSan; any report fails them
+# The normal build runs all suites.  The daemon's and the service's suites (and
+# the libvirt suite's in-process tests) run again in a second build with
+# AddressSanitizer + UBSan; any report fails them
 # (halt_on_error / abort_on_error below turn a report into a failure).
 # As root, an ordinary user `sluice-test` is created: tests run sluice-fs and
 # sluice-service as that user, the way desktop users run them.
@@ -46,6 +47,10 @@ fi
 if meson compile -C "$asan_build" >/dev/null; then
         meson test -C "$asan_build" --print-errorlogs --num-processes 1 \
                 --suite daemon --suite service 2>&1 | tee "$log"
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+        count "$log"
+        # the service's libvirt side without a libvirtd (test:///default, in-process)
+        meson test -C "$asan_build" --print-errorlogs vm-tracking domain-xml 2>&1 | tee "$log"
         [ "${PIPESTATUS[0]}" = 0 ] || status=1
         count "$log"
 else

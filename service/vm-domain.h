@@ -1,0 +1,80 @@
+/* vm-domain.h — one libvirt domain the VM manager knows: its exported
+ * org.sluice.Sluice1.Vm object, the state read from libvirtd (in worker
+ * threads, applied in the main thread), the devices plugged into it and its
+ * Vm.EnableSharedMemory method.
+ *
+ * Reference-counted (threads reading for it hold a reference); everything
+ * else is main-thread only.  The fields are read by vm-manager.c; only this
+ * file writes them, except the tag sets (sluice_vm_domain_set_tag). */
+#pragma once
+
+#include <gio/gio.h>
+#include <libvirt-gobject/libvirt-gobject.h>
+
+#include "sluice-dbus.h"
+#include "vm-connection.h"
+
+G_BEGIN_DECLS
+
+/* How long a D-Bus caller of a method that waits on libvirtd waits at most
+ * for its answer: less than the 25 s D-Bus callers wait by default, so they
+ * hear what happened instead of a bare timeout. */
+#define SLUICE_VM_ANSWER_TIMEOUT_S 20
+
+typedef struct _SluiceVmDomain SluiceVmDomain;
+
+/* transition: +1 the domain started, -1 it stopped, 0 anything else changed */
+typedef void (*SluiceVmDomainChanged)(SluiceVmDomain *vm, int transition, gpointer user_data);
+
+struct _SluiceVmDomain {
+        SluiceVmConnection *connection;
+        char *uuid;
+        char *name;
+        char *os;                 /* libosinfo short id or "" */
+        gboolean active;
+        gboolean shared_memory;
+        gint64 qemu_uid;          /* -1: the service's own user */
+        gboolean ready;           /* first state read: exported and visible to lookups */
+        GHashTable *alias_to_tag; /* live devices, to name a removed one */
+        GHashTable *detaching;    /* tags Sluice itself is unplugging */
+        GHashTable *tags;         /* tags plugged in (running VM) */
+
+        /* private to vm-domain.c */
+        GVirDomain *domain;       /* NULL while the connection is down */
+        GDBusObjectManagerServer *server;
+        SluiceObjectSkeleton *object;
+        SluiceVm *iface;
+        SluiceVmDomainChanged changed;
+        gpointer changed_data;
+        guint64 tags_epoch;       /* bumped when Sluice changes tags: older reads lose */
+        gboolean removed;
+        gboolean refreshing;      /* a read is in flight */
+        gboolean refresh_again;   /* something changed meanwhile: read again after it */
+};
+
+/* A new entry for domain (not exported before its state is read). */
+SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain *domain,
+                                     GDBusObjectManagerServer *server,
+                                     SluiceVmDomainChanged changed, gpointer changed_data);
+SluiceVmDomain *sluice_vm_domain_ref(SluiceVmDomain *vm);
+void sluice_vm_domain_unref(SluiceVmDomain *vm);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceVmDomain, sluice_vm_domain_unref)
+/* Unexports it and stops reporting; the caller drops its reference after. */
+void sluice_vm_domain_remove(SluiceVmDomain *vm);
+
+/* The libvirt-glib object after a reconnect, or NULL (connection down). */
+void sluice_vm_domain_set_domain(SluiceVmDomain *vm, GVirDomain *domain);
+/* A new reference to the raw domain, or NULL while the connection is down. */
+virDomainPtr sluice_vm_domain_get_raw(SluiceVmDomain *vm);
+
+/* Re-reads state and XML in a worker thread (coalesced: one read at a time). */
+void sluice_vm_domain_refresh(SluiceVmDomain *vm);
+/* Records a device Sluice (un)plugged: newer than any read in flight. */
+void sluice_vm_domain_set_tag(SluiceVmDomain *vm, const char *tag, gboolean plugged);
+/* The VM stopped: nothing is plugged in any more; QEMU's user loses its access. */
+void sluice_vm_domain_forget_devices(SluiceVmDomain *vm);
+
+/* What the guest needs to do to use the device with TAG, for the VM's OS. */
+char *sluice_vm_domain_guest_hint(const SluiceVmDomain *vm, const char *tag);
+
+G_END_DECLS
