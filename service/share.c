@@ -40,6 +40,8 @@ struct _SluiceSharedFolder {
         gboolean stopping;
         gboolean attaching;
         gboolean reattach_after_restart;  /* it was attached when the worker crashed */
+        guint recovery_detach_tries;      /* unplug requests made for the crashed worker's device */
+        gboolean awaiting_old_device;     /* the guest still holds it: plug in once it is gone */
         GList *start_waiters;             /* GTasks waiting for "running" */
         GList *attach_waiters;            /* GTasks waiting for the hot-plug */
         GList *stop_waiters;
@@ -57,6 +59,12 @@ enum { SIGNAL_CHANGED, N_SIGNALS };
 static guint share_signals[N_SIGNALS];
 
 static void share_attach_internal(SluiceSharedFolder *self, GTask *task);
+
+/* A restarted worker needs a fresh device (QEMU cannot reconnect a
+ * vhost-user-fs one), so the old one is unplugged first.  A guest that is
+ * busy or still booting can miss an unplug request: it is asked this often
+ * (each request waits up to 10 s) before Sluice waits for the guest instead. */
+#define RECOVERY_DETACH_TRIES 3
 
 char *sluice_shared_folder_path_for_id(guint id)
 {
@@ -205,20 +213,45 @@ static void on_recovered_attach(GObject *source, GAsyncResult *result, gpointer 
         emit_event(self, "recovered", message);
 }
 
+static void plug_in_recovered(SluiceSharedFolder *self)
+{
+        g_autoptr(GTask) task = g_task_new(self, NULL, on_recovered_attach, g_object_ref(self));
+
+        share_attach_internal(self, g_steal_pointer(&task));
+}
+
 static void on_recovery_detached(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(SluiceSharedFolder) self = user_data;
         g_autoptr(GError) error = NULL;
-        g_autoptr(GTask) task = NULL;
+        g_autofree char *message = NULL;
 
-        if (!sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error))
-                g_message("%s: unplugging the old device failed (%s); plugging in anyway",
-                          self->config->tag, error->message);
+        if (sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error)) {
+                if (self->state == STATE_RUNNING)
+                        plug_in_recovered(self);
+                return;
+        }
         if (self->state != STATE_RUNNING)
                 return;
-        /* QEMU cannot reconnect a vhost-user-fs device: a fresh one replaces it. */
-        task = g_task_new(self, NULL, on_recovered_attach, g_object_ref(self));
-        share_attach_internal(self, g_steal_pointer(&task));
+        /* Plugging in now would find the old device (same socket) and report a
+         * share that does not work: ask again, then wait for the guest. */
+        if (self->recovery_detach_tries < RECOVERY_DETACH_TRIES) {
+                self->recovery_detach_tries++;
+                g_message("%s: unplugging the old device failed (%s); asking again (%u of %u)",
+                          self->config->tag, error->message, self->recovery_detach_tries,
+                          RECOVERY_DETACH_TRIES);
+                sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag,
+                                               NULL, on_recovery_detached, g_object_ref(self));
+                return;
+        }
+        self->awaiting_old_device = TRUE;
+        message = g_strdup_printf(
+                _("The worker of “%s” was restarted, but %s still holds the old device (%s). "
+                  "It is plugged in again as soon as the guest lets it go: unmount “%s” in the guest, "
+                  "or restart the VM."),
+                self->config->tag, self->config->vm, error->message, self->config->tag);
+        set_error(self, message);
+        emit_event(self, "failed", message);
 }
 
 static void on_worker_ready(SluiceWorker *worker, gboolean restarted, gpointer user_data)
@@ -232,6 +265,8 @@ static void on_worker_ready(SluiceWorker *worker, gboolean restarted, gpointer u
 
         if (restarted && self->reattach_after_restart && self->vms != NULL) {
                 self->reattach_after_restart = FALSE;
+                self->awaiting_old_device = FALSE;
+                self->recovery_detach_tries = 1;
                 sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag,
                                                NULL, on_recovery_detached, g_object_ref(self));
         } else {
@@ -497,6 +532,7 @@ char *sluice_shared_folder_attach_finish(SluiceSharedFolder *self, GAsyncResult 
 static void share_unplugged(SluiceSharedFolder *self, const char *message)
 {
         self->reattach_after_restart = FALSE;
+        self->awaiting_old_device = FALSE;
         if (self->state != STATE_ATTACHED)
                 return;
         set_state(self, STATE_RUNNING);
@@ -524,12 +560,14 @@ static void on_detached(GObject *source, GAsyncResult *result, gpointer user_dat
 static void share_detach(SluiceSharedFolder *self, GTask *task)
 {
         if (self->vms == NULL || *self->config->vm == '\0' ||
-            (self->state != STATE_ATTACHED && !self->reattach_after_restart)) {
+            (self->state != STATE_ATTACHED && !self->reattach_after_restart &&
+             !self->awaiting_old_device)) {
                 self->reattach_after_restart = FALSE;
                 g_task_return_boolean(task, TRUE);
                 g_object_unref(task);
                 return;
         }
+        self->awaiting_old_device = FALSE;  /* whatever is plugged in goes: not again after it */
         sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag, NULL,
                                        on_detached, task);
 }
@@ -631,6 +669,14 @@ void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *v
 
         if (!is_my_vm(self, vm) || g_strcmp0(tag, self->config->tag) != 0)
                 return;
+        if (self->awaiting_old_device) {
+                /* the guest let the crashed worker's device go at last */
+                self->awaiting_old_device = FALSE;
+                set_error(self, NULL);
+                if (self->state == STATE_RUNNING && !self->attaching)
+                        plug_in_recovered(self);
+                return;
+        }
         message = g_strdup_printf(_("“%s” was removed from %s outside Sluice: attach it again to use it"),
                                   self->config->tag, vm);
         share_unplugged(self, message);

@@ -2,7 +2,8 @@
 # The mount tag comes from the kernel command line (sluice_tag=TAG).  For
 # every virtiofs device that appears (hot-plugged or present at boot) it
 # mounts the tag, reads hello.txt from the host, writes a file back, unmounts
-# and waits until the device is gone again: one "round" per plug-in.
+# (then prints IDLE) and waits until the device is gone again: one "round" per
+# plug-in.
 tag=$(sed -n 's/.*sluice_tag=\([^ ]*\).*/\1/p' /proc/cmdline)
 boot=$(cut -c1-8 /proc/sys/kernel/random/uuid)
 mnt=/mnt/$tag
@@ -33,6 +34,8 @@ while :; do
                 fi
                 umount "$mnt" || echo "FAIL umount boot=$boot round=$round"
         fi
+        # nothing of this round is in flight any more (umount waited for its DESTROY)
+        echo "IDLE boot=$boot round=$round"
         while has_dev; do sleep 0.1; done
         echo "GONE boot=$boot round=$round"
         round=$((round + 1))

@@ -181,6 +181,8 @@ vm_path() { # NAME → object path of its Vm, once the service knows it
 has_vm() { [ -n "$(vm_path "$1")" ]; }
 count() { grep -c "$2" "$1" 2>/dev/null || true; }
 more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }
+# the guest's latest round has unmounted (guest-workload.sh prints IDLE after its read)
+guest_idle() { grep -aE '^(PASS read|IDLE) ' "$1" 2>/dev/null | tail -n 1 | grep -q '^IDLE'; }
 has_vm_state() { [ "$(prop "$1" org.sluice.Sluice1.Vm State)" = "$2" ]; }
 has_share_state() { # OBJECT STATE…
         local state; state=$(prop "$1" org.sluice.Sluice1.Share State); shift
@@ -320,7 +322,13 @@ wait_for 40 more_than "$(console $A)" "PASS read" "$reads" && pass "VM stopped a
         fail "no share after restart: state $(prop "$shareA" org.sluice.Sluice1.Share State) $(prop "$shareA" org.sluice.Sluice1.Share Error)"
 
 # ---- worker killed with SIGKILL while attached ------------------------------------------------
+# Killed while the guest is idle: a request in flight to a dead worker (a
+# umount's DESTROY) hangs the guest's task, and Linux's virtio-fs then cannot
+# let the device go until the VM resets, so no unplug (and no recovery) could
+# finish — the service says so (Share.Error) instead of claiming recovery.
 wait_for 10 has_share_state "$shareA" attached || true
+wait_for 60 guest_idle "$(console $A)" ||
+        fail "the guest did not finish its round before the SIGKILL test"
 wpid=$(pgrep -u "$user" -f "$work/bin/sluice-fs.*$share_dir" | head -1)
 if [ -n "$wpid" ]; then
         reads=$(count "$(console $A)" "PASS read")
