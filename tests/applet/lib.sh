@@ -120,6 +120,26 @@ click_widget() {
         xdotool mousemove --window "$loc_win" "$loc_x" "$loc_y" click 1
 }
 
+# click_settled WHAT: a real click once the widget has stopped moving (a toast
+# slides in: under load its animation takes long, and a click at a place it
+# has not reached yet falls on something else).
+click_settled() {
+        local deadline=$(( $(date +%s) + 15 )) px py
+        while [ "$(date +%s)" -lt "$deadline" ]; do
+                if locate "$1"; then
+                        px=$loc_x py=$loc_y
+                        sleep 0.3
+                        if locate "$1" && [ "$loc_x" = "$px" ] && [ "$loc_y" = "$py" ]; then
+                                xdotool mousemove --window "$loc_win" "$loc_x" "$loc_y" click 1
+                                return 0
+                        fi
+                else
+                        sleep 0.2
+                fi
+        done
+        return 1
+}
+
 managed_objects() {
         gdbus call --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 \
                 -m org.freedesktop.DBus.ObjectManager.GetManagedObjects
