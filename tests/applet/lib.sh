@@ -114,16 +114,11 @@ applet_window_origin() {
         win_x=$X win_y=$Y
 }
 
-# click_widget WHAT: a real click (XTEST) at the centre of the widget.
-click_widget() {
-        locate "$1" || fail "cannot locate $1"
-        xdotool mousemove --window "$loc_win" "$loc_x" "$loc_y" click 1
-}
-
-# click_settled WHAT: a real click once the widget has stopped moving (a toast
-# slides in: under load its animation takes long, and a click at a place it
-# has not reached yet falls on something else).
-click_settled() {
+# click_widget WHAT: a real click (XTEST) at the centre of the widget, once it
+# has stopped moving (a toast slides in: under load its animation takes long,
+# and a click at a place it has not reached yet falls on something else).
+# click_widget_try WHAT: the same, returning 1 where the widget is not there.
+click_widget_try() {
         local deadline=$(( $(date +%s) + 15 )) px py
         while [ "$(date +%s)" -lt "$deadline" ]; do
                 if locate "$1"; then
@@ -138,6 +133,9 @@ click_settled() {
                 fi
         done
         return 1
+}
+click_widget() {
+        click_widget_try "$1" || fail "cannot locate $1 (or it never stopped moving)"
 }
 
 managed_objects() {
