@@ -92,10 +92,14 @@ virtiofsd)
                 lib=$root/root/usr/lib/x86_64-linux-gnu
                 [ -x "$root/root/usr/libexec/virtiofsd" ] && [ -e "$lib/ld-linux-x86-64.so.2" ] ||
                         { say "the unpacked packages lack usr/libexec/virtiofsd or the loader"; exit 1; }
-                cat >"$wrapper" <<EOF
+                # Relative to itself, so that the directory can be copied where another
+                # user can reach it (tests/guest/run-guest.sh does).
+                cat >"$wrapper" <<'EOF'
 #!/bin/sh
 # Rust virtiofsd from Debian trixie, with trixie's own libc (see bench/fetch-trixie.sh).
-exec "$lib/ld-linux-x86-64.so.2" --library-path "$lib" "$root/root/usr/libexec/virtiofsd" "\$@"
+d=$(dirname "$0")/root
+exec "$d/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" --library-path "$d/usr/lib/x86_64-linux-gnu" \
+        "$d/usr/libexec/virtiofsd" "$@"
 EOF
                 chmod 0755 "$wrapper"
                 # Reachable by the unprivileged test user.
@@ -121,10 +125,13 @@ kernel)
                 rm -f "$apt_state/debs"/linux-image-*.deb
                 img=$(ls "$root"/boot/vmlinuz-* 2>/dev/null | sort -V | tail -1 || true)
                 [ -n "$img" ] || { say "$pkg has no boot/vmlinuz-*"; exit 1; }
+                # The package leaves modules.dep to its postinst: make it here.
+                depmod -b "$root/usr" "${img##*/vmlinuz-}" ||
+                        { say "depmod of the unpacked kernel failed"; rm -rf "$root"; exit 1; }
                 chmod -R a+rX "$root"
         fi
         kver=${img##*/vmlinuz-}
-        [ -d "$root/usr/lib/modules/$kver" ] || { say "no usr/lib/modules/$kver in the unpacked kernel"; exit 1; }
+        [ -s "$root/usr/lib/modules/$kver/modules.dep" ] || { say "no usr/lib/modules/$kver/modules.dep in the unpacked kernel"; exit 1; }
         echo "$img $root/usr"
         ;;
 esac

@@ -12,7 +12,11 @@
 # Append a cpio made by mkcpio.sh that carries /workload.sh to run a workload.
 #
 # Environment: SLUICE_GUEST_KERNEL=/boot/vmlinuz-VER picks the kernel (default:
-# the newest /boot/vmlinuz-*); its modules must be in /lib/modules/VER.
+# the newest /boot/vmlinuz-*); its modules must be in ROOT/lib/modules/VER, where
+# ROOT is $SLUICE_GUEST_MODULES (default /: the installed kernel's).  A kernel
+# unpacked from a package (bench/fetch-trixie.sh kernel) names its usr/ there.
+# Modules the kernel has built in (Linux 6.12's fuse, virtiofs, virtio_pci) are
+# simply not loaded.
 # Exit status: 0 done, 77 when no kernel or busybox-static is installed (so
 # tests can skip), 1 on any other failure.
 set -euo pipefail
@@ -32,6 +36,8 @@ if [ -z "$kernel" ] || [ ! -r "$kernel" ]; then
         exit 77
 fi
 kver=${kernel##*/vmlinuz-}
+modroot=${SLUICE_GUEST_MODULES:-/}
+modroot=${modroot%/}
 # busybox-static installs /bin/busybox; the dynamic busybox package would too,
 # but cannot run in an initramfs without its libraries.
 busybox=/bin/busybox
@@ -39,7 +45,7 @@ if [ ! -x "$busybox" ] || readelf -l "$busybox" 2>/dev/null | grep -q 'program i
         echo "build-image: no static /bin/busybox (install busybox-static)" >&2
         exit 77
 fi
-[ -d "/lib/modules/$kver" ] || { echo "build-image: no /lib/modules/$kver for $kernel" >&2; exit 77; }
+[ -d "$modroot/lib/modules/$kver" ] || { echo "build-image: no $modroot/lib/modules/$kver for $kernel" >&2; exit 77; }
 
 # Concurrent callers (meson runs tests in parallel) wait for one builder.
 exec 9>"$outdir/.lock"
@@ -47,7 +53,7 @@ flock 9
 
 # Everything the image is made from; a change in any of them rebuilds it.
 stamp=$( {
-        echo "$kernel $kver"
+        echo "$kernel $kver $modroot"
         stat -L -c '%s %Y' "$kernel" "$busybox"
         cat "$here/build-image.sh" "$here/init.sh" "$here/guest-tool.c" "$here/extract-vmlinux.sh"
 } | sha256sum | cut -d' ' -f1)
@@ -85,8 +91,10 @@ fi
 : >"$root/etc/modules.order"
 for mod in virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci \
            fuse virtiofs netfs fscache 9pnet 9pnet_virtio 9p; do
-        for path in $(modprobe -S "$kver" --show-depends "$mod" | awk '$1 == "insmod" { print $2 }'); do
-                dest=${path%.xz}; dest=${dest%.zst}; dest=${dest%.gz}
+        for path in $(modprobe ${modroot:+-d "$modroot"} -S "$kver" --show-depends "$mod" 2>/dev/null |
+                      awk '$1 == "insmod" { print $2 }'); do
+                # The path inside the guest: without the unpacked package's prefix.
+                dest=${path#"$modroot"}; dest=${dest%.xz}; dest=${dest%.zst}; dest=${dest%.gz}
                 grep -qxF "$dest" "$root/etc/modules.order" && continue
                 mkdir -p "$root$(dirname "$dest")"
                 case "$path" in
@@ -99,7 +107,8 @@ for mod in virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio
         done
 done
 grep -q '/virtiofs\.ko$' "$root/etc/modules.order" ||
-        { echo "build-image: kernel $kver has no virtiofs module" >&2; exit 1; }
+        grep -q '/virtiofs\.ko$' "$modroot/lib/modules/$kver/modules.builtin" 2>/dev/null ||
+        { echo "build-image: kernel $kver has no virtiofs, neither as a module nor built in" >&2; exit 1; }
 
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
         cpio --quiet -o -H newc -R 0:0 >"$outdir/initrd.cpio.tmp")

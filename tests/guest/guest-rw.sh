@@ -4,11 +4,18 @@
 #
 # Backend: $SLUICE_GUEST_BACKEND (sluice by default; "virtiofsd" runs the same
 # test against QEMU's legacy daemon, which is how this harness was validated).
-# Exit 77 when QEMU or the guest kernel is missing.
+# Guest kernel and queues: $SLUICE_GUEST_KERNEL_SERIES (6.1, Debian 12's, by default; 6.12 is
+# Debian 13's, fetched by bench/fetch-trixie.sh) and $SLUICE_GUEST_QUEUES request queues (with
+# as many vCPUs, so that the guest spreads its requests); with more than one queue the worker's
+# counters must show requests on every request queue.
+# Exit 77 when QEMU or the guest kernel is missing (or Debian 13's cannot be fetched).
 . "$(dirname "$0")/guest-lib.sh"
 many=3000
+kernel=${SLUICE_GUEST_KERNEL_SERIES:-6.1}
+queues=${SLUICE_GUEST_QUEUES:-1}
 guest_tmp share rw -d
 guest_tmp console rw-console
+guest_tmp daemon_log rw-daemon
 
 # ---- what the guest finds in the share ------------------------------------------------
 mkdir "$share/guest" "$share/many"
@@ -19,7 +26,7 @@ host_sha=$(sha256sum "$share/from-host.bin" | cut -d' ' -f1)
 owner=$(id -un)
 daemon_args=()
 case "$backend" in
-sluice) daemon_args=(--daemon-arg --xattr) ;;
+sluice|rust-virtiofsd) daemon_args=(--daemon-arg --xattr) ;;
 virtiofsd) daemon_args=(--daemon-arg -o --daemon-arg xattr) ;;
 esac
 if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ]; then
@@ -38,10 +45,27 @@ if [ "$backend" = sluice ]; then
 fi
 
 "$here/run-guest.sh" --shared-dir "$share" --backend "$backend" "${daemon_args[@]}" \
+        --kernel "$kernel" --queues "$queues" --smp "$queues" \
         --env HOST_SHA256="$host_sha" --env MANY_COUNT="$many" "${idmap_env[@]}" \
-        --console "$console" --timeout 150 "$here/workload-rw.sh"
+        --console "$console" --daemon-log "$daemon_log" --timeout 200 "$here/workload-rw.sh"
 status=$?
 [ "$status" = 77 ] && exit 77
+host_check guest-kernel "$kernel" "$(tr -d '\r' <"$console" | sed -n 's/^GUEST-KERNEL \([0-9]*\.[0-9]*\).*/\1/p')"
+
+# ---- every request queue served requests (the guest spreads them from Linux 6.10 on) ----
+if [ "$backend" = sluice ] && [ "$queues" -gt 1 ]; then
+        counters=$(sed -n '/^--- run-guest: SIGUSR1/,/^--- run-guest: SIGTERM/p' "$daemon_log")
+        for q in $(seq 1 "$queues"); do
+                n=$(echo "$counters" | awk -v k="queue$q-requests" '$1 == k { print $2 }')
+                echo "request queue $q: ${n:-no counter} requests"
+                if [ -z "$n" ] || [ "$n" -eq 0 ]; then
+                        echo "FAIL host-queue$q-used: the worker served no request on request queue $q"
+                        failed=1
+                else
+                        echo "PASS host-queue$q-used"
+                fi
+        done
+fi
 
 # ---- what the host sees afterwards ---------------------------------------------------
 g=$share/guest

@@ -25,6 +25,8 @@ if [ -f /workload.sh ]; then
                 set +a
         fi
         read -r up _ </proc/uptime
+        # Which kernel and how many CPUs ran the workload (the host's tests check).
+        echo "GUEST-KERNEL $(uname -r) cpus $(grep -c ^processor /proc/cpuinfo)"
         echo "sluice-guest: workload starting at ${up}s"
         sh /workload.sh
         rc=$?

@@ -9,6 +9,9 @@
 #                       $SLUICE_BUILD_ROOT/tests/guest/image, else ./guest-image)
 #   --backend B         sluice (default; $SLUICE_GUEST_BACKEND) — sluice-fs over vhost-user-fs
 #                       virtiofsd — QEMU's legacy C virtiofsd (root only) over vhost-user-fs
+#                       rust-virtiofsd — the Rust virtiofsd 1.13 that Debian 13 ships
+#                         ($SLUICE_RUST_VIRTIOFSD, else fetched by bench/fetch-trixie.sh), run
+#                         like sluice-fs as $SLUICE_TEST_USER, with its default namespace sandbox
 #                       9p — QEMU's built-in virtio-9p, no daemon
 #                       none — no share at all
 #   --shared-dir DIR    host folder to share (needed unless --backend none)
@@ -23,6 +26,11 @@
 #   --console FILE      keep the guest console here (default: a temporary file)
 #   --daemon-log FILE   keep the daemon's stderr here (default: a temporary file)
 #   --mem MIB  --smp N  guest size (default 512, 1)
+#   --queues N          request queues: QEMU's num-request-queues=N, and sluice-fs --queues=N
+#                       (default 1; the guest kernel uses them from Linux 6.10 on)
+#   --kernel K          6.1 (default: the installed Debian 12 kernel in /boot) or 6.12 (Debian
+#                       13's, fetched once by bench/fetch-trixie.sh into $SLUICE_BUILD_ROOT/trixie
+#                       or beside the image, and booted from its own image directory IMAGE-6.12)
 #   --reboot            a guest reboot or reset restarts the guest (QEMU without
 #                       -no-reboot), as in a VM; by default it ends the run
 #   --quiet             do not echo the console while the guest runs
@@ -44,7 +52,7 @@
 #
 # Exit status: 0 when the workload printed DONE and no FAIL line (and the daemon did not
 # crash or report a sanitizer error), 1 otherwise, 77 when QEMU or the guest kernel is
-# not installed (a test harness skips), 2 on usage errors.
+# not installed, or a Debian 13 package cannot be had (a test harness skips), 2 on usage errors.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,6 +62,7 @@ die() { echo "run-guest: $*" >&2; exit 1; }
 image=${SLUICE_GUEST_IMAGE:-}
 backend=${SLUICE_GUEST_BACKEND:-sluice}
 shared_dir='' tag=share timeout=150 console='' daemon_log='' mem=512 smp=1 quiet=0 check=1 reboot=0 as_root=0
+queues=1 kernel=6.1
 sluice_fs=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
 daemon_args=() files=() envs=()
 while [ $# -gt 0 ]; do
@@ -72,6 +81,8 @@ while [ $# -gt 0 ]; do
         --daemon-log) daemon_log=$2; shift ;;
         --mem) mem=$2; shift ;;
         --smp) smp=$2; shift ;;
+        --queues) queues=$2; shift ;;
+        --kernel) kernel=$2; shift ;;
         --quiet) quiet=1 ;;
         --reboot) reboot=1 ;;
         --no-check) check=0 ;;
@@ -85,7 +96,9 @@ done
 [ $# -eq 1 ] || usage
 workload=$1
 [ -f "$workload" ] || die "no workload script $workload"
-case "$backend" in sluice|virtiofsd|9p|none) ;; *) die "unknown backend $backend" ;; esac
+case "$backend" in sluice|virtiofsd|rust-virtiofsd|9p|none) ;; *) die "unknown backend $backend" ;; esac
+case "$queues" in [1-9]|1[0-6]) ;; *) die "--queues $queues: use a number from 1 to 16" ;; esac
+case "$kernel" in 6.1|6.12) ;; *) die "--kernel $kernel: use 6.1 or 6.12" ;; esac
 [ "$backend" = none ] || [ -d "$shared_dir" ] || die "--shared-dir must name a directory"
 case "$tag" in *[!A-Za-z0-9_.-]*|'') die "tag '$tag': use letters, digits, _ . -" ;; esac
 
@@ -93,7 +106,27 @@ qemu=$(command -v qemu-system-x86_64) || { echo "run-guest: SKIP: qemu-system-x8
 if [ -z "$image" ]; then
         if [ -n "${SLUICE_BUILD_ROOT:-}" ]; then image=$SLUICE_BUILD_ROOT/tests/guest/image; else image=guest-image; fi
 fi
-"$here/build-image.sh" "$image"
+# Debian 13's software (Linux 6.12, Rust virtiofsd) is unpacked here, once.
+trixie_cache=${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/trixie}
+trixie_cache=${trixie_cache:-$(dirname "$image")/trixie}
+fetch_trixie() {
+        local out status
+        out=$("$here/../../bench/fetch-trixie.sh" "$trixie_cache" "$1")
+        status=$?
+        case $status in
+        0) echo "$out" ;;
+        77) echo "run-guest: SKIP: Debian 13's $1 cannot be had here (see the message above)" >&2; exit 77 ;;
+        *) die "fetching Debian 13's $1 failed" ;;
+        esac
+}
+kernel_env=()
+if [ "$kernel" = 6.12 ]; then
+        kout=$(fetch_trixie kernel) || exit $?
+        read -r vmlinuz modroot <<<"$kout"
+        image=$image-6.12
+        kernel_env=(SLUICE_GUEST_KERNEL="$vmlinuz" SLUICE_GUEST_MODULES="$modroot")
+fi
+env "${kernel_env[@]}" "$here/build-image.sh" "$image"
 case $? in
 0) ;;
 77) echo "run-guest: SKIP: no guest kernel or busybox-static"; exit 77 ;;
@@ -123,7 +156,8 @@ trap 'exit 1' INT TERM HUP
 
 # ---- the daemon ------------------------------------------------------------------------
 as_user=()
-if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ] && [ "$as_root" = 0 ]; then
+if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$as_root" = 0 ] &&
+   { [ "$backend" = sluice ] || [ "$backend" = rust-virtiofsd ]; }; then
         # setpriv execs the daemon in place (runuser would fork and keep SIGUSR1 from it).
         as_user=(setpriv --reuid="$SLUICE_TEST_USER" --regid="$(id -g "$SLUICE_TEST_USER")"
                  --init-groups --)
@@ -140,8 +174,22 @@ sluice)
                 sluice_fs=$work/sluice-fs
         fi
         # No --tag: QEMU's -device tag= names the share, as libvirt's <target dir> does.
+        qarg=(); [ "$queues" = 1 ] || qarg=(--queues="$queues")
         daemon_cmd=("${as_user[@]}" "$sluice_fs" --socket-path="$sock" --shared-dir="$shared_dir"
-                    "${daemon_args[@]}")
+                    "${qarg[@]}" "${daemon_args[@]}")
+        ;;
+rust-virtiofsd)
+        rust=${SLUICE_RUST_VIRTIOFSD:-}
+        [ -n "$rust" ] || rust=$(fetch_trixie virtiofsd) || exit $?
+        [ -x "$rust" ] || die "no Rust virtiofsd at $rust"
+        # As for sluice-fs: a copy where the test user can reach it (the wrapper is relative).
+        if [ ${#as_user[@]} -gt 0 ] && ! "${as_user[@]}" test -x "$rust"; then
+                cp -a "$(dirname "$rust")" "$work/rust-virtiofsd"
+                chmod -R a+rX "$work/rust-virtiofsd"
+                rust=$work/rust-virtiofsd/$(basename "$rust")
+        fi
+        daemon_cmd=("${as_user[@]}" "$rust" --socket-path="$sock" --shared-dir="$shared_dir"
+                    --cache auto "${daemon_args[@]}")
         ;;
 virtiofsd)
         [ "$(id -u)" = 0 ] || die "the legacy virtiofsd needs root"
@@ -168,7 +216,7 @@ fi
 
 # ---- the initrd: image + workload + extra files ----------------------------------------
 case "$backend" in
-sluice|virtiofsd) fstype=virtiofs mountcmd="mount -t virtiofs $tag /mnt" ;;
+sluice|virtiofsd|rust-virtiofsd) fstype=virtiofs mountcmd="mount -t virtiofs $tag /mnt" ;;
 9p) fstype=9p mountcmd="mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 $tag /mnt" ;;
 none) fstype=none mountcmd=true ;;
 esac
@@ -222,9 +270,9 @@ esac
 # ---- QEMU ------------------------------------------------------------------------------
 dev_args=(-object "memory-backend-memfd,id=mem,size=${mem}M,share=on" -numa node,memdev=mem)
 case "$backend" in
-sluice|virtiofsd)
+sluice|virtiofsd|rust-virtiofsd)
         dev_args+=(-chardev "socket,id=c0,path=$sock"
-                   -device "vhost-user-fs-pci,chardev=c0,tag=$tag,queue-size=1024") ;;
+                   -device "vhost-user-fs-pci,chardev=c0,tag=$tag,queue-size=1024,num-request-queues=$queues") ;;
 9p)
         ro=; for a in "${daemon_args[@]}"; do [ "$a" = --readonly ] && ro=,readonly=on; done
         dev_args+=(-fsdev "local,id=f0,path=$shared_dir,security_model=none$ro"
