@@ -7,12 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Some task waited for a CPU during more than this share of the last sample
- * period (per mille): the host has no spare core. */
-#define PRESSURE_LIMIT_PERMILLE 100
-
-static int psi_fd = -1;       /* /proc/pressure/cpu, or -1 */
-static int loadavg_fd = -1;   /* /proc/loadavg, the fallback, or -1 */
+static int loadavg_fd = -1;   /* /proc/loadavg, or -1 */
 static long n_cpus = 1;
 
 /* Spinning is refused before this time (CLOCK_MONOTONIC µs). */
@@ -22,14 +17,10 @@ static _Atomic uint64_t backoff_usec = CPU_SPARE_MIN_BACKOFF_US;
  * release when clearing it publishes them to the next owner (acquire). */
 static atomic_bool sampling;
 static _Atomic uint64_t next_sample_usec;
-static uint64_t last_sample_usec, last_stall_usec;
-static bool have_last;
 
 void cpu_spare_init(void)
 {
-        if (psi_fd < 0)
-                psi_fd = open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
-        if (psi_fd < 0 && loadavg_fd < 0)
+        if (loadavg_fd < 0)
                 loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
         n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
         if (n_cpus < 1)
@@ -64,20 +55,6 @@ static ssize_t read_proc(int fd, char *buf, size_t size)
         return n;
 }
 
-/* PSI's "some total=" (µs some task waited for a CPU); false if unreadable. */
-static bool read_stall(uint64_t *ret)
-{
-        char buf[256], *p;
-
-        if (read_proc(psi_fd, buf, sizeof(buf)) < 0)
-                return false;
-        p = strstr(buf, "total=");
-        if (!p || strncmp(buf, "some", 4) != 0)
-                return false;
-        *ret = strtoull(p + 6, NULL, 10);
-        return true;
-}
-
 /* /proc/loadavg's 4th field, "running/total": tasks running now, ourselves included. */
 static bool more_running_than_cpus(void)
 {
@@ -99,26 +76,12 @@ static bool more_running_than_cpus(void)
 
 static void sample(uint64_t now_usec)
 {
-        uint64_t stall;
-
-        if (psi_fd >= 0 && read_stall(&stall)) {
-                if (have_last && now_usec > last_sample_usec) {
-                        uint64_t waited = stall - last_stall_usec, period = now_usec - last_sample_usec;
-
-                        if (waited * 1000 > period * PRESSURE_LIMIT_PERMILLE)
-                                refuse(now_usec);
-                        else
-                                calm();
-                }
-                last_stall_usec = stall;
-                last_sample_usec = now_usec;
-                have_last = true;
-        } else if (loadavg_fd >= 0) {
-                if (more_running_than_cpus())
-                        refuse(now_usec);
-                else
-                        calm();
-        }
+        if (loadavg_fd < 0)
+                return;
+        if (more_running_than_cpus())
+                refuse(now_usec);
+        else
+                calm();
 }
 
 bool cpu_spare_available(uint64_t now_usec)

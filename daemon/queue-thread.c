@@ -212,8 +212,8 @@ static bool spin(struct queue_thread *qt, uint64_t *spun_us)
                 }
                 cpu_relax();
                 now = stats_now_usec();
-                /* An iteration takes well under a µs: a long gap means the
-                 * kernel gave our CPU to someone runnable, who needs it. */
+                /* An iteration takes well under a µs: a gap this long means
+                 * the kernel gave our CPU to someone runnable, who needs it. */
                 if (now - before > CPU_SPARE_PREEMPT_GAP_US) {
                         cpu_spare_preempted(now);
                         stats_add(&qt->stats->poll_refused, 1);
