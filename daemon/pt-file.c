@@ -134,7 +134,8 @@ int pt_read(struct pt_fs *fs, struct freq *r, struct inode *unused)
 {
         PT_ARG(fuse_read_in, in, r);
         _cleanup_href_ h = PT_FILE(fs, in->fh);
-        size_t want = in->size, covered;
+        size_t want = in->size, max = atomic_load_explicit(&fs->max_io, memory_order_relaxed);
+        size_t done = 0, covered;
         unsigned n;
         ssize_t got;
 
@@ -146,15 +147,28 @@ int pt_read(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 return -EINVAL;
         if (want > r->out_size - sizeof(struct fuse_out_header))
                 want = r->out_size - sizeof(struct fuse_out_header);
-        if (want > FREQ_MAX_WRITE)
-                want = FREQ_MAX_WRITE;
-        /* Straight into the guest's pages after the reply header. */
-        n = freq_out_slice(r, sizeof(struct fuse_out_header), want, r->iov, FREQ_MAX_IOV, &covered);
-        got = n ? preadv(h.p->fd, r->iov, (int)n, (off_t)in->offset) : 0;
-        if (got < 0)
-                return -errno;
-        stats_add(&fs->stats->bytes_read, (uint64_t)got);
-        return pt_reply_payload(r, (size_t)got);
+        /* More than negotiated: the guest gets what it may ask for (a short read). */
+        if (want > max)
+                want = max;
+        /* Straight into the guest's pages after the reply header, at most
+         * FREQ_MAX_IOV of them per call; a short read is the end of the file. */
+        while (done < want) {
+                n = freq_out_slice(r, sizeof(struct fuse_out_header) + done, want - done, r->iov,
+                                   FREQ_MAX_IOV, &covered);
+                if (n == 0)
+                        break;
+                got = preadv(h.p->fd, r->iov, (int)n, (off_t)(in->offset + done));
+                if (got < 0) {
+                        if (done == 0)
+                                return -errno;
+                        break;   /* what was read is the answer */
+                }
+                done += (size_t)got;
+                if ((size_t)got < covered)
+                        break;
+        }
+        stats_add(&fs->stats->bytes_read, (uint64_t)done);
+        return pt_reply_payload(r, done);
 }
 
 int pt_write(struct pt_fs *fs, struct freq *r, struct inode *unused)
@@ -162,22 +176,35 @@ int pt_write(struct pt_fs *fs, struct freq *r, struct inode *unused)
         PT_ARG(fuse_write_in, in, r);
         _cleanup_href_ h = PT_FILE(fs, in->fh);
         struct fuse_write_out out = { 0 };
-        size_t covered;
+        size_t done = 0, covered;
         unsigned n;
-        ssize_t done;
+        ssize_t put;
 
         if (!h.p || !h.p->writable)
                 return -EBADF;
-        if (in->size > r->body_len - sizeof(*in) || in->size > FREQ_MAX_WRITE)
+        /* The payload must be in the request, and no larger than INIT allowed. */
+        if (in->size > r->body_len - sizeof(*in) ||
+            in->size > atomic_load_explicit(&fs->max_io, memory_order_relaxed))
                 return -EINVAL;
         if (in->offset > (uint64_t)INT64_MAX)
                 return -EINVAL;
-        /* Straight from the guest's pages. */
-        n = freq_in_slice(r, sizeof(struct fuse_in_header) + sizeof(*in), in->size, r->iov,
-                          FREQ_MAX_IOV, &covered);
-        done = n ? pwritev(h.p->fd, r->iov, (int)n, (off_t)in->offset) : 0;
-        if (done < 0)
-                return -errno;
+        /* Straight from the guest's pages, at most FREQ_MAX_IOV per call; a
+         * short write (a full disk) ends it and the guest hears how much went. */
+        while (done < in->size) {
+                n = freq_in_slice(r, sizeof(struct fuse_in_header) + sizeof(*in) + done,
+                                  in->size - done, r->iov, FREQ_MAX_IOV, &covered);
+                if (n == 0)
+                        break;
+                put = pwritev(h.p->fd, r->iov, (int)n, (off_t)(in->offset + done));
+                if (put < 0) {
+                        if (done == 0)
+                                return -errno;
+                        break;
+                }
+                done += (size_t)put;
+                if ((size_t)put < covered)
+                        break;
+        }
         stats_add(&fs->stats->bytes_written, (uint64_t)done);
         out.size = (uint32_t)done;
         return pt_reply(r, &out, sizeof(out));
@@ -193,10 +220,13 @@ int pt_flush(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 return -EBADF;
         /* close() in the guest: its POSIX locks on this file go with it. */
         pt_lock_owner_release(h.p->inode, in->lock_owner);
-        /* And what a close does on the host (NFS flushes, for one). */
+        /* And what a close does on the host (NFS flushes, for one).  With
+         * every descriptor in use (the guest holds them) there is no copy to
+         * close: the guest's close() must not fail for that, and the handle's
+         * own fd still does the same at RELEASE. */
         fd = dup(h.p->fd);
         if (fd < 0)
-                return -errno;
+                return errno == EMFILE || errno == ENFILE ? pt_reply_ok(r) : -errno;
         if (close(fd) < 0 && errno != EINTR)
                 return -errno;
         return pt_reply_ok(r);

@@ -51,6 +51,9 @@ struct pt_fs {
         uint64_t timeout_sec;         /* entry and attr timeouts from --cache */
         uint32_t timeout_nsec;
         atomic_bool readonly;
+        /* READ/WRITE payload bytes at most: the max_write INIT offered
+         * (FREQ_MAX_WRITE until then). */
+        _Atomic uint32_t max_io;
         struct policy policy;         /* what guest root may make (guest-policy.h) */
         struct pt_lock_waiters waiters;
 };
