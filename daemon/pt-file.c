@@ -130,13 +130,39 @@ int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
         return pt_reply_new_node(fs, r, dir, NULL, fd, true);
 }
 
+/* Moves `len` bytes between the file at `pos` and the guest's buffers —
+ * the request from byte `off` on (write) or the reply (read) — straight,
+ * at most FREQ_MAX_IOV iovecs per call (IOV_MAX): a 4 KiB descriptor per
+ * page of a large request takes more.  A short transfer (end of file, a full
+ * disk) ends it; an error after some bytes moved is a short transfer too.
+ * Returns the bytes moved or -errno. */
+static ssize_t file_io(struct freq *r, int fd, bool write, size_t off, size_t len, uint64_t pos)
+{
+        size_t done = 0, covered;
+        unsigned n;
+        ssize_t got;
+
+        while (done < len) {
+                n = write ? freq_in_slice(r, off + done, len - done, r->iov, FREQ_MAX_IOV, &covered)
+                          : freq_out_slice(r, off + done, len - done, r->iov, FREQ_MAX_IOV, &covered);
+                if (n == 0)
+                        break;
+                got = write ? pwritev(fd, r->iov, (int)n, (off_t)(pos + done))
+                            : preadv(fd, r->iov, (int)n, (off_t)(pos + done));
+                if (got < 0)
+                        return done ? (ssize_t)done : -errno;
+                done += (size_t)got;
+                if ((size_t)got < covered)
+                        break;
+        }
+        return (ssize_t)done;
+}
+
 int pt_read(struct pt_fs *fs, struct freq *r, struct inode *unused)
 {
         PT_ARG(fuse_read_in, in, r);
         _cleanup_href_ h = PT_FILE(fs, in->fh);
         size_t want = in->size, max = atomic_load_explicit(&fs->max_io, memory_order_relaxed);
-        size_t done = 0, covered;
-        unsigned n;
         ssize_t got;
 
         if (!h.p)
@@ -150,25 +176,12 @@ int pt_read(struct pt_fs *fs, struct freq *r, struct inode *unused)
         /* More than negotiated: the guest gets what it may ask for (a short read). */
         if (want > max)
                 want = max;
-        /* Straight into the guest's pages after the reply header, at most
-         * FREQ_MAX_IOV of them per call; a short read is the end of the file. */
-        while (done < want) {
-                n = freq_out_slice(r, sizeof(struct fuse_out_header) + done, want - done, r->iov,
-                                   FREQ_MAX_IOV, &covered);
-                if (n == 0)
-                        break;
-                got = preadv(h.p->fd, r->iov, (int)n, (off_t)(in->offset + done));
-                if (got < 0) {
-                        if (done == 0)
-                                return -errno;
-                        break;   /* what was read is the answer */
-                }
-                done += (size_t)got;
-                if ((size_t)got < covered)
-                        break;
-        }
-        stats_add(&fs->stats->bytes_read, (uint64_t)done);
-        return pt_reply_payload(r, done);
+        /* Into the guest's pages after the reply header. */
+        got = file_io(r, h.p->fd, false, sizeof(struct fuse_out_header), want, in->offset);
+        if (got < 0)
+                return (int)got;
+        stats_add(&fs->stats->bytes_read, (uint64_t)got);
+        return pt_reply_payload(r, (size_t)got);
 }
 
 int pt_write(struct pt_fs *fs, struct freq *r, struct inode *unused)
@@ -176,9 +189,7 @@ int pt_write(struct pt_fs *fs, struct freq *r, struct inode *unused)
         PT_ARG(fuse_write_in, in, r);
         _cleanup_href_ h = PT_FILE(fs, in->fh);
         struct fuse_write_out out = { 0 };
-        size_t done = 0, covered;
-        unsigned n;
-        ssize_t put;
+        ssize_t done;
 
         if (!h.p || !h.p->writable)
                 return -EBADF;
@@ -188,23 +199,11 @@ int pt_write(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 return -EINVAL;
         if (in->offset > (uint64_t)INT64_MAX)
                 return -EINVAL;
-        /* Straight from the guest's pages, at most FREQ_MAX_IOV per call; a
-         * short write (a full disk) ends it and the guest hears how much went. */
-        while (done < in->size) {
-                n = freq_in_slice(r, sizeof(struct fuse_in_header) + sizeof(*in) + done,
-                                  in->size - done, r->iov, FREQ_MAX_IOV, &covered);
-                if (n == 0)
-                        break;
-                put = pwritev(h.p->fd, r->iov, (int)n, (off_t)(in->offset + done));
-                if (put < 0) {
-                        if (done == 0)
-                                return -errno;
-                        break;
-                }
-                done += (size_t)put;
-                if ((size_t)put < covered)
-                        break;
-        }
+        /* From the guest's pages; a short write tells the guest how much went. */
+        done = file_io(r, h.p->fd, true, sizeof(struct fuse_in_header) + sizeof(*in), in->size,
+                       in->offset);
+        if (done < 0)
+                return (int)done;
         stats_add(&fs->stats->bytes_written, (uint64_t)done);
         out.size = (uint32_t)done;
         return pt_reply(r, &out, sizeof(out));
