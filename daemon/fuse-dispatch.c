@@ -40,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,6 +61,13 @@
  * a page; the 24-byte reply may straddle a page boundary: 2 more.  A READ:
  * an 80-byte request (up to 2) and reply header + data (the pages + up to 2). */
 #define FS_HEADER_DESCS 4
+
+/* Descriptors of RLIMIT_NOFILE the guest's inodes and open files leave to
+ * the transport (pt_fd_keep()): what a frontend may send or the main loop
+ * open while the guest holds everything else — memory regions (one fd each),
+ * a ring set up again (3), up to 8 on one message, the next connection.  A
+ * quarter of the limit when that is smaller (tiny limits, in tests). */
+#define FS_FD_RESERVE 64
 /* The oldest protocol we speak: 7.12 brought umask and the current entry/attr sizes. */
 #define FS_MIN_MINOR 12
 
@@ -182,6 +191,18 @@ static const struct fs_op ops[] = {
 
 /* ---- session ---- */
 
+/* Read once: main.c has raised the soft limit before the session exists. */
+static int fd_ceiling(void)
+{
+        struct rlimit rl;
+        rlim_t reserve;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= INT_MAX)
+                return INT_MAX;
+        reserve = rl.rlim_cur / 4 < FS_FD_RESERVE ? rl.rlim_cur / 4 : FS_FD_RESERVE;
+        return (int)(rl.rlim_cur - reserve);
+}
+
 static void session_freep(struct fs_session **s)
 {
         fs_session_free(*s);
@@ -227,6 +248,7 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
         }
         atomic_init(&fs->readonly, opts->readonly);
         atomic_init(&fs->max_io, FREQ_MAX_WRITE);
+        fs->fd_ceiling = fd_ceiling();
         atomic_init(&s->initialized, false);
         (void) confine_have_openat2();
         *ret = TAKE_PTR(s);

@@ -57,7 +57,7 @@ int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
                 return i->type == S_IFLNK ? -ELOOP : -ENXIO; /* FIFOs would block the queue */
         if ((err = pt_check_access(fs, r, i, open_mask(flags))) < 0)
                 return err;
-        fd = confine_reopen(fs->proc_fd, i->fd, flags);
+        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, i->fd, flags));
         if (fd < 0)
                 return fd;
         err = handle_add(fs->handles, fd, i, false, (flags & O_ACCMODE) != O_RDONLY, &out.fh);
@@ -102,9 +102,10 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
         /* Without O_EXCL the name may already be a FIFO (made by the guest or on
          * the host): a blocking open of it would hang this queue until a writer
          * came.  Open without blocking and refuse what OPEN refuses too. */
-        fd = confine_open_child(dir->fd, name, flags | O_CREAT | O_NONBLOCK,
-                                policy_mode(&fs->policy, S_IFREG, pt_masked(in->mode, in->umask),
-                                            name, r->in.uid));
+        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT | O_NONBLOCK,
+                                               policy_mode(&fs->policy, S_IFREG,
+                                                           pt_masked(in->mode, in->umask),
+                                                           name, r->in.uid)));
         if (fd < 0)
                 return fd;
         if ((err = check_created_regular(fd, flags)) < 0)
@@ -122,9 +123,10 @@ int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 flags = (flags & ~O_ACCMODE) | O_RDWR;
         if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
                 return err;
-        fd = confine_open_child(dir->fd, ".", flags | O_TMPFILE,
-                                policy_mode(&fs->policy, S_IFREG, pt_masked(in->mode, in->umask),
-                                            "a temporary file", r->in.uid));
+        fd = pt_fd_keep(fs, confine_open_child(dir->fd, ".", flags | O_TMPFILE,
+                                               policy_mode(&fs->policy, S_IFREG,
+                                                           pt_masked(in->mode, in->umask),
+                                                           "a temporary file", r->in.uid)));
         if (fd < 0)
                 return fd;
         return pt_reply_new_node(fs, r, dir, NULL, fd, true);
