@@ -27,6 +27,10 @@
  *    how guest users are kept apart in each mode).  main.c sets the process
  *    umask to 0 (the guest's umask comes with each create) and raises the open
  *    file limit.
+ *  - The descriptors the guest makes us keep (inodes, open files, lock
+ *    owners) stop FS_FD_RESERVE short of RLIMIT_NOFILE (which main.c raises
+ *    to its hard limit): beyond, requests that need one fail with EMFILE, and
+ *    the transport still has descriptors for what the frontend sends.
  *  - Requests before INIT (or after DESTROY) fail with EIO; unknown opcodes ENOSYS.
  *  - An INIT while a session is open is a new kernel after a guest reset: the
  *    old session's nodeids, handles, locks and waiting SETLKWs are dropped and
