@@ -267,10 +267,11 @@ static int on_accept_resume(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
-/* Out of descriptors (the guest holds them as inodes and open files): the
- * connection waits in the backlog, and accept() would fail at once again and
- * again — the listening socket stays readable — so stop watching it for a
- * second.  The timer exists from the set-up on: making one now needs an fd. */
+/* Out of descriptors (ENFILE: the whole system's; EMFILE: the reserve the
+ * guest's files leave us, fuse-dispatch.c, is used up too): the connection
+ * waits in the backlog and accept() would fail at once again and again — the
+ * listening socket stays readable — so stop watching it for a second.  The
+ * timer exists from the set-up on: making one now would need an fd. */
 static void pause_accepting(struct app *app, int error)
 {
         if (sd_event_source_set_time_relative(app->accept_resume, ACCEPT_PAUSE_USEC) < 0 ||
