@@ -8,8 +8,9 @@
  *    more to a guest that asks FUSE_MAX_PAGES on request queues of more than
  *    260 entries (op_init_max_pages()) — and only flags we implement:
  *    ASYNC_READ, POSIX_LOCKS, FLOCK_LOCKS, ATOMIC_O_TRUNC, BIG_WRITES,
- *    DONT_MASK, DO_READDIRPLUS, READDIRPLUS_AUTO, ASYNC_DIO, PARALLEL_DIROPS, MAX_PAGES, plus CACHE_SYMLINKS unless
- *    --cache=never and AUTO_INVAL_DATA with --cache=auto.  Not offered:
+ *    DONT_MASK, DO_READDIRPLUS, READDIRPLUS_AUTO, ASYNC_DIO, PARALLEL_DIROPS,
+ *    MAX_PAGES, plus CACHE_SYMLINKS unless --cache=never and AUTO_INVAL_DATA
+ *    with --cache=auto.  Not offered:
  *    EXPORT_SUPPORT (".." lookups could leave a directory moved out of the
  *    share), WRITEBACK_CACHE, POSIX_ACL, HANDLE_KILLPRIV(_V2), SETXATTR_EXT,
  *    SECURITY_CTX, DAX.  In flags2 only CREATE_SUPP_GROUP (7.39), when run
