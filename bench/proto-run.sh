@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# proto-run.sh [OPTION...] BUILD — the protocol benchmark against every daemon.
+#
+# Runs BUILD/bench/proto-bench (the test VMM of tests/frontend speaking
+# vhost-user straight to the daemon: no guest, no QEMU) against each daemon in
+# turn on the same page-cache-hot folder in /dev/shm, interleaved (rep 1:
+# A B C …, rep 2: A B C …), plus the bare host syscalls for the same work
+# ("bare", the physical limit), then writes the medians.
+#
+#   --quick            1 repetition, 150 ms per figure, a 256 MiB copy (~1 min)
+#   --reps N           repetitions (default 3)
+#   --daemons LIST     sluice,sluice-poll0,virtiofsd,legacy,bare (default all;
+#                      legacy needs root, virtiofsd bench/fetch-trixie.sh)
+#   --rows LIST        lat,ops,io,create,notify,win,mem,mq (default all)
+#   --duration-ms N    per figure (default 500)
+#   --copy-mib N       the Windows-shaped copy (default 2048)
+#   --trixie-cache DIR where fetch-trixie.sh keeps Rust virtiofsd
+#                      (default BUILD/bench/trixie)
+#   --out DIR          results (default BUILD/bench/proto): results.md,
+#                      results.json, raw.tsv, meta.txt, logs/
+#
+# As root, sluice-fs and Rust virtiofsd run as the ordinary user sluice-test
+# (created when missing, as tests/run-suites.sh does) and the legacy
+# virtiofsd as root (it cannot run otherwise); every request carries
+# sluice-test's uid and gid.  Benchmarks, not tests: nothing fails on a figure.
+set -euo pipefail
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+
+reps=3 daemons=sluice,sluice-poll0,virtiofsd,legacy,bare rows=lat,ops,io,create,notify,win,mem,mq
+duration=500 copy=2048 trixie= out=
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --quick) reps=1 duration=150 copy=256 ;;
+        --reps) reps=$2; shift ;;
+        --daemons) daemons=$2; shift ;;
+        --rows) rows=$2; shift ;;
+        --duration-ms) duration=$2; shift ;;
+        --copy-mib) copy=$2; shift ;;
+        --trixie-cache) trixie=$2; shift ;;
+        --out) out=$2; shift ;;
+        -h|--help) usage ;;
+        -*) usage ;;
+        *) break ;;
+        esac
+        shift
+done
+[ $# -eq 1 ] || usage
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+bench=$build/bench/proto-bench
+sluice=$build/daemon/sluice-fs
+[ -x "$bench" ] && [ -x "$sluice" ] || { echo "proto-run: build $build first (no bench/proto-bench or daemon/sluice-fs)" >&2; exit 1; }
+out=${out:-$build/bench/proto}
+trixie=${trixie:-$build/bench/trixie}
+say() { echo "proto-run: $*" >&2; }
+
+# Main rows run on one connection; mem wants a fresh daemon (idle RSS), mq
+# a daemon started with 4 request queues.
+has_row() { case ",$rows," in *",$1,"*) return 0 ;; esac; return 1; }
+main_rows=$(echo "$rows" | tr ',' '\n' | grep -vxE 'mem|mq' | paste -sd, || true)
+
+runas=()
+creds=$(id -u):$(id -g)
+if [ "$(id -u)" -eq 0 ]; then
+        id sluice-test >/dev/null 2>&1 || useradd --create-home --user-group sluice-test
+        runas=(setpriv --reuid=sluice-test --regid="$(id -g sluice-test)" --init-groups --)
+        creds=$(id -u sluice-test):$(id -g sluice-test)
+fi
+
+# Which daemons can run here.
+wanted=()
+for d in ${daemons//,/ }; do
+        case "$d" in
+        sluice|sluice-poll0|bare) wanted+=("$d") ;;
+        virtiofsd)
+                if rust=$("$here/fetch-trixie.sh" "$trixie" virtiofsd); then
+                        wanted+=("$d")
+                else
+                        say "Rust virtiofsd unavailable (fetch-trixie.sh failed): skipped"
+                fi ;;
+        legacy)
+                if [ "$(id -u)" -ne 0 ]; then
+                        say "legacy virtiofsd needs root: skipped"
+                elif [ ! -x /usr/lib/qemu/virtiofsd ]; then
+                        say "no /usr/lib/qemu/virtiofsd (qemu-system-common): skipped"
+                else
+                        wanted+=("$d")
+                fi ;;
+        *) say "unknown daemon $d"; exit 2 ;;
+        esac
+done
+
+work=$(mktemp -d /dev/shm/proto-bench.XXXXXX)
+pid=
+cleanup() {
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+        rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+share=$work/share
+mkdir -p "$share" "$work/sock"
+[ ${#runas[@]} -eq 0 ] || chown sluice-test: "$share" "$work/sock"
+mkdir -p "$out/logs"
+rm -f "$out/raw.tsv" "$out/logs/"*
+
+# start_daemon NAME QUEUES LOG: starts it on $work/sock/NAME.sock, sets $pid.
+start_daemon() {
+        local name=$1 queues=$2 log=$3 sock=$work/sock/$1.sock
+        rm -f "$sock"
+        case "$name" in
+        sluice) "${runas[@]}" "$sluice" --socket-path="$sock" --shared-dir="$share" --queues="$queues" ;;
+        sluice-poll0) "${runas[@]}" "$sluice" --socket-path="$sock" --shared-dir="$share" --queues="$queues" --poll-us=0 ;;
+        virtiofsd) "${runas[@]}" "$rust" --socket-path="$sock" --shared-dir="$share" --sandbox none --cache auto ;;
+        legacy) /usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="$share" -o cache=auto ;;
+        esac </dev/null >>"$log" 2>&1 &
+        pid=$!
+        for _ in $(seq 200); do
+                [ -S "$sock" ] && return 0
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.05
+        done
+        say "$name did not create its socket (see $log)"
+        return 1
+}
+
+stop_daemon() {
+        [ -n "$pid" ] || return 0
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        pid=
+}
+
+# run_one NAME REP ROWS QUEUES [PROTO-BENCH OPTION...]
+run_one() {
+        local name=$1 rep=$2 r=$3 queues=$4 log=$out/logs/$1.$2.log
+        shift 4
+        local common=(--dir="$share" --label="$name" --rep="$rep" --rows="$r" --duration-ms="$duration"
+                      --copy-mib="$copy" --creds="$creds" --out="$out/raw.tsv" "$@")
+        if [ "$name" = bare ]; then
+                "$bench" --bare "${common[@]}" 2>>"$log" || say "bare rep $rep failed (see $log)"
+                return 0
+        fi
+        start_daemon "$name" "$queues" "$log" || return 0
+        "$bench" --socket="$work/sock/$name.sock" --pid="$pid" "${common[@]}" 2>>"$log" ||
+                say "$name rep $rep rows $r failed (see $log)"
+        stop_daemon
+}
+
+{
+        echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host kernel $(uname -r); $(nproc) CPUs"
+        echo "uptime at start: $(uptime)"
+        echo "sluice-fs: $("$sluice" --version 2>&1 | head -1)"
+        for d in "${wanted[@]}"; do
+                case "$d" in
+                virtiofsd) echo "Rust virtiofsd: $("$rust" --version 2>&1 | head -1)" ;;
+                legacy) echo "legacy virtiofsd: $(/usr/lib/qemu/virtiofsd --version 2>&1 | head -1)" ;;
+                esac
+        done
+        echo "settings: $reps repetitions, $duration ms per figure, $copy MiB copy; daemons ${wanted[*]}"
+} >"$out/meta.txt"
+
+start=$(date +%s)
+for rep in $(seq "$reps"); do
+        for d in "${wanted[@]}"; do
+                say "rep $rep/$reps: $d ($(uptime | sed 's/.*load/load/'))"
+                [ -n "$main_rows" ] && run_one "$d" "$rep" "$main_rows" 1
+                if has_row mem && [ "$d" != bare ]; then
+                        run_one "$d" "$rep" mem 1
+                fi
+                if has_row mq; then
+                        case "$d" in
+                        sluice|sluice-poll0|bare) run_one "$d" "$rep" mq 4 --queues=1,2,4 ;;
+                        esac
+                fi
+        done
+done
+echo "uptime at end: $(uptime); wall time $(( $(date +%s) - start )) s" >>"$out/meta.txt"
+"$bench" --summarize="$out" --primary=sluice
+say "results in $out/results.md and $out/results.json"
