@@ -119,13 +119,39 @@ static int fail(int err, const char *what)
 
 /* ---- the daemon from outside: CPU time and memory ---- */
 
-/* utime + stime of the whole process (every thread), in ns; -1 without --pid. */
-static int64_t daemon_cpu_ns(void)
+/* The daemon and its descendants (the legacy virtiofsd serves from a child
+ * it forks into its sandbox): up to max pids, the daemon first. */
+static unsigned daemon_pids(pid_t *pids, unsigned max)
+{
+        unsigned n = 0;
+        if (opt.pid <= 0 || max == 0)
+                return 0;
+        pids[n++] = opt.pid;
+        for (unsigned i = 0; i < n; i++) {
+                char path[64], buf[4096];
+                /* children of the main thread only: the daemons fork from it */
+                snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pids[i], (int)pids[i]);
+                FILE *f = fopen(path, "re");
+                if (!f)
+                        continue;
+                size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+                fclose(f);
+                buf[len] = '\0';
+                for (char *p = buf, *end; n < max; p = end) {
+                        long child = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        pids[n++] = (pid_t)child;
+                }
+        }
+        return n;
+}
+
+/* utime + stime of one process (every thread), in ns; -1 when it is gone. */
+static int64_t process_cpu_ns(pid_t pid)
 {
         char path[64], buf[1024];
-        if (opt.pid <= 0)
-                return -1;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)opt.pid);
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
         FILE *f = fopen(path, "re");
         if (!f)
                 return -1;
@@ -140,21 +166,40 @@ static int64_t daemon_cpu_ns(void)
         return (int64_t)((ut + st) * (1000000000.0 / (double)sysconf(_SC_CLK_TCK)));
 }
 
+/* The daemon's CPU time (its descendants' too), ns; -1 without --pid. */
+static int64_t daemon_cpu_ns(void)
+{
+        pid_t pids[16];
+        unsigned n = daemon_pids(pids, 16);
+        int64_t sum = n ? 0 : -1;
+        for (unsigned i = 0; i < n; i++) {
+                int64_t t = process_cpu_ns(pids[i]);
+                if (t > 0)
+                        sum += t;
+        }
+        return sum;
+}
+
+/* VmRSS of the daemon and its descendants, KiB; -1 without --pid. */
 static long daemon_rss_kib(void)
 {
-        char path[64], line[256];
-        long kib = -1;
-        if (opt.pid <= 0)
-                return -1;
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)opt.pid);
-        FILE *f = fopen(path, "re");
-        if (!f)
-                return -1;
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "VmRSS: %ld", &kib) == 1)
-                        break;
-        fclose(f);
-        return kib;
+        pid_t pids[16];
+        unsigned n = daemon_pids(pids, 16);
+        long sum = n ? 0 : -1;
+        for (unsigned i = 0; i < n; i++) {
+                char path[64], line[256];
+                long kib = 0;
+                snprintf(path, sizeof(path), "/proc/%d/status", (int)pids[i]);
+                FILE *f = fopen(path, "re");
+                if (!f)
+                        continue;
+                while (fgets(line, sizeof(line), f))
+                        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+                                break;
+                fclose(f);
+                sum += kib;
+        }
+        return sum;
 }
 
 /* ---- host files the rows work on (prepared as the caller, before connecting) ---- */
@@ -423,11 +468,12 @@ struct conn {
         struct fuse_init_out init;
         long rss_after_init;            /* the daemon's VmRSS right after INIT (KiB) */
         uint64_t data_node, data_fh;
+        bool data_open;
 };
 
 static void conn_free(struct conn *c)
 {
-        if (c->v && c->data_fh)
+        if (c->v && c->data_open)
                 (void)vmm_release(c->v, c->data_node, c->data_fh);
         vmm_free(c->v);
         c->v = NULL;
@@ -476,8 +522,7 @@ static int conn_open(struct conn *c, unsigned nq)
         r = vmm_open(c->v, c->data_node, O_RDWR, &c->data_fh);
         if (r < 0)
                 return fail(r, "OPEN " DATA_FILE);
-        if (c->data_fh == 0)
-                c->data_fh = 1u << 31;  /* fh 0 is legal; keep conn_free's test simple */
+        c->data_open = true;
         return 0;
 }
 
@@ -1338,6 +1383,20 @@ static int summarize(const char *dir)
         fprintf(js, "],\n  \"primary\": ");
         json_str(js, opt.primary);
         fprintf(js, ",\n  \"rows\": [");
+        /* rows grouped, groups and rows in the order they first came */
+        static struct srow sorted[MAX_ROWS];
+        unsigned ns = 0;
+        for (unsigned i = 0; i < nsrows; i++) {
+                bool seen = false;
+                for (unsigned k = 0; k < i; k++)
+                        seen = seen || strcmp(srows[k].group, srows[i].group) == 0;
+                if (seen)
+                        continue;
+                for (unsigned k = i; k < nsrows; k++)
+                        if (strcmp(srows[k].group, srows[i].group) == 0)
+                                sorted[ns++] = srows[k];
+        }
+        memcpy(srows, sorted, ns * sizeof(*srows));
         const char *group = "";
         for (unsigned i = 0; i < nsrows; i++) {
                 struct srow *r = &srows[i];

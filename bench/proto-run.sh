@@ -99,16 +99,21 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+chmod 755 "$work"
 share=$work/share
 mkdir -p "$share" "$work/sock"
 [ ${#runas[@]} -eq 0 ] || chown sluice-test: "$share" "$work/sock"
 mkdir -p "$out/logs"
 rm -f "$out/raw.tsv" "$out/logs/"*
 
-# start_daemon NAME QUEUES LOG: starts it on $work/sock/NAME.sock, sets $pid.
+# start_daemon NAME QUEUES LOG: starts it on a fresh $sock, sets $pid.
+# A fresh name each time: the virtiofsds lock SOCKET.pid, and a daemon that
+# is still exiting would keep the next one from starting.
+runs=0
 start_daemon() {
-        local name=$1 queues=$2 log=$3 sock=$work/sock/$1.sock
-        rm -f "$sock"
+        local name=$1 queues=$2 log=$3
+        runs=$((runs + 1))
+        sock=$work/sock/$name.$runs.sock
         case "$name" in
         sluice) "${runas[@]}" "$sluice" --socket-path="$sock" --shared-dir="$share" --queues="$queues" ;;
         sluice-poll0) "${runas[@]}" "$sluice" --socket-path="$sock" --shared-dir="$share" --queues="$queues" --poll-us=0 ;;
@@ -143,7 +148,7 @@ run_one() {
                 return 0
         fi
         start_daemon "$name" "$queues" "$log" || return 0
-        "$bench" --socket="$work/sock/$name.sock" --pid="$pid" "${common[@]}" 2>>"$log" ||
+        "$bench" --socket="$sock" --pid="$pid" "${common[@]}" 2>>"$log" ||
                 say "$name rep $rep rows $r failed (see $log)"
         stop_daemon
 }
