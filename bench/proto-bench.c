@@ -1299,6 +1299,7 @@ static const char *group_title(const char *g)
                 { "mq", "Request queues, one frontend thread each (daemons that offer them)" },
                 { "cpu", "Daemon CPU per request (utime+stime of the process / requests)" },
                 { "mem", "Memory and descriptors" },
+                { "targets", "The issue's targets, from the medians above" },
         };
         for (size_t i = 0; i < sizeof(titles) / sizeof(titles[0]); i++)
                 if (strcmp(titles[i].g, g) == 0)
@@ -1318,6 +1319,64 @@ static void json_str(FILE *f, const char *s)
                         fputc(*s, f);
         }
         fputc('"', f);
+}
+
+static double median_of(const char *group, const char *row, const char *label)
+{
+        int li = -1;
+        for (unsigned i = 0; i < nlabels; i++)
+                if (strcmp(labels[i], label) == 0)
+                        li = (int)i;
+        for (unsigned i = 0; i < nsrows && li >= 0; i++)
+                if (strcmp(srows[i].group, group) == 0 && strcmp(srows[i].row, row) == 0)
+                        return cell_median(&srows[i].cell[li]);
+        return NAN;
+}
+
+static void derived(const char *row, const char *better, unsigned label, double value)
+{
+        struct srow *r;
+        if (isnan(value) || isinf(value) || !(r = row_get("targets", row, "x", better)))
+                return;
+        r->cell[label].v[0] = value;
+        r->cell[label].n = 1;
+}
+
+/* The issue's targets, from the medians: each daemon against the bare
+ * syscalls, and sluice-fs's polling against --poll-us=0 and Rust virtiofsd. */
+static void add_targets(void)
+{
+        double fstat_us = 1e6 / median_of("ops", "getattr qd1", "bare");
+        double pread = median_of("io", "read 1m", "bare"), pwrite = median_of("io", "write 1m", "bare");
+        unsigned n = nlabels;
+        for (unsigned l = 0; l < n; l++) {
+                const char *d = labels[l];
+                if (strcmp(d, "bare") == 0)
+                        continue;
+                derived("GETATTR qd16: wall time per request / bare fstat (≤ 3)", "lo", l,
+                        1e6 / median_of("ops", "getattr qd16", d) / fstat_us);
+                derived("GETATTR qd16: daemon CPU per request / bare fstat", "lo", l,
+                        median_of("cpu", "getattr qd16", d) / fstat_us);
+                derived("READ 1 MiB / bare pread (≥ 0.7)", "hi", l, median_of("io", "read 1m", d) / pread);
+                derived("WRITE 1 MiB / bare pwrite (≥ 0.7)", "hi", l, median_of("io", "write 1m", d) / pwrite);
+        }
+        int p = label_index(opt.primary);
+        if (p < 0)
+                return;
+        double p50 = median_of("lat", "getattr p50", opt.primary);
+        derived("GETATTR p50 qd1: sluice / sluice-poll0 (≤ 0.6)", "lo", (unsigned)p,
+                p50 / median_of("lat", "getattr p50", "sluice-poll0"));
+        derived("GETATTR p50 qd1: sluice / virtiofsd (≤ 0.8)", "lo", (unsigned)p,
+                p50 / median_of("lat", "getattr p50", "virtiofsd"));
+        derived("GETATTR qd16 ops/s: sluice / virtiofsd (≥ 2.5)", "hi", (unsigned)p,
+                median_of("ops", "getattr qd16", opt.primary) / median_of("ops", "getattr qd16", "virtiofsd"));
+        derived("GETATTR qd16 ops/s: sluice / legacy (≥ 2)", "hi", (unsigned)p,
+                median_of("ops", "getattr qd16", opt.primary) / median_of("ops", "getattr qd16", "legacy"));
+        derived("copy 1 MiB: sluice / fastest peer (≥ 1)", "hi", (unsigned)p,
+                median_of("win", "copy, 1 MiB writes", opt.primary) /
+                        fmax(fmax(median_of("win", "copy, 1 MiB writes", "virtiofsd"),
+                                  median_of("win", "copy, 1 MiB writes", "legacy")),
+                             median_of("win", "copy, 1 MiB writes", "sluice-poll0")));
 }
 
 static int summarize(const char *dir)
@@ -1352,6 +1411,7 @@ static int summarize(const char *dir)
                 }
         }
         fclose(in);
+        add_targets();
         int primary = -1;
         for (unsigned i = 0; i < nlabels; i++)
                 if (strcmp(labels[i], opt.primary) == 0)
