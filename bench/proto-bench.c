@@ -1,28 +1,30 @@
-/* proto-bench — the protocol benchmark: FUSE requests straight into a
- * vhost-user-fs backend from the test VMM (tests/frontend/vmm.h), no guest
+/* proto-bench — the protocol benchmark: FUSE requests straight into
+ * vhost-user-fs backends from the test VMM (tests/frontend/vmm.h), no guest
  * kernel in the way, so what it measures is the daemon (and the host's
- * syscalls under it).  bench/proto-run.sh runs it against every daemon;
+ * syscalls under it).  bench/proto-run.sh starts the daemons and runs it;
  * bench/PROTO.md says what each row means.
  *
- *   proto-bench --socket=PATH --dir=DIR --label=NAME [--pid=PID] [OPTION...]
- *   proto-bench --bare --dir=DIR [OPTION...]      the same work as host syscalls
- *   proto-bench --summarize=RESULTS_DIR           raw.tsv → results.md, results.json
+ *   proto-bench --dir=DIR --daemon=LABEL=SOCKET[,PID]... [--bare] [OPTION...]
+ *   proto-bench --summarize=RESULTS_DIR [--primary=LABEL]
  *
- * Every figure is one line of TSV (rep, label, group, row, unit, better,
- * value) appended to --out (default stdout); --summarize takes the medians.
+ * It holds a connection to every daemon at once and takes each figure from
+ * each of them in turn (A B C, then the next figure; the order rotates per
+ * repetition), so that a noisy second on a shared machine hits every daemon
+ * alike instead of one.  Every figure is a line of TSV (rep, label, group,
+ * row, unit, better, value) appended to --out; --summarize takes medians.
  *
  * The frontend drives each request queue from one thread with preallocated
- * request slots (vmm_slot_*): N requests outstanding means N slots, refilled
- * as their replies come back, one kick per batch — and no kick at all while
- * the daemon says it is polling (EVENT_IDX avail_event), unless told not to
- * honour that.  Replies are waited for on the call eventfd, or by spinning
- * on used->idx (the notify group compares the two). */
+ * request slots (vmm_slot_*): N requests outstanding are N slots, refilled as
+ * their replies come back, one kick per batch — and no kick while the daemon
+ * says it is polling (EVENT_IDX avail_event), unless a row says not to honour
+ * that.  Replies are waited for on the call eventfd, or by spinning on
+ * used->idx (the notify rows compare the ways). */
+#include "proto-bench.h"
 #include "vmm.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,58 +33,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
-#define DATA_FILE       "pb-data"       /* READ/WRITE target, prepared on the host */
-#define DATA_SIZE       (64u << 20)
-#define LOOKUP_FILE     "pb-lookup"
+#define DATA_FILE       PB_DATA_FILE
+#define DATA_SIZE       PB_DATA_SIZE
+#define LOOKUP_FILE     PB_LOOKUP_FILE
 #define MANY_DIR        "pb-many"       /* the memory row's 10,000 files */
 #define MANY_FILES      10000
 #define MAX_DEPTH       16
-#define MAX_THREADS     8
-#define MAX_SAMPLES     (1u << 20)
-#define WIN_MAX_DESC    1024            /* viofs: at most 1024 descriptors, queue size 1024 */
-#define PAGE            4096u
+#define MAX_THREADS     PB_MAX_THREADS
+#define MAX_SAMPLES     PB_MAX_SAMPLES
+#define WIN_MAX_DESC    PB_WIN_MAX_DESC
+#define PAGE            PB_PAGE
+#define MAX_TARGETS     8
 
-struct options {
-        const char *socket;
-        const char *dir;
-        const char *label;
-        const char *rows;
-        const char *out;
-        const char *summarize;
-        const char *primary;
-        unsigned queues[4];
-        unsigned nqueues;
-        pid_t pid;
-        bool bare;
-        unsigned rep;
-        int duration_ms;
-        uint64_t copy_bytes;
-        uint32_t uid, gid;
-        int max_opens;
-};
-
-static struct options opt = {
-        .label = "daemon", .rows = "lat,ops,io,create,notify,win", .primary = "sluice",
-        .queues = { 1, 2, 4 }, .nqueues = 3, .rep = 1, .duration_ms = 500,
+struct pb_options pb_opt = {
+        .rows = "lat,ops,io,create,notify,win", .primary = "sluice",
+        .queues = { 1, 2, 4 }, .nqueues = 3, .reps = 1, .first_rep = 1, .rep = 1, .duration_ms = 500,
         .copy_bytes = 2ull << 30, .max_opens = 50000,
 };
+const char *pb_label = "daemon";
+static pid_t cur_pid;                   /* the daemon whose figures are being taken */
 static FILE *out;
 
-static int64_t now_ns(void)
+const size_t pb_io_sizes[3] = { 4096, 128 << 10, 1 << 20 };
+const char *const pb_io_names[3] = { "4k", "128k", "1m" };
+
+int64_t pb_now_ns(void)
 {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static bool row_wanted(const char *name)
+bool pb_row_wanted(const char *name)
 {
         size_t n = strlen(name);
-        for (const char *p = opt.rows; *p;) {
+        for (const char *p = pb_opt.rows; *p;) {
                 size_t len = strcspn(p, ",");
                 if (len == n && strncmp(p, name, n) == 0)
                         return true;
@@ -91,29 +79,28 @@ static bool row_wanted(const char *name)
         return false;
 }
 
-/* One figure.  better: "hi" (ops/s, MB/s) or "lo" (latency, CPU, memory). */
-static void emit(const char *group, const char *row, const char *unit, const char *better, double value)
+void pb_emit(const char *group, const char *row, const char *unit, const char *better, double value)
 {
-        fprintf(out, "%u\t%s\t%s\t%s\t%s\t%s\t%.6g\n", opt.rep, opt.label, group, row, unit, better, value);
+        fprintf(out, "%u\t%s\t%s\t%s\t%s\t%s\t%.6g\n", pb_opt.rep, pb_label, group, row, unit, better, value);
         fflush(out);
-        fprintf(stderr, "proto-bench: %-8s %-7s %-34s %12.6g %s\n", opt.label, group, row, value, unit);
+        fprintf(stderr, "proto-bench: %-12s %-7s %-44s %12.6g %s\n", pb_label, group, row, value, unit);
 }
 
-static void emit_text(const char *group, const char *row, const char *fmt, ...)
+void pb_emit_text(const char *group, const char *row, const char *fmt, ...)
 {
         char buf[256];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
-        fprintf(out, "%u\t%s\t%s\t%s\ttext\t-\t%s\n", opt.rep, opt.label, group, row, buf);
+        fprintf(out, "%u\t%s\t%s\t%s\ttext\t-\t%s\n", pb_opt.rep, pb_label, group, row, buf);
         fflush(out);
-        fprintf(stderr, "proto-bench: %-8s %-7s %-34s %s\n", opt.label, group, row, buf);
+        fprintf(stderr, "proto-bench: %-12s %-7s %-44s %s\n", pb_label, group, row, buf);
 }
 
-static int fail(int err, const char *what)
+int pb_fail(int err, const char *what)
 {
-        fprintf(stderr, "proto-bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
+        fprintf(stderr, "proto-bench: %s: %s: %s\n", pb_label, what, strerror(err < 0 ? -err : err));
         return err < 0 ? err : -err;
 }
 
@@ -124,9 +111,9 @@ static int fail(int err, const char *what)
 static unsigned daemon_pids(pid_t *pids, unsigned max)
 {
         unsigned n = 0;
-        if (opt.pid <= 0 || max == 0)
+        if (cur_pid <= 0 || max == 0)
                 return 0;
-        pids[n++] = opt.pid;
+        pids[n++] = cur_pid;
         for (unsigned i = 0; i < n; i++) {
                 char path[64], buf[4096];
                 /* children of the main thread only: the daemons fork from it */
@@ -207,10 +194,10 @@ static long daemon_rss_kib(void)
 static int prepare_files(void)
 {
         char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", opt.dir, DATA_FILE);
+        snprintf(path, sizeof(path), "%s/%s", pb_opt.dir, DATA_FILE);
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         if (fd < 0)
-                return fail(-errno, path);
+                return pb_fail(-errno, path);
         struct stat st;
         if (fstat(fd, &st) == 0 && st.st_size != DATA_SIZE) {
                 static char buf[1 << 20];
@@ -218,26 +205,26 @@ static int prepare_files(void)
                 for (off_t off = 0; off < DATA_SIZE; off += (off_t)sizeof(buf))
                         if (pwrite(fd, buf, sizeof(buf), off) != (ssize_t)sizeof(buf)) {
                                 close(fd);
-                                return fail(-EIO, "writing the data file");
+                                return pb_fail(-EIO, "writing the data file");
                         }
         }
         (void)fchmod(fd, 0666);  /* the daemon may run as another user */
         close(fd);
-        snprintf(path, sizeof(path), "%s/%s", opt.dir, LOOKUP_FILE);
+        snprintf(path, sizeof(path), "%s/%s", pb_opt.dir, LOOKUP_FILE);
         fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
         if (fd >= 0)
                 close(fd);
-        if (!row_wanted("mem"))
+        if (!pb_row_wanted("mem"))
                 return 0;
-        snprintf(path, sizeof(path), "%s/%s", opt.dir, MANY_DIR);
+        snprintf(path, sizeof(path), "%s/%s", pb_opt.dir, MANY_DIR);
         if (mkdir(path, 0777) < 0 && errno != EEXIST)
-                return fail(-errno, path);
+                return pb_fail(-errno, path);
         (void)chmod(path, 0777);
         for (unsigned i = 0; i < MANY_FILES; i++) {
-                snprintf(path, sizeof(path), "%s/%s/f%05u", opt.dir, MANY_DIR, i);
+                snprintf(path, sizeof(path), "%s/%s/f%05u", pb_opt.dir, MANY_DIR, i);
                 fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
                 if (fd < 0)
-                        return fail(-errno, path);
+                        return pb_fail(-errno, path);
                 close(fd);
         }
         return 0;
@@ -401,7 +388,7 @@ static int loop_run(struct loop *l, int64_t duration_ns)
                 l->slots[i].user = &st[i];
                 st[i].offset = (uint64_t)i * l->io_size % DATA_SIZE;
         }
-        int64_t start = now_ns();
+        int64_t start = pb_now_ns();
         int64_t counting = start + duration_ns / 10, end = counting + duration_ns;
         bool counting_started = false;
         for (unsigned i = 0; i < l->depth; i++) {
@@ -409,7 +396,7 @@ static int loop_run(struct loop *l, int64_t duration_ns)
                 st[i].t_start = start;
                 int r = vmm_slot_add(l->v, &l->slots[i]);
                 if (r < 0)
-                        return fail(r, "slot add");
+                        return pb_fail(r, "slot add");
         }
         unsigned in_flight = l->depth;
         int r = vmm_queue_kick(l->v, l->queue);
@@ -419,8 +406,8 @@ static int loop_run(struct loop *l, int64_t duration_ns)
         while (in_flight > 0) {
                 int n = vmm_queue_reap(l->v, l->queue, done, MAX_DEPTH, -1);
                 if (n < 0)
-                        return fail(n, "waiting for replies");
-                int64_t t = now_ns();
+                        return pb_fail(n, "waiting for replies");
+                int64_t t = pb_now_ns();
                 if (!counting_started && t >= counting) {
                         counting_started = true;
                         l->ops = l->requests = 0;
@@ -444,7 +431,7 @@ static int loop_run(struct loop *l, int64_t duration_ns)
                         lay_next(l, s);
                         r = vmm_slot_add(l->v, s);
                         if (r < 0)
-                                return fail(r, "slot add");
+                                return pb_fail(r, "slot add");
                         in_flight++;
                 }
                 r = vmm_queue_kick(l->v, l->queue);
@@ -452,7 +439,7 @@ static int loop_run(struct loop *l, int64_t duration_ns)
                         return r;
         }
         /* Ops finished while draining count too: the window ends with the drain. */
-        l->t_done = now_ns();
+        l->t_done = pb_now_ns();
         if (!counting_started)
                 l->t_count = start;
         return l->error;
@@ -467,6 +454,8 @@ struct conn {
         struct vmm_slot *io_slots[MAX_THREADS + 1];     /* per request queue: MAX_DEPTH, 1 MiB each */
         struct fuse_init_out init;
         long rss_after_init;            /* the daemon's VmRSS right after INIT (KiB) */
+        unsigned request_queues;        /* what the backend offers */
+        struct vmm_slot *win_slot;      /* the copy's: 1024 descriptors, allocated at its first row */
         uint64_t data_node, data_fh;
         bool data_open;
 };
@@ -479,7 +468,7 @@ static void conn_free(struct conn *c)
         c->v = NULL;
 }
 
-static int conn_open(struct conn *c, unsigned nq)
+static int conn_open(struct conn *c, const char *socket, unsigned nq)
 {
         struct vmm_config cfg = {
                 .request_queues = nq,
@@ -490,15 +479,18 @@ static int conn_open(struct conn *c, unsigned nq)
         };
         memset(c, 0, sizeof(*c));
         c->nq = nq;
-        int r = vmm_connect(opt.socket, &cfg, &c->v);
+        int r = vmm_connect(socket, &cfg, &c->v);
         if (r < 0)
-                return fail(r, opt.socket);
-        if (opt.uid)
-                vmm_set_creds(c->v, opt.uid, opt.gid, 0);
+                return pb_fail(r, socket);
+        if (pb_opt.uid)
+                vmm_set_creds(c->v, pb_opt.uid, pb_opt.gid, 0);
         r = vmm_init(c->v, &c->init);
         if (r < 0)
-                return fail(r, "FUSE INIT");
+                return pb_fail(r, "FUSE INIT");
         c->rss_after_init = daemon_rss_kib();
+        /* GET_QUEUE_NUM counts hiprio too; 0 = no MQ protocol feature (one queue) */
+        unsigned offered = vmm_backend_queue_num(c->v);
+        c->request_queues = offered > 1 ? offered - 1 : 1;
         for (unsigned q = 1; q <= nq; q++) {
                 struct vmm_slot_config small = { .in_cap = 512, .out_cap = 4096 };
                 struct vmm_slot_config io = { .in_cap = sizeof(struct fuse_write_in) + (1u << 20),
@@ -508,7 +500,7 @@ static int conn_open(struct conn *c, unsigned nq)
                 if (r >= 0)
                         r = vmm_slots_new(c->v, q, MAX_DEPTH, &io, &c->io_slots[q]);
                 if (r < 0)
-                        return fail(r, "allocating request slots");
+                        return pb_fail(r, "allocating request slots");
                 for (unsigned i = 0; i < MAX_DEPTH; i++)
                         memset(c->io_slots[q][i].args, 'y', c->io_slots[q][i].in_cap);
                 struct vmm_queue_mode mode = { .honour_suppression = true };
@@ -517,18 +509,18 @@ static int conn_open(struct conn *c, unsigned nq)
         struct fuse_entry_out e;
         r = vmm_lookup(c->v, VMM_ROOT, DATA_FILE, &e);
         if (r < 0)
-                return fail(r, "LOOKUP " DATA_FILE);
+                return pb_fail(r, "LOOKUP " DATA_FILE);
         c->data_node = e.nodeid;
         r = vmm_open(c->v, c->data_node, O_RDWR, &c->data_fh);
         if (r < 0)
-                return fail(r, "OPEN " DATA_FILE);
+                return pb_fail(r, "OPEN " DATA_FILE);
         c->data_open = true;
         return 0;
 }
 
-static void set_mode(struct conn *c, bool honour, bool spin)
+static void set_mode(struct conn *c, bool honour, bool spin, unsigned spin_us)
 {
-        struct vmm_queue_mode mode = { .honour_suppression = honour, .spin = spin };
+        struct vmm_queue_mode mode = { .honour_suppression = honour, .spin = spin, .spin_us = spin_us };
         for (unsigned q = 1; q <= c->nq; q++)
                 vmm_queue_set_mode(c->v, q, &mode);
 }
@@ -545,7 +537,7 @@ struct measure {
 static void *loop_thread(void *arg)
 {
         struct loop *l = arg;
-        l->error = loop_run(l, (int64_t)opt.duration_ms * 1000000);
+        l->error = loop_run(l, (int64_t)pb_opt.duration_ms * 1000000);
         return NULL;
 }
 
@@ -575,18 +567,18 @@ static int measure(struct conn *c, enum workload w, unsigned depth, size_t io_si
                 vmm_queue_counters(c->v, q, &before[q]);
         }
         int64_t cpu0 = daemon_cpu_ns();
-        int64_t t0 = now_ns();
+        int64_t t0 = pb_now_ns();
         int r = 0;
         if (threads == 1) {
                 loop_thread(&loops[0]);
         } else {
                 for (unsigned t = 0; t < threads; t++)
                         if (pthread_create(&tid[t], NULL, loop_thread, &loops[t]) != 0)
-                                return fail(-EAGAIN, "pthread_create");
+                                return pb_fail(-EAGAIN, "pthread_create");
                 for (unsigned t = 0; t < threads; t++)
                         pthread_join(tid[t], NULL);
         }
-        int64_t t1 = now_ns();
+        int64_t t1 = pb_now_ns();
         int64_t cpu1 = daemon_cpu_ns();
         /* The loops count from the end of their warm-up to the end of the
          * drain; the daemon's CPU is scaled to that share of the run. */
@@ -618,7 +610,7 @@ static int cmp_u32(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
-static double percentile_us(uint32_t *s, size_t n, double p)
+double pb_percentile_us(uint32_t *s, size_t n, double p)
 {
         if (n == 0)
                 return NAN;
@@ -630,7 +622,7 @@ static double percentile_us(uint32_t *s, size_t n, double p)
 static void emit_cpu(const char *row, const struct measure *m)
 {
         if (m->cpu_ns >= 0 && m->requests > 0)
-                emit("cpu", row, "µs/req", "lo", m->cpu_ns / 1000.0 / (double)m->requests);
+                pb_emit("cpu", row, "µs/req", "lo", m->cpu_ns / 1000.0 / (double)m->requests);
 }
 
 /* ---- row groups on a daemon ---- */
@@ -643,9 +635,9 @@ static int rows_latency(struct conn *c, const char *group, const char *suffix, b
         if (r < 0)
                 return r;
         snprintf(row, sizeof(row), "getattr p50%s", suffix);
-        emit(group, row, "µs", "lo", percentile_us(m.samples, m.nsamples, 0.50));
+        pb_emit(group, row, "µs", "lo", pb_percentile_us(m.samples, m.nsamples, 0.50));
         snprintf(row, sizeof(row), "getattr p99%s", suffix);
-        emit(group, row, "µs", "lo", percentile_us(m.samples, m.nsamples, 0.99));
+        pb_emit(group, row, "µs", "lo", pb_percentile_us(m.samples, m.nsamples, 0.99));
         free(m.samples);
         snprintf(row, sizeof(row), "getattr qd1%s", suffix);
         emit_cpu(row, &m);
@@ -653,11 +645,11 @@ static int rows_latency(struct conn *c, const char *group, const char *suffix, b
         double done = (double)m.counters.completions;
         if (counters && done > 0) {
                 snprintf(row, sizeof(row), "kicks/req%s", suffix);
-                emit(group, row, "", "lo", (double)m.counters.kicks / done);
+                pb_emit(group, row, "", "lo", (double)m.counters.kicks / done);
                 snprintf(row, sizeof(row), "kicks avoided/req%s", suffix);
-                emit(group, row, "", "hi", (double)m.counters.kicks_avoided / done);
+                pb_emit(group, row, "", "hi", (double)m.counters.kicks_avoided / done);
                 snprintf(row, sizeof(row), "call wake-ups/req%s", suffix);
-                emit(group, row, "", "lo", (double)m.counters.calls / done);
+                pb_emit(group, row, "", "lo", (double)m.counters.calls / done);
         }
         return 0;
 }
@@ -671,98 +663,99 @@ static int row_op_api(struct conn *c, unsigned depth)
         struct fuse_getattr_in in = { 0 };
         struct fuse_attr_out attr[MAX_DEPTH];
         uint64_t n = 0;
-        int64_t t0 = now_ns(), end = t0 + (int64_t)opt.duration_ms * 1000000;
-        while (now_ns() < end) {
+        int64_t t0 = pb_now_ns(), end = t0 + (int64_t)pb_opt.duration_ms * 1000000;
+        while (pb_now_ns() < end) {
                 for (unsigned i = 0; i < depth; i++) {
                         ops[i] = (struct vmm_op){ .opcode = FUSE_GETATTR, .nodeid = VMM_ROOT,
                                                   .arg = { { &in, sizeof(in) } }, .arg_cnt = 1,
                                                   .out = &attr[i], .out_size = sizeof(attr[i]) };
                         int r = vmm_op_submit(c->v, &ops[i]);
                         if (r < 0)
-                                return fail(r, "vmm_op_submit");
+                                return pb_fail(r, "vmm_op_submit");
                 }
                 for (unsigned i = 0; i < depth; i++) {
                         int r = vmm_op_wait(c->v, &ops[i], -1);
                         if (r < 0)
-                                return fail(r, "vmm_op_wait");
+                                return pb_fail(r, "vmm_op_wait");
                 }
                 n += depth;
         }
         char row[64];
         snprintf(row, sizeof(row), "getattr qd%u, op API (submit %u, wait %u)", depth, depth, depth);
-        emit("ops", row, "ops/s", "hi", (double)n / ((double)(now_ns() - t0) / 1e9));
+        pb_emit("ops", row, "ops/s", "hi", (double)n / ((double)(pb_now_ns() - t0) / 1e9));
         return 0;
 }
 
-static int rows_ops(struct conn *c)
+static int row_getattr(struct conn *c, unsigned depth)
 {
-        static const unsigned depths[] = { 1, 4, 16 };
         char row[64];
         struct measure m;
-        for (unsigned i = 0; i < 3; i++) {
-                int r = measure(c, W_GETATTR, depths[i], 0, 1, false, &m);
-                if (r < 0)
-                        return r;
-                snprintf(row, sizeof(row), "getattr qd%u", depths[i]);
-                emit("ops", row, "ops/s", "hi", (double)m.ops / m.seconds);
+        int r = measure(c, W_GETATTR, depth, 0, 1, false, &m);
+        if (r < 0)
+                return r;
+        snprintf(row, sizeof(row), "getattr qd%u", depth);
+        pb_emit("ops", row, "ops/s", "hi", (double)m.ops / m.seconds);
+        emit_cpu(row, &m);
+        return 0;
+}
+
+static int row_lookup(struct conn *c, unsigned depth)
+{
+        char row[64];
+        struct measure m;
+        int r = measure(c, W_LOOKUP_GETATTR, depth, 0, 1, false, &m);
+        if (r < 0)
+                return r;
+        snprintf(row, sizeof(row), "lookup+getattr qd%u", depth);
+        pb_emit("ops", row, "pairs/s", "hi", (double)m.ops / m.seconds);
+        return 0;
+}
+
+/* which = write * 3 + size index */
+static int row_io(struct conn *c, unsigned which)
+{
+        bool write = which >= 3;
+        size_t size = pb_io_sizes[which % 3];
+        char row[64];
+        struct measure m;
+        int r = measure(c, write ? W_WRITE : W_READ, 1, size, 1, false, &m);
+        if (r < 0)
+                return r;
+        snprintf(row, sizeof(row), "%s %s", write ? "write" : "read", pb_io_names[which % 3]);
+        pb_emit("io", row, "MB/s", "hi", (double)m.ops * (double)size / m.seconds / 1e6);
+        if (which % 3 == 2)
                 emit_cpu(row, &m);
-        }
-        for (unsigned i = 0; i < 3; i++) {
-                int r = measure(c, W_LOOKUP_GETATTR, depths[i], 0, 1, false, &m);
-                if (r < 0)
-                        return r;
-                snprintf(row, sizeof(row), "lookup+getattr qd%u", depths[i]);
-                emit("ops", row, "pairs/s", "hi", (double)m.ops / m.seconds);
-        }
-        int r = row_op_api(c, 1);
-        if (r >= 0)
-                r = row_op_api(c, 16);
-        return r;
-}
-
-static int rows_io(struct conn *c)
-{
-        static const size_t sizes[] = { 4096, 128 << 10, 1 << 20 };
-        static const char *names[] = { "4k", "128k", "1m" };
-        char row[64];
-        struct measure m;
-        for (unsigned w = 0; w < 2; w++)
-                for (unsigned i = 0; i < 3; i++) {
-                        int r = measure(c, w ? W_WRITE : W_READ, 1, sizes[i], 1, false, &m);
-                        if (r < 0)
-                                return r;
-                        snprintf(row, sizeof(row), "%s %s", w ? "write" : "read", names[i]);
-                        emit("io", row, "MB/s", "hi", (double)m.ops * (double)sizes[i] / m.seconds / 1e6);
-                        if (i == 2)
-                                emit_cpu(row, &m);
-                }
         return 0;
 }
 
-static int rows_create(struct conn *c)
+static int row_create(struct conn *c, unsigned arg)
 {
         struct measure m;
         int r = measure(c, W_CREATE, 1, 0, 1, false, &m);
         if (r < 0)
                 return r;
-        emit("create", "create+release+unlink", "cycles/s", "hi", (double)m.ops / m.seconds);
+        pb_emit("create", "create+release+unlink", "cycles/s", "hi", (double)m.ops / m.seconds);
         emit_cpu("create+release+unlink", &m);
         return 0;
 }
 
-/* Row 6: the same GETATTR at one outstanding in three frontend modes. */
-static int rows_notify(struct conn *c)
+static int row_lat(struct conn *c, unsigned arg)
 {
-        int r;
-        set_mode(c, false, false);
-        r = rows_latency(c, "notify", " (kick always, wait on call)", true);
-        set_mode(c, true, false);
-        if (r >= 0)
-                r = rows_latency(c, "notify", " (honour suppr., wait on call)", true);
-        set_mode(c, true, true);
-        if (r >= 0)
-                r = rows_latency(c, "notify", " (honour suppr., spin)", true);
-        set_mode(c, true, false);
+        return rows_latency(c, "lat", "", false);
+}
+
+/* Row 6: the same GETATTR at one outstanding, by frontend mode. */
+static int row_notify(struct conn *c, unsigned mode)
+{
+        static const struct { bool honour, spin; unsigned spin_us; const char *name; } modes[] = {
+                { false, false, 0, " (kick always, wait on call)" },
+                { true, false, 0, " (honour suppr., wait on call)" },
+                { true, false, 50, " (honour suppr., spin 50 µs, then call)" },
+                { true, true, 0, " (honour suppr., spin)" },
+        };
+        set_mode(c, modes[mode].honour, modes[mode].spin, modes[mode].spin_us);
+        int r = rows_latency(c, "notify", modes[mode].name, true);
+        set_mode(c, true, false, 0);
         return r;
 }
 
@@ -791,7 +784,7 @@ static int row_win_copy(struct conn *c, struct vmm_slot *s, size_t chunk, const 
         struct fuse_open_out o;
         int r;
 
-        int64_t t0 = now_ns(), cpu0 = daemon_cpu_ns(), front_ns = 0, write_ns = 0, getattr_ns = 0;
+        int64_t t0 = pb_now_ns(), cpu0 = daemon_cpu_ns(), front_ns = 0, write_ns = 0, getattr_ns = 0;
         struct fuse_create_in ci = { .flags = O_WRONLY | O_CREAT | O_TRUNC, .mode = S_IFREG | 0644 };
         size_t seg[2] = { sizeof(ci), strlen(name) + 1 };
         memcpy(s->args, &ci, sizeof(ci));
@@ -800,36 +793,36 @@ static int row_win_copy(struct conn *c, struct vmm_slot *s, size_t chunk, const 
         if (r >= 0)
                 r = run_one(c, s);
         if (r < 0)
-                return fail(r, "CREATE pb-copy");
+                return pb_fail(r, "CREATE pb-copy");
         memcpy(&e, s->out, sizeof(e));
         memcpy(&o, (char *)s->out + sizeof(e), sizeof(o));
         uint64_t requests = 1, writes = 0;
-        for (uint64_t off = 0; off < opt.copy_bytes; off += chunk) {
-                size_t len = opt.copy_bytes - off < chunk ? opt.copy_bytes - off : chunk;
-                int64_t a = now_ns();
+        for (uint64_t off = 0; off < pb_opt.copy_bytes; off += chunk) {
+                size_t len = pb_opt.copy_bytes - off < chunk ? pb_opt.copy_bytes - off : chunk;
+                int64_t a = pb_now_ns();
                 /* The payload stays in the slot's pages: the guest's bounce copy is the guest's cost. */
                 struct fuse_write_in *wi = s->args;
                 *wi = (struct fuse_write_in){ .fh = o.fh, .offset = off, .size = (uint32_t)len };
                 size_t wseg[2] = { sizeof(*wi), len };
                 r = vmm_slot_prepare(c->v, s, FUSE_WRITE, e.nodeid, wseg, 2, sizeof(struct fuse_write_out), &lay);
-                int64_t b = now_ns();
+                int64_t b = pb_now_ns();
                 if (r >= 0)
                         r = run_one(c, s);
-                int64_t d = now_ns();
+                int64_t d = pb_now_ns();
                 if (r >= 0 && ((struct fuse_write_out *)s->out)->size != len)
                         r = -EIO;
                 if (r < 0)
-                        return fail(r, "WRITE pb-copy");
+                        return pb_fail(r, "WRITE pb-copy");
                 struct fuse_getattr_in *gi = s->args;
                 *gi = (struct fuse_getattr_in){ .getattr_flags = FUSE_GETATTR_FH, .fh = o.fh };
                 size_t gseg = sizeof(*gi);
                 r = vmm_slot_prepare(c->v, s, FUSE_GETATTR, e.nodeid, &gseg, 1, sizeof(struct fuse_attr_out), &lay);
-                int64_t f = now_ns();
+                int64_t f = pb_now_ns();
                 if (r >= 0)
                         r = run_one(c, s);
                 if (r < 0)
-                        return fail(r, "GETATTR pb-copy");
-                int64_t g = now_ns();
+                        return pb_fail(r, "GETATTR pb-copy");
+                int64_t g = pb_now_ns();
                 front_ns += (b - a) + (f - d);
                 write_ns += d - b;
                 getattr_ns += g - f;
@@ -850,54 +843,59 @@ static int row_win_copy(struct conn *c, struct vmm_slot *s, size_t chunk, const 
         if (r >= 0)
                 r = run_one(c, s);
         if (r < 0)
-                return fail(r, "FLUSH/RELEASE pb-copy");
+                return pb_fail(r, "FLUSH/RELEASE pb-copy");
         requests += 2;
-        int64_t t1 = now_ns(), cpu1 = daemon_cpu_ns();
+        int64_t t1 = pb_now_ns(), cpu1 = daemon_cpu_ns();
         double secs = (double)(t1 - t0) / 1e9;
         char name_row[96];
-        emit("win", row, "GB/s", "hi", (double)opt.copy_bytes / secs / 1e9);
+        pb_emit("win", row, "GB/s", "hi", (double)pb_opt.copy_bytes / secs / 1e9);
         snprintf(name_row, sizeof(name_row), "%s: WRITE round trip", row);
-        emit("win", name_row, "µs", "lo", (double)write_ns / 1000.0 / (double)writes);
+        pb_emit("win", name_row, "µs", "lo", (double)write_ns / 1000.0 / (double)writes);
         snprintf(name_row, sizeof(name_row), "%s: GETATTR round trip", row);
-        emit("win", name_row, "µs", "lo", (double)getattr_ns / 1000.0 / (double)writes);
+        pb_emit("win", name_row, "µs", "lo", (double)getattr_ns / 1000.0 / (double)writes);
         snprintf(name_row, sizeof(name_row), "%s: frontend share", row);
-        emit("win", name_row, "%", "lo", 100.0 * (double)front_ns / (double)(t1 - t0));
+        pb_emit("win", name_row, "%", "lo", 100.0 * (double)front_ns / (double)(t1 - t0));
         if (cpu0 >= 0 && cpu1 >= 0) {
                 snprintf(name_row, sizeof(name_row), "%s: daemon CPU / wall", row);
-                emit("win", name_row, "%", "lo", 100.0 * (double)(cpu1 - cpu0) / (double)(t1 - t0));
+                pb_emit("win", name_row, "%", "lo", 100.0 * (double)(cpu1 - cpu0) / (double)(t1 - t0));
                 snprintf(name_row, sizeof(name_row), "%s", row);
-                emit("cpu", name_row, "µs/req", "lo", (double)(cpu1 - cpu0) / 1000.0 / (double)requests);
+                pb_emit("cpu", name_row, "µs/req", "lo", (double)(cpu1 - cpu0) / 1000.0 / (double)requests);
         }
         (void)vmm_unlink(c->v, VMM_ROOT, name);
         return 0;
 }
 
-static int rows_win(struct conn *c)
+/* The largest WRITE viofs would send: max_write, capped by max_pages as
+ * Linux does and by 1024 descriptors, four of which carry the headers. */
+static size_t win_max_chunk(const struct conn *c)
 {
-        /* Linux caps a request at max_pages; viofs at 1024 descriptors,
-         * four of which carry the headers. */
         size_t max = c->init.max_write;
         if ((vmm_init_flags(c->v) & FUSE_MAX_PAGES) && c->init.max_pages &&
             (size_t)c->init.max_pages * PAGE < max)
                 max = (size_t)c->init.max_pages * PAGE;
         if (max > (size_t)(WIN_MAX_DESC - 4) * PAGE)
                 max = (size_t)(WIN_MAX_DESC - 4) * PAGE;
-        max &= ~(size_t)(PAGE - 1);
-        emit("win", "max_write offered (INIT)", "KiB", "hi", c->init.max_write / 1024.0);
-        emit("win", "max_pages offered (INIT)", "pages", "hi", c->init.max_pages);
-        struct vmm_slot *s;
-        struct vmm_slot_config cfg = { .in_cap = sizeof(struct fuse_write_in) + max, .out_cap = 4096,
-                                       .page_at = sizeof(struct fuse_write_in), .max_desc = WIN_MAX_DESC };
-        int r = vmm_slots_new(c->v, 1, 1, &cfg, &s);
-        if (r < 0)
-                return fail(r, "allocating the copy's slot");
-        memset(s->args, 'w', cfg.in_cap);
-        r = row_win_copy(c, s, max < (1u << 20) ? max : 1u << 20, "copy, 1 MiB writes");
-        if (r >= 0)
-                r = row_win_copy(c, s, max, "copy, largest max_write");
-        if (r >= 0)
-                emit("win", "largest max_write used", "KiB", "hi", max / 1024.0);
-        return r;
+        return max & ~(size_t)(PAGE - 1);
+}
+
+static int row_win(struct conn *c, unsigned largest)
+{
+        size_t max = win_max_chunk(c);
+        if (!c->win_slot) {
+                struct vmm_slot_config cfg = { .in_cap = sizeof(struct fuse_write_in) + max, .out_cap = 4096,
+                                               .page_at = sizeof(struct fuse_write_in), .max_desc = WIN_MAX_DESC };
+                int r = vmm_slots_new(c->v, 1, 1, &cfg, &c->win_slot);
+                if (r < 0)
+                        return pb_fail(r, "allocating the copy's slot");
+                memset(c->win_slot->args, 'w', cfg.in_cap);
+        }
+        if (!largest) {
+                pb_emit("win", "max_write offered (INIT)", "KiB", "hi", c->init.max_write / 1024.0);
+                pb_emit("win", "max_pages offered (INIT)", "pages", "hi", c->init.max_pages);
+                return row_win_copy(c, c->win_slot, max < (1u << 20) ? max : 1u << 20, "copy, 1 MiB writes");
+        }
+        pb_emit("win", "largest max_write used", "KiB", "hi", max / 1024.0);
+        return row_win_copy(c, c->win_slot, max, "copy, largest max_write");
 }
 
 /* Row 8: RSS idle after INIT and after 10,000 LOOKUPs; then OPEN without
@@ -908,22 +906,22 @@ static int rows_mem(struct conn *c)
         struct fuse_entry_out dir, e;
         int r = vmm_lookup(c->v, VMM_ROOT, MANY_DIR, &dir);
         if (r < 0)
-                return fail(r, "LOOKUP " MANY_DIR);
+                return pb_fail(r, "LOOKUP " MANY_DIR);
         for (unsigned i = 0; i < MANY_FILES; i++) {
                 char name[32];
                 snprintf(name, sizeof(name), "f%05u", i);
                 r = vmm_lookup(c->v, dir.nodeid, name, &e);
                 if (r < 0)
-                        return fail(r, "LOOKUP of the many files");
+                        return pb_fail(r, "LOOKUP of the many files");
         }
         long after = daemon_rss_kib();
         if (idle > 0 && after > 0) {
-                emit("mem", "RSS idle after INIT", "KiB", "lo", (double)idle);
-                emit("mem", "RSS delta after 10,000 LOOKUPs", "KiB", "lo", (double)(after - idle));
+                pb_emit("mem", "RSS idle after INIT", "KiB", "lo", (double)idle);
+                pb_emit("mem", "RSS delta after 10,000 LOOKUPs", "KiB", "lo", (double)(after - idle));
         }
         int n = 0, err = 0;
-        int64_t deadline = now_ns() + 30 * 1000000000ll;
-        while (n < opt.max_opens && now_ns() < deadline) {
+        int64_t deadline = pb_now_ns() + 30 * 1000000000ll;
+        while (n < pb_opt.max_opens && pb_now_ns() < deadline) {
                 uint64_t fh;
                 r = vmm_open(c->v, c->data_node, O_RDONLY, &fh);
                 if (r != 0) {
@@ -932,616 +930,184 @@ static int rows_mem(struct conn *c)
                 }
                 n++;
         }
-        bool alive = opt.pid <= 0 || kill(opt.pid, 0) == 0;
+        bool alive = cur_pid <= 0 || kill(cur_pid, 0) == 0;
         int after_r = err > -4096 && err < 0 && alive ? vmm_getattr(c->v, VMM_ROOT, NULL) : -ECONNRESET;
         const char *en = err ? strerrorname_np(-err) : NULL;
         if (err == 0)
-                emit_text("mem", "OPEN without RELEASE", "no error in %d opens; GETATTR then: %s", n,
+                pb_emit_text("mem", "OPEN without RELEASE", "no error in %d opens; GETATTR then: %s", n,
                           after_r == 0 ? "ok" : strerror(-after_r));
         else
-                emit_text("mem", "OPEN without RELEASE", "%s after %d opens; daemon %s, GETATTR then: %s",
+                pb_emit_text("mem", "OPEN without RELEASE", "%s after %d opens; daemon %s, GETATTR then: %s",
                           en ? en : "?", n, alive ? "alive" : "GONE",
                           after_r == 0 ? "ok" : strerror(-after_r));
         return 0;
 }
 
-/* Row 5: GETATTR at 16 outstanding and READ 128 KiB per queue, one thread each. */
-static int rows_mq(void)
+/* ---- the run: every figure from every target in turn ---- */
+
+struct target {
+        const char *label;
+        const char *socket;             /* NULL: the bare syscalls */
+        pid_t pid;
+        struct conn conn;
+        bool connected, failed;
+};
+
+static struct target targets[MAX_TARGETS];
+static unsigned ntargets;
+static struct pb_bare *bare;
+
+struct entry {
+        const char *group;              /* --rows name */
+        int (*daemon)(struct conn *c, unsigned arg);
+        int (*bare)(struct pb_bare *b, unsigned arg);
+        unsigned arg;
+};
+
+static const struct entry entries[] = {
+        { "lat", row_lat, pb_bare_lat, 0 },
+        { "ops", row_getattr, pb_bare_getattr, 1 },
+        { "ops", row_getattr, pb_bare_getattr, 4 },
+        { "ops", row_getattr, pb_bare_getattr, 16 },
+        { "ops", row_lookup, pb_bare_lookup, 1 },
+        { "ops", row_lookup, pb_bare_lookup, 4 },
+        { "ops", row_lookup, pb_bare_lookup, 16 },
+        { "ops", row_op_api, NULL, 1 },
+        { "ops", row_op_api, NULL, 16 },
+        { "io", row_io, pb_bare_io, 0 },
+        { "io", row_io, pb_bare_io, 1 },
+        { "io", row_io, pb_bare_io, 2 },
+        { "io", row_io, pb_bare_io, 3 },
+        { "io", row_io, pb_bare_io, 4 },
+        { "io", row_io, pb_bare_io, 5 },
+        { "create", row_create, pb_bare_create, 0 },
+        { "notify", row_notify, NULL, 0 },
+        { "notify", row_notify, NULL, 1 },
+        { "notify", row_notify, NULL, 2 },
+        { "notify", row_notify, NULL, 3 },
+        { "win", row_win, pb_bare_win, 0 },
+        { "win", row_win, pb_bare_win, 1 },
+};
+
+static void target_set(const struct target *t)
 {
-        double base_getattr = 0, base_read = 0;
-        for (unsigned i = 0; i < opt.nqueues; i++) {
-                unsigned nq = opt.queues[i];
-                struct conn c;
-                struct measure m;
-                char row[64];
-                int r = conn_open(&c, nq);
-                if (r < 0) {
-                        conn_free(&c);
-                        if (r == -ENOTSUP) {
-                                fprintf(stderr, "proto-bench: %s: no %u request queues, skipped\n", opt.label, nq);
-                                continue;
-                        }
-                        return r;
-                }
+        pb_label = t->label;
+        cur_pid = t->pid;
+}
+
+static void target_failed(struct target *t, int r)
+{
+        fprintf(stderr, "proto-bench: %s failed (%s): no more figures from it\n", t->label, strerror(-r));
+        t->failed = true;
+}
+
+/* Row 5: GETATTR at 16 outstanding and READ 128 KiB per queue, one frontend
+ * thread each, on a fresh connection with nq request queues. */
+static int mq_figures(struct target *t, unsigned nq)
+{
+        struct conn c;
+        struct measure m;
+        char row[64];
+        int r = conn_open(&c, t->socket, nq);
+        if (r == -ENOTSUP) {
+                conn_free(&c);
+                fprintf(stderr, "proto-bench: %s: no %u request queues, skipped\n", t->label, nq);
+                return 0;
+        }
+        if (r >= 0)
                 r = measure(&c, W_GETATTR, 16, 0, nq, false, &m);
-                if (r < 0) {
-                        conn_free(&c);
-                        return r;
-                }
-                double g = (double)m.ops / m.seconds;
+        if (r >= 0) {
                 snprintf(row, sizeof(row), "getattr qd16 per queue, %u queue%s", nq, nq > 1 ? "s" : "");
-                emit("mq", row, "ops/s", "hi", g);
+                pb_emit("mq", row, "ops/s", "hi", (double)m.ops / m.seconds);
                 emit_cpu(row, &m);
                 r = measure(&c, W_READ, 1, 128 << 10, nq, false, &m);
-                conn_free(&c);
-                if (r < 0)
-                        return r;
-                double rd = (double)m.ops * (128 << 10) / m.seconds / 1e6;
+        }
+        if (r >= 0) {
                 snprintf(row, sizeof(row), "read 128k qd1 per queue, %u queue%s", nq, nq > 1 ? "s" : "");
-                emit("mq", row, "MB/s", "hi", rd);
-                if (nq == 1) {
-                        base_getattr = g;
-                        base_read = rd;
-                } else if (base_getattr > 0) {
-                        snprintf(row, sizeof(row), "getattr: %u queues / 1", nq);
-                        emit("mq", row, "x", "hi", g / base_getattr);
-                        snprintf(row, sizeof(row), "read 128k: %u queues / 1", nq);
-                        emit("mq", row, "x", "hi", rd / base_read);
-                }
+                pb_emit("mq", row, "MB/s", "hi", (double)m.ops * (128 << 10) / m.seconds / 1e6);
         }
-        return 0;
-}
-
-static int run_daemon(void)
-{
-        int r = 0;
-        bool main_rows = row_wanted("lat") || row_wanted("ops") || row_wanted("io") ||
-                         row_wanted("create") || row_wanted("notify") || row_wanted("win") ||
-                         row_wanted("mem");
-        if (main_rows) {
-                struct conn c;
-                r = conn_open(&c, 1);
-                /* mem first: "idle" means right after INIT */
-                if (r >= 0 && row_wanted("mem"))
-                        r = rows_mem(&c);
-                if (r >= 0 && row_wanted("lat"))
-                        r = rows_latency(&c, "lat", "", false);
-                if (r >= 0 && row_wanted("ops"))
-                        r = rows_ops(&c);
-                if (r >= 0 && row_wanted("io"))
-                        r = rows_io(&c);
-                if (r >= 0 && row_wanted("create"))
-                        r = rows_create(&c);
-                if (r >= 0 && row_wanted("notify"))
-                        r = rows_notify(&c);
-                if (r >= 0 && row_wanted("win"))
-                        r = rows_win(&c);
-                conn_free(&c);
-        }
-        if (r >= 0 && row_wanted("mq"))
-                r = rows_mq();
+        conn_free(&c);
         return r;
 }
 
-/* ---- the physical limit: the same work as bare syscalls, in this process ---- */
-
-struct bare_thread {
-        int dirfd, datafd;
-        unsigned kind;                  /* 0 fstat, 1 pread 128k */
-        uint64_t ops;
-        int64_t end;
-        void *buf;
-};
-
-static void *bare_loop(void *arg)
+/* Row 8 wants a daemon nobody has talked to: its own connection, first. */
+static int mem_figures(struct target *t)
 {
-        struct bare_thread *b = arg;
-        struct stat st;
-        uint64_t off = 0;
-        while (now_ns() < b->end)
-                for (unsigned i = 0; i < 64; i++, b->ops++) {
-                        if (b->kind == 0) {
-                                (void)fstat(b->dirfd, &st);
-                        } else {
-                                (void)!pread(b->datafd, b->buf, 128 << 10, (off_t)off);
-                                off = (off + (128 << 10)) % DATA_SIZE;
-                        }
-                }
-        return NULL;
-}
-
-static int run_bare(void)
-{
-        int dirfd = open(opt.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", opt.dir, DATA_FILE);
-        int datafd = open(path, O_RDWR | O_CLOEXEC);
-        if (dirfd < 0 || datafd < 0)
-                return fail(-errno, opt.dir);
-        int64_t dur = (int64_t)opt.duration_ms * 1000000;
-        struct stat st;
-        void *buf = aligned_alloc(PAGE, 4u << 20);
-        if (!buf)
-                return -ENOMEM;
-        memset(buf, 'b', 4u << 20);
-
-        if (row_wanted("lat")) {
-                uint32_t *s = malloc(MAX_SAMPLES * sizeof(uint32_t));
-                size_t n = 0;
-                if (!s)
-                        return -ENOMEM;
-                int64_t end = now_ns() + dur;
-                for (int64_t t = now_ns(); t < end && n < MAX_SAMPLES;) {
-                        (void)fstat(dirfd, &st);
-                        int64_t u = now_ns();
-                        s[n++] = (uint32_t)(u - t);
-                        t = u;
-                }
-                emit("lat", "getattr p50", "µs", "lo", percentile_us(s, n, 0.5));
-                emit("lat", "getattr p99", "µs", "lo", percentile_us(s, n, 0.99));
-                free(s);
-        }
-        if (row_wanted("ops")) {
-                /* A syscall is synchronous: every depth is one thread back to back. */
-                static const unsigned depths[] = { 1, 4, 16 };
-                char row[64];
-                for (unsigned i = 0; i < 3; i++) {
-                        struct bare_thread b = { .dirfd = dirfd, .end = now_ns() + dur / 3 };
-                        int64_t t0 = now_ns();
-                        bare_loop(&b);
-                        snprintf(row, sizeof(row), "getattr qd%u", depths[i]);
-                        emit("ops", row, "ops/s", "hi", (double)b.ops / ((double)(now_ns() - t0) / 1e9));
-                }
-                for (unsigned i = 0; i < 3; i++) {
-                        uint64_t ops = 0;
-                        int fd = openat(dirfd, LOOKUP_FILE, O_PATH | O_CLOEXEC);
-                        int64_t t0 = now_ns(), end = t0 + dur / 3;
-                        while (now_ns() < end)
-                                for (unsigned k = 0; k < 64; k++, ops++) {
-                                        (void)fstatat(dirfd, LOOKUP_FILE, &st, AT_SYMLINK_NOFOLLOW);
-                                        (void)fstat(fd, &st);
-                                }
-                        close(fd);
-                        snprintf(row, sizeof(row), "lookup+getattr qd%u", depths[i]);
-                        emit("ops", row, "pairs/s", "hi", (double)ops / ((double)(now_ns() - t0) / 1e9));
-                }
-        }
-        if (row_wanted("io")) {
-                static const size_t sizes[] = { 4096, 128 << 10, 1 << 20 };
-                static const char *names[] = { "4k", "128k", "1m" };
-                char row[64];
-                for (unsigned w = 0; w < 2; w++)
-                        for (unsigned i = 0; i < 3; i++) {
-                                uint64_t ops = 0, off = 0;
-                                int64_t t0 = now_ns(), end = t0 + dur;
-                                while (now_ns() < end) {
-                                        ssize_t k = w ? pwrite(datafd, buf, sizes[i], (off_t)off)
-                                                      : pread(datafd, buf, sizes[i], (off_t)off);
-                                        if (k != (ssize_t)sizes[i])
-                                                return fail(-EIO, "bare I/O");
-                                        off = (off + sizes[i]) % DATA_SIZE;
-                                        ops++;
-                                }
-                                snprintf(row, sizeof(row), "%s %s", w ? "write" : "read", names[i]);
-                                emit("io", row, "MB/s", "hi",
-                                     (double)ops * (double)sizes[i] / ((double)(now_ns() - t0) / 1e9) / 1e6);
-                        }
-        }
-        if (row_wanted("create")) {
-                uint64_t ops = 0;
-                int64_t t0 = now_ns(), end = t0 + dur;
-                while (now_ns() < end) {
-                        int fd = openat(dirfd, "pb-bare", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-                        if (fd < 0)
-                                return fail(-errno, "bare create");
-                        close(fd);
-                        (void)unlinkat(dirfd, "pb-bare", 0);
-                        ops++;
-                }
-                emit("create", "create+release+unlink", "cycles/s", "hi", (double)ops / ((double)(now_ns() - t0) / 1e9));
-        }
-        if (row_wanted("win")) {
-                /* the copy's work: pwrite each chunk, fstat after it, close */
-                for (unsigned v = 0; v < 2; v++) {
-                        size_t chunk = v ? (size_t)(WIN_MAX_DESC - 4) * PAGE : 1u << 20;
-                        int64_t t0 = now_ns();
-                        int fd = openat(dirfd, "pb-copy", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                        if (fd < 0)
-                                return fail(-errno, "bare copy");
-                        for (uint64_t off = 0; off < opt.copy_bytes; off += chunk) {
-                                size_t len = opt.copy_bytes - off < chunk ? opt.copy_bytes - off : chunk;
-                                if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len)
-                                        return fail(-EIO, "bare copy write");
-                                (void)fstat(fd, &st);
-                        }
-                        close(fd);
-                        double secs = (double)(now_ns() - t0) / 1e9;
-                        (void)unlinkat(dirfd, "pb-copy", 0);
-                        emit("win", v ? "copy, largest max_write" : "copy, 1 MiB writes", "GB/s", "hi",
-                             (double)opt.copy_bytes / secs / 1e9);
-                }
-        }
-        if (row_wanted("mq")) {
-                char row[64];
-                for (unsigned kind = 0; kind < 2; kind++)
-                        for (unsigned i = 0; i < opt.nqueues; i++) {
-                                unsigned n = opt.queues[i];
-                                struct bare_thread b[MAX_THREADS];
-                                pthread_t tid[MAX_THREADS];
-                                int64_t t0 = now_ns();
-                                for (unsigned t = 0; t < n; t++) {
-                                        b[t] = (struct bare_thread){ .dirfd = dirfd, .datafd = datafd,
-                                                                     .kind = kind, .end = t0 + dur,
-                                                                     .buf = malloc(128 << 10) };
-                                        if (!b[t].buf || pthread_create(&tid[t], NULL, bare_loop, &b[t]) != 0)
-                                                return fail(-ENOMEM, "bare threads");
-                                }
-                                uint64_t ops = 0;
-                                for (unsigned t = 0; t < n; t++) {
-                                        pthread_join(tid[t], NULL);
-                                        ops += b[t].ops;
-                                        free(b[t].buf);
-                                }
-                                double secs = (double)(now_ns() - t0) / 1e9;
-                                if (kind == 0) {
-                                        snprintf(row, sizeof(row), "getattr qd16 per queue, %u queue%s", n, n > 1 ? "s" : "");
-                                        emit("mq", row, "ops/s", "hi", (double)ops / secs);
-                                } else {
-                                        snprintf(row, sizeof(row), "read 128k qd1 per queue, %u queue%s", n, n > 1 ? "s" : "");
-                                        emit("mq", row, "MB/s", "hi", (double)ops * (128 << 10) / secs / 1e6);
-                                }
-                        }
-        }
-        free(buf);
-        close(datafd);
-        close(dirfd);
-        return 0;
-}
-
-/* ---- summary: medians, spreads, ratios ---- */
-
-#define MAX_LABELS 8
-#define MAX_ROWS   160
-#define MAX_REPS   16
-
-struct cell {
-        double v[MAX_REPS];
-        unsigned n;
-        char text[160];
-};
-
-struct srow {
-        char group[16], row[96], unit[16], better[4];
-        struct cell cell[MAX_LABELS];
-};
-
-static char labels[MAX_LABELS][32];
-static unsigned nlabels;
-static struct srow srows[MAX_ROWS];
-static unsigned nsrows;
-
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return x < y ? -1 : x > y;
-}
-
-static double cell_median(const struct cell *c)
-{
-        double v[MAX_REPS];
-        if (c->n == 0)
-                return NAN;
-        memcpy(v, c->v, c->n * sizeof(double));
-        qsort(v, c->n, sizeof(double), cmp_double);
-        return c->n % 2 ? v[c->n / 2] : (v[c->n / 2 - 1] + v[c->n / 2]) / 2;
-}
-
-/* ± half the range, in % of the median */
-static double cell_spread(const struct cell *c)
-{
-        double lo = INFINITY, hi = -INFINITY, m = cell_median(c);
-        for (unsigned i = 0; i < c->n; i++) {
-                lo = fmin(lo, c->v[i]);
-                hi = fmax(hi, c->v[i]);
-        }
-        return c->n > 1 && m != 0 ? (hi - lo) / 2 / fabs(m) * 100 : 0;
-}
-
-static void fmt_value(char *buf, size_t size, double v)
-{
-        if (isnan(v))
-                snprintf(buf, size, "–");
-        else if (fabs(v) >= 100000)
-                snprintf(buf, size, "%.0fk", v / 1000);
-        else if (fabs(v) >= 10000)
-                snprintf(buf, size, "%.1fk", v / 1000);
-        else if (fabs(v) >= 100)
-                snprintf(buf, size, "%.0f", v);
-        else
-                snprintf(buf, size, "%.3g", v);
-}
-
-static int label_index(const char *l)
-{
-        for (unsigned i = 0; i < nlabels; i++)
-                if (strcmp(labels[i], l) == 0)
-                        return (int)i;
-        if (nlabels == MAX_LABELS)
-                return -1;
-        snprintf(labels[nlabels], sizeof(labels[0]), "%s", l);
-        return (int)nlabels++;
-}
-
-static struct srow *row_get(const char *group, const char *row, const char *unit, const char *better)
-{
-        for (unsigned i = 0; i < nsrows; i++)
-                if (strcmp(srows[i].group, group) == 0 && strcmp(srows[i].row, row) == 0)
-                        return &srows[i];
-        if (nsrows == MAX_ROWS)
-                return NULL;
-        struct srow *r = &srows[nsrows++];
-        snprintf(r->group, sizeof(r->group), "%s", group);
-        snprintf(r->row, sizeof(r->row), "%s", row);
-        snprintf(r->unit, sizeof(r->unit), "%s", unit);
-        snprintf(r->better, sizeof(r->better), "%s", better);
+        struct conn c;
+        int r = conn_open(&c, t->socket, 1);
+        if (r >= 0)
+                r = rows_mem(&c);
+        conn_free(&c);
         return r;
 }
 
-static const char *group_title(const char *g)
+static int run(void)
 {
-        static const struct { const char *g, *t; } titles[] = {
-                { "lat", "GETATTR of the root, one request outstanding" },
-                { "ops", "Requests per second at 1, 4, 16 outstanding (one queue)" },
-                { "io", "READ / WRITE of one page-cache-hot file, one outstanding" },
-                { "create", "CREATE + RELEASE + UNLINK, one outstanding" },
-                { "notify", "Notification suppression: GETATTR at one outstanding by frontend mode" },
-                { "win", "Windows-shaped copy (virtio-win viofs: one request at a time, 4 KiB descriptors in one indirect table, GETATTR after each WRITE)" },
-                { "mq", "Request queues, one frontend thread each (daemons that offer them)" },
-                { "cpu", "Daemon CPU per request (utime+stime of the process / requests)" },
-                { "mem", "Memory and descriptors" },
-                { "targets", "The issue's targets, from the medians above" },
-        };
-        for (size_t i = 0; i < sizeof(titles) / sizeof(titles[0]); i++)
-                if (strcmp(titles[i].g, g) == 0)
-                        return titles[i].t;
-        return g;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-        fputc('"', f);
-        for (; *s; s++) {
-                if (*s == '"' || *s == '\\')
-                        fprintf(f, "\\%c", *s);
-                else if ((unsigned char)*s < 0x20)
-                        fprintf(f, "\\u%04x", *s);
-                else
-                        fputc(*s, f);
-        }
-        fputc('"', f);
-}
-
-static double median_of(const char *group, const char *row, const char *label)
-{
-        int li = -1;
-        for (unsigned i = 0; i < nlabels; i++)
-                if (strcmp(labels[i], label) == 0)
-                        li = (int)i;
-        for (unsigned i = 0; i < nsrows && li >= 0; i++)
-                if (strcmp(srows[i].group, group) == 0 && strcmp(srows[i].row, row) == 0)
-                        return cell_median(&srows[i].cell[li]);
-        return NAN;
-}
-
-static void derived(const char *row, const char *better, unsigned label, double value)
-{
-        struct srow *r;
-        if (isnan(value) || isinf(value) || !(r = row_get("targets", row, "x", better)))
-                return;
-        r->cell[label].v[0] = value;
-        r->cell[label].n = 1;
-}
-
-/* The issue's targets, from the medians: each daemon against the bare
- * syscalls, and sluice-fs's polling against --poll-us=0 and Rust virtiofsd. */
-static void add_targets(void)
-{
-        double fstat_us = 1e6 / median_of("ops", "getattr qd1", "bare");
-        double pread = median_of("io", "read 1m", "bare"), pwrite = median_of("io", "write 1m", "bare");
-        unsigned n = nlabels;
-        for (unsigned l = 0; l < n; l++) {
-                const char *d = labels[l];
-                if (strcmp(d, "bare") == 0)
-                        continue;
-                derived("GETATTR qd16: wall time per request / bare fstat (≤ 3)", "lo", l,
-                        1e6 / median_of("ops", "getattr qd16", d) / fstat_us);
-                derived("GETATTR qd16: daemon CPU per request / bare fstat", "lo", l,
-                        median_of("cpu", "getattr qd16", d) / fstat_us);
-                derived("READ 1 MiB / bare pread (≥ 0.7)", "hi", l, median_of("io", "read 1m", d) / pread);
-                derived("WRITE 1 MiB / bare pwrite (≥ 0.7)", "hi", l, median_of("io", "write 1m", d) / pwrite);
-        }
-        int p = label_index(opt.primary);
-        if (p < 0)
-                return;
-        double p50 = median_of("lat", "getattr p50", opt.primary);
-        derived("GETATTR p50 qd1: sluice / sluice-poll0 (≤ 0.6)", "lo", (unsigned)p,
-                p50 / median_of("lat", "getattr p50", "sluice-poll0"));
-        derived("GETATTR p50 qd1: sluice / virtiofsd (≤ 0.8)", "lo", (unsigned)p,
-                p50 / median_of("lat", "getattr p50", "virtiofsd"));
-        derived("GETATTR qd16 ops/s: sluice / virtiofsd (≥ 2.5)", "hi", (unsigned)p,
-                median_of("ops", "getattr qd16", opt.primary) / median_of("ops", "getattr qd16", "virtiofsd"));
-        derived("GETATTR qd16 ops/s: sluice / legacy (≥ 2)", "hi", (unsigned)p,
-                median_of("ops", "getattr qd16", opt.primary) / median_of("ops", "getattr qd16", "legacy"));
-        derived("copy 1 MiB: sluice / fastest peer (≥ 1)", "hi", (unsigned)p,
-                median_of("win", "copy, 1 MiB writes", opt.primary) /
-                        fmax(fmax(median_of("win", "copy, 1 MiB writes", "virtiofsd"),
-                                  median_of("win", "copy, 1 MiB writes", "legacy")),
-                             median_of("win", "copy, 1 MiB writes", "sluice-poll0")));
-}
-
-static int summarize(const char *dir)
-{
-        char path[4096], line[1024];
-        snprintf(path, sizeof(path), "%s/raw.tsv", dir);
-        FILE *in = fopen(path, "re");
-        if (!in)
-                return fail(-errno, path);
-        while (fgets(line, sizeof(line), in)) {
-                char *f[7], *save = NULL;
-                unsigned n = 0;
-                line[strcspn(line, "\n")] = '\0';
-                if (line[0] == '#' || line[0] == '\0')
-                        continue;
-                for (char *p = strtok_r(line, "\t", &save); p && n < 7; p = strtok_r(NULL, "\t", &save))
-                        f[n++] = p;
-                if (n != 7)
-                        continue;
-                int li = label_index(f[1]);
-                struct srow *r = row_get(f[2], f[3], f[4], f[5]);
-                if (li < 0 || !r)
-                        continue;
-                struct cell *c = &r->cell[li];
-                if (strcmp(f[4], "text") == 0) {
-                        if (!c->text[0])
-                                snprintf(c->text, sizeof(c->text), "%s", f[6]);
-                        else if (!strstr(c->text, f[6]) && strlen(c->text) + strlen(f[6]) + 4 < sizeof(c->text))
-                                strcat(strcat(c->text, " / "), f[6]);
-                } else if (c->n < MAX_REPS) {
-                        c->v[c->n++] = strtod(f[6], NULL);
+        bool main_rows = false;
+        for (size_t e = 0; e < sizeof(entries) / sizeof(entries[0]); e++)
+                main_rows = main_rows || pb_row_wanted(entries[e].group);
+        if (pb_row_wanted("mem"))
+                for (unsigned i = 0; i < ntargets; i++) {
+                        if (!targets[i].socket)
+                                continue;
+                        target_set(&targets[i]);
+                        int r = mem_figures(&targets[i]);
+                        if (r < 0)
+                                target_failed(&targets[i], r);
                 }
-        }
-        fclose(in);
-        add_targets();
-        int primary = -1;
-        for (unsigned i = 0; i < nlabels; i++)
-                if (strcmp(labels[i], opt.primary) == 0)
-                        primary = (int)i;
-
-        snprintf(path, sizeof(path), "%s/results.md", dir);
-        FILE *md = fopen(path, "we");
-        snprintf(path, sizeof(path), "%s/results.json", dir);
-        FILE *js = fopen(path, "we");
-        if (!md || !js)
-                return fail(-errno, path);
-        snprintf(path, sizeof(path), "%s/meta.txt", dir);
-        FILE *meta = fopen(path, "re");
-        fprintf(md, "## Protocol benchmark (bench/proto-run.sh)\n\n");
-        fprintf(js, "{\n  \"meta\": [");
-        if (meta) {
-                bool first = true;
-                while (fgets(line, sizeof(line), meta)) {
-                        line[strcspn(line, "\n")] = '\0';
-                        fprintf(md, "%s  \n", line);
-                        fprintf(js, "%s\n    ", first ? "" : ",");
-                        json_str(js, line);
-                        first = false;
-                }
-                fclose(meta);
-        }
-        fprintf(md, "\nMedians ± half the range (%% of the median); ratio = %s / peer, > 1 = %s better.\n",
-                opt.primary, opt.primary);
-        fprintf(js, "],\n  \"primary\": ");
-        json_str(js, opt.primary);
-        fprintf(js, ",\n  \"rows\": [");
-        /* rows grouped, groups and rows in the order they first came */
-        static struct srow sorted[MAX_ROWS];
-        unsigned ns = 0;
-        for (unsigned i = 0; i < nsrows; i++) {
-                bool seen = false;
-                for (unsigned k = 0; k < i; k++)
-                        seen = seen || strcmp(srows[k].group, srows[i].group) == 0;
-                if (seen)
-                        continue;
-                for (unsigned k = i; k < nsrows; k++)
-                        if (strcmp(srows[k].group, srows[i].group) == 0)
-                                sorted[ns++] = srows[k];
-        }
-        memcpy(srows, sorted, ns * sizeof(*srows));
-        const char *group = "";
-        for (unsigned i = 0; i < nsrows; i++) {
-                struct srow *r = &srows[i];
-                bool text = strcmp(r->unit, "text") == 0;
-                if (strcmp(group, r->group) != 0) {
-                        group = r->group;
-                        fprintf(md, "\n### %s\n\n| row | unit |", group_title(group));
-                        for (unsigned l = 0; l < nlabels; l++)
-                                fprintf(md, " %s |", labels[l]);
-                        for (unsigned l = 0; l < nlabels; l++)
-                                if ((int)l != primary && primary >= 0)
-                                        fprintf(md, " %s/%s |", opt.primary, labels[l]);
-                        fprintf(md, "\n|---|---|");
-                        for (unsigned l = 0; l < nlabels; l++)
-                                fprintf(md, "---|");
-                        for (unsigned l = 0; l < nlabels; l++)
-                                if ((int)l != primary && primary >= 0)
-                                        fprintf(md, "---|");
-                        fprintf(md, "\n");
-                }
-                fprintf(md, "| %s | %s |", r->row, text ? "" : r->unit);
-                fprintf(js, "%s\n    {\"group\": ", i ? "," : "");
-                json_str(js, r->group);
-                fprintf(js, ", \"row\": ");
-                json_str(js, r->row);
-                fprintf(js, ", \"unit\": ");
-                json_str(js, r->unit);
-                fprintf(js, ", \"better\": ");
-                json_str(js, r->better);
-                fprintf(js, ", \"daemons\": {");
-                for (unsigned l = 0; l < nlabels; l++) {
-                        struct cell *c = &r->cell[l];
-                        char v[32];
-                        fprintf(js, "%s", l ? ", " : "");
-                        json_str(js, labels[l]);
-                        if (text) {
-                                fprintf(md, " %s |", c->text[0] ? c->text : "–");
-                                fprintf(js, ": {\"text\": ");
-                                json_str(js, c->text);
-                                fprintf(js, "}");
+        if (main_rows)
+                for (unsigned i = 0; i < ntargets; i++) {
+                        struct target *t = &targets[i];
+                        target_set(t);
+                        if (!t->socket || t->failed)
+                                continue;
+                        int r = conn_open(&t->conn, t->socket, 1);
+                        if (r < 0) {
+                                conn_free(&t->conn);
+                                target_failed(t, r);
                                 continue;
                         }
-                        double m = cell_median(c);
-                        fmt_value(v, sizeof(v), m);
-                        if (c->n > 1)
-                                fprintf(md, " %s ±%.0f%% |", v, cell_spread(c));
-                        else
-                                fprintf(md, " %s |", v);
-                        fprintf(js, ": {\"values\": [");
-                        for (unsigned k = 0; k < c->n; k++)
-                                fprintf(js, "%s%.6g", k ? ", " : "", c->v[k]);
-                        if (c->n)
-                                fprintf(js, "], \"median\": %.6g, \"spread_pct\": %.3g}", m, cell_spread(c));
-                        else
-                                fprintf(js, "]}");
+                        t->connected = true;
+                        pb_emit("mq", "request queues offered (GET_QUEUE_NUM - 1)", "queues", "hi",
+                                t->conn.request_queues);
                 }
-                fprintf(js, "}, \"ratio\": {");
-                bool first = true;
-                for (unsigned l = 0; l < nlabels && primary >= 0; l++) {
-                        if ((int)l == primary)
+        for (unsigned rep = pb_opt.first_rep; rep < pb_opt.first_rep + pb_opt.reps; rep++) {
+                pb_opt.rep = rep;
+                for (size_t e = 0; main_rows && e < sizeof(entries) / sizeof(entries[0]); e++) {
+                        const struct entry *en = &entries[e];
+                        if (!pb_row_wanted(en->group))
                                 continue;
-                        double a = cell_median(&r->cell[primary]), b = cell_median(&r->cell[l]);
-                        double ratio = strcmp(r->better, "lo") == 0 ? b / a : a / b;
-                        if (text || isnan(ratio) || isinf(ratio) || strcmp(r->unit, "x") == 0) {
-                                fprintf(md, " |");
-                                continue;
+                        /* A B C, then B C A: no daemon always follows the same one. */
+                        for (unsigned k = 0; k < ntargets; k++) {
+                                struct target *t = &targets[(k + rep - 1) % ntargets];
+                                target_set(t);
+                                int r;
+                                if (!t->socket)
+                                        r = en->bare ? en->bare(bare, en->arg) : 0;
+                                else if (!t->failed)
+                                        r = en->daemon(&t->conn, en->arg);
+                                else
+                                        continue;
+                                if (r < 0)
+                                        target_failed(t, r);
                         }
-                        fprintf(md, " %.2f |", ratio);
-                        fprintf(js, "%s", first ? "" : ", ");
-                        json_str(js, labels[l]);
-                        fprintf(js, ": %.4g", ratio);
-                        first = false;
                 }
-                fprintf(js, "}}");
-                fprintf(md, "\n");
+                for (unsigned q = 0; pb_row_wanted("mq") && q < pb_opt.nqueues; q++)
+                        for (unsigned k = 0; k < ntargets; k++) {
+                                struct target *t = &targets[(k + rep - 1) % ntargets];
+                                target_set(t);
+                                int r = !t->socket ? pb_bare_mq(bare, pb_opt.queues[q])
+                                        : t->failed ? 0 : mq_figures(t, pb_opt.queues[q]);
+                                if (r < 0)
+                                        target_failed(t, r);
+                        }
         }
-        fprintf(js, "\n  ]\n}\n");
-        fclose(md);
-        fclose(js);
-        snprintf(path, sizeof(path), "%s/results.md", dir);
-        in = fopen(path, "re");
-        while (in && fgets(line, sizeof(line), in))
-                fputs(line, stdout);
-        if (in)
-                fclose(in);
+        for (unsigned i = 0; i < ntargets; i++)
+                if (targets[i].connected)
+                        conn_free(&targets[i].conn);
+        for (unsigned i = 0; i < ntargets; i++)
+                if (targets[i].failed)
+                        return -EIO;
         return 0;
 }
 
@@ -1550,34 +1116,56 @@ static int summarize(const char *dir)
 static int usage(void)
 {
         fprintf(stderr,
-                "usage: proto-bench --socket=PATH --dir=DIR [--label=NAME] [--pid=PID] [OPTION...]\n"
-                "       proto-bench --bare --dir=DIR [OPTION...]\n"
+                "usage: proto-bench --dir=DIR --daemon=LABEL=SOCKET[,PID]... [--bare] [OPTION...]\n"
                 "       proto-bench --summarize=RESULTS_DIR [--primary=LABEL]\n"
+                "  --daemon=LABEL=SOCKET[,PID]  a daemon to measure (PID: for its CPU time and RSS)\n"
+                "  --bare             also the same work as bare host syscalls (label \"bare\")\n"
                 "  --rows=LIST        lat,ops,io,create,notify,win,mem,mq (default lat,ops,io,create,notify,win)\n"
                 "  --queues=LIST      request queues for mq (default 1,2,4)\n"
-                "  --duration-ms=N    per measurement (default 500)\n"
+                "  --reps=N           repetitions, interleaved (default 1)\n"
+                "  --first-rep=N      number of the first repetition in the output (default 1)\n"
+                "  --duration-ms=N    per figure (default 500)\n"
                 "  --copy-mib=N       the Windows-shaped copy's size (default 2048)\n"
                 "  --creds=UID:GID    the guest user in every request header (default the caller)\n"
                 "  --max-opens=N      the open-file row gives up after N (default 50000)\n"
-                "  --rep=N            repetition number written with each figure\n"
-                "  --out=FILE         append figures (TSV) to FILE instead of stdout\n");
+                "  --out=FILE         append figures (TSV) to FILE instead of stdout\n"
+                "  --primary=LABEL    the daemon the summary's ratios are about (default sluice)\n");
         return 2;
+}
+
+static int add_target(const char *spec)
+{
+        /* LABEL=SOCKET[,PID]; the strings stay in argv */
+        static char buf[MAX_TARGETS][4200];
+        if (ntargets == MAX_TARGETS || strlen(spec) >= sizeof(buf[0]))
+                return -E2BIG;
+        char *b = strcpy(buf[ntargets], spec), *eq = strchr(b, '=');
+        if (!eq || eq == b || !eq[1])
+                return -EINVAL;
+        *eq = '\0';
+        char *comma = strrchr(eq + 1, ',');
+        pid_t pid = 0;
+        if (comma) {
+                *comma = '\0';
+                pid = (pid_t)atoi(comma + 1);
+        }
+        targets[ntargets++] = (struct target){ .label = b, .socket = eq + 1, .pid = pid };
+        return 0;
 }
 
 int main(int argc, char **argv)
 {
         static const struct option longopts[] = {
-                { "socket", required_argument, NULL, 's' },
+                { "daemon", required_argument, NULL, 'D' },
                 { "dir", required_argument, NULL, 'd' },
-                { "label", required_argument, NULL, 'l' },
-                { "pid", required_argument, NULL, 'p' },
                 { "rows", required_argument, NULL, 'r' },
                 { "queues", required_argument, NULL, 'q' },
+                { "reps", required_argument, NULL, 'R' },
+                { "first-rep", required_argument, NULL, 'n' },
                 { "duration-ms", required_argument, NULL, 't' },
                 { "copy-mib", required_argument, NULL, 'c' },
                 { "creds", required_argument, NULL, 'u' },
                 { "max-opens", required_argument, NULL, 'm' },
-                { "rep", required_argument, NULL, 'n' },
                 { "out", required_argument, NULL, 'o' },
                 { "bare", no_argument, NULL, 'b' },
                 { "summarize", required_argument, NULL, 'S' },
@@ -1585,21 +1173,24 @@ int main(int argc, char **argv)
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
+        const char *summary = NULL;
+        bool with_bare = false;
         int c;
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) >= 0) {
                 switch (c) {
-                case 's': opt.socket = optarg; break;
-                case 'd': opt.dir = optarg; break;
-                case 'l': opt.label = optarg; break;
-                case 'p': opt.pid = atoi(optarg); break;
-                case 'r': opt.rows = optarg; break;
+                case 'D':
+                        if (add_target(optarg) < 0)
+                                return usage();
+                        break;
+                case 'd': pb_opt.dir = optarg; break;
+                case 'r': pb_opt.rows = optarg; break;
                 case 'q': {
-                        opt.nqueues = 0;
-                        for (char *p = optarg; *p && opt.nqueues < 4;) {
+                        pb_opt.nqueues = 0;
+                        for (char *p = optarg; *p && pb_opt.nqueues < 4;) {
                                 unsigned n = (unsigned)strtoul(p, &p, 10);
                                 if (n < 1 || n > MAX_THREADS)
                                         return usage();
-                                opt.queues[opt.nqueues++] = n;
+                                pb_opt.queues[pb_opt.nqueues++] = n;
                                 if (*p == ',')
                                         p++;
                                 else if (*p)
@@ -1607,36 +1198,46 @@ int main(int argc, char **argv)
                         }
                         break;
                 }
-                case 't': opt.duration_ms = atoi(optarg); break;
-                case 'c': opt.copy_bytes = strtoull(optarg, NULL, 10) << 20; break;
+                case 'R': pb_opt.reps = (unsigned)atoi(optarg); break;
+                case 'n': pb_opt.first_rep = (unsigned)atoi(optarg); break;
+                case 't': pb_opt.duration_ms = atoi(optarg); break;
+                case 'c': pb_opt.copy_bytes = strtoull(optarg, NULL, 10) << 20; break;
                 case 'u':
-                        if (sscanf(optarg, "%u:%u", &opt.uid, &opt.gid) != 2)
+                        if (sscanf(optarg, "%u:%u", &pb_opt.uid, &pb_opt.gid) != 2)
                                 return usage();
                         break;
-                case 'm': opt.max_opens = atoi(optarg); break;
-                case 'n': opt.rep = (unsigned)atoi(optarg); break;
-                case 'o': opt.out = optarg; break;
-                case 'b': opt.bare = true; opt.label = "bare"; break;
-                case 'S': opt.summarize = optarg; break;
-                case 'P': opt.primary = optarg; break;
+                case 'm': pb_opt.max_opens = atoi(optarg); break;
+                case 'o': pb_opt.out = optarg; break;
+                case 'b': with_bare = true; break;
+                case 'S': summary = optarg; break;
+                case 'P': pb_opt.primary = optarg; break;
                 default: return usage();
                 }
         }
-        if (opt.summarize)
-                return summarize(opt.summarize) < 0 ? 1 : 0;
-        if (!opt.dir || (!opt.bare && !opt.socket) || opt.duration_ms < 10 || opt.copy_bytes == 0)
+        if (summary)
+                return pb_summarize(summary) < 0 ? 1 : 0;
+        if (!pb_opt.dir || (ntargets == 0 && !with_bare) || pb_opt.duration_ms < 10 ||
+            pb_opt.copy_bytes == 0 || pb_opt.reps < 1 || pb_opt.reps > 16 || optind != argc)
                 return usage();
+        if (with_bare) {
+                if (ntargets == MAX_TARGETS)
+                        return usage();
+                targets[ntargets++] = (struct target){ .label = "bare" };
+        }
         out = stdout;
-        if (opt.out) {
-                out = fopen(opt.out, "ae");
+        if (pb_opt.out) {
+                out = fopen(pb_opt.out, "ae");
                 if (!out) {
-                        (void)fail(-errno, opt.out);
+                        (void)pb_fail(-errno, pb_opt.out);
                         return 1;
                 }
         }
         int r = prepare_files();
+        if (r >= 0 && with_bare)
+                r = pb_bare_open(&bare);
         if (r >= 0)
-                r = opt.bare ? run_bare() : run_daemon();
+                r = run();
+        pb_bare_close(bare);
         if (out != stdout)
                 fclose(out);
         return r < 0 ? 1 : 0;

@@ -55,8 +55,8 @@ out=${out:-$build/bench/proto}
 trixie=${trixie:-$build/bench/trixie}
 say() { echo "proto-run: $*" >&2; }
 
-# Main rows run on one connection; mem wants a fresh daemon (idle RSS), mq
-# a daemon started with 4 request queues.
+# Three phases: mem (fresh daemons: idle RSS), the main rows (all daemons
+# at once, each figure from each in turn), mq (sluice-fs with 4 queues).
 has_row() { case ",$rows," in *",$1,"*) return 0 ;; esac; return 1; }
 main_rows=$(echo "$rows" | tr ',' '\n' | grep -vxE 'mem|mq' | paste -sd, || true)
 
@@ -92,9 +92,9 @@ for d in ${daemons//,/ }; do
 done
 
 work=$(mktemp -d /dev/shm/proto-bench.XXXXXX)
-pid=
+pids=()
 cleanup() {
-        [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+        stop_daemons
         rm -rf "$work"
 }
 trap cleanup EXIT
@@ -106,12 +106,13 @@ mkdir -p "$share" "$work/sock"
 mkdir -p "$out/logs"
 rm -f "$out/raw.tsv" "$out/logs/"*
 
-# start_daemon NAME QUEUES LOG: starts it on a fresh $sock, sets $pid.
-# A fresh name each time: the virtiofsds lock SOCKET.pid, and a daemon that
-# is still exiting would keep the next one from starting.
+# start_daemon NAME QUEUES LOG: starts it on a fresh socket and adds
+# --daemon=NAME=SOCKET,PID to $specs.  A fresh name each time: the
+# virtiofsds lock SOCKET.pid, and one still exiting would block the next.
 runs=0
+specs=()
 start_daemon() {
-        local name=$1 queues=$2 log=$3
+        local name=$1 queues=$2 log=$3 sock pid
         runs=$((runs + 1))
         sock=$work/sock/$name.$runs.sock
         case "$name" in
@@ -121,36 +122,41 @@ start_daemon() {
         legacy) /usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="$share" -o cache=auto ;;
         esac </dev/null >>"$log" 2>&1 &
         pid=$!
+        pids+=("$pid")
         for _ in $(seq 200); do
-                [ -S "$sock" ] && return 0
+                if [ -S "$sock" ]; then
+                        specs+=("--daemon=$name=$sock,$pid")
+                        return 0
+                fi
                 kill -0 "$pid" 2>/dev/null || break
                 sleep 0.05
         done
-        say "$name did not create its socket (see $log)"
-        return 1
+        say "$name did not create its socket (see $log): left out"
 }
 
-stop_daemon() {
-        [ -n "$pid" ] || return 0
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-        pid=
+stop_daemons() {
+        local p
+        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+        for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+        pids=() specs=()
 }
 
-# run_one NAME REP ROWS QUEUES [PROTO-BENCH OPTION...]
-run_one() {
-        local name=$1 rep=$2 r=$3 queues=$4 log=$out/logs/$1.$2.log
-        shift 4
-        local common=(--dir="$share" --label="$name" --rep="$rep" --rows="$r" --duration-ms="$duration"
-                      --copy-mib="$copy" --creds="$creds" --out="$out/raw.tsv" "$@")
-        if [ "$name" = bare ]; then
-                "$bench" --bare "${common[@]}" 2>>"$log" || say "bare rep $rep failed (see $log)"
-                return 0
+# phase ROWS QUEUES DAEMON... -- PROTO-BENCH OPTION...: starts the daemons,
+# runs proto-bench on all of them at once, stops them.
+phase() {
+        local r=$1 queues=$2 d bare=()
+        shift 2
+        while [ "$1" != -- ]; do
+                if [ "$1" = bare ]; then bare=(--bare); else start_daemon "$1" "$queues" "$out/logs/$1.log"; fi
+                shift
+        done
+        shift
+        if [ ${#specs[@]} -gt 0 ] || [ ${#bare[@]} -gt 0 ]; then
+                "$bench" --dir="$share" --rows="$r" --duration-ms="$duration" --copy-mib="$copy" \
+                        --creds="$creds" --out="$out/raw.tsv" "${specs[@]}" "${bare[@]}" "$@" \
+                        2>>"$out/logs/proto-bench.log" || say "proto-bench reported failures (see $out/logs/)"
         fi
-        start_daemon "$name" "$queues" "$log" || return 0
-        "$bench" --socket="$sock" --pid="$pid" "${common[@]}" 2>>"$log" ||
-                say "$name rep $rep rows $r failed (see $log)"
-        stop_daemon
+        stop_daemons
 }
 
 {
@@ -159,28 +165,36 @@ run_one() {
         echo "sluice-fs: $("$sluice" --version 2>&1 | head -1)"
         for d in "${wanted[@]}"; do
                 case "$d" in
-                virtiofsd) echo "Rust virtiofsd: $("$rust" --version 2>&1 | head -1)" ;;
-                legacy) echo "legacy virtiofsd: $(/usr/lib/qemu/virtiofsd --version 2>&1 | head -1)" ;;
+                virtiofsd) echo "Rust virtiofsd: $("$rust" --version 2>&1 | head -1) (--sandbox none --cache auto)" ;;
+                legacy) echo "legacy virtiofsd: $(/usr/lib/qemu/virtiofsd --version 2>&1 | head -1) (-o cache=auto)" ;;
                 esac
         done
         echo "settings: $reps repetitions, $duration ms per figure, $copy MiB copy; daemons ${wanted[*]}"
 } >"$out/meta.txt"
 
 start=$(date +%s)
-for rep in $(seq "$reps"); do
-        for d in "${wanted[@]}"; do
-                say "rep $rep/$reps: $d ($(uptime | sed 's/.*load/load/'))"
-                [ -n "$main_rows" ] && run_one "$d" "$rep" "$main_rows" 1
-                if has_row mem && [ "$d" != bare ]; then
-                        run_one "$d" "$rep" mem 1
-                fi
-                if has_row mq; then
-                        case "$d" in
-                        sluice|sluice-poll0|bare) run_one "$d" "$rep" mq 4 --queues=1,2,4 ;;
-                        esac
-                fi
-        done
+daemons_only=()
+mq_daemons=()
+for d in "${wanted[@]}"; do
+        [ "$d" = bare ] || daemons_only+=("$d")
+        case "$d" in sluice|sluice-poll0|bare) mq_daemons+=("$d") ;; esac
 done
+# Memory first, from daemons nobody has talked to, one fresh set per rep.
+if has_row mem && [ ${#daemons_only[@]} -gt 0 ]; then
+        for rep in $(seq "$reps"); do
+                say "memory, rep $rep/$reps ($(uptime | sed 's/.*load/load/'))"
+                phase mem 1 "${daemons_only[@]}" -- --first-rep="$rep"
+        done
+fi
+if [ -n "$main_rows" ]; then
+        say "rows $main_rows, $reps interleaved reps ($(uptime | sed 's/.*load/load/'))"
+        phase "$main_rows" 1 "${wanted[@]}" -- --reps="$reps"
+fi
+# Only sluice-fs serves more than one request queue.
+if has_row mq && [ ${#mq_daemons[@]} -gt 0 ]; then
+        say "request queues 1, 2, 4, $reps interleaved reps ($(uptime | sed 's/.*load/load/'))"
+        phase mq 4 "${mq_daemons[@]}" -- --reps="$reps" --queues=1,2,4
+fi
 echo "uptime at end: $(uptime); wall time $(( $(date +%s) - start )) s" >>"$out/meta.txt"
 "$bench" --summarize="$out" --primary=sluice
 say "results in $out/results.md and $out/results.json"

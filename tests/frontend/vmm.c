@@ -129,6 +129,13 @@ static int vmm_fail(int err, const char *what)
         return err < 0 ? err : -err;
 }
 
+static int64_t now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int64_t now_ms(void)
 {
         struct timespec ts;
@@ -973,6 +980,20 @@ int vmm_queue_reap(struct vmm *v, unsigned qi, struct vmm_slot **ret, unsigned m
                             now_ms() > deadline)
                                 return -ETIMEDOUT;
                         continue;
+                }
+                /* A short spin first catches a reply that is microseconds
+                 * away without the sleep and wake-up (halt-polling's idea). */
+                if (q->mode.spin_us > 0) {
+                        int64_t spin_end = now_ns() + (int64_t)q->mode.spin_us * 1000;
+                        bool got = false;
+                        do {
+                                for (unsigned i = 0; i < 64 && !got; i++) {
+                                        got = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != q->last_used;
+                                        cpu_relax();
+                                }
+                        } while (!got && now_ns() < spin_end);
+                        if (got)
+                                continue;
                 }
                 /* Ask for a call at the next used entry, then look once more:
                  * the entry may have come before the request was seen. */

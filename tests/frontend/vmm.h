@@ -198,6 +198,8 @@ struct vmm_queue_mode {
         bool honour_suppression;        /* skip a kick the backend said it does not need
                                          * (avail_event with EVENT_IDX, else VRING_USED_F_NO_NOTIFY) */
         bool spin;                      /* wait by reading used->idx, with interrupts off */
+        unsigned spin_us;               /* without spin: read used->idx this long before
+                                         * sleeping on the call fd (interrupts stay on) */
 };
 void vmm_queue_set_mode(struct vmm *v, unsigned q, const struct vmm_queue_mode *mode);
 
