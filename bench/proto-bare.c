@@ -84,22 +84,9 @@ int pb_bare_lat(struct pb_bare *b, unsigned arg)
         return 0;
 }
 
-int pb_bare_getattr(struct pb_bare *b, unsigned depth)
+int pb_bare_ops(struct pb_bare *b, unsigned arg)
 {
-        struct stat st;
-        uint64_t ops = 0;
-        char row[64];
-        int64_t t0 = pb_now_ns(), end = t0 + duration_ns();
-        while (pb_now_ns() < end)
-                for (unsigned i = 0; i < 64; i++, ops++)
-                        (void)fstat(b->dirfd, &st);
-        snprintf(row, sizeof(row), "getattr qd%u", depth);
-        pb_emit("ops", row, "ops/s", "hi", (double)ops / ((double)(pb_now_ns() - t0) / 1e9));
-        return 0;
-}
-
-int pb_bare_lookup(struct pb_bare *b, unsigned depth)
-{
+        bool lookup = arg & PB_OPS_LOOKUP;
         struct stat st;
         uint64_t ops = 0;
         char row[64];
@@ -109,12 +96,16 @@ int pb_bare_lookup(struct pb_bare *b, unsigned depth)
         int64_t t0 = pb_now_ns(), end = t0 + duration_ns();
         while (pb_now_ns() < end)
                 for (unsigned k = 0; k < 64; k++, ops++) {
-                        (void)fstatat(b->dirfd, PB_LOOKUP_FILE, &st, AT_SYMLINK_NOFOLLOW);
-                        (void)fstat(fd, &st);
+                        if (lookup) {
+                                (void)fstatat(b->dirfd, PB_LOOKUP_FILE, &st, AT_SYMLINK_NOFOLLOW);
+                                (void)fstat(fd, &st);
+                        } else {
+                                (void)fstat(b->dirfd, &st);
+                        }
                 }
         close(fd);
-        snprintf(row, sizeof(row), "lookup+getattr qd%u", depth);
-        pb_emit("ops", row, "pairs/s", "hi", (double)ops / ((double)(pb_now_ns() - t0) / 1e9));
+        snprintf(row, sizeof(row), "%s qd%u", lookup ? "lookup+getattr" : "getattr", arg & 0xff);
+        pb_emit("ops", row, lookup ? "pairs/s" : "ops/s", "hi", (double)ops / ((double)(pb_now_ns() - t0) / 1e9));
         return 0;
 }
 

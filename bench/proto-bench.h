@@ -17,6 +17,7 @@
 #define PB_MAX_SAMPLES  (1u << 20)
 #define PB_WIN_MAX_DESC 1024            /* viofs: at most 1024 descriptors, queue size 1024 */
 #define PB_PAGE         4096u
+#define PB_OPS_LOOKUP   0x100u          /* ops rows: LOOKUP+GETATTR pairs, not GETATTR of the root */
 
 struct pb_options {
         const char *dir;
@@ -48,8 +49,9 @@ struct pb_bare;
 int pb_bare_open(struct pb_bare **ret);
 void pb_bare_close(struct pb_bare *b);
 int pb_bare_lat(struct pb_bare *b, unsigned arg);
-int pb_bare_getattr(struct pb_bare *b, unsigned depth);
-int pb_bare_lookup(struct pb_bare *b, unsigned depth);
+/* arg: outstanding requests (low byte; the bare loop is one thread whatever
+ * it says), PB_OPS_LOOKUP for LOOKUP+GETATTR pairs instead of GETATTR */
+int pb_bare_ops(struct pb_bare *b, unsigned arg);
 int pb_bare_io(struct pb_bare *b, unsigned which);      /* as pb's io rows: write * 3 + size */
 int pb_bare_create(struct pb_bare *b, unsigned arg);
 int pb_bare_win(struct pb_bare *b, unsigned largest);

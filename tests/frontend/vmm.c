@@ -612,6 +612,23 @@ static int used_collect(struct vmm_queue *q)
         return ret;
 }
 
+/* Sleeps on the call fd until a call or the deadline, but at most 20 ms:
+ * the caller rechecks the ring in case the call was (legitimately)
+ * suppressed.  -ETIMEDOUT once the deadline has passed. */
+static int call_wait(struct vmm_queue *q, int64_t deadline)
+{
+        int left = (int)(deadline - now_ms());
+        if (left <= 0)
+                return -ETIMEDOUT;
+        struct pollfd p = { .fd = q->call_fd, .events = POLLIN };
+        if (poll(&p, 1, left < 20 ? left : 20) > 0) {
+                uint64_t cnt;
+                if (read(q->call_fd, &cnt, sizeof(cnt)) == sizeof(cnt))
+                        q->counters.calls++;
+        }
+        return 0;
+}
+
 int vmm_wait_used(struct vmm *v, unsigned qi, uint16_t head, uint32_t *ret_len, int timeout_ms)
 {
         if (qi >= v->nq)
@@ -633,16 +650,9 @@ int vmm_wait_used(struct vmm *v, unsigned qi, uint16_t head, uint32_t *ret_len, 
                         chain_release(q, head);
                         return 0;
                 }
-                int left = (int)(deadline - now_ms());
-                if (left <= 0)
-                        return -ETIMEDOUT;
-                /* Poll the call fd, and recheck the ring now and then in case the
-                 * backend (legitimately) suppressed the notification. */
-                struct pollfd p = { .fd = q->call_fd, .events = POLLIN };
-                if (poll(&p, 1, left < 20 ? left : 20) > 0) {
-                        uint64_t cnt;
-                        (void)!read(q->call_fd, &cnt, sizeof(cnt));
-                }
+                int r2 = call_wait(q, deadline);
+                if (r2 < 0)
+                        return r2;
         }
 }
 
@@ -1002,17 +1012,9 @@ int vmm_queue_reap(struct vmm *v, unsigned qi, struct vmm_slot **ret, unsigned m
                 __atomic_thread_fence(__ATOMIC_SEQ_CST);
                 if (__atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != q->last_used)
                         continue;
-                int left = (int)(deadline - now_ms());
-                if (left <= 0)
-                        return -ETIMEDOUT;
-                /* Recheck the ring now and then in case the call was
-                 * (legitimately) suppressed. */
-                struct pollfd p = { .fd = q->call_fd, .events = POLLIN };
-                if (poll(&p, 1, left < 20 ? left : 20) > 0) {
-                        uint64_t cnt;
-                        if (read(q->call_fd, &cnt, sizeof(cnt)) == sizeof(cnt))
-                                q->counters.calls++;
-                }
+                int r = call_wait(q, deadline);
+                if (r < 0)
+                        return r;
         }
 }
 
