@@ -677,11 +677,11 @@ static int rows_latency(struct conn *c, const char *group, const char *suffix, b
         double done = (double)m.counters.completions;
         if (counters && done > 0) {
                 snprintf(row, sizeof(row), "kicks/req%s", suffix);
-                pb_emit(group, row, "", "lo", (double)m.counters.kicks / done);
+                pb_emit(group, row, "per req", "lo", (double)m.counters.kicks / done);
                 snprintf(row, sizeof(row), "kicks avoided/req%s", suffix);
-                pb_emit(group, row, "", "hi", (double)m.counters.kicks_avoided / done);
+                pb_emit(group, row, "per req", "hi", (double)m.counters.kicks_avoided / done);
                 snprintf(row, sizeof(row), "call wake-ups/req%s", suffix);
-                pb_emit(group, row, "", "lo", (double)m.counters.calls / done);
+                pb_emit(group, row, "per req", "lo", (double)m.counters.calls / done);
         }
         return 0;
 }

@@ -13,7 +13,7 @@
 
 
 #define MAX_LABELS 8
-#define MAX_ROWS   160
+#define MAX_ROWS   256
 #define MAX_REPS   16
 
 struct cell {
@@ -99,9 +99,7 @@ static struct srow *row_get(const char *group, const char *row, const char *unit
         return r;
 }
 
-static const char *group_title(const char *g)
-{
-        static const struct { const char *g, *t; } titles[] = {
+static const struct { const char *g, *t; } titles[] = {
                 { "lat", "GETATTR of the root, one request outstanding" },
                 { "ops", "Requests per second at 1, 4, 16 outstanding (one queue)" },
                 { "io", "READ / WRITE of one page-cache-hot file, one outstanding" },
@@ -112,11 +110,24 @@ static const char *group_title(const char *g)
                 { "cpu", "Daemon CPU per request (utime+stime of the process / requests)" },
                 { "mem", "Memory and descriptors" },
                 { "targets", "The issue's targets, from the medians above" },
-        };
-        for (size_t i = 0; i < sizeof(titles) / sizeof(titles[0]); i++)
+};
+#define NTITLES (sizeof(titles) / sizeof(titles[0]))
+
+static const char *group_title(const char *g)
+{
+        for (size_t i = 0; i < NTITLES; i++)
                 if (strcmp(titles[i].g, g) == 0)
                         return titles[i].t;
         return g;
+}
+
+/* the group's place in the tables; NULL or unknown: after all the others */
+static int group_rank(const char *g)
+{
+        for (size_t i = 0; g && i < NTITLES; i++)
+                if (strcmp(titles[i].g, g) == 0)
+                        return (int)i;
+        return (int)NTITLES;
 }
 
 static void json_str(FILE *f, const char *s)
@@ -217,12 +228,13 @@ int pb_summarize(const char *dir)
         if (!in)
                 return pb_fail(-errno, path);
         while (fgets(line, sizeof(line), in)) {
-                char *f[7], *save = NULL;
+                char *f[7], *rest = line, *p;
                 unsigned n = 0;
                 line[strcspn(line, "\n")] = '\0';
                 if (line[0] == '#' || line[0] == '\0')
                         continue;
-                for (char *p = strtok_r(line, "\t", &save); p && n < 7; p = strtok_r(NULL, "\t", &save))
+                /* strsep, not strtok: an empty field is a field */
+                while (n < 7 && (p = strsep(&rest, "\t")))
                         f[n++] = p;
                 if (n != 7)
                         continue;
@@ -273,19 +285,14 @@ int pb_summarize(const char *dir)
         fprintf(js, "],\n  \"primary\": ");
         json_str(js, pb_opt.primary);
         fprintf(js, ",\n  \"rows\": [");
-        /* rows grouped, groups and rows in the order they first came */
+        /* rows grouped, the groups in the order of the titles (unknown ones
+         * last), rows in the order they first came */
         static struct srow sorted[MAX_ROWS];
         unsigned ns = 0;
-        for (unsigned i = 0; i < nsrows; i++) {
-                bool seen = false;
-                for (unsigned k = 0; k < i; k++)
-                        seen = seen || strcmp(srows[k].group, srows[i].group) == 0;
-                if (seen)
-                        continue;
-                for (unsigned k = i; k < nsrows; k++)
-                        if (strcmp(srows[k].group, srows[i].group) == 0)
+        for (int rank = 0; rank <= group_rank(NULL); rank++)
+                for (unsigned k = 0; k < nsrows; k++)
+                        if (group_rank(srows[k].group) == rank)
                                 sorted[ns++] = srows[k];
-        }
         memcpy(srows, sorted, ns * sizeof(*srows));
         const char *group = "";
         for (unsigned i = 0; i < nsrows; i++) {
@@ -350,7 +357,9 @@ int pb_summarize(const char *dir)
                                 continue;
                         double a = cell_median(&r->cell[primary]), b = cell_median(&r->cell[l]);
                         double ratio = strcmp(r->better, "lo") == 0 ? b / a : a / b;
-                        if (text || isnan(ratio) || isinf(ratio) || strcmp(r->unit, "x") == 0) {
+                        /* counts and derived ratios have no "better" to divide */
+                        if (text || isnan(ratio) || isinf(ratio) || strcmp(r->unit, "x") == 0 ||
+                            strcmp(r->unit, "per req") == 0 || strcmp(r->unit, "queues") == 0) {
                                 fprintf(md, " |");
                                 continue;
                         }
