@@ -8,11 +8,11 @@
 # ("bare", the physical limit), then writes the medians.
 #
 #   --quick            1 repetition, 150 ms per figure, a 256 MiB copy (~1 min)
-#   --reps N           repetitions (default 3)
+#   --reps N           repetitions (default 5)
 #   --daemons LIST     sluice,sluice-poll0,virtiofsd,legacy,bare (default all;
 #                      legacy needs root, virtiofsd bench/fetch-trixie.sh)
 #   --rows LIST        lat,ops,io,create,notify,win,mem,mq (default all)
-#   --duration-ms N    per figure (default 500)
+#   --duration-ms N    per figure (default 300)
 #   --copy-mib N       the Windows-shaped copy (default 2048)
 #   --trixie-cache DIR where fetch-trixie.sh keeps Rust virtiofsd
 #                      (default BUILD/bench/trixie)
@@ -27,8 +27,8 @@ set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
-reps=3 daemons=sluice,sluice-poll0,virtiofsd,legacy,bare rows=lat,ops,io,create,notify,win,mem,mq
-duration=500 copy=2048 trixie= out=
+reps=5 daemons=sluice,sluice-poll0,virtiofsd,legacy,bare rows=lat,ops,io,create,notify,win,mem,mq
+duration=300 copy=2048 trixie= out=
 while [ $# -gt 0 ]; do
         case "$1" in
         --quick) reps=1 duration=150 copy=256 ;;
@@ -172,6 +172,14 @@ phase() {
         echo "settings: $reps repetitions, $duration ms per figure, $copy MiB copy; daemons ${wanted[*]}"
 } >"$out/meta.txt"
 
+# A phase's start and the machine's load then, on stderr and in meta.txt.
+note() {
+        local load
+        load=$(uptime | sed 's/.*load/load/')
+        say "$* ($load)"
+        echo "phase: $* — $load" >>"$out/meta.txt"
+}
+
 start=$(date +%s)
 daemons_only=()
 mq_daemons=()
@@ -182,17 +190,17 @@ done
 # Memory first, from daemons nobody has talked to, one fresh set per rep.
 if has_row mem && [ ${#daemons_only[@]} -gt 0 ]; then
         for rep in $(seq "$reps"); do
-                say "memory, rep $rep/$reps ($(uptime | sed 's/.*load/load/'))"
+                note "memory, rep $rep/$reps"
                 phase mem 1 "${daemons_only[@]}" -- --first-rep="$rep"
         done
 fi
 if [ -n "$main_rows" ]; then
-        say "rows $main_rows, $reps interleaved reps ($(uptime | sed 's/.*load/load/'))"
+        note "rows $main_rows, $reps interleaved reps"
         phase "$main_rows" 1 "${wanted[@]}" -- --reps="$reps"
 fi
 # Only sluice-fs serves more than one request queue.
 if has_row mq && [ ${#mq_daemons[@]} -gt 0 ]; then
-        say "request queues 1, 2, 4, $reps interleaved reps ($(uptime | sed 's/.*load/load/'))"
+        note "request queues 1, 2, 4, $reps interleaved reps"
         phase mq 4 "${mq_daemons[@]}" -- --reps="$reps" --queues=1,2,4
 fi
 echo "uptime at end: $(uptime); wall time $(( $(date +%s) - start )) s" >>"$out/meta.txt"
