@@ -14,6 +14,7 @@
 #   --rows LIST        lat,ops,io,create,notify,win,mem,mq (default all)
 #   --duration-ms N    per figure (default 300)
 #   --copy-mib N       the Windows-shaped copy (default 2048)
+#   --sluice-fs PATH   the sluice-fs binary (default BUILD/daemon/sluice-fs)
 #   --trixie-cache DIR where fetch-trixie.sh keeps Rust virtiofsd
 #                      (default BUILD/bench/trixie)
 #   --out DIR          results (default BUILD/bench/proto): results.md,
@@ -28,7 +29,7 @@ set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
 reps=5 daemons=sluice,sluice-poll0,virtiofsd,legacy,bare rows=lat,ops,io,create,notify,win,mem,mq
-duration=300 copy=2048 trixie= out=
+duration=300 copy=2048 trixie= out= sluice=
 while [ $# -gt 0 ]; do
         case "$1" in
         --quick) reps=1 duration=150 copy=256 ;;
@@ -38,6 +39,7 @@ while [ $# -gt 0 ]; do
         --duration-ms) duration=$2; shift ;;
         --copy-mib) copy=$2; shift ;;
         --trixie-cache) trixie=$2; shift ;;
+        --sluice-fs) sluice=$2; shift ;;
         --out) out=$2; shift ;;
         -h|--help) usage ;;
         -*) usage ;;
@@ -49,8 +51,8 @@ done
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 bench=$build/bench/proto-bench
-sluice=$build/daemon/sluice-fs
-[ -x "$bench" ] && [ -x "$sluice" ] || { echo "proto-run: build $build first (no bench/proto-bench or daemon/sluice-fs)" >&2; exit 1; }
+sluice=${sluice:-$build/daemon/sluice-fs}
+[ -x "$bench" ] && [ -x "$sluice" ] || { echo "proto-run: build $build first (no bench/proto-bench or $sluice)" >&2; exit 1; }
 out=${out:-$build/bench/proto}
 trixie=${trixie:-$build/bench/trixie}
 say() { echo "proto-run: $*" >&2; }
@@ -103,6 +105,10 @@ chmod 755 "$work"
 share=$work/share
 mkdir -p "$share" "$work/sock"
 [ ${#runas[@]} -eq 0 ] || chown sluice-test: "$share" "$work/sock"
+# A copy the ordinary user can run whatever the build directory's modes.
+sluice_src=$sluice
+cp "$sluice" "$work/sluice-fs"
+sluice=$work/sluice-fs
 mkdir -p "$out/logs"
 rm -f "$out/raw.tsv" "$out/logs/"*
 
@@ -162,7 +168,7 @@ phase() {
 {
         echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host kernel $(uname -r); $(nproc) CPUs"
         echo "uptime at start: $(uptime)"
-        echo "sluice-fs: $("$sluice" --version 2>&1 | head -1)"
+        echo "sluice-fs: $("$sluice" --version 2>&1 | head -1) ($sluice_src)"
         for d in "${wanted[@]}"; do
                 case "$d" in
                 virtiofsd) echo "Rust virtiofsd: $("$rust" --version 2>&1 | head -1) (--sandbox none --cache auto)" ;;
