@@ -6,7 +6,10 @@
  * I/O gets its next request picked up without a vm-exit or a wake-up (the
  * "sync queue" of DESIGN.md).  The polling window adapts between 0 and
  * --poll-us µs to the guest's real pauses (queue-thread.c: adapt_window());
- * the hiprio queue (FORGETs only) is never polled.  Notifications are
+ * the hiprio queue (FORGETs only) is never polled, and no queue spins while
+ * the host has no spare CPU (cpu-spare.h: more tasks running than CPUs, or
+ * the spinner preempted), where spinning would take the CPU of the very
+ * vCPU or main-loop thread that produces the next request.  Notifications are
  * re-enabled and the ring re-checked before sleeping: no lost wake-up.
  *
  * The vhost-user layer starts a thread when its ring is ready (kick fd,
