@@ -1,7 +1,11 @@
 /* queue-thread.h — one thread per virtqueue (hiprio queue 0 + request queues).
  *
  * Each thread owns an fs_worker and serves its ring inline: wait for a kick,
- * drain the ring through fs_process(), push and notify; then busy-poll the
+ * drain the ring through fs_process(), pushing each reply as it is ready and
+ * notifying once per drain (earlier before a request that may be slow); it
+ * is the only thread that writes its used ring, so the per-request path
+ * takes no lock (a deferred request's completion on another thread is handed
+ * to it, or pushed directly while it is stopped); then busy-poll the
  * avail ring with guest kicks suppressed, so that a guest doing synchronous
  * I/O gets its next request picked up without a vm-exit or a wake-up (the
  * "sync queue" of DESIGN.md).  The polling window adapts between 0 and
