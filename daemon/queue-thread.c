@@ -55,6 +55,9 @@ struct queue_thread {
         unsigned unnotified;   /* replies pushed since the last vq_notify() (queue thread) */
         /* Deferred completions (see struct qt_done). */
         atomic_bool pending;   /* done[] is not empty: set under done_lock, read without */
+        /* Deferred requests not completed yet: the sleeping thread polls
+         * done_fd only while there are some (one fd less per sleep). */
+        atomic_int deferred;
         bool direct;           /* the thread is stopped: completions push at once (done_lock) */
         int done_fd;           /* eventfd: wakes a sleeping queue thread for them */
         pthread_mutex_t done_lock;
@@ -98,6 +101,7 @@ static void complete_deferred(void *token, size_t len, void *userdata)
                         stats_add(&qt->stats->requests, 1);
                 }
                 pthread_mutex_unlock(&qt->done_lock);
+                atomic_fetch_sub_explicit(&qt->deferred, 1, memory_order_release);
                 atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
                 return;
         }
@@ -112,6 +116,8 @@ static void complete_deferred(void *token, size_t len, void *userdata)
                 (void)eventfd_write(qt->done_fd, 1);
         else   /* more completions than chains a ring can have in flight: a bug */
                 log_error("queue %u: too many deferred completions; one is dropped", qt->index);
+        /* After `pending` and the wake-up: see qt_main(). */
+        atomic_fetch_sub_explicit(&qt->deferred, 1, memory_order_release);
         atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
 }
 
@@ -166,6 +172,7 @@ int qt_new(struct fs_session *session, struct vq *vq, unsigned index, unsigned p
         atomic_init(&qt->stop, false);
         atomic_init(&qt->generation, 0);
         atomic_init(&qt->pending, false);
+        atomic_init(&qt->deferred, 0);
         qt->direct = true;   /* until qt_start() */
         pthread_mutex_init(&qt->done_lock, NULL);
         qt->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -277,8 +284,12 @@ static unsigned drain(struct queue_thread *qt, bool polled)
                 n++;
                 if (polled)
                         stats_add(&qt->stats->polled, 1);
-                if (len == FS_PROCESS_DEFERRED)
+                if (len == FS_PROCESS_DEFERRED) {
+                        /* The completion may already have run (and counted
+                         * down first): the count only asks "poll done_fd?". */
+                        atomic_fetch_add_explicit(&qt->deferred, 1, memory_order_relaxed);
                         continue;
+                }
                 if (len > e->writable_len) {
                         log_error("queue %u: reply of %zu bytes for a %llu-byte buffer; clamped",
                                   qt->index, len, (unsigned long long)e->writable_len);
@@ -398,6 +409,15 @@ static void *qt_main(void *arg)
                         break;
                 /* The pause counts from the last reply: the spin is part of it. */
                 pause_start = stats_now_usec() - spun_us;
+                /* Without deferred requests no completion can come.  A count
+                 * that reached 0 was decremented after `pending` was set
+                 * (release/acquire): re-check it instead of missing it. */
+                if (atomic_load_explicit(&qt->deferred, memory_order_acquire) == 0) {
+                        if (atomic_load_explicit(&qt->pending, memory_order_acquire) &&
+                            !vq_is_broken(qt->vq))
+                                continue;
+                        pfd[2].fd = -1;
+                }
                 /* A broken queue waits only for stop: kicks and completions would spin. */
                 if (vq_is_broken(qt->vq))
                         pfd[0].fd = pfd[2].fd = -1;
