@@ -9,109 +9,193 @@
 
 #include "util.h"
 
-/* ---- slot tables: number -> object, with generations ---- */
+/* ---- slot tables: number -> object, with generations ----
+ *
+ * Readers (inode_get, handle_get) walk them without the table mutex; writers
+ * hold it.  The slots live in chunks that are allocated once and never move
+ * or shrink while the table lives: chunk 0 holds slots [0, SLOT_CHUNK0),
+ * chunk k >= 1 holds [SLOT_CHUNK0 << (k - 1), SLOT_CHUNK0 << k).  A chunk
+ * pointer is published (release) before `next` moves past its first slot, so
+ * a reader that sees idx < next (acquire) sees the chunk. */
 
 #define SLOT_MAX (1u << 30)
+#define SLOT_CHUNK0 1024u
+#define SLOT_CHUNKS 21          /* SLOT_CHUNK0 << 20 == SLOT_MAX */
 
-struct slot_table {
-        void **items;
-        uint32_t *gens;
-        uint32_t *free_list;
-        uint32_t n_free;
-        uint32_t next;   /* first never-used slot */
-        uint32_t cap;
+struct slot {
+        _Atomic(void *) item;
+        _Atomic uint32_t gen;
 };
 
-static int slot_table_init(struct slot_table *st, uint32_t cap)
+struct slot_table {
+        _Atomic(struct slot *) chunks[SLOT_CHUNKS];
+        _Atomic uint32_t next;  /* first never-used slot */
+        /* Under the table mutex only. */
+        uint32_t *free_list;
+        uint32_t n_free;
+        uint32_t free_cap;      /* >= next: slot_free() never needs memory */
+};
+
+static unsigned slot_chunk(uint32_t idx, uint32_t *ret_base)
 {
-        st->items = calloc(cap, sizeof(*st->items));
-        st->gens = calloc(cap, sizeof(*st->gens));
-        st->free_list = calloc(cap, sizeof(*st->free_list));
-        if (!st->items || !st->gens || !st->free_list)
-                return -ENOMEM;
-        st->cap = cap;
-        st->next = 1;    /* 0 is never a valid number */
-        st->n_free = 0;
+        unsigned k;
+
+        if (idx < SLOT_CHUNK0) {
+                *ret_base = 0;
+                return 0;
+        }
+        k = 32 - (unsigned)__builtin_clz(idx / SLOT_CHUNK0);
+        *ret_base = SLOT_CHUNK0 << (k - 1);
+        return k;
+}
+
+static uint32_t slot_chunk_size(unsigned k)
+{
+        return k == 0 ? SLOT_CHUNK0 : SLOT_CHUNK0 << (k - 1);
+}
+
+/* idx must be below next (readers) or be `next` with its chunk ensured (writers). */
+static struct slot *slot_at(const struct slot_table *st, uint32_t idx)
+{
+        uint32_t base;
+        unsigned k = slot_chunk(idx, &base);
+
+        return &atomic_load_explicit(&st->chunks[k], memory_order_acquire)[idx - base];
+}
+
+static int slot_table_init(struct slot_table *st, uint32_t first)
+{
+        memset(st, 0, sizeof(*st));
+        atomic_init(&st->next, first);  /* 0 is never a valid number */
         return 0;
 }
 
 static void slot_table_fini(struct slot_table *st)
 {
-        free(st->items);
-        free(st->gens);
+        for (unsigned k = 0; k < SLOT_CHUNKS; k++)
+                free(atomic_load_explicit(&st->chunks[k], memory_order_relaxed));
         free(st->free_list);
+}
+
+static uint32_t slot_next(const struct slot_table *st)
+{
+        return atomic_load_explicit(&st->next, memory_order_acquire);
+}
+
+static void *slot_item(const struct slot_table *st, uint32_t idx)
+{
+        return atomic_load_explicit(&slot_at(st, idx)->item, memory_order_acquire);
 }
 
 static uint64_t slot_number(const struct slot_table *st, uint32_t idx)
 {
-        return ((uint64_t)st->gens[idx] << 32) | idx;
+        return ((uint64_t)atomic_load_explicit(&slot_at(st, idx)->gen, memory_order_relaxed) << 32) | idx;
 }
 
-/* Returns the slot index or 0 when full. */
+/* Under the mutex.  Returns the slot index, or 0 when full or out of memory. */
 static uint32_t slot_alloc(struct slot_table *st, void *item)
 {
-        uint32_t idx;
+        uint32_t idx, base;
+        struct slot *s;
 
         if (st->n_free > 0) {
                 idx = st->free_list[--st->n_free];
+                s = slot_at(st, idx);
         } else {
-                if (st->next == st->cap) {
-                        uint32_t cap = st->cap * 2;
-                        void **items;
-                        uint32_t *gens, *fl;
+                unsigned k;
 
-                        if (cap > SLOT_MAX)
+                idx = atomic_load_explicit(&st->next, memory_order_relaxed);
+                if (idx >= SLOT_MAX)
+                        return 0;
+                if (idx >= st->free_cap) {
+                        uint32_t cap = st->free_cap ? st->free_cap * 2 : SLOT_CHUNK0;
+                        uint32_t *fl = realloc(st->free_list, cap * sizeof(*fl));
+
+                        if (!fl)
                                 return 0;
-                        items = realloc(st->items, cap * sizeof(*items));
-                        if (items)
-                                st->items = items;
-                        gens = realloc(st->gens, cap * sizeof(*gens));
-                        if (gens)
-                                st->gens = gens;
-                        fl = realloc(st->free_list, cap * sizeof(*fl));
-                        if (fl)
-                                st->free_list = fl;
-                        if (!items || !gens || !fl)
-                                return 0;
-                        memset(st->items + st->cap, 0, (cap - st->cap) * sizeof(*items));
-                        memset(st->gens + st->cap, 0, (cap - st->cap) * sizeof(*gens));
-                        st->cap = cap;
+                        st->free_list = fl;
+                        st->free_cap = cap;
                 }
-                idx = st->next++;
+                k = slot_chunk(idx, &base);
+                if (!atomic_load_explicit(&st->chunks[k], memory_order_relaxed)) {
+                        struct slot *c = calloc(slot_chunk_size(k), sizeof(*c));
+
+                        if (!c)
+                                return 0;
+                        /* Published before next passes idx (below). */
+                        atomic_store_explicit(&st->chunks[k], c, memory_order_release);
+                }
+                s = slot_at(st, idx);
                 /* Generation 0 is the root's (nodeid 1); every other slot starts at 1. */
-                if (idx != INODE_ROOT_ID)
-                        st->gens[idx] = 1;
+                atomic_store_explicit(&s->gen, idx == INODE_ROOT_ID ? 0 : 1, memory_order_relaxed);
+                atomic_store_explicit(&st->next, idx + 1, memory_order_release);
         }
-        st->items[idx] = item;
+        atomic_store_explicit(&s->item, item, memory_order_release);
         return idx;
 }
 
+/* Under the mutex. */
 static void slot_free(struct slot_table *st, uint32_t idx)
 {
-        st->items[idx] = NULL;
-        if (++st->gens[idx] == 0)
-                st->gens[idx] = 1;
+        struct slot *s = slot_at(st, idx);
+        uint32_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed) + 1;
+
+        atomic_store_explicit(&s->item, NULL, memory_order_release);
+        atomic_store_explicit(&s->gen, gen == 0 ? 1 : gen, memory_order_relaxed);
         st->free_list[st->n_free++] = idx;
 }
 
+/* Without the mutex: the object in number's slot, unreferenced.  The caller
+ * must take a reference with ref_if_live() and then check that the object
+ * still carries `number`: the slot may be freed and reused meanwhile. */
 static void *slot_find(const struct slot_table *st, uint64_t number)
 {
-        uint32_t idx = (uint32_t)number;
+        uint32_t idx = (uint32_t)number, base;
+        struct slot *chunk;
+        unsigned k;
 
-        if (idx == 0 || idx >= st->next || st->gens[idx] != (uint32_t)(number >> 32))
+        /* idx < next also bounds idx below SLOT_MAX, so k < SLOT_CHUNKS; the
+         * chunk may still be missing (a table that starts at slot 2). */
+        if (idx == 0 || idx >= slot_next(st))
                 return NULL;
-        return st->items[idx];
+        k = slot_chunk(idx, &base);
+        chunk = atomic_load_explicit(&st->chunks[k], memory_order_acquire);
+        if (!chunk || atomic_load_explicit(&chunk[idx - base].gen, memory_order_relaxed) != (uint32_t)(number >> 32))
+                return NULL;
+        return atomic_load_explicit(&chunk[idx - base].item, memory_order_acquire);
+}
+
+/* Takes a reference unless refs is 0 (the object is dying or spare: it must
+ * not come back).  Acquire on success: the holder sees the object's fields as
+ * whoever published it (release) wrote them. */
+static bool ref_if_live(_Atomic uint32_t *refs)
+{
+        uint32_t n = atomic_load_explicit(refs, memory_order_relaxed);
+
+        while (n != 0)
+                if (atomic_compare_exchange_weak_explicit(refs, &n, n + 1, memory_order_acquire,
+                                                          memory_order_relaxed))
+                        return true;
+        return false;
+}
+
+/* Drops a reference; true when it was the last (the caller unlinks and
+ * destroys).  Release so that our use of the object happens before its
+ * destruction; acquire so that the last one sees everyone else's.  (acq_rel
+ * on every put rather than release + an acquire fence on the last: the same
+ * code on x86, and ThreadSanitizer understands it.) */
+static bool unref(_Atomic uint32_t *refs)
+{
+        return atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1;
 }
 
 /* ---- inodes ---- */
 
-/* Freed structs kept for reuse (no malloc on steady LOOKUP/FORGET or OPEN/RELEASE traffic). */
-#define SPARE_MAX 256
-
 struct inode_table {
         pthread_mutex_t mutex;
+        /* Freed structs, kept for reuse and never freed before the table:
+         * lock-free readers may still touch them (type-stable memory). */
         struct inode *spare;     /* linked through dead_next */
-        unsigned n_spare;
         struct slot_table slots;
         uint32_t *buckets;       /* slot index of the first inode; 0 = empty */
         uint32_t n_buckets;      /* power of two */
@@ -128,7 +212,7 @@ static uint32_t hash_key(dev_t dev, ino_t ino, uint32_t n_buckets)
 
 static struct inode *table_inode(struct inode_table *t, uint32_t idx)
 {
-        return t->slots.items[idx];
+        return slot_item(&t->slots, idx);
 }
 
 static void hash_insert(struct inode_table *t, struct inode *inode)
@@ -151,12 +235,15 @@ static void hash_remove(struct inode_table *t, struct inode *inode)
                 *p = inode->hash_next;
 }
 
+/* Under the mutex: the inode of (dev, ino) that is not dying (refs 0: its
+ * last holder is about to unlink it; a new lookup needs a new inode). */
 static struct inode *hash_find(struct inode_table *t, dev_t dev, ino_t ino)
 {
         for (uint32_t i = t->buckets[hash_key(dev, ino, t->n_buckets)]; i; ) {
                 struct inode *inode = table_inode(t, i);
 
-                if (inode->dev == dev && inode->ino == ino)
+                if (inode->dev == dev && inode->ino == ino &&
+                    atomic_load_explicit(&inode->refs, memory_order_relaxed) != 0)
                         return inode;
                 i = inode->hash_next;
         }
@@ -165,7 +252,7 @@ static struct inode *hash_find(struct inode_table *t, dev_t dev, ino_t ino)
 
 static void hash_grow(struct inode_table *t)
 {
-        uint32_t n = t->n_buckets * 2;
+        uint32_t n = t->n_buckets * 2, next = slot_next(&t->slots);
         uint32_t *b = calloc(n, sizeof(*b));
 
         if (!b || n > SLOT_MAX)
@@ -173,8 +260,8 @@ static void hash_grow(struct inode_table *t)
         free(t->buckets);
         t->buckets = b;
         t->n_buckets = n;
-        for (uint32_t i = 1; i < t->slots.next; i++)
-                if (t->slots.items[i])
+        for (uint32_t i = 1; i < next; i++)
+                if (table_inode(t, i))
                         hash_insert(t, table_inode(t, i));
 }
 
@@ -186,48 +273,55 @@ static void inode_destroy(struct inode_table *t, struct inode *inode)
         pthread_mutex_destroy(&inode->lock_mutex);
         if (inode->fd >= 0)
                 close(inode->fd);
+        inode->fd = -1;
         pthread_mutex_lock(&t->mutex);
-        if (t->n_spare < SPARE_MAX) {
-                inode->dead_next = t->spare;
-                t->spare = inode;
-                t->n_spare++;
-                inode = NULL;
-        }
+        inode->dead_next = t->spare;
+        t->spare = inode;
         pthread_mutex_unlock(&t->mutex);
-        free(inode);
 }
 
-/* Called with the table locked (or before it is shared). */
+/* Called with the table locked (or before it is shared).  The inode is not
+ * live yet (refs 0): a stale reader holding its address cannot take a
+ * reference, so plain stores are fine; inode_publish() makes it live. */
 static struct inode *inode_alloc(struct inode_table *t, int fd, const struct stat *st)
 {
         struct inode *inode = t->spare;
 
         if (inode) {
                 t->spare = inode->dead_next;
-                t->n_spare--;
-                memset(inode, 0, sizeof(*inode));
         } else {
                 inode = calloc(1, sizeof(*inode));
                 if (!inode)
                         return NULL;
+                atomic_init(&inode->refs, 0);
+                atomic_init(&inode->nlookup, 0);
         }
         inode->fd = fd;
         inode->dev = st->st_dev;
         inode->ino = st->st_ino;
         inode->type = st->st_mode & S_IFMT;
+        inode->nodeid = 0;
+        inode->hash_next = 0;
+        inode->dead_next = NULL;
+        inode->lock_owners = NULL;
+        atomic_store_explicit(&inode->nlookup, 0, memory_order_relaxed);
         pthread_mutex_init(&inode->lock_mutex, NULL);
         return inode;
 }
 
-/* Called with the table locked: unlinks an unused inode; the caller destroys it unlocked. */
-static bool inode_unlink_if_unused(struct inode_table *t, struct inode *inode)
+/* The table's own reference (the guest knows the nodeid): release, so that
+ * whoever takes the next one (acquire, ref_if_live()) sees every field. */
+static void inode_publish(struct inode *inode)
 {
-        if (inode->nlookup > 0 || inode->refs > 0 || inode->nodeid == INODE_ROOT_ID)
-                return false;
+        atomic_store_explicit(&inode->refs, 1, memory_order_release);
+}
+
+/* Called with the table locked, for an inode whose refs reached 0. */
+static void inode_unlink(struct inode_table *t, struct inode *inode)
+{
         hash_remove(t, inode);
         slot_free(&t->slots, (uint32_t)inode->nodeid);
         t->count--;
-        return true;
 }
 
 int inode_table_new(int root_fd, struct inode_table **ret)
@@ -235,7 +329,7 @@ int inode_table_new(int root_fd, struct inode_table **ret)
         struct inode_table *t;
         struct inode *root;
         struct stat st;
-        int r;
+        uint32_t idx;
 
         if (fstatat(root_fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
@@ -247,21 +341,20 @@ int inode_table_new(int root_fd, struct inode_table **ret)
         pthread_mutex_init(&t->mutex, NULL);
         t->n_buckets = 1024;
         t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
-        r = slot_table_init(&t->slots, 1024);
+        slot_table_init(&t->slots, 1);
         root = t->buckets ? inode_alloc(t, root_fd, &st) : NULL;
-        if (r < 0 || !t->buckets || !root) {
-                if (root)
-                        root->fd = -1; /* the caller still owns root_fd on failure */
-                free(root);
+        idx = root ? slot_alloc(&t->slots, root) : 0;   /* slot 1, generation 0: nodeid 1 */
+        if (idx != INODE_ROOT_ID) {
+                free(root);   /* the caller still owns root_fd on failure */
                 slot_table_fini(&t->slots);
                 free(t->buckets);
                 free(t);
                 return -ENOMEM;
         }
-        r = (int)slot_alloc(&t->slots, root);   /* slot 1, generation 0: nodeid 1 */
-        root->nodeid = slot_number(&t->slots, (uint32_t)r);
-        root->nlookup = 1;
+        root->nodeid = slot_number(&t->slots, idx);
+        atomic_store_explicit(&root->nlookup, 1, memory_order_relaxed);
         hash_insert(t, root);
+        inode_publish(root);   /* never dropped: inode_forget() leaves the root alone */
         t->count = 1;
         *ret = t;
         return 0;
@@ -269,16 +362,19 @@ int inode_table_new(int root_fd, struct inode_table **ret)
 
 void inode_table_free(struct inode_table *t)
 {
+        uint32_t next;
+
         if (!t)
                 return;
-        for (uint32_t i = 1; i < t->slots.next; i++)
-                if (t->slots.items[i])
+        next = slot_next(&t->slots);
+        for (uint32_t i = 1; i < next; i++)
+                if (table_inode(t, i))
                         inode_destroy(t, table_inode(t, i));
         while (t->spare) {
-                struct inode *next = t->spare->dead_next;
+                struct inode *n = t->spare->dead_next;
 
                 free(t->spare);
-                t->spare = next;
+                t->spare = n;
         }
         slot_table_fini(&t->slots);
         free(t->buckets);
@@ -293,58 +389,69 @@ void inode_table_set_destroy_fn(struct inode_table *t, inode_destroy_fn fn)
 
 struct inode *inode_get(struct inode_table *t, uint64_t nodeid)
 {
-        struct inode *inode;
+        struct inode *inode = slot_find(&t->slots, nodeid);
 
-        pthread_mutex_lock(&t->mutex);
-        inode = slot_find(&t->slots, nodeid);
-        /* A forgotten inode that a request still holds is not the guest's any more. */
-        if (inode && inode->nlookup == 0)
-                inode = NULL;
-        if (inode)
-                inode->refs++;
-        pthread_mutex_unlock(&t->mutex);
+        if (!inode || !ref_if_live(&inode->refs))
+                return NULL;
+        /* Ours now, and it cannot be recycled: is it still the one asked for?
+         * (The slot may have been freed and the struct reused since we read
+         * it.)  A forgotten inode that a request still holds is not the
+         * guest's any more either. */
+        if (inode->nodeid != nodeid || atomic_load_explicit(&inode->nlookup, memory_order_relaxed) == 0) {
+                inode_put(t, inode);
+                return NULL;
+        }
         return inode;
 }
 
 void inode_ref(struct inode_table *t, struct inode *inode)
 {
+        (void)t;
+        /* The caller holds a reference: refs cannot be 0 here. */
+        atomic_fetch_add_explicit(&inode->refs, 1, memory_order_relaxed);
+}
+
+/* The last reference went: unlink under the lock, destroy outside it. */
+static void inode_gone(struct inode_table *t, struct inode *inode)
+{
         pthread_mutex_lock(&t->mutex);
-        inode->refs++;
+        inode_unlink(t, inode);
         pthread_mutex_unlock(&t->mutex);
+        inode_destroy(t, inode);
 }
 
 void inode_put(struct inode_table *t, struct inode *inode)
 {
-        bool gone;
-
-        if (!inode)
-                return;
-        pthread_mutex_lock(&t->mutex);
-        inode->refs--;
-        gone = inode_unlink_if_unused(t, inode);
-        pthread_mutex_unlock(&t->mutex);
-        if (gone)
-                inode_destroy(t, inode);
+        if (inode && unref(&inode->refs))
+                inode_gone(t, inode);
 }
 
 int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t *ret_nodeid)
 {
         _cleanup_close_ int owned_fd = fd;   /* closed unless a new inode keeps it */
-        struct inode *inode, *fresh = NULL;
+        struct inode *inode, *fresh;
         uint32_t idx;
 
         pthread_mutex_lock(&t->mutex);
         inode = hash_find(t, st->st_dev, st->st_ino);
+        /* A forgotten inode still held by a request comes back to the guest
+         * with its nodeid: the table takes its reference again, unless the
+         * last holder just dropped it (then it is dying: make a new one). */
+        if (inode && atomic_load_explicit(&inode->nlookup, memory_order_relaxed) == 0 &&
+            !ref_if_live(&inode->refs))
+                inode = NULL;
         if (!inode) {
                 /* Allocating under the lock is rare (new inodes only) and keeps this simple. */
                 fresh = inode_alloc(t, fd, st);
                 idx = fresh ? slot_alloc(&t->slots, fresh) : 0;
                 if (idx == 0) {
-                        pthread_mutex_unlock(&t->mutex);
                         if (fresh) {
                                 fresh->fd = -1;
-                                inode_destroy(t, fresh);
+                                pthread_mutex_destroy(&fresh->lock_mutex);
+                                fresh->dead_next = t->spare;
+                                t->spare = fresh;
                         }
+                        pthread_mutex_unlock(&t->mutex);
                         return -ENOMEM;
                 }
                 TAKE_FD(owned_fd);
@@ -353,11 +460,28 @@ int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint6
                 if (++t->count > t->n_buckets)
                         hash_grow(t);
                 inode = fresh;
+                inode_publish(inode);
         }
-        inode->nlookup++;
+        atomic_store_explicit(&inode->nlookup, atomic_load_explicit(&inode->nlookup, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
         *ret_nodeid = inode->nodeid;
         pthread_mutex_unlock(&t->mutex);
         return 0;
+}
+
+/* Under the mutex: drops n lookups; true when that dropped the last reference. */
+static bool forget_locked(struct inode_table *t, struct inode *inode, uint64_t n)
+{
+        uint64_t nl = atomic_load_explicit(&inode->nlookup, memory_order_relaxed);
+
+        if (nl == 0 || inode->nodeid == INODE_ROOT_ID)
+                return false;
+        nl = n >= nl ? 0 : nl - n;
+        atomic_store_explicit(&inode->nlookup, nl, memory_order_relaxed);
+        if (nl > 0 || !unref(&inode->refs))
+                return false;
+        inode_unlink(t, inode);
+        return true;
 }
 
 void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
@@ -366,11 +490,11 @@ void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
         bool gone = false;
 
         pthread_mutex_lock(&t->mutex);
+        /* Under the mutex, a linked inode's slot is current: no re-check needed
+         * beyond the generation slot_find() compares. */
         inode = slot_find(&t->slots, nodeid);
-        if (inode && nodeid != INODE_ROOT_ID) {
-                inode->nlookup = n >= inode->nlookup ? 0 : inode->nlookup - n;
-                gone = inode_unlink_if_unused(t, inode);
-        }
+        if (inode)
+                gone = forget_locked(t, inode, n);
         pthread_mutex_unlock(&t->mutex);
         if (gone)
                 inode_destroy(t, inode);
@@ -379,25 +503,24 @@ void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
 void inode_forget_all(struct inode_table *t)
 {
         struct inode *dead = NULL;
+        uint32_t next;
 
         pthread_mutex_lock(&t->mutex);
-        for (uint32_t i = INODE_ROOT_ID + 1; i < t->slots.next; i++) {
+        next = slot_next(&t->slots);
+        for (uint32_t i = INODE_ROOT_ID + 1; i < next; i++) {
                 struct inode *inode = table_inode(t, i);
 
-                if (!inode)
-                        continue;
-                inode->nlookup = 0;
-                if (inode_unlink_if_unused(t, inode)) {
+                if (inode && forget_locked(t, inode, UINT64_MAX)) {
                         inode->dead_next = dead;
                         dead = inode;
                 }
         }
         pthread_mutex_unlock(&t->mutex);
         while (dead) {
-                struct inode *next = dead->dead_next;
+                struct inode *n = dead->dead_next;
 
                 inode_destroy(t, dead);
-                dead = next;
+                dead = n;
         }
 }
 
@@ -419,7 +542,7 @@ uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid)
         pthread_mutex_lock(&t->mutex);
         inode = slot_find(&t->slots, nodeid);
         if (inode)
-                n = inode->nlookup;
+                n = atomic_load_explicit(&inode->nlookup, memory_order_relaxed);
         pthread_mutex_unlock(&t->mutex);
         return n;
 }
@@ -428,8 +551,7 @@ uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid)
 
 struct handle_table {
         pthread_mutex_t mutex;
-        struct handle *spare;    /* linked through dead_next */
-        unsigned n_spare;
+        struct handle *spare;    /* linked through dead_next; type-stable like inodes' */
         struct slot_table slots;
         struct inode_table *inodes;
         size_t count;
@@ -441,34 +563,27 @@ int handle_table_new(struct inode_table *inodes, struct handle_table **ret)
 
         if (!t)
                 return -ENOMEM;
-        if (slot_table_init(&t->slots, 256) < 0) {
-                slot_table_fini(&t->slots);
-                free(t);
-                return -ENOMEM;
-        }
-        /* Skip slot 1 so that no fh looks like the root nodeid in a trace. */
-        t->slots.next = 2;
+        /* Start at slot 2 so that no fh looks like the root nodeid in a trace. */
+        slot_table_init(&t->slots, 2);
         pthread_mutex_init(&t->mutex, NULL);
         t->inodes = inodes;
         *ret = t;
         return 0;
 }
 
+/* Closes what h holds and keeps the struct for reuse; not under the lock. */
 static void handle_destroy(struct handle_table *t, struct handle *h)
 {
         if (h->fd >= 0)
                 close(h->fd);
+        h->fd = -1;
         pthread_mutex_destroy(&h->dir_mutex);
         inode_put(t->inodes, h->inode);
+        h->inode = NULL;
         pthread_mutex_lock(&t->mutex);
-        if (t->n_spare < SPARE_MAX) {
-                h->dead_next = t->spare;
-                t->spare = h;
-                t->n_spare++;
-                h = NULL;
-        }
+        h->dead_next = t->spare;
+        t->spare = h;
         pthread_mutex_unlock(&t->mutex);
-        free(h);
 }
 
 void handle_table_free(struct handle_table *t)
@@ -498,21 +613,28 @@ int handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
         h = t->spare;
         if (h) {
                 t->spare = h->dead_next;
-                t->n_spare--;
-                memset(h, 0, sizeof(*h));
         } else {
                 h = calloc(1, sizeof(*h));
+                if (h) {
+                        atomic_init(&h->refs, 0);
+                        atomic_init(&h->released, false);
+                }
         }
         if (h) {
+                /* Not live yet (refs 0): see inode_alloc(). */
                 h->fd = fd;
                 h->inode = inode;
                 h->is_dir = is_dir;
                 h->writable = writable;
+                h->dead_next = NULL;
+                atomic_store_explicit(&h->released, false, memory_order_relaxed);
                 pthread_mutex_init(&h->dir_mutex, NULL);
                 idx = slot_alloc(&t->slots, h);
                 if (idx) {
                         h->fh = slot_number(&t->slots, idx);
                         t->count++;
+                        /* The table's reference, until RELEASE; publishes the fields. */
+                        atomic_store_explicit(&h->refs, 1, memory_order_release);
                 }
         }
         pthread_mutex_unlock(&t->mutex);
@@ -531,40 +653,43 @@ int handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
 
 struct handle *handle_get(struct handle_table *t, uint64_t fh, bool want_dir)
 {
-        struct handle *h;
+        struct handle *h = slot_find(&t->slots, fh);
 
-        pthread_mutex_lock(&t->mutex);
-        h = slot_find(&t->slots, fh);
-        if (h && (h->released || h->is_dir != want_dir))
-                h = NULL;
-        if (h)
-                h->refs++;
-        pthread_mutex_unlock(&t->mutex);
+        if (!h || !ref_if_live(&h->refs))
+                return NULL;
+        /* As in inode_get(): the struct may have been reused for another fh. */
+        if (h->fh != fh || h->is_dir != want_dir ||
+            atomic_load_explicit(&h->released, memory_order_relaxed)) {
+                handle_put(t, h);
+                return NULL;
+        }
         return h;
 }
 
-/* Called locked; true when the caller must destroy h. */
-static bool handle_unlink_if_unused(struct handle_table *t, struct handle *h)
+/* The last reference went: unlink under the lock, destroy outside it. */
+static void handle_gone(struct handle_table *t, struct handle *h)
 {
-        if (!h->released || h->refs > 0)
-                return false;
+        pthread_mutex_lock(&t->mutex);
         slot_free(&t->slots, (uint32_t)h->fh);
         t->count--;
-        return true;
+        pthread_mutex_unlock(&t->mutex);
+        handle_destroy(t, h);
 }
 
 void handle_put(struct handle_table *t, struct handle *h)
 {
-        bool gone;
+        if (h && unref(&h->refs))
+                handle_gone(t, h);
+}
 
-        if (!h)
-                return;
-        pthread_mutex_lock(&t->mutex);
-        h->refs--;
-        gone = handle_unlink_if_unused(t, h);
-        pthread_mutex_unlock(&t->mutex);
-        if (gone)
-                handle_destroy(t, h);
+/* Under the mutex: marks h released and drops the table's reference; true
+ * when that was the last one (the caller unlinks and destroys h). */
+static bool release_locked(struct handle *h)
+{
+        if (atomic_load_explicit(&h->released, memory_order_relaxed))
+                return false;
+        atomic_store_explicit(&h->released, true, memory_order_relaxed);
+        return unref(&h->refs);
 }
 
 int handle_release(struct handle_table *t, uint64_t fh, bool want_dir)
@@ -574,9 +699,12 @@ int handle_release(struct handle_table *t, uint64_t fh, bool want_dir)
 
         pthread_mutex_lock(&t->mutex);
         h = slot_find(&t->slots, fh);
-        if (h && !h->released && h->is_dir == want_dir) {
-                h->released = true;
-                gone = handle_unlink_if_unused(t, h);
+        if (h && !atomic_load_explicit(&h->released, memory_order_relaxed) && h->is_dir == want_dir) {
+                gone = release_locked(h);
+                if (gone) {
+                        slot_free(&t->slots, (uint32_t)h->fh);
+                        t->count--;
+                }
         } else {
                 h = NULL;
         }
@@ -589,25 +717,26 @@ int handle_release(struct handle_table *t, uint64_t fh, bool want_dir)
 void handle_release_all(struct handle_table *t)
 {
         struct handle *dead = NULL;
+        uint32_t next;
 
         pthread_mutex_lock(&t->mutex);
-        for (uint32_t i = 1; i < t->slots.next; i++) {
-                struct handle *h = t->slots.items[i];
+        next = slot_next(&t->slots);
+        for (uint32_t i = 2; i < next; i++) {
+                struct handle *h = slot_item(&t->slots, i);
 
-                if (!h)
-                        continue;
-                h->released = true;
-                if (handle_unlink_if_unused(t, h)) {
+                if (h && release_locked(h)) {
+                        slot_free(&t->slots, i);
+                        t->count--;
                         h->dead_next = dead;
                         dead = h;
                 }
         }
         pthread_mutex_unlock(&t->mutex);
         while (dead) {
-                struct handle *next = dead->dead_next;
+                struct handle *next_h = dead->dead_next;
 
                 handle_destroy(t, dead);
-                dead = next;
+                dead = next_h;
         }
 }
 

@@ -11,12 +11,22 @@
  *
  * Every lookup of a number returns a referenced object; the caller puts it
  * back when the request is done, so a concurrent FORGET/RELEASE on another
- * queue thread never closes an fd that is still in use.  Freed inode and
- * handle structs are kept for reuse, so that steady traffic allocates
- * nothing.  Thread-safe. */
+ * queue thread never closes an fd that is still in use.  Thread-safe.
+ *
+ * The per-request calls (inode_get/put/ref, handle_get/put) take no lock:
+ * an object's refs counts the table's own reference (while the guest knows
+ * the number: nlookup > 0, or not yet released) plus one per holder, and
+ * whoever drops it to 0 unlinks the object under the table mutex.  A lookup
+ * reads the slot, takes a reference only if refs is not already 0 (a dying
+ * object cannot come back), then re-checks that the object still carries the
+ * number it was asked for.  That is safe because inode and handle structs
+ * are never freed while their table lives (type-stable memory: freed ones
+ * wait on a spare list for reuse) and slot arrays grow in chunks that never
+ * move.  Inserts, FORGET and RELEASE keep the mutex. */
 #pragma once
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -31,10 +41,11 @@ struct inode {
         dev_t dev;
         ino_t ino;
         mode_t type;            /* S_IFMT bits: the type of an inode never changes */
-        uint64_t nodeid;
-        /* The fields below belong to the table (its lock). */
-        uint64_t nlookup;
-        uint32_t refs;
+        uint64_t nodeid;        /* set before the inode is published, then constant */
+        /* The fields below belong to the table: nlookup is written under its
+         * lock and read without it; refs is atomic (see above). */
+        _Atomic uint64_t nlookup;
+        _Atomic uint32_t refs;
         uint32_t hash_next;     /* slot index of the next inode in the bucket; 0 ends */
         struct inode *dead_next; /* inode_forget_all()'s list of inodes to destroy */
         /* The guest's lock owners on this inode (pt-lock.c), under lock_mutex. */
@@ -83,10 +94,10 @@ struct handle {
         bool writable;
         /* directories: READDIR seeks and reads the fd, one request at a time */
         pthread_mutex_t dir_mutex;
-        /* table fields */
+        /* table fields (refs and released: read without the table lock) */
         uint64_t fh;
-        uint32_t refs;
-        bool released;
+        _Atomic uint32_t refs;
+        atomic_bool released;
         struct handle *dead_next;
 };
 

@@ -2,6 +2,7 @@
 #include "queue-thread.h"
 
 #include <errno.h>
+#include <linux/fuse.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -12,11 +13,29 @@
 #include "cpu-spare.h"
 #include "log.h"
 
-/* The token handed to fs_process(): the slot of the chain's head, so that a
- * deferred completion knows which chain to return (heads are unique while in
- * flight) and whether the ring it came from still exists. */
-struct qt_deferred {
-        unsigned generation;
+/* The token handed to fs_process() is a value, not a pointer: the chain's
+ * head and the ring generation it was popped in, (generation << 16) | 0x8000
+ * | head (the marker bit keeps it non-NULL).  A deferred completion hands it
+ * back from another thread; it is pushed only if the generation is still
+ * the ring's, so a completion that races a ring reset (qt_forget_deferred())
+ * is dropped, and a head the guest reuses after the reset is never answered
+ * with the old request's reply.  No per-head state: nothing to race on. */
+#define TOKEN_MARK 0x8000u
+
+static uintptr_t token_encode(uint32_t generation, uint16_t head)
+{
+        return ((uintptr_t)generation << 16) | TOKEN_MARK | head;
+}
+
+/* Completions of deferred requests, waiting for the queue thread: the only
+ * thread that writes the used ring, so that vq_push()/vq_notify() need no
+ * lock.  Deferred requests are rare (a SETLKW that waits), so this list has
+ * a mutex; the common path only reads `pending` (one relaxed load). */
+#define QT_DONE_MAX (2 * VQ_MAX_SIZE)
+
+struct qt_done {
+        uintptr_t token;
+        uint32_t len;
 };
 
 struct queue_thread {
@@ -31,32 +50,107 @@ struct queue_thread {
         atomic_bool stop;
         int stop_fd;
         int kick_fd;
-        /* Guards generation against a deferred completion racing a ring reset. */
-        pthread_mutex_t complete_lock;
-        unsigned generation;
-        struct qt_deferred deferred[VQ_MAX_SIZE];
+        /* Bumped when the ring is torn down (main thread); read per pop. */
+        _Atomic uint32_t generation;
+        unsigned unnotified;   /* replies pushed since the last vq_notify() (queue thread) */
+        /* Deferred completions (see struct qt_done). */
+        atomic_bool pending;   /* done[] is not empty: set under done_lock, read without */
+        /* Deferred requests not completed yet: the sleeping thread polls
+         * done_fd only while there are some (one fd less per sleep). */
+        atomic_int deferred;
+        bool direct;           /* the thread is stopped: completions push at once (done_lock) */
+        int done_fd;           /* eventfd: wakes a sleeping queue thread for them */
+        pthread_mutex_t done_lock;
+        unsigned n_done;
+        struct qt_done done[QT_DONE_MAX];
+        struct qt_done taken[QT_DONE_MAX];   /* the queue thread's copy, outside the lock */
         struct vq_elem elem;   /* the chain being processed: no allocation per request */
 };
 
+/* true (with *ret_head) when token was popped from the current ring. */
+static bool token_current(struct queue_thread *qt, uintptr_t token, uint16_t *ret_head)
+{
+        uint16_t head = (uint16_t)(token & (TOKEN_MARK - 1));
+
+        *ret_head = head;
+        /* Re-encoding compares the generation at any uintptr_t width. */
+        return token == token_encode(atomic_load_explicit(&qt->generation, memory_order_relaxed), head);
+}
+
+/* fs_worker's completion callback: any thread. */
 static void complete_deferred(void *token, size_t len, void *userdata)
 {
         struct queue_thread *qt = userdata;
-        struct qt_deferred *d = token;
-        uint16_t head;
+        uintptr_t v = (uintptr_t)token;
+        uint32_t len32 = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+        bool queued = false;
 
-        if (d < qt->deferred || d >= qt->deferred + VQ_MAX_SIZE) {
+        if (!(v & TOKEN_MARK) || (v & (TOKEN_MARK - 1)) >= VQ_MAX_SIZE) {
                 log_error("queue %u: completion with a token that is not ours", qt->index);
                 return;
         }
-        head = (uint16_t)(d - qt->deferred);
-        pthread_mutex_lock(&qt->complete_lock);
-        if (d->generation == qt->generation) {
-                vq_push(qt->vq, head, (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len));
-                vq_notify(qt->vq);
+        pthread_mutex_lock(&qt->done_lock);
+        if (qt->direct) {
+                /* No queue thread to hand it to (a ring stop or reset is
+                 * finishing deferred requests): push it now, serialised with
+                 * the ring's teardown by the vq's lock. */
+                uint16_t head;
+
+                if (token_current(qt, v, &head)) {
+                        vq_complete_stopped(qt->vq, head, len32);
+                        stats_add(&qt->stats->requests, 1);
+                }
+                pthread_mutex_unlock(&qt->done_lock);
+                atomic_fetch_sub_explicit(&qt->deferred, 1, memory_order_release);
+                atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
+                return;
+        }
+        if (qt->n_done < QT_DONE_MAX) {
+                qt->done[qt->n_done++] = (struct qt_done){ .token = v, .len = len32 };
+                /* Release: a queue thread that sees it set (acquire) sees the entry. */
+                atomic_store_explicit(&qt->pending, true, memory_order_release);
+                queued = true;
+        }
+        pthread_mutex_unlock(&qt->done_lock);
+        if (queued)
+                (void)eventfd_write(qt->done_fd, 1);
+        else   /* more completions than chains a ring can have in flight: a bug */
+                log_error("queue %u: too many deferred completions; one is dropped", qt->index);
+        /* After `pending` and the wake-up: see qt_main(). */
+        atomic_fetch_sub_explicit(&qt->deferred, 1, memory_order_release);
+        atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
+}
+
+/* Queue thread: pushes the deferred completions of the current ring. */
+static void push_completions(struct queue_thread *qt)
+{
+        unsigned n;
+
+        if (!atomic_load_explicit(&qt->pending, memory_order_acquire))
+                return;
+        pthread_mutex_lock(&qt->done_lock);
+        n = qt->n_done;
+        memcpy(qt->taken, qt->done, n * sizeof(qt->done[0]));
+        qt->n_done = 0;
+        atomic_store_explicit(&qt->pending, false, memory_order_relaxed);
+        pthread_mutex_unlock(&qt->done_lock);
+        for (unsigned i = 0; i < n; i++) {
+                uint16_t head;
+
+                if (!token_current(qt, qt->taken[i].token, &head))
+                        continue;
+                vq_push(qt->vq, head, qt->taken[i].len);
+                qt->unnotified++;
                 stats_add(&qt->stats->requests, 1);
         }
-        pthread_mutex_unlock(&qt->complete_lock);
-        atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
+}
+
+static void notify(struct queue_thread *qt)
+{
+        if (qt->unnotified == 0)
+                return;
+        qt->unnotified = 0;
+        vq_notify(qt->vq);
 }
 
 int qt_new(struct fs_session *session, struct vq *vq, unsigned index, unsigned poll_us,
@@ -76,16 +170,20 @@ int qt_new(struct fs_session *session, struct vq *vq, unsigned index, unsigned p
         qt->stats = &stats->queue[index <= FS_MAX_QUEUES ? index : FS_MAX_QUEUES];
         qt->kick_fd = -1;
         atomic_init(&qt->stop, false);
-        pthread_mutex_init(&qt->complete_lock, NULL);
+        atomic_init(&qt->generation, 0);
+        atomic_init(&qt->pending, false);
+        atomic_init(&qt->deferred, 0);
+        qt->direct = true;   /* until qt_start() */
+        pthread_mutex_init(&qt->done_lock, NULL);
         qt->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (qt->stop_fd < 0) {
-                r = -errno;
-                free(qt);
-                return r;
-        }
-        r = fs_worker_new(session, index, &qt->worker);
+        qt->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        r = qt->stop_fd < 0 || qt->done_fd < 0 ? -errno : fs_worker_new(session, index, &qt->worker);
         if (r < 0) {
-                close(qt->stop_fd);
+                if (qt->stop_fd >= 0)
+                        close(qt->stop_fd);
+                if (qt->done_fd >= 0)
+                        close(qt->done_fd);
+                pthread_mutex_destroy(&qt->done_lock);
                 free(qt);
                 return r;
         }
@@ -101,7 +199,8 @@ void qt_free(struct queue_thread *qt)
         qt_stop(qt);
         fs_worker_free(qt->worker);
         close(qt->stop_fd);
-        pthread_mutex_destroy(&qt->complete_lock);
+        close(qt->done_fd);
+        pthread_mutex_destroy(&qt->done_lock);
         free(qt);
 }
 
@@ -112,9 +211,11 @@ bool qt_running(struct queue_thread *qt)
 
 void qt_forget_deferred(struct queue_thread *qt)
 {
-        pthread_mutex_lock(&qt->complete_lock);
-        qt->generation++;
-        pthread_mutex_unlock(&qt->complete_lock);
+        /* Called with the thread stopped (joined) or about to be: a completion
+         * of an older generation still in done[] is dropped when the thread
+         * next runs.  The thread never pushes into a ring being torn down:
+         * vhost-user.c stops it first. */
+        atomic_fetch_add_explicit(&qt->generation, 1, memory_order_relaxed);
 }
 
 static bool stopping(struct queue_thread *qt)
@@ -131,42 +232,77 @@ static void cpu_relax(void)
 #endif
 }
 
-/* Pops and processes everything available.  Returns the number of requests. */
+/* Requests that take microseconds (no data transfer, no sync): a reply
+ * already pushed may wait for one of these before its interrupt, so that one
+ * interrupt covers both; before anything else (READ, WRITE, FSYNC, CREATE…,
+ * which may take milliseconds) pending replies are notified first.  Read
+ * from the request header in guest memory: only a hint, the FUSE layer
+ * decodes the request for real. */
+static bool request_is_quick(const struct vq_elem *e)
+{
+        uint32_t opcode;
+
+        if (e->n_readable == 0 || e->iov[0].iov_len < 8)
+                return false;
+        memcpy(&opcode, (const char *)e->iov[0].iov_base + 4, sizeof(opcode));
+        switch (opcode) {
+        case FUSE_LOOKUP: case FUSE_FORGET: case FUSE_BATCH_FORGET: case FUSE_GETATTR:
+        case FUSE_STATFS: case FUSE_ACCESS: case FUSE_FLUSH: case FUSE_RELEASE:
+        case FUSE_RELEASEDIR: case FUSE_GETXATTR: case FUSE_LISTXATTR: case FUSE_INTERRUPT:
+        case FUSE_LSEEK:
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* Pops and processes everything available, pushing each reply as soon as it
+ * is ready.  The interrupt (vq_notify(), itself suppressed by EVENT_IDX when
+ * the guest does not want one) covers a run of quick requests' replies at
+ * once: it is sent when the ring is empty, before a request that may be slow
+ * (so no reply waits behind it), and right after a slow one's reply (a
+ * batch gains nothing there).  Returns the number of requests. */
 static unsigned drain(struct queue_thread *qt, bool polled)
 {
         struct vq_elem *e = &qt->elem;
         unsigned n = 0;
 
+        push_completions(qt);
         while (!stopping(qt)) {
-                struct qt_deferred *token;
+                uint32_t generation = atomic_load_explicit(&qt->generation, memory_order_relaxed);
+                bool quick;
                 size_t len;
 
                 if (vq_pop(qt->vq, e) <= 0)
                         break;
+                quick = request_is_quick(e);
+                if (!quick)
+                        notify(qt);
                 stats_add(&qt->stats->in_flight, 1);
-                token = &qt->deferred[e->head];
-                /* Before fs_process(): the completion may run on another thread at once. */
-                pthread_mutex_lock(&qt->complete_lock);
-                token->generation = qt->generation;
-                pthread_mutex_unlock(&qt->complete_lock);
                 len = fs_process(qt->worker, e->iov, e->n_readable, e->iov + e->n_readable,
-                                 e->n_writable, token);
+                                 e->n_writable, (void *)token_encode(generation, e->head));
                 n++;
                 if (polled)
                         stats_add(&qt->stats->polled, 1);
-                if (len == FS_PROCESS_DEFERRED)
+                if (len == FS_PROCESS_DEFERRED) {
+                        /* The completion may already have run (and counted
+                         * down first): the count only asks "poll done_fd?". */
+                        atomic_fetch_add_explicit(&qt->deferred, 1, memory_order_relaxed);
                         continue;
+                }
                 if (len > e->writable_len) {
                         log_error("queue %u: reply of %zu bytes for a %llu-byte buffer; clamped",
                                   qt->index, len, (unsigned long long)e->writable_len);
                         len = (size_t)e->writable_len;
                 }
                 vq_push(qt->vq, e->head, (uint32_t)len);
-                /* One interrupt per reply: a synchronous guest waits on each one. */
-                vq_notify(qt->vq);
+                qt->unnotified++;
+                if (!quick)
+                        notify(qt);
                 stats_add(&qt->stats->requests, 1);
                 atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
         }
+        notify(qt);
         if (n)
                 stats_add(&qt->stats->batches, 1);
         return n;
@@ -206,7 +342,8 @@ static bool spin(struct queue_thread *qt, uint64_t *spun_us)
         while (!stopping(qt) && !vq_is_broken(qt->vq) && now < deadline) {
                 uint64_t before = now;
 
-                if (!vq_avail_empty(qt->vq)) {
+                if (!vq_avail_empty(qt->vq) ||
+                    atomic_load_explicit(&qt->pending, memory_order_relaxed)) {
                         *spun_us = now - start;
                         return true;
                 }
@@ -243,7 +380,8 @@ static void serve(struct queue_thread *qt, uint64_t *spun_us)
                                         drain(qt, true);
                 }
                 vq_set_notification(qt->vq, true);
-                if (stopping(qt) || vq_is_broken(qt->vq) || vq_avail_empty(qt->vq))
+                if (stopping(qt) || vq_is_broken(qt->vq) ||
+                    (vq_avail_empty(qt->vq) && !atomic_load_explicit(&qt->pending, memory_order_relaxed)))
                         return;
                 /* A request arrived between the last check and enabling kicks. */
                 vq_set_notification(qt->vq, false);
@@ -257,9 +395,10 @@ static void *qt_main(void *arg)
 
         log_debug("queue %u: thread started (polling up to %u µs)", qt->index, qt->poll_us);
         while (!stopping(qt)) {
-                struct pollfd pfd[2] = {
+                struct pollfd pfd[3] = {
                         { .fd = qt->kick_fd, .events = POLLIN },
                         { .fd = qt->stop_fd, .events = POLLIN },
+                        { .fd = qt->done_fd, .events = POLLIN },
                 };
                 uint64_t pause_start, spun_us = 0;
                 eventfd_t v;
@@ -270,9 +409,19 @@ static void *qt_main(void *arg)
                         break;
                 /* The pause counts from the last reply: the spin is part of it. */
                 pause_start = stats_now_usec() - spun_us;
-                /* A broken queue waits only for stop: kicks would spin. */
-                pfd[0].fd = vq_is_broken(qt->vq) ? -1 : qt->kick_fd;
-                if (poll(pfd, 2, -1) < 0) {
+                /* Without deferred requests no completion can come.  A count
+                 * that reached 0 was decremented after `pending` was set
+                 * (release/acquire): re-check it instead of missing it. */
+                if (atomic_load_explicit(&qt->deferred, memory_order_acquire) == 0) {
+                        if (atomic_load_explicit(&qt->pending, memory_order_acquire) &&
+                            !vq_is_broken(qt->vq))
+                                continue;
+                        pfd[2].fd = -1;
+                }
+                /* A broken queue waits only for stop: kicks and completions would spin. */
+                if (vq_is_broken(qt->vq))
+                        pfd[0].fd = pfd[2].fd = -1;
+                if (poll(pfd, 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         log_error("queue %u: poll failed: %s", qt->index, strerror(errno));
@@ -290,9 +439,33 @@ static void *qt_main(void *arg)
                         /* Waits for stop without the kick fd (a broken queue does not poll it). */
                         vq_set_broken(qt->vq, "the kick fd failed");
                 }
+                /* Cleared before serve() looks at `pending`: no completion is missed. */
+                if (pfd[2].revents & POLLIN)
+                        (void)eventfd_read(qt->done_fd, &v);
         }
         log_debug("queue %u: thread stopped", qt->index);
         return NULL;
+}
+
+/* Switches between handing completions to the running thread and pushing
+ * them at once (stopped); going direct pushes what is waiting. */
+static void set_direct(struct queue_thread *qt, bool direct)
+{
+        pthread_mutex_lock(&qt->done_lock);
+        qt->direct = direct;
+        for (unsigned i = 0; direct && i < qt->n_done; i++) {
+                uint16_t head;
+
+                if (token_current(qt, qt->done[i].token, &head)) {
+                        vq_complete_stopped(qt->vq, head, qt->done[i].len);
+                        stats_add(&qt->stats->requests, 1);
+                }
+        }
+        if (direct) {
+                qt->n_done = 0;
+                atomic_store_explicit(&qt->pending, false, memory_order_relaxed);
+        }
+        pthread_mutex_unlock(&qt->done_lock);
 }
 
 int qt_start(struct queue_thread *qt, int kick_fd)
@@ -313,11 +486,15 @@ int qt_start(struct queue_thread *qt, int kick_fd)
         sigdelset(&all, SIGSEGV);
         sigdelset(&all, SIGFPE);
         sigdelset(&all, SIGILL);
+        /* From now on completions go through done[] to the thread. */
+        set_direct(qt, false);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         r = -pthread_create(&qt->thread, NULL, qt_main, qt);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (r < 0)
+        if (r < 0) {
+                set_direct(qt, true);
                 return r;
+        }
         qt->running = true;
         return 0;
 }
@@ -332,6 +509,10 @@ void qt_stop(struct queue_thread *qt)
         (void)eventfd_write(qt->stop_fd, 1);
         pthread_join(qt->thread, NULL);
         (void)eventfd_read(qt->stop_fd, &v);
+        /* The ring is ours again: what the thread left in done[] is pushed
+         * now, and later completions push at once (the ring's teardown, by
+         * the caller, may be waiting to finish them: vhost-user.c). */
+        set_direct(qt, true);
         qt->running = false;
         qt->kick_fd = -1;
 }

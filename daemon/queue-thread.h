@@ -1,12 +1,19 @@
 /* queue-thread.h — one thread per virtqueue (hiprio queue 0 + request queues).
  *
  * Each thread owns an fs_worker and serves its ring inline: wait for a kick,
- * drain the ring through fs_process(), push and notify; then busy-poll the
+ * drain the ring through fs_process(), pushing each reply as it is ready and
+ * notifying once per drain (earlier before a request that may be slow); it
+ * is the only thread that writes its used ring, so the per-request path
+ * takes no lock (a deferred request's completion on another thread is handed
+ * to it, or pushed directly while it is stopped); then busy-poll the
  * avail ring with guest kicks suppressed, so that a guest doing synchronous
  * I/O gets its next request picked up without a vm-exit or a wake-up (the
  * "sync queue" of DESIGN.md).  The polling window adapts between 0 and
  * --poll-us µs to the guest's real pauses (queue-thread.c: adapt_window());
- * the hiprio queue (FORGETs only) is never polled.  Notifications are
+ * the hiprio queue (FORGETs only) is never polled, and no queue spins while
+ * the host has no spare CPU (cpu-spare.h: more tasks running than CPUs, or
+ * the spinner preempted), where spinning would take the CPU of the very
+ * vCPU or main-loop thread that produces the next request.  Notifications are
  * re-enabled and the ring re-checked before sleeping: no lost wake-up.
  *
  * The vhost-user layer starts a thread when its ring is ready (kick fd,

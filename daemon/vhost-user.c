@@ -311,10 +311,8 @@ static void vring_reset(struct vu_vring *vr)
         vring_stop(vr);
         if (vr->qt)
                 qt_forget_deferred(vr->qt);
-        pthread_mutex_lock(&vr->vq.used_lock);
-        vr->vq.call_fd = -1;
-        vr->vq.err_fd = -1;
-        pthread_mutex_unlock(&vr->vq.used_lock);
+        vq_set_call_fd(&vr->vq, -1);
+        vq_set_err_fd(&vr->vq, -1);
         vq_reset(&vr->vq);
         close_fd(&vr->kick_fd);
         close_fd(&vr->call_fd);
@@ -746,16 +744,12 @@ static int handle_vring_fd(struct vu_dev *d, const struct vu_msg *msg, struct vu
                 vring_try_start(d, i);
                 break;
         case VHOST_USER_SET_VRING_CALL:
-                pthread_mutex_lock(&vr->vq.used_lock);
-                vr->vq.call_fd = fd;
-                pthread_mutex_unlock(&vr->vq.used_lock);
+                vq_set_call_fd(&vr->vq, fd);
                 close_fd(&vr->call_fd);
                 vr->call_fd = fd;
                 break;
         default:
-                pthread_mutex_lock(&vr->vq.used_lock);
-                vr->vq.err_fd = fd;
-                pthread_mutex_unlock(&vr->vq.used_lock);
+                vq_set_err_fd(&vr->vq, fd);
                 close_fd(&vr->err_fd);
                 vr->err_fd = fd;
                 break;

@@ -8,6 +8,7 @@
 #include "virtqueue.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -22,15 +23,39 @@ void vq_init(struct vq *vq, const struct gm *mem, unsigned index)
         memset(vq, 0, offsetof(struct vq, indirect_table));
         vq->mem = mem;
         vq->index = index;
-        vq->call_fd = -1;
+        atomic_init(&vq->call_fd, -1);
+        atomic_init(&vq->notify_seq, 0);
         vq->err_fd = -1;
         atomic_init(&vq->broken, false);
-        pthread_mutex_init(&vq->used_lock, NULL);
+        pthread_mutex_init(&vq->lock, NULL);
 }
 
 void vq_destroy(struct vq *vq)
 {
-        pthread_mutex_destroy(&vq->used_lock);
+        pthread_mutex_destroy(&vq->lock);
+}
+
+void vq_set_call_fd(struct vq *vq, int fd)
+{
+        uint32_t seq;
+
+        atomic_exchange_explicit(&vq->call_fd, fd, memory_order_seq_cst);
+        /* Pairs with the fence in vq_notify(): either the queue thread's
+         * next load of call_fd sees the new fd, or we see it inside
+         * vq_notify() (odd notify_seq) and wait until it is out of it, with
+         * the old fd written or not.  Then the caller may close the old fd. */
+        atomic_thread_fence(memory_order_seq_cst);
+        seq = atomic_load_explicit(&vq->notify_seq, memory_order_relaxed);
+        if (seq & 1)
+                while (atomic_load_explicit(&vq->notify_seq, memory_order_acquire) == seq)
+                        sched_yield();
+}
+
+void vq_set_err_fd(struct vq *vq, int fd)
+{
+        pthread_mutex_lock(&vq->lock);
+        vq->err_fd = fd;
+        pthread_mutex_unlock(&vq->lock);
 }
 
 void vq_set_features(struct vq *vq, uint64_t features)
@@ -53,7 +78,7 @@ int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *use
         if (!desc || !avail || !used || ((uintptr_t)desc & 15) || ((uintptr_t)avail & 1) ||
             ((uintptr_t)used & 3))
                 return -EINVAL;
-        pthread_mutex_lock(&vq->used_lock);
+        pthread_mutex_lock(&vq->lock);
         vq->num = num;
         vq->desc = desc;
         vq->avail = avail;
@@ -61,29 +86,29 @@ int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *use
         vq->used_idx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
         vq->signalled_used_valid = false;
         atomic_store(&vq->broken, false);
-        pthread_mutex_unlock(&vq->used_lock);
+        pthread_mutex_unlock(&vq->lock);
         return 0;
 }
 
 void vq_reset(struct vq *vq)
 {
         vq_detach(vq);
-        pthread_mutex_lock(&vq->used_lock);
+        pthread_mutex_lock(&vq->lock);
         vq->last_avail_idx = 0;
         vq->used_idx = 0;
         vq->signalled_used_valid = false;
         atomic_store(&vq->broken, false);
-        pthread_mutex_unlock(&vq->used_lock);
+        pthread_mutex_unlock(&vq->lock);
 }
 
 void vq_detach(struct vq *vq)
 {
-        pthread_mutex_lock(&vq->used_lock);
+        pthread_mutex_lock(&vq->lock);
         vq->num = 0;
         vq->desc = NULL;
         vq->avail = NULL;
         vq->used = NULL;
-        pthread_mutex_unlock(&vq->used_lock);
+        pthread_mutex_unlock(&vq->lock);
 }
 
 bool vq_is_broken(struct vq *vq)
@@ -97,10 +122,11 @@ void vq_set_broken(struct vq *vq, const char *why)
                 return;
         log_error("virtqueue %u is broken: %s; it stays stopped until the frontend resets it",
                   vq->index, why);
-        pthread_mutex_lock(&vq->used_lock);
+        /* Any thread, once per ring: a lock is fine here. */
+        pthread_mutex_lock(&vq->lock);
         if (vq->err_fd >= 0)
                 (void)eventfd_write(vq->err_fd, 1);
-        pthread_mutex_unlock(&vq->used_lock);
+        pthread_mutex_unlock(&vq->lock);
 }
 
 static uint16_t *used_event(struct vq *vq)
@@ -250,7 +276,6 @@ void vq_push(struct vq *vq, uint16_t head, uint32_t len)
 {
         struct vring_used_elem *u;
 
-        pthread_mutex_lock(&vq->used_lock);
         /* Detached (a stopped ring) or a head that is not one: nothing to write. */
         if (vq->used && head < vq->num) {
                 u = &vq->used->ring[vq->used_idx & (vq->num - 1)];
@@ -259,7 +284,6 @@ void vq_push(struct vq *vq, uint16_t head, uint32_t len)
                 vq->used_idx++;
                 __atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
         }
-        pthread_mutex_unlock(&vq->used_lock);
 }
 
 /* The spec's vring_need_event(): has the index passed `event` in (old, new]? */
@@ -268,14 +292,12 @@ static bool need_event(uint16_t event, uint16_t new_idx, uint16_t old_idx)
         return (uint16_t)(new_idx - event - 1) < (uint16_t)(new_idx - old_idx);
 }
 
+/* Called after a full fence (vq_notify()). */
 static bool should_notify(struct vq *vq)
 {
         uint16_t old_idx, new_idx;
         bool valid;
 
-        /* Our used->idx store must be visible before we read the guest's
-         * suppression state, or both sides could skip the wake-up. */
-        atomic_thread_fence(memory_order_seq_cst);
         if (!vq->event_idx)
                 return !(load16(&vq->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT);
         valid = vq->signalled_used_valid;
@@ -287,10 +309,31 @@ static bool should_notify(struct vq *vq)
 
 void vq_notify(struct vq *vq)
 {
-        pthread_mutex_lock(&vq->used_lock);
-        if (vq->used && vq->call_fd >= 0 && should_notify(vq))
-                (void)eventfd_write(vq->call_fd, 1);
-        pthread_mutex_unlock(&vq->used_lock);
+        uint32_t seq = atomic_load_explicit(&vq->notify_seq, memory_order_relaxed);
+        int fd;
+
+        if (!vq->used)
+                return;
+        /* Odd while we may use call_fd: vq_set_call_fd() waits for even
+         * before its caller closes the old fd. */
+        atomic_store_explicit(&vq->notify_seq, seq + 1, memory_order_relaxed);
+        /* One full fence for two reasons: our used->idx store must be visible
+         * before we read the guest's suppression state (or both sides could
+         * skip the wake-up), and our notify_seq store before we read call_fd
+         * (vq_set_call_fd() has the mirror fence). */
+        atomic_thread_fence(memory_order_seq_cst);
+        fd = atomic_load_explicit(&vq->call_fd, memory_order_relaxed);
+        if (fd >= 0 && should_notify(vq))
+                (void)eventfd_write(fd, 1);
+        atomic_store_explicit(&vq->notify_seq, seq + 2, memory_order_release);
+}
+
+void vq_complete_stopped(struct vq *vq, uint16_t head, uint32_t len)
+{
+        pthread_mutex_lock(&vq->lock);
+        vq_push(vq, head, len);
+        vq_notify(vq);
+        pthread_mutex_unlock(&vq->lock);
 }
 
 void vq_set_notification(struct vq *vq, bool enable)

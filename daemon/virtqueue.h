@@ -7,9 +7,16 @@
  * allocates: an element's iovecs live in a vq_elem the caller owns (one per
  * queue thread), indirect tables are copied into a buffer inside struct vq.
  *
- * Threads: vq_pop() and vq_set_notification() belong to the one queue thread;
- * vq_push()/vq_notify() may also run on another thread (a deferred request's
- * completion) and serialise on used_lock. */
+ * Threads: vq_pop(), vq_push(), vq_notify() and vq_set_notification()
+ * belong to the one queue thread (deferred completions are handed to it,
+ * queue-thread.c), so the hot path takes no lock.  Ring set-up and teardown
+ * (vq_set_rings/reset/detach) run on the main thread only while the queue
+ * thread is stopped (joined); while it is, a deferred completion on another
+ * thread pushes with vq_complete_stopped(), which `lock` serialises with
+ * them.  The main thread may swap the call fd while the queue thread runs
+ * (QEMU does, to mask interrupts): vq_set_call_fd() waits until the old fd
+ * is no longer in use.  vq_set_broken() may run anywhere (`lock` guards
+ * err_fd). */
 #pragma once
 
 #include <linux/virtio_ring.h>
@@ -47,10 +54,11 @@ struct vq {
         uint16_t used_idx;            /* our copy of used->idx */
         uint16_t signalled_used;      /* used_idx at the last interrupt (EVENT_IDX) */
         bool signalled_used_valid;
-        int call_fd;                  /* eventfd to interrupt the guest; -1 = none (not owned) */
+        _Atomic int call_fd;          /* eventfd to interrupt the guest; -1 = none (not owned) */
+        _Atomic uint32_t notify_seq;  /* odd while vq_notify() may write call_fd */
         int err_fd;                   /* eventfd to report a broken queue; -1 = none (not owned) */
         atomic_bool broken;
-        pthread_mutex_t used_lock;
+        pthread_mutex_t lock;         /* the slow paths only: see above */
         struct vring_desc indirect_table[VQ_MAX_SIZE];  /* copy of the indirect table being walked */
 };
 
@@ -80,6 +88,13 @@ int vq_pop(struct vq *vq, struct vq_elem *e);
 void vq_push(struct vq *vq, uint16_t head, uint32_t len);
 /* Interrupts the guest if it asked for it (NO_INTERRUPT / used_event). */
 void vq_notify(struct vq *vq);
+/* Main thread: the call fd (-1: none).  On return the old one is no longer
+ * used by vq_notify() and may be closed. */
+void vq_set_call_fd(struct vq *vq, int fd);
+void vq_set_err_fd(struct vq *vq, int fd);
+/* vq_push() + vq_notify() from another thread while the queue thread is
+ * stopped (a deferred request finished during a ring stop or reset). */
+void vq_complete_stopped(struct vq *vq, uint16_t head, uint32_t len);
 /* true when there is nothing to pop (acquire read of avail->idx). */
 bool vq_avail_empty(struct vq *vq);
 /* Asks the guest to kick (enable) or not to kick (disable) on new requests.

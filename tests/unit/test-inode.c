@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -255,6 +256,61 @@ static void test_threads(struct fixture *f, gconstpointer data)
         g_assert_cmpuint(inode_lookup_count(f->t, r[0].id), ==, 4);
 }
 
+/* Lookups without the table lock against slots being freed and reused: a
+ * reader holding a stale nodeid must get NULL or the inode that carries
+ * exactly that nodeid, never another one, and every fd it gets is open. */
+struct reuse {
+        struct fixture *f;
+        _Atomic uint64_t current;   /* the nodeid the writer last handed out */
+        atomic_bool done;
+        atomic_uint hits;
+};
+
+static void *reuse_reader(void *p)
+{
+        struct reuse *r = p;
+
+        while (!atomic_load(&r->done)) {
+                uint64_t id = atomic_load(&r->current);
+                struct inode *i = inode_get(r->f->t, id);
+
+                if (i) {
+                        struct stat st;
+
+                        g_assert_cmpuint(i->nodeid, ==, id);
+                        g_assert_cmpint(fstatat(i->fd, "", &st, AT_EMPTY_PATH), ==, 0);
+                        inode_put(r->f->t, i);
+                        r->hits++;
+                }
+                /* And a forged one (a generation this test never reaches): never found. */
+                g_assert_null(inode_get(r->f->t, id ^ (1ull << 62)));
+        }
+        return NULL;
+}
+
+static void test_reuse_race(struct fixture *f, gconstpointer data)
+{
+        struct reuse r = { .f = f };
+        pthread_t th[2];
+
+        touch(f, "a");
+        touch(f, "b");
+        atomic_store(&r.current, add(f, "a"));
+        for (int k = 0; k < 2; k++)
+                pthread_create(&th[k], NULL, reuse_reader, &r);
+        for (int k = 0; k < 3000; k++) {
+                uint64_t old = atomic_load(&r.current);
+
+                /* A new inode (another file) takes the slot the old one frees. */
+                atomic_store(&r.current, add(f, k % 2 ? "a" : "b"));
+                inode_forget(f->t, old, 1);
+        }
+        atomic_store(&r.done, true);
+        for (int k = 0; k < 2; k++)
+                pthread_join(th[k], NULL);
+        g_assert_cmpuint(inode_count(f->t), ==, 2);
+}
+
 int main(int argc, char **argv)
 {
         struct rlimit rl;
@@ -272,5 +328,6 @@ int main(int argc, char **argv)
         ADD("many-and-forged", test_many_and_forged);
         ADD("handles", test_handles);
         ADD("threads", test_threads);
+        ADD("reuse-race", test_reuse_race);
         return g_test_run();
 }
