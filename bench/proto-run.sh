@@ -121,11 +121,13 @@ start_daemon() {
         local name=$1 queues=$2 log=$3 sock pid
         runs=$((runs + 1))
         sock=$work/sock/$name.$runs.sock
+        # exec: the backgrounded case runs in a subshell, and $! must be the
+        # daemon itself (its CPU time and RSS are measured by that pid).
         case "$name" in
-        sluice) "${runas[@]}" "$sluice" --socket-path="$sock" --shared-dir="$share" --queues="$queues" ;;
-        sluice-poll0) "${runas[@]}" "$sluice" --socket-path="$sock" --shared-dir="$share" --queues="$queues" --poll-us=0 ;;
-        virtiofsd) "${runas[@]}" "$rust" --socket-path="$sock" --shared-dir="$share" --sandbox none --cache auto ;;
-        legacy) /usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="$share" -o cache=auto ;;
+        sluice) exec "${runas[@]}" "$sluice" --socket-path="$sock" --shared-dir="$share" --queues="$queues" ;;
+        sluice-poll0) exec "${runas[@]}" "$sluice" --socket-path="$sock" --shared-dir="$share" --queues="$queues" --poll-us=0 ;;
+        virtiofsd) exec "${runas[@]}" "$rust" --socket-path="$sock" --shared-dir="$share" --sandbox none --cache auto ;;
+        legacy) exec /usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="$share" -o cache=auto ;;
         esac </dev/null >>"$log" 2>&1 &
         pid=$!
         pids+=("$pid")

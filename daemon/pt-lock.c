@@ -43,6 +43,20 @@ struct pt_lock_owner {
         struct pt_lock_owner *next;
 };
 
+/* The locks of the inodes' lock-owner lists: striped by the inode's address
+ * (inode structs are kept for reuse, so an address names one inode for the
+ * table's life).  Two inodes may share a stripe: the critical sections are
+ * short list walks and never take a second stripe. */
+#define OWNERS_LOCKS 64
+static pthread_mutex_t owners_locks[OWNERS_LOCKS] = {
+        [0 ... OWNERS_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER
+};
+
+static pthread_mutex_t *owners_lock(const struct inode *inode)
+{
+        return &owners_locks[((uintptr_t)inode / 64) % OWNERS_LOCKS];
+}
+
 static void lock_owner_free(struct pt_lock_owner *o)
 {
         (void) close(o->fd);
@@ -115,7 +129,7 @@ static void lock_owner_note(struct inode *inode, uint64_t owner, uint32_t pid, c
         uint64_t start = (uint64_t)fl->l_start;
         uint64_t end = fl->l_len == 0 ? (uint64_t)INT64_MAX : start + (uint64_t)fl->l_len - 1;
 
-        pthread_mutex_lock(&inode->lock_mutex);
+        pthread_mutex_lock(owners_lock(inode));
         for (struct pt_lock_owner *o = inode->lock_owners; o; o = o->next)
                 if (o->owner == owner) {
                         if (fl->l_type != F_UNLCK && pid)
@@ -123,7 +137,7 @@ static void lock_owner_note(struct inode *inode, uint64_t owner, uint32_t pid, c
                         ranges_apply(o, start, end, (uint32_t)fl->l_type);
                         break;
                 }
-        pthread_mutex_unlock(&inode->lock_mutex);
+        pthread_mutex_unlock(owners_lock(inode));
 }
 
 /* The guest pid of the owner (not `asker`) holding a lock of `type` that
@@ -133,7 +147,7 @@ static uint32_t lock_holder_pid(struct inode *inode, uint64_t asker, uint64_t st
 {
         uint32_t pid = 0;
 
-        pthread_mutex_lock(&inode->lock_mutex);
+        pthread_mutex_lock(owners_lock(inode));
         for (struct pt_lock_owner *o = inode->lock_owners; o && !pid; o = o->next) {
                 if (o->owner == asker)
                         continue;
@@ -148,7 +162,7 @@ static uint32_t lock_holder_pid(struct inode *inode, uint64_t asker, uint64_t st
                                 break;
                         }
         }
-        pthread_mutex_unlock(&inode->lock_mutex);
+        pthread_mutex_unlock(owners_lock(inode));
         return pid;
 }
 
@@ -185,7 +199,7 @@ static int lock_owner_fd(const struct pt_fs *fs, struct inode *inode, uint64_t o
         unsigned n = 0;
         int r;
 
-        pthread_mutex_lock(&inode->lock_mutex);
+        pthread_mutex_lock(owners_lock(inode));
         for (o = inode->lock_owners; o; o = o->next, n++)
                 if (o->owner == owner) {
                         r = dup_fd(o->fd);
@@ -193,7 +207,7 @@ static int lock_owner_fd(const struct pt_fs *fs, struct inode *inode, uint64_t o
                 }
         if (!create) {
                 /* Nothing of this owner's to see or drop: a throwaway open file. */
-                pthread_mutex_unlock(&inode->lock_mutex);
+                pthread_mutex_unlock(owners_lock(inode));
                 return lock_owner_open(inode, proc_fd, may_write);
         }
         if (n >= INODE_LOCK_OWNERS_MAX) {
@@ -219,7 +233,7 @@ static int lock_owner_fd(const struct pt_fs *fs, struct inode *inode, uint64_t o
         o->next = inode->lock_owners;
         inode->lock_owners = o;
 out:
-        pthread_mutex_unlock(&inode->lock_mutex);
+        pthread_mutex_unlock(owners_lock(inode));
         return r;
 }
 
@@ -227,14 +241,14 @@ void pt_lock_owner_release(struct inode *inode, uint64_t owner)
 {
         struct pt_lock_owner **p, *o = NULL;
 
-        pthread_mutex_lock(&inode->lock_mutex);
+        pthread_mutex_lock(owners_lock(inode));
         for (p = &inode->lock_owners; *p; p = &(*p)->next)
                 if ((*p)->owner == owner) {
                         o = *p;
                         *p = o->next;
                         break;
                 }
-        pthread_mutex_unlock(&inode->lock_mutex);
+        pthread_mutex_unlock(owners_lock(inode));
         if (o)
                 lock_owner_free(o);
 }
