@@ -105,3 +105,13 @@ int confine_reopen(int proc_fd, int path_fd, int flags)
                 return -ESTALE;
         return TAKE_FD(fd);
 }
+
+int confine_path_of_open_fd(int proc_fd, int open_fd)
+{
+        char name[16];
+        int fd;
+
+        confine_fd_name(name, sizeof(name), open_fd);
+        fd = openat(proc_fd, name, O_PATH | O_CLOEXEC);
+        return fd >= 0 ? fd : -errno;
+}

@@ -31,6 +31,13 @@ int confine_open_child(int dir_fd, const char *name, int flags, mode_t mode);
  * the same (st_dev, st_ino) as path_fd.  Returns an fd or -errno. */
 int confine_reopen(int proc_fd, int path_fd, int flags);
 
+/* An O_PATH fd of the file that `open_fd`, a file we opened for I/O (never an
+ * O_PATH fd, so never a symlink), has open, through /proc/self/fd.  Our own
+ * fd's magic link names exactly that file, so no identity check is needed
+ * (CREATE's reply makes one per new file: two system calls fewer).  Returns
+ * an fd or -errno. */
+int confine_path_of_open_fd(int proc_fd, int open_fd);
+
 /* Writes the name of `fd` inside /proc/self/fd ("17") into buf (≥ 16 bytes). */
 void confine_fd_name(char *buf, size_t size, int fd);
 

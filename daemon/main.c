@@ -360,6 +360,8 @@ static int setup(struct app *app)
         sigaddset(&mask, SIGUSR1);
         sigprocmask(SIG_BLOCK, &mask, NULL);
         signal(SIGPIPE, SIG_IGN);
+        /* Before the socket exists too: whoever sees it may count on the limit. */
+        raise_nofile_limit();
 
         r = open_shared_dir(app->opts.shared_dir, &root_fd);
         if (r < 0)
@@ -379,7 +381,6 @@ static int setup(struct app *app)
                 return fail_usage("--control-fd=%d is not an open file descriptor",
                                   app->opts.control_fd);
         }
-        raise_nofile_limit();
         /* The guest's umask comes with each create (DONT_MASK); ours must not add to it.
          * After listen_on_path(), which binds the socket under umask 0077. */
         umask(0);

@@ -97,7 +97,7 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
 }
 
 int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
-                      int open_fd, bool writable)
+                      int open_fd, const struct stat *open_st, bool writable)
 {
         _cleanup_close_ int fd = open_fd, path_fd = -1;
         struct {
@@ -113,9 +113,11 @@ int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const
         }
 
         /* The open file itself, not its name: the name may have changed already. */
-        if (fstat(fd, &st) < 0)
+        if (open_st)
+                st = *open_st;
+        else if (fstat(fd, &st) < 0)
                 return -errno;
-        path_fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, fd, O_PATH));
+        path_fd = pt_fd_keep(fs, confine_path_of_open_fd(fs->proc_fd, fd));
         if (path_fd < 0)
                 return path_fd;
         err = add_lookup(fs, TAKE_FD(path_fd), &st, &out.e);

@@ -235,7 +235,7 @@ int pt_symlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 return err;
         if (symlinkat(target, dir->fd, name) < 0)
                 return -errno;
-        return pt_reply_new_node(fs, r, dir, name, -1, false);
+        return pt_reply_new_node(fs, r, dir, name, -1, NULL, false);
 }
 
 /* MKNOD and MKDIR: the name follows the fixed argument at `pos`. */
@@ -254,7 +254,7 @@ static int make_node(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t
         mode = (mode & S_IFMT) | policy_mode(&fs->policy, mode & S_IFMT, mode, name, r->in.uid);
         if ((S_ISDIR(mode) ? mkdirat(dir->fd, name, mode & 07777) : mknodat(dir->fd, name, mode, rdev)) < 0)
                 return -errno;
-        return pt_reply_new_node(fs, r, dir, name, -1, false);
+        return pt_reply_new_node(fs, r, dir, name, -1, NULL, false);
 }
 
 int pt_mknod(struct pt_fs *fs, struct freq *r, struct inode *dir)
@@ -371,7 +371,7 @@ int pt_link(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 if (linkat(fs->proc_fd, procname, dir->fd, name, AT_SYMLINK_FOLLOW) < 0)
                         return -errno;
         }
-        return pt_reply_new_node(fs, r, dir, name, -1, false);
+        return pt_reply_new_node(fs, r, dir, name, -1, NULL, false);
 }
 
 /* ---- the file system ---- */

@@ -68,16 +68,16 @@ int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
 }
 
 /* CREATE opened an existing name: only a regular file may become a handle
- * (as in pt_open()); the O_NONBLOCK used for the open goes unless asked for. */
-static int check_created_regular(int fd, int flags)
+ * (as in pt_open()); the O_NONBLOCK used for the open goes unless asked for.
+ * *st is the file's stat (for the reply). */
+static int check_created_regular(int fd, int flags, struct stat *st)
 {
-        struct stat st;
         int fl;
 
-        if (fstat(fd, &st) < 0)
+        if (fstat(fd, st) < 0)
                 return -errno;
-        if (!S_ISREG(st.st_mode))
-                return S_ISDIR(st.st_mode) ? -EISDIR : -ENXIO;
+        if (!S_ISREG(st->st_mode))
+                return S_ISDIR(st->st_mode) ? -EISDIR : -ENXIO;
         if (!(flags & O_NONBLOCK)) {
                 fl = fcntl(fd, F_GETFL);
                 if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
@@ -93,6 +93,8 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
         size_t pos = sizeof(*in);
         const char *name;
         int flags = pt_open_flags(in->flags) | (int)(in->flags & O_EXCL);
+        bool exclusive = flags & O_EXCL;
+        struct stat st;
         int err = freq_name(r, &pos, &name);
 
         if (err < 0)
@@ -101,16 +103,24 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 return err;
         /* Without O_EXCL the name may already be a FIFO (made by the guest or on
          * the host): a blocking open of it would hang this queue until a writer
-         * came.  Open without blocking and refuse what OPEN refuses too. */
-        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT | O_NONBLOCK,
+         * came.  Open without blocking and refuse what OPEN refuses too.  With
+         * O_EXCL (what open(O_CREAT) in a Linux guest sends for a new name) the
+         * open fails on any existing name, symlinks included, so what it opens
+         * is the regular file it just made: no O_NONBLOCK to take back, no check. */
+        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name,
+                                               flags | O_CREAT | (exclusive ? 0 : O_NONBLOCK),
                                                policy_mode(&fs->policy, S_IFREG,
                                                            pt_masked(in->mode, in->umask),
                                                            name, r->in.uid)));
         if (fd < 0)
                 return fd;
-        if ((err = check_created_regular(fd, flags)) < 0)
+        if (exclusive)
+                err = fstat(fd, &st) < 0 ? -errno : 0;
+        else
+                err = check_created_regular(fd, flags, &st);
+        if (err < 0)
                 return err;
-        return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), (flags & O_ACCMODE) != O_RDONLY);
+        return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), &st, (flags & O_ACCMODE) != O_RDONLY);
 }
 
 int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
@@ -129,7 +139,7 @@ int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
                                                            "a temporary file", r->in.uid)));
         if (fd < 0)
                 return fd;
-        return pt_reply_new_node(fs, r, dir, NULL, fd, true);
+        return pt_reply_new_node(fs, r, dir, NULL, fd, NULL, true);
 }
 
 /* Moves `len` bytes between the file at `pos` and the guest's buffers —

@@ -138,9 +138,10 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
  * ends here: counts a lookup of the new node and replies its entry.  With
  * open_fd ≥ 0 (consumed) that fd is the new node's open file (CREATE,
  * TMPFILE): it becomes a handle and the reply is entry + open; `name` may then
- * be NULL.  Otherwise the node is `name` in `dir`. */
+ * be NULL, and `open_st` is that fd's fstat when the caller has it (NULL: made
+ * here).  Otherwise the node is `name` in `dir`. */
 int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
-                      int open_fd, bool writable);
+                      int open_fd, const struct stat *open_st, bool writable);
 /* The guest's mode bits with its umask applied (DONT_MASK is negotiated and
  * the process umask is 0, so this is the only place the umask is applied). */
 static inline mode_t pt_masked(uint32_t mode, uint32_t umask_bits)
