@@ -10,6 +10,7 @@ else
         $SLUICE_MOUNT || { echo "FAIL mount"; exit 1; }
 fi
 grep " /mnt " /proc/mounts | sed 's/^/INFO mount /'
+echo "INFO guest kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPU(s)"
 mkdir -p /mnt/bench || { echo "FAIL mkdir"; exit 1; }
 # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
 if /bin/guest-bench /mnt/bench ${BENCH_ARGS:-}; then
