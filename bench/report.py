@@ -287,7 +287,7 @@ def main():
               f"Workload: guest-bench {a.workload} (mq set: {a.mq_workload}). "
               f"Medians of {a.reps} interleaved repetition(s); ± is half the range. "
               f"sluice-fs and Rust virtiofsd ran as user {a.user}.")
-    if a.trace != "none":
+    if a.trace in ("strace", "debug"):
         md.append("")
         md.append(f"**Traced run (--trace {a.trace}): the daemons were slowed down by the tracing; "
                   "the figures below mean nothing, the counts do.**")

@@ -28,7 +28,9 @@
 #                     see guest-bench.c)
 #   --mq-args ARGS    the same for the mq set
 #   --trace MODE      strace: count the daemons' system calls (strace -c -f on every
-#                     thread, raw/*.strace); debug: the daemons log every request
+#                     thread, raw/*.strace); perf: perf stat of the daemons (CPU time,
+#                     context switches, migrations, page faults; raw/*.perf; light
+#                     enough that the figures still mean something); debug: the daemons log every request
 #                     (sluice-fs -d, Rust virtiofsd --log-level debug, legacy -d).
 #                     Both slow the daemons down: the figures of such a run mean
 #                     nothing, its counts do (bench/gb-analyse.py summarises them)
@@ -95,8 +97,8 @@ fi
 for a in "$bench_args" "$mq_args"; do
         [[ "$a" =~ ^[-0-9nstTjp\ a-z,]*$ ]] || die "guest-bench arguments '$a': only -n -s -t -T -j -p, numbers and phase names"
 done
-case "$trace" in none|strace|debug) ;; *) die "--trace $trace: use strace or debug" ;; esac
-[ "$trace" != strace ] || command -v strace >/dev/null || die "--trace strace needs strace"
+case "$trace" in none|strace|perf|debug) ;; *) die "--trace $trace: use strace, perf or debug" ;; esac
+[ "$trace" = none ] || [ "$trace" = debug ] || command -v "$trace" >/dev/null || die "--trace $trace needs $trace"
 [ -d "$share_root" ] || die "--dir $share_root is not a directory"
 [ -n "$sluice_fs" ] || sluice_fs=$build/daemon/sluice-fs
 [ -x "$sluice_fs" ] || die "no sluice-fs at $sluice_fs (build it first: make build)"
@@ -144,7 +146,7 @@ fi
 out=$build/bench
 raw=$out/raw
 mkdir -p "$raw" || die "cannot create $raw"
-rm -f "$raw"/*.console "$raw"/*.daemon "$raw"/*.status "$raw"/*.strace
+rm -f "$raw"/*.console "$raw"/*.daemon "$raw"/*.status "$raw"/*.strace "$raw"/*.perf
 
 # ---- the guest tool ------------------------------------------------------------------
 tool=$out/guest-bench
@@ -215,14 +217,20 @@ trace_start() {   # SHARE OUTFILE → sets trace_pid
         for p in $pids; do
                 for t in /proc/"$p"/task/*; do args+=(-p "${t##*/}"); done
         done
-        strace -c -f -o "$file" "${args[@]}" 2>/dev/null &
+        if [ "$trace" = perf ]; then
+                # CPU time, context switches, migrations and page faults of all threads.
+                perf stat -e task-clock,context-switches,cpu-migrations,page-faults,minor-faults \
+                        -p "$(tr ' ' , <<<"${pids% }")" -o "$file" 2>/dev/null &
+        else
+                strace -c -f -o "$file" "${args[@]}" 2>/dev/null &
+        fi
         trace_pid=$!
 }
 
 run_one() {   # SET CONFIG REP
         local set=$1 config=$2 rep=$3 backend=sluice share status kernel=6.1 smp=1 bargs=$bench_args
         local -a args=() dbg=()
-        want_procs=1
+        want_procs=2   # sluice-fs: the CPU-time wrapper and sluice-fs itself
         case "$set" in
         6.12) kernel=6.12 ;;
         mq) kernel=6.12 smp=2 bargs=$mq_args ;;
@@ -235,8 +243,8 @@ run_one() {   # SET CONFIG REP
         sluice-q1) ;;
         sluice-q2) args+=(--queues 2) ;;
         sluice-q2-poll0) args+=(--queues 2 --daemon-arg --poll-us=0) ;;
-        rust) backend=rust-virtiofsd want_procs=3 ;;
-        virtiofsd) backend=virtiofsd ;;
+        rust) backend=rust-virtiofsd want_procs=3 ;;   # + the sandbox's forked worker
+        virtiofsd) backend=virtiofsd want_procs=1 ;;
         9p-mmap) backend=9p; args+=(--env BENCH_9P_CACHE=mmap) ;;
         9p-loose) backend=9p; args+=(--env BENCH_9P_CACHE=loose) ;;
         esac
@@ -262,15 +270,15 @@ run_one() {   # SET CONFIG REP
                 "${args[@]}" "${dbg[@]}" "$here/guest-workload.sh" >"$base.status" 2>&1 &
         local guest=$!
         trace_pid=
-        if [ "$trace" = strace ] && [ "$backend" != 9p ]; then
-                trace_start "$share" "$base.strace"
+        if { [ "$trace" = strace ] || [ "$trace" = perf ]; } && [ "$backend" != 9p ]; then
+                trace_start "$share" "$base.$trace"
         fi
         wait "$guest"
         status=$?
         if [ -n "$trace_pid" ]; then
-                # strace ends with its tracees (the daemon has been stopped by now).
+                # strace and perf end with their tracees (the daemon has been stopped by now).
                 for _ in $(seq 100); do kill -0 "$trace_pid" 2>/dev/null || break; sleep 0.1; done
-                kill "$trace_pid" 2>/dev/null
+                kill -INT "$trace_pid" 2>/dev/null
                 wait "$trace_pid" 2>/dev/null
         fi
         rm -rf "$share"
