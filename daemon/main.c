@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "cpu-spare.h"
 #include "credentials.h"
 #include "fs-session.h"
 #include "log.h"
@@ -356,6 +357,7 @@ static int setup(struct app *app)
                 return -1;
         }
         stats_init(&stats_global, 1 + app->opts.queues);
+        cpu_spare_init();   /* before the sandbox: it opens /proc files */
 
         app->root_fd = root_fd;   /* borrowed from here on: the session closes it */
         r = fs_session_new(&app->opts, root_fd, &stats_global, &app->session);

@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "cpu-spare.h"
 #include "log.h"
 
 /* The token handed to fs_process(): the slot of the chain's head, so that a
@@ -195,25 +196,51 @@ static void adapt_window(struct queue_thread *qt, uint64_t idle_us)
         }
 }
 
+/* Spins for up to window_us waiting for the next request; returns true when
+ * one came.  Gives up early when spinning would take a CPU someone else
+ * needs (cpu-spare.h): *spun_us says how long it really spun. */
+static bool spin(struct queue_thread *qt, uint64_t *spun_us)
+{
+        uint64_t start = stats_now_usec(), now = start, deadline = start + qt->window_us;
+
+        while (!stopping(qt) && !vq_is_broken(qt->vq) && now < deadline) {
+                uint64_t before = now;
+
+                if (!vq_avail_empty(qt->vq)) {
+                        *spun_us = now - start;
+                        return true;
+                }
+                cpu_relax();
+                now = stats_now_usec();
+                /* An iteration takes well under a µs: a gap this long means
+                 * the kernel gave our CPU to someone runnable, who needs it. */
+                if (now - before > CPU_SPARE_PREEMPT_GAP_US) {
+                        cpu_spare_preempted(now);
+                        stats_add(&qt->stats->poll_refused, 1);
+                        break;
+                }
+        }
+        *spun_us = now - start;
+        return false;
+}
+
 /* Drain after a kick, then poll; returns with notifications enabled and the
- * ring empty (or broken, or asked to stop). */
-static void serve(struct queue_thread *qt)
+ * ring empty (or broken, or asked to stop).  *spun_us: how long the last
+ * spin lasted (0 when refused), which is part of the guest's pause. */
+static void serve(struct queue_thread *qt, uint64_t *spun_us)
 {
         vq_set_notification(qt->vq, false);
         drain(qt, false);
         for (;;) {
+                *spun_us = 0;
                 if (qt->window_us > 0) {
-                        uint64_t deadline = stats_now_usec() + qt->window_us;
-
-                        while (!stopping(qt) && !vq_is_broken(qt->vq) &&
-                               stats_now_usec() < deadline) {
-                                if (vq_avail_empty(qt->vq)) {
-                                        cpu_relax();
-                                        continue;
-                                }
-                                drain(qt, true);
-                                deadline = stats_now_usec() + qt->window_us;
-                        }
+                        /* Checked before every spin, not per iteration: the
+                         * sample behind it is taken every few ms at most. */
+                        if (!cpu_spare_available(stats_now_usec()))
+                                stats_add(&qt->stats->poll_refused, 1);
+                        else
+                                while (spin(qt, spun_us) && cpu_spare_available(stats_now_usec()))
+                                        drain(qt, true);
                 }
                 vq_set_notification(qt->vq, true);
                 if (stopping(qt) || vq_is_broken(qt->vq) || vq_avail_empty(qt->vq))
@@ -234,15 +261,15 @@ static void *qt_main(void *arg)
                         { .fd = qt->kick_fd, .events = POLLIN },
                         { .fd = qt->stop_fd, .events = POLLIN },
                 };
-                uint64_t pause_start;
+                uint64_t pause_start, spun_us = 0;
                 eventfd_t v;
 
                 if (!vq_is_broken(qt->vq))
-                        serve(qt);
+                        serve(qt, &spun_us);
                 if (stopping(qt))
                         break;
-                /* The pause counts from the last reply: the polling window is part of it. */
-                pause_start = stats_now_usec() - qt->window_us;
+                /* The pause counts from the last reply: the spin is part of it. */
+                pause_start = stats_now_usec() - spun_us;
                 /* A broken queue waits only for stop: kicks would spin. */
                 pfd[0].fd = vq_is_broken(qt->vq) ? -1 : qt->kick_fd;
                 if (poll(pfd, 2, -1) < 0) {

@@ -124,6 +124,8 @@ void stats_foreach(struct stats *s, stats_visit_fn visit, void *userdata)
                 visit(key, stats_get(&sq->batches), userdata);
                 snprintf(key, sizeof(key), "queue%u-in-flight", q);
                 visit(key, stats_get(&sq->in_flight), userdata);
+                snprintf(key, sizeof(key), "queue%u-poll-refused", q);
+                visit(key, stats_get(&sq->poll_refused), userdata);
         }
 }
 

@@ -27,6 +27,7 @@ struct stats_queue {
         _Atomic uint64_t polled;     /* requests picked up while busy-polling, without a kick */
         _Atomic uint64_t batches;    /* times the queue was drained (one or more requests) */
         _Atomic uint64_t in_flight;  /* requests popped but not yet pushed (deferred SETLKW too) */
+        _Atomic uint64_t poll_refused; /* busy-polls skipped or cut short: no spare CPU (cpu-spare.h) */
 } __attribute__((aligned(64)));
 
 struct stats {
@@ -62,7 +63,8 @@ uint64_t stats_now_usec(void);
 /* Stats as key/value pairs, for GetStats and the SIGUSR1 dump.  Keys (stable):
  *   bytes-read, bytes-written, requests, errors, latency-p50-us, latency-p99-us,
  *   uptime-us, op-<name> (per opcode with a non-zero count),
- *   queue<N>-requests, queue<N>-kicks, queue<N>-polled, queue<N>-batches, queue<N>-in-flight
+ *   queue<N>-requests, queue<N>-kicks, queue<N>-polled, queue<N>-batches, queue<N>-in-flight,
+ *   queue<N>-poll-refused
  * (N = 0 is the hiprio queue, 1… the request queues). */
 typedef void (*stats_visit_fn)(const char *key, uint64_t value, void *userdata);
 void stats_foreach(struct stats *s, stats_visit_fn visit, void *userdata);
