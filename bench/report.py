@@ -102,10 +102,10 @@ def parse_run(raw, set_, config, rep):
 
 def queue_totals(counters):
     """Request queues only (queue0 is hiprio: FORGETs, no synchronous waits)."""
-    tot = {k: 0 for k in ("requests", "kicks", "polled", "batches")}
+    tot = {k: 0 for k in ("requests", "kicks", "polled", "batches", "poll-refused")}
     per_queue = {}
     for key, value in counters.items():
-        m = re.match(r"queue(\d+)-(requests|kicks|polled|batches)$", key)
+        m = re.match(r"queue(\d+)-(requests|kicks|polled|batches|poll-refused)$", key)
         if m and int(m.group(1)) >= 1:
             tot[m.group(2)] += value
             if m.group(2) == "requests":
@@ -211,19 +211,20 @@ def counters_table(md, data):
     md.append("")
     md.append("Daemon side, whole guest run (medians): requests on the request queues, kicks "
               "(wake-ups by a guest notification), polled (picked up by the busy-poll without one), "
+              "polls refused (spins skipped or cut short for want of a spare CPU, from the hotpath fix on), "
               "requests per queue; CPU = the daemon's user+system time (sluice-fs and Rust virtiofsd).")
     md.append("")
-    md.append("| daemon | requests | kicks | polled % | per queue | daemon CPU s |")
-    md.append("|---|---:|---:|---:|---|---:|")
+    md.append("| daemon | requests | kicks | polled % | polls refused | per queue | daemon CPU s |")
+    md.append("|---|---:|---:|---:|---:|---|---:|")
     for c in rows:
         d = data[c]
         q = d["queue_counters"] or {}
-        med = {k: (q[k]["median"] if q.get(k) else None) for k in ("requests", "kicks", "polled")}
+        med = {k: (q[k]["median"] if q.get(k) else None) for k in ("requests", "kicks", "polled", "poll-refused")}
         pct = 100 * med["polled"] / med["requests"] if med["requests"] and med["polled"] is not None else None
         pq = d.get("per_queue") or []
         md.append("| " + " | ".join([
             d["label"], fmt(med["requests"]), fmt(med["kicks"]),
-            "—" if pct is None else f"{pct:.1f}", " / ".join(str(x) for x in pq) or "—",
+            "—" if pct is None else f"{pct:.1f}", fmt(med["poll-refused"]), " / ".join(str(x) for x in pq) or "—",
             cell(d["daemon_cpu_s"])]) + " |")
 
 
@@ -256,7 +257,8 @@ def main():
             kernels.update(r["guest_kernel"] for r in good if r.get("guest_kernel"))
             figs = {f[0]: summary([r["results"].get(f[0]) for r in good], f[2]) for f in FIGURES}
             totals = [queue_totals(r["counters"]) for r in good if r["counters"]]
-            counters = {k: summary([t[k] for t in totals]) for k in ("requests", "kicks", "polled", "batches")}
+            counters = {k: summary([t[k] for t in totals])
+                        for k in ("requests", "kicks", "polled", "batches", "poll-refused")}
             per_queue = None
             if totals:
                 nq = max(len(t["per_queue"]) for t in totals)
