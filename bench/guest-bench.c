@@ -6,7 +6,7 @@
  * "FAIL what: error" when something goes wrong; bench/run.sh parses them.
  *
  *   guest-bench DIR [-n FILES] [-s SEQ_MIB] [-t RAND_SECONDS] [-T TREE_FILES]
- *                   [-j JOBS] [-p PHASE,PHASE,...]
+ *                   [-j JOBS] [-p PHASE,PHASE,...] [-c CPU]
  *
  * Phases, in this order, each on a fresh subdirectory of DIR (DIR is the mounted
  * share); -p picks some (default meta,seqwrite,seqread,randread,randwrite,tree):
@@ -26,10 +26,14 @@
  *              walk it (readdir + stat), read every source and write an object
  *              file beside it, then remove the whole tree
  * A phase that needs the data file without seqwrite gets it written, untimed.
+ * -c CPU pins the process (and the jobs) to one vCPU: on a guest with more vCPUs
+ * than request queues, whether a request completes on the vCPU that waits for it
+ * (or needs a cross-vCPU wake-up) is then fixed instead of left to the scheduler.
  * Caches are dropped with /proc/sys/vm/drop_caches, so the guest must run as root.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -636,7 +640,7 @@ static unsigned parse_phases(const char *list)
 static void usage(const char *argv0)
 {
         fprintf(stderr, "usage: %s DIR [-n FILES] [-s SEQ_MIB] [-t RAND_SECONDS] [-T TREE_FILES] "
-                "[-j JOBS] [-p meta,create,seqwrite,seqread,randread,randwrite,jobs,tree]\n", argv0);
+                "[-j JOBS] [-p meta,create,seqwrite,seqread,randread,randwrite,jobs,tree] [-c CPU]\n", argv0);
         exit(2);
 }
 
@@ -645,9 +649,10 @@ int main(int argc, char **argv)
         unsigned n = 1000, seq_mib = 128, rand_s = 2, tree_files = 1000, jobs = 2;
         unsigned phases = PHASES_DEFAULT;
         bool have_data = false;
+        long cpu = -1;
         int opt;
 
-        while ((opt = getopt(argc, argv, "n:s:t:T:j:p:")) != -1) {
+        while ((opt = getopt(argc, argv, "n:s:t:T:j:p:c:")) != -1) {
                 switch (opt) {
                 case 'n': n = parse_count(optarg, 1000000); break;
                 case 's': seq_mib = parse_count(optarg, 4096); break;
@@ -655,11 +660,31 @@ int main(int argc, char **argv)
                 case 'T': tree_files = parse_count(optarg, TREE_DIRS_MAX * 50); break;
                 case 'j': jobs = parse_count(optarg, JOBS_MAX); break;
                 case 'p': phases = parse_phases(optarg); break;
+                case 'c': {
+                        char *end;
+
+                        errno = 0;
+                        cpu = strtol(optarg, &end, 10);
+                        if (errno || *end || end == optarg || cpu < 0 || cpu >= CPU_SETSIZE) {
+                                fprintf(stderr, "guest-bench: -c '%s' is not a CPU number\n", optarg);
+                                return 2;
+                        }
+                        break;
+                }
                 default: usage(argv[0]);
                 }
         }
         if (optind != argc - 1)
                 usage(argv[0]);
+        if (cpu >= 0) {
+                cpu_set_t set;
+
+                CPU_ZERO(&set);
+                CPU_SET((int)cpu, &set);
+                if (sched_setaffinity(0, sizeof(set), &set) < 0)
+                        fail("sched_setaffinity");
+                printf("INFO pinned to vCPU %ld\n", cpu);
+        }
         /* Relative paths from here on: short, and bounded whatever DIR is. */
         if (chdir(argv[optind]) < 0) {
                 fail("chdir");

@@ -18,6 +18,8 @@ if /bin/guest-bench /mnt/bench ${BENCH_ARGS:-}; then
 else
         echo "FAIL guest-bench exited $?"
 fi
+# Which vCPU took the virtio interrupts (does a request complete where it was sent?).
+grep -E 'virtio|CPU0' /proc/interrupts | sed 's/  */ /g; s/^/INFO irq /'
 rmdir /mnt/bench 2>/dev/null
 cd / && umount /mnt
 echo DONE
