@@ -54,6 +54,12 @@ void fs_session_interrupt_deferred(struct fs_session *s);
  * a lock they take. */
 void fs_session_finish_deferred(struct fs_session *s, int queue_index);
 
+/* The transport starts ring `queue_index` (0 = hiprio) with `num` entries
+ * (SET_VRING_NUM); called before its queue thread runs.  INIT offers a guest
+ * that asks FUSE_MAX_PAGES as many pages per request as the smallest request
+ * queue carries (fuse-dispatch.c); no call means the default 1 MiB. */
+void fs_session_set_queue_size(struct fs_session *s, unsigned queue_index, unsigned num);
+
 /* True between an answered INIT and the next DESTROY or reset. */
 bool fs_session_is_initialized(struct fs_session *s);
 

@@ -4,11 +4,13 @@
  * DESTROY and INTERRUPT.  The operations themselves are in pt-*.c.
  *
  * Behaviour worth knowing (the guest sees it):
- *  - INIT answers minor min(guest, 38), max_write 1 MiB, max_pages 256, and
- *    only flags we implement: ASYNC_READ, POSIX_LOCKS, FLOCK_LOCKS,
- *    ATOMIC_O_TRUNC, BIG_WRITES, DONT_MASK, DO_READDIRPLUS, READDIRPLUS_AUTO,
- *    ASYNC_DIO, PARALLEL_DIROPS, MAX_PAGES, plus CACHE_SYMLINKS unless
- *    --cache=never and AUTO_INVAL_DATA with --cache=auto.  Not offered:
+ *  - INIT answers minor min(guest, 38), max_write 1 MiB, max_pages 256 — or
+ *    more to a guest that asks FUSE_MAX_PAGES on request queues of more than
+ *    260 entries (op_init_max_pages()) — and only flags we implement:
+ *    ASYNC_READ, POSIX_LOCKS, FLOCK_LOCKS, ATOMIC_O_TRUNC, BIG_WRITES,
+ *    DONT_MASK, DO_READDIRPLUS, READDIRPLUS_AUTO, ASYNC_DIO, PARALLEL_DIROPS,
+ *    MAX_PAGES, plus CACHE_SYMLINKS unless --cache=never and AUTO_INVAL_DATA
+ *    with --cache=auto.  Not offered:
  *    EXPORT_SUPPORT (".." lookups could leave a directory moved out of the
  *    share), WRITEBACK_CACHE, POSIX_ACL, HANDLE_KILLPRIV(_V2), SETXATTR_EXT,
  *    SECURITY_CTX, DAX.  In flags2 only CREATE_SUPP_GROUP (7.39), when run
@@ -26,6 +28,10 @@
  *    how guest users are kept apart in each mode).  main.c sets the process
  *    umask to 0 (the guest's umask comes with each create) and raises the open
  *    file limit.
+ *  - The descriptors the guest makes us keep (inodes, open files, lock
+ *    owners) stop FS_FD_RESERVE short of RLIMIT_NOFILE (which main.c raises
+ *    to its hard limit): beyond, requests that need one fail with EMFILE, and
+ *    the transport still has descriptors for what the frontend sends.
  *  - Requests before INIT (or after DESTROY) fail with EIO; unknown opcodes ENOSYS.
  *  - An INIT while a session is open is a new kernel after a guest reset: the
  *    old session's nodeids, handles, locks and waiting SETLKWs are dropped and
@@ -39,6 +45,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,7 +59,20 @@
 #define FUSE_TMPFILE 51
 #endif
 
-#define FS_MAX_PAGES 256
+/* Descriptors a request needs besides one per page of READ/WRITE data
+ * (Linux's virtio-fs reserves as many: FUSE_HEADER_OVERHEAD).  virtio-win
+ * lays a WRITE out as one buffer, header + fuse_write_in + data, cut at page
+ * boundaries: the data's pages plus up to 2 when the buffer does not start on
+ * a page; the 24-byte reply may straddle a page boundary: 2 more.  A READ:
+ * an 80-byte request (up to 2) and reply header + data (the pages + up to 2). */
+#define FS_HEADER_DESCS 4
+
+/* Descriptors of RLIMIT_NOFILE the guest's inodes and open files leave to
+ * the transport (pt_fd_keep()): what a frontend may send or the main loop
+ * open while the guest holds everything else — memory regions (one fd each),
+ * a ring set up again (3), up to 8 on one message, the next connection.  A
+ * quarter of the limit when that is smaller (tiny limits, in tests). */
+#define FS_FD_RESERVE 64
 /* The oldest protocol we speak: 7.12 brought umask and the current entry/attr sizes. */
 #define FS_MIN_MINOR 12
 
@@ -70,6 +91,10 @@ struct fs_session {
         atomic_bool initialized;      /* INIT answered, no DESTROY since */
         atomic_bool supp_group;       /* FS_CREATE_SUPP_GROUP negotiated */
         _Atomic uint32_t proto_minor; /* negotiated FUSE minor version */
+        /* Sizes of the rings as they started (fs_session_set_queue_size()); 0 = unknown.
+         * A ring that went away keeps its entry: every ring serving now has
+         * set its own, so the smallest can only err on the small side. */
+        _Atomic uint32_t queue_size[FS_MAX_QUEUES + 1];
         /* INIT warnings, limited: a guest can send INITs in a loop. */
         pthread_mutex_t init_log_mutex;
         uint64_t init_log_window_usec;
@@ -171,6 +196,18 @@ static const struct fs_op ops[] = {
 
 /* ---- session ---- */
 
+/* Read once: main.c has raised the soft limit before the session exists. */
+static int fd_ceiling(void)
+{
+        struct rlimit rl;
+        rlim_t reserve;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= INT_MAX)
+                return INT_MAX;
+        reserve = rl.rlim_cur / 4 < FS_FD_RESERVE ? rl.rlim_cur / 4 : FS_FD_RESERVE;
+        return (int)(rl.rlim_cur - reserve);
+}
+
 static void session_freep(struct fs_session **s)
 {
         fs_session_free(*s);
@@ -215,6 +252,8 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
         default:              fs->timeout_sec = 1; break;
         }
         atomic_init(&fs->readonly, opts->readonly);
+        atomic_init(&fs->max_io, FREQ_MAX_WRITE);
+        fs->fd_ceiling = fd_ceiling();
         atomic_init(&s->initialized, false);
         (void) confine_have_openat2();
         *ret = TAKE_PTR(s);
@@ -244,6 +283,12 @@ void fs_session_finish_deferred(struct fs_session *s, int queue_index)
 void fs_session_interrupt_deferred(struct fs_session *s)
 {
         fs_session_finish_deferred(s, -1);
+}
+
+void fs_session_set_queue_size(struct fs_session *s, unsigned queue_index, unsigned num)
+{
+        if (queue_index <= FS_MAX_QUEUES)
+                atomic_store_explicit(&s->queue_size[queue_index], num, memory_order_relaxed);
 }
 
 bool fs_session_is_initialized(struct fs_session *s)
@@ -347,6 +392,28 @@ static void init_warning(struct fs_session *s, const char *fmt, ...)
         log_warning("FUSE INIT: %s", msg);
 }
 
+/* Pages per READ/WRITE for a guest that asked FUSE_MAX_PAGES: as many as the
+ * smallest request queue carries at one page per descriptor plus
+ * FS_HEADER_DESCS (a queue's size bounds a chain, indirect or not), up to
+ * what one indirect table of ours takes; never fewer than every guest gets.
+ * Linux caps it itself (at 256 and its queue size - 4), so it is Windows
+ * guests, which cut requests at max_write, that make fewer round trips. */
+static uint32_t op_init_max_pages(struct fs_session *s)
+{
+        uint32_t smallest = 0;
+
+        for (unsigned i = 1; i <= FS_MAX_QUEUES; i++) {
+                uint32_t n = atomic_load_explicit(&s->queue_size[i], memory_order_relaxed);
+
+                if (n && (!smallest || n < smallest))
+                        smallest = n;
+        }
+        if (smallest <= FREQ_MAX_PAGES_DEFAULT + FS_HEADER_DESCS)
+                return FREQ_MAX_PAGES_DEFAULT;
+        smallest -= FS_HEADER_DESCS;
+        return smallest < FREQ_MAX_PAGES_LIMIT ? smallest : FREQ_MAX_PAGES_LIMIT;
+}
+
 static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
 {
         struct fs_session *s = session_of(fs);
@@ -354,6 +421,7 @@ static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
         const struct fuse_init_in *in = freq_arg(r, offsetof(struct fuse_init_in, flags2));
         struct fuse_init_out out = { .major = FUSE_KERNEL_VERSION };
         uint64_t offered, want = FS_INIT_FLAGS;
+        uint32_t max_pages = FREQ_MAX_PAGES_DEFAULT;
 
         if (!in) {
                 init_warning(s, "refused: %zu argument bytes, %zu needed", r->arg_len,
@@ -401,9 +469,11 @@ static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
         atomic_store(&s->supp_group, (want & offered & FS_CREATE_SUPP_GROUP) != 0);
         out.max_background = 64;
         out.congestion_threshold = 48;
-        out.max_write = FREQ_MAX_WRITE;
+        if (out.flags & FUSE_MAX_PAGES)
+                max_pages = op_init_max_pages(s);
+        out.max_write = max_pages * FREQ_PAGE_SIZE;
         out.time_gran = 1;
-        out.max_pages = FS_MAX_PAGES;
+        out.max_pages = (uint16_t)max_pages;
         (void) freq_reply(r, &out, out.minor < 23 ? FUSE_COMPAT_22_INIT_OUT_SIZE : sizeof(out));
         if (r->error < 0 || r->reply_len == 0) {
                 init_warning(s, "failed: the reply does not fit the guest's %zu-byte buffer", r->out_size);
@@ -411,9 +481,10 @@ static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 return 0;
         }
         atomic_store(&s->proto_minor, out.minor);
+        atomic_store(&fs->max_io, out.max_write);
         atomic_store(&s->initialized, true);
-        log_info("FUSE session: guest %u.%u, flags 0x%x offered, 0x%x accepted", in->major,
-                 in->minor, in->flags, out.flags);
+        log_info("FUSE session: guest %u.%u, flags 0x%x offered, 0x%x accepted, max_write %u",
+                 in->major, in->minor, in->flags, out.flags, out.max_write);
         return 0;
 }
 

@@ -18,11 +18,25 @@
 #define FREQ_NAME_MAX        255
 #define FREQ_PATH_MAX        4096           /* SYMLINK targets */
 #define FREQ_XATTR_SIZE_MAX  65536          /* XATTR_SIZE_MAX / XATTR_LIST_MAX */
-#define FREQ_MAX_WRITE       (1u << 20)     /* max_write negotiated in INIT */
+/* READ and WRITE payloads, in pages of FREQ_PAGE_SIZE.  Every guest is
+ * offered FREQ_MAX_PAGES_DEFAULT (1 MiB, what Linux takes: it caps a request
+ * at fs.fuse.max_pages_limit = 256 pages and at its queue size - 4 whatever
+ * we offer).  A guest that asks FUSE_MAX_PAGES on a larger queue is offered
+ * more, up to FREQ_MAX_PAGES_LIMIT: virtio-win's viofs puts every page of a
+ * request in its own descriptor, at most VQ_MAX_SIZE (1024) of them in one
+ * indirect table, header pages included (fuse-dispatch.c's op_init()). */
+#define FREQ_PAGE_SIZE        4096u
+#define FREQ_MAX_PAGES_DEFAULT 256u
+#define FREQ_MAX_PAGES_LIMIT  1020u          /* 1024 descriptors - 4 for the headers */
+#define FREQ_MAX_WRITE        (FREQ_MAX_PAGES_DEFAULT * FREQ_PAGE_SIZE)  /* 1 MiB */
+#define FREQ_MAX_WRITE_LIMIT  (FREQ_MAX_PAGES_LIMIT * FREQ_PAGE_SIZE)    /* 3.98 MiB */
 /* Arguments of any request but WRITE fit here: the largest is SETXATTR
  * (header, name, 64 KiB value); BATCH_FORGET is read in pieces. */
 #define FREQ_SCRATCH_SIZE    (FREQ_XATTR_SIZE_MAX + 2 * 4096)
-/* iovecs of one request or reply at most (queue size 1024 + indirect slack). */
+/* iovecs per preadv()/pwritev() call: IOV_MAX.  A READ or WRITE whose guest
+ * buffers take more (a 4 KiB descriptor per page of a FREQ_MAX_WRITE_LIMIT
+ * request, some split where guest memory regions meet) is done in several
+ * calls (pt-file.c). */
 #define FREQ_MAX_IOV         1024
 
 struct stats;

@@ -55,6 +55,9 @@ struct app {
         int socket_dir_fd;         /* O_PATH of its folder: the exit unlinks the socket there */
         const char *socket_name;   /* its last component, inside opts.socket_path */
         sd_event_source *conn_source;
+        sd_event_source *accept_source;   /* the listening socket */
+        sd_event_source *accept_resume;   /* re-enables it after EMFILE (see on_accept()) */
+        bool accept_starved;              /* said so once; until the next accept() works */
         struct vu_dev *dev;
         struct fs_session *session;
         struct control *control;
@@ -255,6 +258,32 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
         return 0;
 }
 
+#define ACCEPT_PAUSE_USEC 1000000
+
+static int on_accept_resume(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct app *app = userdata;
+
+        (void)sd_event_source_set_enabled(app->accept_source, SD_EVENT_ON);
+        return 0;
+}
+
+/* Out of descriptors (ENFILE: the whole system's; EMFILE: the reserve the
+ * guest's files leave us, fuse-dispatch.c, is used up too): the connection
+ * waits in the backlog and accept() would fail at once again and again — the
+ * listening socket stays readable — so stop watching it for a second.  The
+ * timer exists from the set-up on: making one now would need an fd. */
+static void pause_accepting(struct app *app, int error)
+{
+        if (sd_event_source_set_time_relative(app->accept_resume, ACCEPT_PAUSE_USEC) < 0 ||
+            sd_event_source_set_enabled(app->accept_resume, SD_EVENT_ONESHOT) < 0)
+                return;   /* better a busy loop than a socket nobody accepts on */
+        (void)sd_event_source_set_enabled(app->accept_source, SD_EVENT_OFF);
+        if (!app->accept_starved)
+                log_warning("cannot accept a frontend: %s; trying again every second", strerror(error));
+        app->accept_starved = true;
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
         struct app *app = userdata;
@@ -263,10 +292,13 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
         conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
         if (conn < 0) {
-                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                        pause_accepting(app, errno);
+                else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                         log_error("accept failed: %s", strerror(errno));
                 return 0;
         }
+        app->accept_starved = false;
         if (app->dev) {
                 log_warning("refusing a second frontend: one is already connected");
                 close(conn);
@@ -375,7 +407,11 @@ static int setup(struct app *app)
         if ((r = sd_event_add_signal(app->event, NULL, SIGTERM, on_signal, app)) < 0 ||
             (r = sd_event_add_signal(app->event, NULL, SIGINT, on_signal, app)) < 0 ||
             (r = sd_event_add_signal(app->event, NULL, SIGUSR1, on_signal, app)) < 0 ||
-            (r = sd_event_add_io(app->event, NULL, app->listen_fd, EPOLLIN, on_accept, app)) < 0) {
+            (r = sd_event_add_io(app->event, &app->accept_source, app->listen_fd, EPOLLIN,
+                                 on_accept, app)) < 0 ||
+            (r = sd_event_add_time_relative(app->event, &app->accept_resume, CLOCK_MONOTONIC,
+                                            ACCEPT_PAUSE_USEC, 0, on_accept_resume, app)) < 0 ||
+            (r = sd_event_source_set_enabled(app->accept_resume, SD_EVENT_OFF)) < 0) {
                 log_error("cannot set up the event loop: %s", strerror(-r));
                 return -1;
         }
@@ -468,6 +504,8 @@ int main(int argc, char **argv)
                 exit_code = r;
 out:
         app.conn_source = sd_event_source_unref(app.conn_source);
+        app.accept_source = sd_event_source_unref(app.accept_source);
+        app.accept_resume = sd_event_source_unref(app.accept_resume);
         vu_dev_free(app.dev);
         control_free(app.control);
         if (app.session)

@@ -12,6 +12,16 @@
 
 #include "confine.h"
 
+int pt_fd_keep(const struct pt_fs *fs, int fd)
+{
+        /* The kernel hands out the lowest free number: one at the ceiling or
+         * above means fewer than the reserve are left. */
+        if (fd < 0 || fd < fs->fd_ceiling)
+                return fd;
+        (void) close(fd);
+        return -EMFILE;
+}
+
 int pt_stat(const struct inode *i, struct stat *ret_st)
 {
         return fstatat(i->fd, "", ret_st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
@@ -78,7 +88,7 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
 
         if (dir->type != S_IFDIR)
                 return -ENOTDIR;
-        fd = confine_open_child(dir->fd, name, O_PATH, 0);
+        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, O_PATH, 0));
         if (fd < 0)
                 return fd;
         if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
@@ -105,7 +115,7 @@ int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const
         /* The open file itself, not its name: the name may have changed already. */
         if (fstat(fd, &st) < 0)
                 return -errno;
-        path_fd = confine_reopen(fs->proc_fd, fd, O_PATH);
+        path_fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, fd, O_PATH));
         if (path_fd < 0)
                 return path_fd;
         err = add_lookup(fs, TAKE_FD(path_fd), &st, &out.e);

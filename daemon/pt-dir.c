@@ -17,7 +17,7 @@ int pt_opendir(struct pt_fs *fs, struct freq *r, struct inode *dir)
 
         if ((err = pt_check_access(fs, r, dir, R_OK)) < 0)
                 return err;
-        fd = confine_reopen(fs->proc_fd, dir->fd, O_RDONLY | O_DIRECTORY);
+        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, dir->fd, O_RDONLY | O_DIRECTORY));
         if (fd < 0)
                 return fd;
         err = handle_add(fs->handles, fd, dir, true, false, &out.fh);

@@ -57,7 +57,7 @@ int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
                 return i->type == S_IFLNK ? -ELOOP : -ENXIO; /* FIFOs would block the queue */
         if ((err = pt_check_access(fs, r, i, open_mask(flags))) < 0)
                 return err;
-        fd = confine_reopen(fs->proc_fd, i->fd, flags);
+        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, i->fd, flags));
         if (fd < 0)
                 return fd;
         err = handle_add(fs->handles, fd, i, false, (flags & O_ACCMODE) != O_RDONLY, &out.fh);
@@ -102,9 +102,10 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
         /* Without O_EXCL the name may already be a FIFO (made by the guest or on
          * the host): a blocking open of it would hang this queue until a writer
          * came.  Open without blocking and refuse what OPEN refuses too. */
-        fd = confine_open_child(dir->fd, name, flags | O_CREAT | O_NONBLOCK,
-                                policy_mode(&fs->policy, S_IFREG, pt_masked(in->mode, in->umask),
-                                            name, r->in.uid));
+        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT | O_NONBLOCK,
+                                               policy_mode(&fs->policy, S_IFREG,
+                                                           pt_masked(in->mode, in->umask),
+                                                           name, r->in.uid)));
         if (fd < 0)
                 return fd;
         if ((err = check_created_regular(fd, flags)) < 0)
@@ -122,20 +123,48 @@ int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 flags = (flags & ~O_ACCMODE) | O_RDWR;
         if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
                 return err;
-        fd = confine_open_child(dir->fd, ".", flags | O_TMPFILE,
-                                policy_mode(&fs->policy, S_IFREG, pt_masked(in->mode, in->umask),
-                                            "a temporary file", r->in.uid));
+        fd = pt_fd_keep(fs, confine_open_child(dir->fd, ".", flags | O_TMPFILE,
+                                               policy_mode(&fs->policy, S_IFREG,
+                                                           pt_masked(in->mode, in->umask),
+                                                           "a temporary file", r->in.uid)));
         if (fd < 0)
                 return fd;
         return pt_reply_new_node(fs, r, dir, NULL, fd, true);
+}
+
+/* Moves `len` bytes between the file at `pos` and the guest's buffers —
+ * the request from byte `off` on (write) or the reply (read) — straight,
+ * at most FREQ_MAX_IOV iovecs per call (IOV_MAX): a 4 KiB descriptor per
+ * page of a large request takes more.  A short transfer (end of file, a full
+ * disk) ends it; an error after some bytes moved is a short transfer too.
+ * Returns the bytes moved or -errno. */
+static ssize_t file_io(struct freq *r, int fd, bool write, size_t off, size_t len, uint64_t pos)
+{
+        size_t done = 0, covered;
+        unsigned n;
+        ssize_t got;
+
+        while (done < len) {
+                n = write ? freq_in_slice(r, off + done, len - done, r->iov, FREQ_MAX_IOV, &covered)
+                          : freq_out_slice(r, off + done, len - done, r->iov, FREQ_MAX_IOV, &covered);
+                if (n == 0)
+                        break;
+                got = write ? pwritev(fd, r->iov, (int)n, (off_t)(pos + done))
+                            : preadv(fd, r->iov, (int)n, (off_t)(pos + done));
+                if (got < 0)
+                        return done ? (ssize_t)done : -errno;
+                done += (size_t)got;
+                if ((size_t)got < covered)
+                        break;
+        }
+        return (ssize_t)done;
 }
 
 int pt_read(struct pt_fs *fs, struct freq *r, struct inode *unused)
 {
         PT_ARG(fuse_read_in, in, r);
         _cleanup_href_ h = PT_FILE(fs, in->fh);
-        size_t want = in->size, covered;
-        unsigned n;
+        size_t want = in->size, max = atomic_load_explicit(&fs->max_io, memory_order_relaxed);
         ssize_t got;
 
         if (!h.p)
@@ -146,13 +175,13 @@ int pt_read(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 return -EINVAL;
         if (want > r->out_size - sizeof(struct fuse_out_header))
                 want = r->out_size - sizeof(struct fuse_out_header);
-        if (want > FREQ_MAX_WRITE)
-                want = FREQ_MAX_WRITE;
-        /* Straight into the guest's pages after the reply header. */
-        n = freq_out_slice(r, sizeof(struct fuse_out_header), want, r->iov, FREQ_MAX_IOV, &covered);
-        got = n ? preadv(h.p->fd, r->iov, (int)n, (off_t)in->offset) : 0;
+        /* More than negotiated: the guest gets what it may ask for (a short read). */
+        if (want > max)
+                want = max;
+        /* Into the guest's pages after the reply header. */
+        got = file_io(r, h.p->fd, false, sizeof(struct fuse_out_header), want, in->offset);
         if (got < 0)
-                return -errno;
+                return (int)got;
         stats_add(&fs->stats->bytes_read, (uint64_t)got);
         return pt_reply_payload(r, (size_t)got);
 }
@@ -162,22 +191,21 @@ int pt_write(struct pt_fs *fs, struct freq *r, struct inode *unused)
         PT_ARG(fuse_write_in, in, r);
         _cleanup_href_ h = PT_FILE(fs, in->fh);
         struct fuse_write_out out = { 0 };
-        size_t covered;
-        unsigned n;
         ssize_t done;
 
         if (!h.p || !h.p->writable)
                 return -EBADF;
-        if (in->size > r->body_len - sizeof(*in) || in->size > FREQ_MAX_WRITE)
+        /* The payload must be in the request, and no larger than INIT allowed. */
+        if (in->size > r->body_len - sizeof(*in) ||
+            in->size > atomic_load_explicit(&fs->max_io, memory_order_relaxed))
                 return -EINVAL;
         if (in->offset > (uint64_t)INT64_MAX)
                 return -EINVAL;
-        /* Straight from the guest's pages. */
-        n = freq_in_slice(r, sizeof(struct fuse_in_header) + sizeof(*in), in->size, r->iov,
-                          FREQ_MAX_IOV, &covered);
-        done = n ? pwritev(h.p->fd, r->iov, (int)n, (off_t)in->offset) : 0;
+        /* From the guest's pages; a short write tells the guest how much went. */
+        done = file_io(r, h.p->fd, true, sizeof(struct fuse_in_header) + sizeof(*in), in->size,
+                       in->offset);
         if (done < 0)
-                return -errno;
+                return (int)done;
         stats_add(&fs->stats->bytes_written, (uint64_t)done);
         out.size = (uint32_t)done;
         return pt_reply(r, &out, sizeof(out));
@@ -193,10 +221,13 @@ int pt_flush(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 return -EBADF;
         /* close() in the guest: its POSIX locks on this file go with it. */
         pt_lock_owner_release(h.p->inode, in->lock_owner);
-        /* And what a close does on the host (NFS flushes, for one). */
+        /* And what a close does on the host (NFS flushes, for one).  With
+         * every descriptor in use (the guest holds them) there is no copy to
+         * close: the guest's close() must not fail for that, and the handle's
+         * own fd still does the same at RELEASE. */
         fd = dup(h.p->fd);
         if (fd < 0)
-                return -errno;
+                return errno == EMFILE || errno == ENFILE ? pt_reply_ok(r) : -errno;
         if (close(fd) < 0 && errno != EINTR)
                 return -errno;
         return pt_reply_ok(r);

@@ -51,6 +51,11 @@ struct pt_fs {
         uint64_t timeout_sec;         /* entry and attr timeouts from --cache */
         uint32_t timeout_nsec;
         atomic_bool readonly;
+        /* READ/WRITE payload bytes at most: the max_write INIT offered
+         * (FREQ_MAX_WRITE until then). */
+        _Atomic uint32_t max_io;
+        /* Kept descriptors (inodes, handles) must be below this (pt_fd_keep()). */
+        int fd_ceiling;
         struct policy policy;         /* what guest root may make (guest-policy.h) */
         struct pt_lock_waiters waiters;
 };
@@ -117,6 +122,12 @@ static inline bool pt_is_readonly(const struct pt_fs *fs)
         return atomic_load_explicit(&fs->readonly, memory_order_relaxed);
 }
 
+/* The descriptors the guest makes us keep (inodes, open files) stop short of
+ * RLIMIT_NOFILE by a reserve (fuse-dispatch.c), so that when the guest has
+ * used up its share it gets EMFILE while the transport can still take the
+ * fds a frontend sends (memory regions, ring eventfds) and accept().  Passes
+ * fd (or an error) through; closes an fd at or above the ceiling: -EMFILE. */
+int pt_fd_keep(const struct pt_fs *fs, int fd);
 int pt_stat(const struct inode *i, struct stat *ret_st);
 void pt_fill_attr(const struct pt_fs *fs, struct fuse_attr *a, const struct stat *st);
 int pt_reply_attr(struct pt_fs *fs, struct freq *r, const struct stat *st);

@@ -176,8 +176,10 @@ static int dup_fd(int fd)
  * An owner seen for the first time gets an fd (read-write where permitted)
  * when `create`; without it (GETLK, unlocking) a fresh unregistered fd is
  * returned instead, so that queries by made-up owners cost no lasting fd. */
-static int lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool may_write, bool create)
+static int lock_owner_fd(const struct pt_fs *fs, struct inode *inode, uint64_t owner, bool may_write,
+                         bool create)
 {
+        int proc_fd = fs->proc_fd;
         struct pt_lock_owner *o;
         _cleanup_close_ int fd = -1;
         unsigned n = 0;
@@ -198,7 +200,8 @@ static int lock_owner_fd(struct inode *inode, int proc_fd, uint64_t owner, bool 
                 r = -ENOLCK;
                 goto out;
         }
-        fd = lock_owner_open(inode, proc_fd, may_write);
+        /* Kept as long as the owner's locks: it counts against the guest's share. */
+        fd = pt_fd_keep(fs, lock_owner_open(inode, proc_fd, may_write));
         if (fd < 0) {
                 r = fd;
                 goto out;
@@ -265,7 +268,7 @@ int pt_getlk(struct pt_fs *fs, struct freq *r, struct inode *i)
         if (i->type != S_IFREG)
                 return -EINVAL;
         /* A query makes no owner: an owner without locks sees what any fd sees. */
-        fd = lock_owner_fd(i, fs->proc_fd, in->owner, !pt_is_readonly(fs), false);
+        fd = lock_owner_fd(fs, i, in->owner, !pt_is_readonly(fs), false);
         if (fd < 0)
                 return fd;
         if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
@@ -569,7 +572,7 @@ static int do_setlk(struct pt_fs *fs, struct freq *r, struct inode *i, bool wait
         if (i->type != S_IFREG)
                 return -EINVAL;
         /* Unlocking by an owner we never saw drops nothing: no fd kept for it. */
-        fd = lock_owner_fd(i, fs->proc_fd, in->owner, !pt_is_readonly(fs), fl.l_type != F_UNLCK);
+        fd = lock_owner_fd(fs, i, in->owner, !pt_is_readonly(fs), fl.l_type != F_UNLCK);
         if (fd < 0)
                 return fd;
         if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {

@@ -227,6 +227,8 @@ static void vring_try_start(struct vu_dev *d, unsigned i)
                         return;
                 }
         }
+        /* Before the thread: the INIT it may serve at once offers what the ring carries. */
+        fs_session_set_queue_size(d->session, i, vr->num);
         r = qt_start(vr->qt, vr->kick_fd);
         if (r < 0)
                 log_error("queue %u: cannot start its thread: %s", i, strerror(-r));

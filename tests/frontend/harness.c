@@ -318,6 +318,11 @@ int harness_run(const char *const *argv, char **ret_out, char **ret_err)
 void harness_start(Harness *h, const char *const *extra)
 {
         g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, extra);
+        harness_start_argv(h, argv);
+}
+
+void harness_start_argv(Harness *h, GPtrArray *argv)
+{
         h->pid = harness_spawn(argv, -1);
         if (h->pid <= 0)
                 g_error("could not start %s", harness_daemon_path());

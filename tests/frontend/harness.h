@@ -44,6 +44,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Harness, harness_free)
 GPtrArray *harness_daemon_argv(Harness *h, gboolean use_socket, const char *const *extra);
 /* Starts the daemon with extra options and waits for its socket. */
 void harness_start(Harness *h, const char *const *extra);
+/* The same for an argv of harness_daemon_argv() the caller changed (say, run
+ * through prlimit(1)): it must create h->socket. */
+void harness_start_argv(Harness *h, GPtrArray *argv);
 /* Starts argv with stdin/out/err inherited, as the test user; keep_fd stays open in the child. */
 GPid harness_spawn(GPtrArray *argv, int keep_fd);
 /* Runs argv to completion as the daemon's user (stdout and stderr captured,

@@ -85,6 +85,12 @@ struct vmm_queue {
         uint32_t *done_len;
         uint16_t *chain;        /* per head: ids of the chain, to free them */
         uint16_t *chain_n;
+        /* the slot fast path (vmm_slot_*): all per queue, so that one thread per queue needs no lock */
+        struct vmm_slot **slot_of;      /* per head: the slot in flight there, or NULL */
+        uint16_t pending;               /* added to the avail ring, not yet published */
+        uint64_t seq;                   /* slot requests' unique numbers */
+        struct vmm_queue_mode mode;
+        struct vmm_queue_counters counters;
 };
 
 enum { HEAD_FREE, HEAD_INFLIGHT, HEAD_DONE };
@@ -97,6 +103,9 @@ struct vmm {
         struct vmm_region region[2];
         size_t ring_bump;       /* allocator in region 0 (rings, at setup) */
         size_t data_bump;       /* allocator in region 1 (requests) */
+        size_t data_limit;      /* end of vmm_alloc's area: slots own what lies above */
+        struct vmm_slot *slot_arrays[32];
+        unsigned nslot_arrays;
         int extra_fd;
         uint8_t *extra;
         struct vu_region extra_reg;
@@ -118,6 +127,13 @@ static int vmm_fail(int err, const char *what)
 {
         fprintf(stderr, "vmm: %s: %s\n", what, strerror(err < 0 ? -err : err));
         return err < 0 ? err : -err;
+}
+
+static int64_t now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static int64_t now_ms(void)
@@ -303,7 +319,7 @@ static void *ring_alloc(struct vmm *v, size_t len, size_t align, uint64_t *gpa)
 
 void *vmm_alloc(struct vmm *v, size_t len, uint64_t *ret_gpa)
 {
-        size_t size = v->region[1].size;
+        size_t size = v->data_limit;
         len = (len + 15) & ~(size_t)15;
         if (len > size)
                 return NULL;
@@ -331,6 +347,7 @@ static int mem_setup(struct vmm *v, size_t size)
         v->region[0] = (struct vmm_region){ .gpa = 0, .size = size / 2, .host = v->mem };
         v->region[1] = (struct vmm_region){ .gpa = REGION1_GPA, .size = size / 2,
                                             .host = v->mem + size / 2 };
+        v->data_limit = size / 2;
         return 0;
 }
 
@@ -457,7 +474,8 @@ static int queue_setup(struct vmm *v, unsigned i)
         q->done_len = calloc(n, sizeof(uint32_t));
         q->chain = calloc((size_t)n * (VMM_MAX_SEGS * 4 + 4), sizeof(uint16_t));
         q->chain_n = calloc(n, sizeof(uint16_t));
-        if (!q->free_list || !q->state || !q->done_len || !q->chain || !q->chain_n)
+        q->slot_of = calloc(n, sizeof(*q->slot_of));
+        if (!q->free_list || !q->state || !q->done_len || !q->chain || !q->chain_n || !q->slot_of)
                 return -ENOMEM;
         for (unsigned d = 0; d < n; d++)
                 q->free_list[d] = (uint16_t)(n - 1 - d);
@@ -506,6 +524,7 @@ static void queue_free(struct vmm_queue *q)
         free(q->done_len);
         free(q->chain);
         free(q->chain_n);
+        free(q->slot_of);
         memset(q, 0, sizeof(*q));
 }
 
@@ -546,6 +565,7 @@ int vmm_publish(struct vmm *v, unsigned qi, uint16_t head, unsigned ndesc, const
         uint64_t one = 1;
         if (write(q->kick_fd, &one, sizeof(one)) != sizeof(one))
                 return vmm_fail(-errno, "kick");
+        q->counters.kicks++;
         return 0;
 }
 
@@ -592,6 +612,23 @@ static int used_collect(struct vmm_queue *q)
         return ret;
 }
 
+/* Sleeps on the call fd until a call or the deadline, but at most 20 ms:
+ * the caller rechecks the ring in case the call was (legitimately)
+ * suppressed.  -ETIMEDOUT once the deadline has passed. */
+static int call_wait(struct vmm_queue *q, int64_t deadline)
+{
+        int left = (int)(deadline - now_ms());
+        if (left <= 0)
+                return -ETIMEDOUT;
+        struct pollfd p = { .fd = q->call_fd, .events = POLLIN };
+        if (poll(&p, 1, left < 20 ? left : 20) > 0) {
+                uint64_t cnt;
+                if (read(q->call_fd, &cnt, sizeof(cnt)) == sizeof(cnt))
+                        q->counters.calls++;
+        }
+        return 0;
+}
+
 int vmm_wait_used(struct vmm *v, unsigned qi, uint16_t head, uint32_t *ret_len, int timeout_ms)
 {
         if (qi >= v->nq)
@@ -613,16 +650,9 @@ int vmm_wait_used(struct vmm *v, unsigned qi, uint16_t head, uint32_t *ret_len, 
                         chain_release(q, head);
                         return 0;
                 }
-                int left = (int)(deadline - now_ms());
-                if (left <= 0)
-                        return -ETIMEDOUT;
-                /* Poll the call fd, and recheck the ring now and then in case the
-                 * backend (legitimately) suppressed the notification. */
-                struct pollfd p = { .fd = q->call_fd, .events = POLLIN };
-                if (poll(&p, 1, left < 20 ? left : 20) > 0) {
-                        uint64_t cnt;
-                        (void)!read(q->call_fd, &cnt, sizeof(cnt));
-                }
+                int r2 = call_wait(q, deadline);
+                if (r2 < 0)
+                        return r2;
         }
 }
 
@@ -682,6 +712,325 @@ struct vring_used *vmm_used_ring(struct vmm *v, unsigned q, size_t *ret_size)
 uint16_t vmm_avail_idx(const struct vmm *v, unsigned q)
 {
         return q < v->nq ? v->q[q].avail_idx : 0;
+}
+
+/* ---- the slot fast path (benchmarks; see vmm.h) ---- */
+
+#define SLOT_UNIQUE_BIT (1ull << 63)   /* slot uniques never meet vmm_op's counter */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+}
+
+/* virtio's vring_need_event: did [old, new) cross event? */
+static bool need_event(uint16_t event, uint16_t new_idx, uint16_t old_idx)
+{
+        return (uint16_t)(new_idx - event - 1) < (uint16_t)(new_idx - old_idx);
+}
+
+static bool has_event_idx(const struct vmm *v)
+{
+        return v->features & (1ull << VIRTIO_RING_F_EVENT_IDX);
+}
+
+int vmm_slots_new(struct vmm *v, unsigned qi, unsigned n, const struct vmm_slot_config *cfg,
+                  struct vmm_slot **ret)
+{
+        if (qi == 0 || qi >= v->nq || n == 0 || n > v->q[qi].size)
+                return -EINVAL;
+        if (v->nslot_arrays == sizeof(v->slot_arrays) / sizeof(v->slot_arrays[0]))
+                return -ENOSPC;
+        unsigned max_desc = cfg->max_desc ? cfg->max_desc : VMM_MAX_SEGS * 4 + 4;
+        if (max_desc > v->q[qi].size)
+                return -EINVAL;
+        /* [pad][header][args]  [out header][pad][out]  [table], the args page
+         * offset chosen so that args + page_at starts a page. */
+        size_t page_at = cfg->page_at % 4096;
+        size_t head = sizeof(struct fuse_in_header) + page_at;
+        size_t in_part = ((head + 4095) & ~(size_t)4095) + ((cfg->in_cap + 4095) & ~(size_t)4095);
+        size_t out_part = 4096 + ((cfg->out_cap + 4095) & ~(size_t)4095);
+        size_t table_part = ((size_t)max_desc * sizeof(struct vring_desc) + 4095) & ~(size_t)4095;
+        size_t per_slot = in_part + out_part + table_part;
+        /* vmm_alloc keeps at least 4 MiB for the ops of set-up (INIT, LOOKUP…). */
+        if (per_slot > (v->data_limit - (4u << 20)) / n || v->data_limit < (4u << 20))
+                return -ENOMEM;
+        struct vmm_slot *slots = calloc(n, sizeof(*slots));
+        if (!slots)
+                return -ENOMEM;
+        v->data_limit -= per_slot * n;
+        if (v->data_bump > v->data_limit)
+                v->data_bump = 0;
+        for (unsigned i = 0; i < n; i++) {
+                struct vmm_slot *s = &slots[i];
+                size_t off = v->data_limit + per_slot * i;
+                uint8_t *base = v->region[1].host + off;
+                uint64_t gpa = v->region[1].gpa + off;
+                size_t in_off = ((head + 4095) & ~(size_t)4095) - head;
+                s->in = (struct fuse_in_header *)(base + in_off);
+                s->in_gpa = gpa + in_off;
+                s->args = s->in + 1;
+                s->in_cap = cfg->in_cap;
+                /* the out header ends where the page of the reply starts */
+                s->out_hdr = (struct fuse_out_header *)(base + in_part + 4096 - sizeof(struct fuse_out_header));
+                s->out_hdr_gpa = gpa + in_part + 4096 - sizeof(struct fuse_out_header);
+                s->out = base + in_part + 4096;
+                s->out_cap = cfg->out_cap;
+                s->table = (struct vring_desc *)(base + in_part + out_part);
+                s->table_gpa = gpa + in_part + out_part;
+                s->table_cap = max_desc;
+                s->queue = qi;
+        }
+        v->slot_arrays[v->nslot_arrays++] = slots;
+        *ret = slots;
+        return 0;
+}
+
+static bool table_add(struct vmm_slot *s, uint64_t gpa, size_t len, bool writable, size_t chunk)
+{
+        do {
+                size_t piece = chunk && len > chunk ? chunk : len;
+                if (s->ndesc == s->table_cap)
+                        return false;
+                s->table[s->ndesc++] = (struct vring_desc){
+                        .addr = gpa, .len = (uint32_t)piece,
+                        .flags = writable ? VRING_DESC_F_WRITE : 0,
+                };
+                gpa += piece;
+                len -= piece;
+        } while (len > 0);
+        return true;
+}
+
+int vmm_slot_prepare(struct vmm *v, struct vmm_slot *s, uint32_t opcode, uint64_t nodeid,
+                     const size_t *seg_len, unsigned nseg, size_t out_size,
+                     const struct vmm_layout *layout)
+{
+        struct vmm_layout lay = layout ? *layout : (struct vmm_layout){ 0 };
+        struct vmm_queue *q = &v->q[s->queue];
+        if (s->in_flight)
+                return -EBUSY;
+        size_t args_len = 0;
+        for (unsigned i = 0; i < nseg; i++)
+                args_len += seg_len[i];
+        if (args_len > s->in_cap || out_size > s->out_cap)
+                return -E2BIG;
+        *s->in = (struct fuse_in_header){
+                .len = (uint32_t)(sizeof(*s->in) + args_len), .opcode = opcode,
+                .unique = SLOT_UNIQUE_BIT | (++q->seq << 5) | ((uint64_t)s->queue << 1),
+                .nodeid = nodeid,
+                .uid = v->creds_set ? v->creds_uid : getuid(),
+                .gid = v->creds_set ? v->creds_gid : getgid(),
+                .pid = v->creds_set && v->creds_pid ? v->creds_pid : (uint32_t)getpid(),
+        };
+        s->ndesc = 0;
+        bool ok = table_add(s, s->in_gpa, sizeof(*s->in), false, lay.chunk);
+        uint64_t gpa = s->in_gpa + sizeof(*s->in);
+        for (unsigned i = 0; i < nseg && ok; i++) {
+                if (seg_len[i] > 0)
+                        ok = table_add(s, gpa, seg_len[i], false, lay.chunk);
+                gpa += seg_len[i];
+        }
+        ok = ok && table_add(s, s->out_hdr_gpa, sizeof(*s->out_hdr), true, 0);
+        if (out_size > 0)
+                ok = ok && table_add(s, s->out_hdr_gpa + sizeof(*s->out_hdr), out_size, true, lay.chunk);
+        if (!ok || (!lay.indirect && s->ndesc > VMM_MAX_SEGS * 4 + 4))
+                return -E2BIG;
+        if (lay.indirect)
+                for (unsigned i = 0; i + 1 < s->ndesc; i++) {
+                        s->table[i].flags |= VRING_DESC_F_NEXT;
+                        s->table[i].next = (uint16_t)(i + 1);
+                }
+        s->indirect = lay.indirect;
+        s->out_size = out_size;
+        /* A stale header would pass as a reply the backend never wrote. */
+        s->out_hdr->unique = 0;
+        s->out_hdr->len = 0;
+        return 0;
+}
+
+int vmm_slot_add(struct vmm *v, struct vmm_slot *s)
+{
+        struct vmm_queue *q = &v->q[s->queue];
+        uint16_t ids[VMM_MAX_SEGS * 4 + 4] = { 0 };
+        unsigned n = s->indirect ? 1 : s->ndesc;
+        if (s->in_flight || s->ndesc == 0 || n > VMM_MAX_SEGS * 4 + 4)
+                return -EINVAL;
+        if (n > q->nfree)
+                return -ENOSPC;
+        for (unsigned i = 0; i < n; i++)
+                ids[i] = q->free_list[--q->nfree];
+        if (s->indirect) {
+                q->desc[ids[0]] = (struct vring_desc){
+                        .addr = s->table_gpa, .len = s->ndesc * (uint32_t)sizeof(struct vring_desc),
+                        .flags = VRING_DESC_F_INDIRECT,
+                };
+        } else {
+                for (unsigned i = 0; i < n; i++) {
+                        q->desc[ids[i]] = s->table[i];
+                        if (i + 1 < n) {
+                                q->desc[ids[i]].flags |= VRING_DESC_F_NEXT;
+                                q->desc[ids[i]].next = ids[i + 1];
+                        }
+                }
+        }
+        s->head = ids[0];
+        s->in_flight = true;
+        q->state[s->head] = HEAD_INFLIGHT;
+        q->slot_of[s->head] = s;
+        q->chain_n[s->head] = (uint16_t)n;
+        memcpy(&q->chain[(size_t)s->head * (VMM_MAX_SEGS * 4 + 4)], ids, n * sizeof(uint16_t));
+        q->avail->ring[(uint16_t)(q->avail_idx + q->pending) % q->size] = s->head;
+        q->pending++;
+        return 0;
+}
+
+int vmm_queue_kick(struct vmm *v, unsigned qi)
+{
+        if (qi >= v->nq)
+                return -EINVAL;
+        struct vmm_queue *q = &v->q[qi];
+        if (q->pending == 0)
+                return 0;
+        uint16_t old_idx = q->avail_idx;
+        q->avail_idx = (uint16_t)(q->avail_idx + q->pending);
+        q->pending = 0;
+        __atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+        /* The idx store must be visible before we read the backend's
+         * suppression state, or both sides could skip the wake-up. */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (q->mode.honour_suppression) {
+                bool skip;
+                if (has_event_idx(v)) {
+                        uint16_t avail_event = __atomic_load_n((uint16_t *)&q->used->ring[q->size],
+                                                               __ATOMIC_RELAXED);
+                        skip = !need_event(avail_event, q->avail_idx, old_idx);
+                } else {
+                        skip = __atomic_load_n(&q->used->flags, __ATOMIC_RELAXED) & VRING_USED_F_NO_NOTIFY;
+                }
+                if (skip) {
+                        q->counters.kicks_avoided++;
+                        return 0;
+                }
+        }
+        uint64_t one = 1;
+        if (write(q->kick_fd, &one, sizeof(one)) != sizeof(one))
+                return vmm_fail(-errno, "kick");
+        q->counters.kicks++;
+        return 0;
+}
+
+/* Hands back up to max completed slots; leaves the rest in the used ring. */
+static int slots_collect(struct vmm_queue *q, struct vmm_slot **ret, unsigned max)
+{
+        uint16_t used_idx = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+        unsigned n = 0;
+        while (q->last_used != used_idx && n < max) {
+                struct vring_used_elem e = q->used->ring[q->last_used % q->size];
+                q->last_used++;
+                struct vmm_slot *s = e.id < q->size && q->state[e.id] == HEAD_INFLIGHT
+                                             ? q->slot_of[e.id] : NULL;
+                if (!s) {
+                        fprintf(stderr, "vmm: used entry id %u len %u names no slot in flight\n",
+                                e.id, e.len);
+                        return -EPROTO;
+                }
+                q->slot_of[e.id] = NULL;
+                chain_release(q, e.id);
+                s->in_flight = false;
+                s->used_len = e.len;
+                ret[n++] = s;
+        }
+        q->counters.completions += n;
+        return (int)n;
+}
+
+void vmm_queue_set_mode(struct vmm *v, unsigned qi, const struct vmm_queue_mode *mode)
+{
+        if (qi >= v->nq)
+                return;
+        struct vmm_queue *q = &v->q[qi];
+        q->mode = *mode;
+        /* Spinning needs no interrupts: without EVENT_IDX say so in the flags;
+         * with it, a used_event left behind is not crossed again (until the
+         * index wraps, one call in 65536). */
+        uint16_t flags = mode->spin ? VRING_AVAIL_F_NO_INTERRUPT : 0;
+        __atomic_store_n(&q->avail->flags, flags, __ATOMIC_RELEASE);
+        if (mode->spin && has_event_idx(v))
+                q->avail->ring[q->size] = (uint16_t)(q->last_used - 1);
+}
+
+void vmm_queue_counters(const struct vmm *v, unsigned qi, struct vmm_queue_counters *ret)
+{
+        *ret = qi < v->nq ? v->q[qi].counters : (struct vmm_queue_counters){ 0 };
+}
+
+int vmm_queue_reap(struct vmm *v, unsigned qi, struct vmm_slot **ret, unsigned max, int timeout_ms)
+{
+        if (qi >= v->nq || max == 0)
+                return -EINVAL;
+        struct vmm_queue *q = &v->q[qi];
+        int64_t deadline = -1;
+        for (;;) {
+                int n = slots_collect(q, ret, max);
+                if (n != 0)
+                        return n;
+                if (deadline < 0)
+                        deadline = now_ms() + (timeout_ms < 0 ? v->timeout_ms : timeout_ms);
+                if (q->mode.spin) {
+                        /* Look at the clock only now and then: it costs more than the read. */
+                        for (unsigned i = 0; i < 4096; i++) {
+                                if (__atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != q->last_used)
+                                        break;
+                                cpu_relax();
+                        }
+                        if (__atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) == q->last_used &&
+                            now_ms() > deadline)
+                                return -ETIMEDOUT;
+                        continue;
+                }
+                /* A short spin first catches a reply that is microseconds
+                 * away without the sleep and wake-up (halt-polling's idea). */
+                if (q->mode.spin_us > 0) {
+                        int64_t spin_end = now_ns() + (int64_t)q->mode.spin_us * 1000;
+                        bool got = false;
+                        do {
+                                for (unsigned i = 0; i < 64 && !got; i++) {
+                                        got = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != q->last_used;
+                                        cpu_relax();
+                                }
+                        } while (!got && now_ns() < spin_end);
+                        if (got)
+                                continue;
+                }
+                /* Ask for a call at the next used entry, then look once more:
+                 * the entry may have come before the request was seen. */
+                if (has_event_idx(v))
+                        __atomic_store_n(&q->avail->ring[q->size], q->last_used, __ATOMIC_RELAXED);
+                __atomic_thread_fence(__ATOMIC_SEQ_CST);
+                if (__atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != q->last_used)
+                        continue;
+                int r = call_wait(q, deadline);
+                if (r < 0)
+                        return r;
+        }
+}
+
+int vmm_slot_result(const struct vmm_slot *s, size_t *ret_out_len)
+{
+        const struct fuse_out_header *oh = s->out_hdr;
+        size_t capacity = sizeof(*oh) + s->out_size;
+        if (s->used_len < sizeof(*oh) || s->used_len > capacity)
+                return -EPROTO;
+        if (oh->unique != s->in->unique || oh->len < sizeof(*oh) || oh->len > s->used_len)
+                return -EPROTO;
+        if (oh->error > 0 || oh->error < -4095)
+                return -EPROTO;
+        if (ret_out_len)
+                *ret_out_len = oh->len - sizeof(*oh);
+        return oh->error;
 }
 
 /* ---- FUSE requests as descriptor chains ---- */
@@ -1045,6 +1394,8 @@ void vmm_drop(struct vmm *v)
         if (v->memfd >= 0)
                 close(v->memfd);
         extra_forget(v);
+        for (unsigned i = 0; i < v->nslot_arrays; i++)
+                free(v->slot_arrays[i]);
         free(v);
 }
 

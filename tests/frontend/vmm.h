@@ -118,6 +118,99 @@ struct vring_used *vmm_used_ring(struct vmm *v, unsigned q, size_t *ret_size);
 /* avail->idx as published so far on queue q. */
 uint16_t vmm_avail_idx(const struct vmm *v, unsigned q);
 
+/* ---- fast path: request slots, batches, counted kicks (benchmarks) ----
+ *
+ * vmm_op allocates, copies and kicks once per request: right for tests, but
+ * its own cost would hide the backend's.  A slot is a request whose guest
+ * memory (header, arguments, reply, indirect table) is allocated once; the
+ * caller writes the arguments in place, adds slots to the avail ring, and
+ * publishes them with one kick per batch.  All state lives in the queue: one
+ * thread may drive each request queue at the same time (set-up and
+ * vmm_slots_new happen before the threads start).  Slots and vmm_op requests
+ * may share a queue, but only one of the two may be in flight at a time. */
+
+struct vmm_slot {
+        /* guest memory, fixed for the slot's life */
+        struct fuse_in_header *in;      /* the request header ... */
+        void *args;                     /* ... and in_cap argument bytes after it */
+        size_t in_cap;
+        struct fuse_out_header *out_hdr;
+        void *out;                      /* out_cap reply bytes after the out header */
+        size_t out_cap;
+        void *user;                     /* the caller's */
+        /* result of the last request, set by vmm_queue_reap */
+        uint32_t used_len;
+        /* internal */
+        unsigned queue;
+        bool in_flight;
+        uint16_t head;
+        unsigned ndesc;                 /* descriptors of the prepared chain */
+        bool indirect;
+        struct vring_desc *table;       /* the prepared chain (guest memory: may be indirect) */
+        uint64_t table_gpa;
+        unsigned table_cap;
+        uint64_t in_gpa, out_hdr_gpa;
+        size_t out_size;                /* writable bytes after the out header, as prepared */
+};
+
+struct vmm_slot_config {
+        size_t in_cap;                  /* argument bytes after the header */
+        size_t out_cap;                 /* reply bytes after the out header */
+        size_t page_at;                 /* args + page_at is 4 KiB aligned (WRITE payloads
+                                         * sit in pages, as in a guest's page cache) */
+        unsigned max_desc;              /* longest chain; default VMM_MAX_SEGS * 4 + 4 */
+};
+
+/* Allocates n slots for request queue q (guest memory taken for good from the
+ * top of region 1, out of vmm_alloc's reach).  *ret is an array of n; freed
+ * by vmm_free. -ENOMEM when region 1 cannot spare it. */
+int vmm_slots_new(struct vmm *v, unsigned q, unsigned n, const struct vmm_slot_config *cfg,
+                  struct vmm_slot **ret);
+
+struct vmm_layout {
+        bool indirect;                  /* the chain in the slot's indirect table */
+        size_t chunk;                   /* split every segment into descriptors of ≤ chunk bytes */
+};
+
+/* Writes the header and lays the chain out the way Linux does: the header,
+ * one readable segment per seg_len (consecutive in args), the out header,
+ * out_size writable bytes.  Nothing is published.  layout may be NULL.
+ * -E2BIG when it does not fit the slot. */
+int vmm_slot_prepare(struct vmm *v, struct vmm_slot *s, uint32_t opcode, uint64_t nodeid,
+                     const size_t *seg_len, unsigned nseg, size_t out_size,
+                     const struct vmm_layout *layout);
+/* Puts a prepared slot in the avail ring without publishing it (-ENOSPC when
+ * the queue has too few free descriptors). */
+int vmm_slot_add(struct vmm *v, struct vmm_slot *s);
+/* Publishes everything added since the last call (one avail->idx store) and
+ * kicks, unless the mode honours suppression and the backend asked for none. */
+int vmm_queue_kick(struct vmm *v, unsigned q);
+/* Waits (spinning or on the call fd, see vmm_queue_mode) until at least one
+ * slot has completed, then hands back up to max completed slots.  Returns how
+ * many, -ETIMEDOUT after timeout_ms (< 0: the configured timeout), -EPROTO
+ * for a used entry that names no slot in flight. */
+int vmm_queue_reap(struct vmm *v, unsigned q, struct vmm_slot **ret, unsigned max, int timeout_ms);
+/* Checks a completed slot's reply (length, unique, error range): the FUSE
+ * error (0 or -errno), or -EPROTO.  *ret_out_len: payload bytes. */
+int vmm_slot_result(const struct vmm_slot *s, size_t *ret_out_len);
+
+struct vmm_queue_mode {
+        bool honour_suppression;        /* skip a kick the backend said it does not need
+                                         * (avail_event with EVENT_IDX, else VRING_USED_F_NO_NOTIFY) */
+        bool spin;                      /* wait by reading used->idx, with interrupts off */
+        unsigned spin_us;               /* without spin: read used->idx this long before
+                                         * sleeping on the call fd (interrupts stay on) */
+};
+void vmm_queue_set_mode(struct vmm *v, unsigned q, const struct vmm_queue_mode *mode);
+
+struct vmm_queue_counters {
+        uint64_t kicks;                 /* eventfd writes to the kick fd */
+        uint64_t kicks_avoided;         /* batches published without one (suppressed) */
+        uint64_t calls;                 /* call fd wake-ups read while waiting */
+        uint64_t completions;           /* used entries consumed by vmm_queue_reap */
+};
+void vmm_queue_counters(const struct vmm *v, unsigned q, struct vmm_queue_counters *ret);
+
 /* ---- FUSE requests ---- */
 struct vmm_op {
         /* request */
