@@ -95,7 +95,7 @@ if [ -z "$reps" ]; then
 fi
 [[ "$reps" =~ ^[1-9][0-9]?$ ]] || die "--reps $reps: use 1 to 99"
 for a in "$bench_args" "$mq_args"; do
-        [[ "$a" =~ ^[-0-9nstTjp\ a-z,]*$ ]] || die "guest-bench arguments '$a': only -n -s -t -T -j -p, numbers and phase names"
+        [[ "$a" =~ ^[-0-9nstTjpc\ a-z,]*$ ]] || die "guest-bench arguments '$a': only -n -s -t -T -j -p -c, numbers and phase names"
 done
 case "$trace" in none|strace|perf|debug) ;; *) die "--trace $trace: use strace, perf or debug" ;; esac
 [ "$trace" = none ] || [ "$trace" = debug ] || command -v "$trace" >/dev/null || die "--trace $trace needs $trace"
