@@ -19,13 +19,8 @@ import os
 import re
 import sys
 
-
-def read(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import read  # noqa: E402  (the same tolerant reader as the report)
 
 
 def sluice_requests(daemon):
