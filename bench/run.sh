@@ -117,14 +117,14 @@ if [ -z "$mq_args" ]; then
 fi
 pick() {   # LIST ALLOWED... → the names of LIST, checked, without duplicates
         local list=$1 c; shift
-        local -a wanted out=()
+        local -a wanted picked=()
         IFS=, read -r -a wanted <<<"$list"
         for c in "${wanted[@]}"; do
                 [[ " $* " == *" $c "* ]] || { echo "bench: unknown name $c (see --help)" >&2; return 1; }
-                [[ " ${out[*]} " == *" $c "* ]] || out+=("$c")
+                [[ " ${picked[*]} " == *" $c "* ]] || picked+=("$c")
         done
-        [ ${#out[@]} -gt 0 ] || { echo "bench: an empty list: '$list'" >&2; return 1; }
-        echo "${out[*]}"
+        [ ${#picked[@]} -gt 0 ] || { echo "bench: an empty list: '$list'" >&2; return 1; }
+        echo "${picked[*]}"
 }
 list=$(pick "$sets" "${all_sets[@]}") || exit 2; read -r -a sel_sets <<<"$list"
 list=$(pick "$configs" "${all_configs[@]}") || exit 2; read -r -a sel_configs <<<"$list"
