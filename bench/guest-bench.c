@@ -6,21 +6,34 @@
  * "FAIL what: error" when something goes wrong; bench/run.sh parses them.
  *
  *   guest-bench DIR [-n FILES] [-s SEQ_MIB] [-t RAND_SECONDS] [-T TREE_FILES]
+ *                   [-j JOBS] [-p PHASE,PHASE,...] [-c CPU]
  *
- * Phases, each on a fresh subdirectory of DIR (DIR is the mounted share):
- *   meta  create N empty files (open O_CREAT|O_EXCL + close), drop caches,
- *         stat each (a cold stat: one LOOKUP per name), unlink each
- *   seq   write SEQ_MIB in 1 MiB writes + fsync, drop caches, read it back
- *   rand  4 KiB pread / pwrite at random aligned offsets of that file, O_DIRECT
- *         (each op reaches the backend; falls back to buffered I/O where the
- *         file system refuses O_DIRECT, and says so), one op at a time (psync)
- *   tree  a "build": extract a tree of small files (1-16 KiB), drop caches,
- *         walk it (readdir + stat), read every source and write an object
- *         file beside it, then remove the whole tree
+ * Phases, in this order, each on a fresh subdirectory of DIR (DIR is the mounted
+ * share); -p picks some (default meta,seqwrite,seqread,randread,randwrite,tree):
+ *   meta       create N empty files (open O_CREAT|O_EXCL + close), drop caches,
+ *              stat each (a cold stat: one LOOKUP per name), unlink each
+ *   create     only the creates of meta (the files are left; for tracing one row)
+ *   seqwrite   write SEQ_MIB in 1 MiB writes + fsync
+ *   seqread    drop caches, read it back in 1 MiB reads
+ *   randread   4 KiB pread at random aligned offsets of that file, O_DIRECT (each
+ *   randwrite  op reaches the backend; falls back to buffered I/O where the file
+ *              system refuses O_DIRECT, and says so), one op at a time (psync)
+ *   jobs       randwrite in JOBS processes at once (-j, default 2), each with its
+ *              own descriptor and one op at a time (fio's numjobs=JOBS iodepth=1):
+ *              on a multi-queue guest (Linux >= 6.10, one queue per vCPU) the
+ *              jobs' requests travel on different request queues
+ *   tree       a "build": extract a tree of small files (1-16 KiB), drop caches,
+ *              walk it (readdir + stat), read every source and write an object
+ *              file beside it, then remove the whole tree
+ * A phase that needs the data file without seqwrite gets it written, untimed.
+ * -c CPU pins the process (and the jobs) to one vCPU: on a guest with more vCPUs
+ * than request queues, whether a request completes on the vCPU that waits for it
+ * (or needs a cross-vCPU wake-up) is then fixed instead of left to the scheduler.
  * Caches are dropped with /proc/sys/vm/drop_caches, so the guest must run as root.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -29,13 +42,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MIB (1024u * 1024u)
 #define BLOCK 4096u
 #define TREE_DIRS_MAX 1000u
+#define JOBS_MAX 16u
 
 static bool failed;
 
@@ -102,7 +118,7 @@ static int write_all(int fd, const char *buf, size_t len)
 
 /* ---- meta ---------------------------------------------------------------------------- */
 
-static void bench_meta(const char *dir, unsigned n)
+static void bench_meta(const char *dir, unsigned n, bool create_only)
 {
         char path[4096];
         struct stat st;
@@ -125,6 +141,8 @@ static void bench_meta(const char *dir, unsigned n)
                 close(fd);
         }
         result("create", (now() - t) * 1e6 / n, "us/op");
+        if (create_only)
+                return;
 
         drop_caches();
         t = now();
@@ -152,15 +170,16 @@ static void bench_meta(const char *dir, unsigned n)
 
 /* ---- seq ----------------------------------------------------------------------------- */
 
-static void bench_seq(const char *path, unsigned mib)
+/* Writes the data file; reports seq_write unless quiet (a preparation only). */
+static int bench_seq_write(const char *path, unsigned mib, bool quiet)
 {
         char *buf = malloc(MIB);
         double t;
-        int fd;
+        int fd, r = -1;
 
         if (!buf) {
                 fail("seq: malloc");
-                return;
+                return -1;
         }
         for (unsigned i = 0; i < MIB; i++)
                 buf[i] = (char)rng();
@@ -180,9 +199,26 @@ static void bench_seq(const char *path, unsigned mib)
         }
         if (fsync(fd) < 0)
                 fail("seq: fsync");
+        else
+                r = 0;
         close(fd);
-        result("seq_write", mib / (now() - t), "MiB/s");
+        if (!quiet)
+                result("seq_write", mib / (now() - t), "MiB/s");
+out:
+        free(buf);
+        return r;
+}
 
+static void bench_seq_read(const char *path, unsigned mib)
+{
+        char *buf = malloc(MIB);
+        double t;
+        int fd;
+
+        if (!buf) {
+                fail("seq: malloc");
+                return;
+        }
         drop_caches();
         t = now();
         fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -215,10 +251,19 @@ out:
 
 /* ---- rand ---------------------------------------------------------------------------- */
 
-static void bench_rand_one(const char *path, unsigned mib, double seconds, bool write_op)
+struct rand_stats {
+        uint64_t ops;
+        double seconds;
+        bool direct;
+};
+
+/* 4 KiB ops at random aligned offsets of the first BLOCKS blocks of PATH, one at a
+ * time, for SECONDS.  Returns 0, or -1 after saying what failed. */
+static int rand_run(const char *path, uint64_t blocks, double seconds, bool write_op,
+                    struct rand_stats *ret)
 {
-        const char *name = write_op ? "randwrite" : "randread";
-        uint64_t blocks = (uint64_t)mib * (MIB / BLOCK), ops = 0;
+        int flags = (write_op ? O_WRONLY : O_RDONLY) | O_CLOEXEC;
+        uint64_t ops = 0;
         bool direct = true;
         void *buf;
         double t, end;
@@ -226,18 +271,18 @@ static void bench_rand_one(const char *path, unsigned mib, double seconds, bool 
 
         if (posix_memalign(&buf, BLOCK, BLOCK) != 0) {
                 fail("rand: memalign");
-                return;
+                return -1;
         }
         memset(buf, 0x5a, BLOCK);
-        fd = open(path, (write_op ? O_WRONLY : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+        fd = open(path, flags | O_DIRECT);
         if (fd < 0 && errno == EINVAL) {
                 direct = false;
-                fd = open(path, (write_op ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+                fd = open(path, flags);
         }
         if (fd < 0) {
                 fail("rand: open");
                 free(buf);
-                return;
+                return -1;
         }
         t = now();
         end = t + seconds;
@@ -251,11 +296,11 @@ static void bench_rand_one(const char *path, unsigned mib, double seconds, bool 
                                 /* O_DIRECT accepted at open, refused at I/O: go buffered. */
                                 close(fd);
                                 direct = false;
-                                fd = open(path, (write_op ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+                                fd = open(path, flags);
                                 if (fd < 0) {
                                         fail("rand: reopen");
                                         free(buf);
-                                        return;
+                                        return -1;
                                 }
                                 continue;
                         }
@@ -263,15 +308,109 @@ static void bench_rand_one(const char *path, unsigned mib, double seconds, bool 
                                 fail(write_op ? "rand: pwrite" : "rand: pread");
                                 close(fd);
                                 free(buf);
-                                return;
+                                return -1;
                         }
                         ops++;
                 }
         } while (now() < end);
-        result(name, ops / (now() - t), "IOPS");
-        printf("INFO %s direct=%d ops=%" PRIu64 "\n", name, direct, ops);
+        *ret = (struct rand_stats) { .ops = ops, .seconds = now() - t, .direct = direct };
         close(fd);
         free(buf);
+        return 0;
+}
+
+static void bench_rand_one(const char *path, unsigned mib, double seconds, bool write_op)
+{
+        const char *name = write_op ? "randwrite" : "randread";
+        struct rand_stats st;
+
+        if (rand_run(path, (uint64_t)mib * (MIB / BLOCK), seconds, write_op, &st) < 0)
+                return;
+        result(name, st.ops / st.seconds, "IOPS");
+        printf("INFO %s direct=%d ops=%" PRIu64 "\n", name, st.direct, st.ops);
+}
+
+/* JOBS processes doing randwrite at once, each on its own file (as fio's numjobs
+ * does: one file, under Linux's per-inode write lock, would serialise them in the
+ * guest before any request left it).  They start together (a pipe closed by the
+ * parent); the figure is the sum of each job's IOPS. */
+static void bench_jobs(unsigned jobs, unsigned mib, double seconds)
+{
+        int go[2], res[2];
+        pid_t pids[JOBS_MAX];
+        char path[64];
+        unsigned started = 0;
+        double iops = 0;
+        uint64_t ops = 0;
+        bool direct = true, ok = true;
+
+        for (unsigned j = 0; j < jobs; j++) {
+                snprintf(path, sizeof(path), "job%u.dat", j);
+                if (bench_seq_write(path, mib, true) < 0)
+                        return;
+        }
+        drop_caches();
+        if (pipe(go) < 0 || pipe(res) < 0) {
+                fail("jobs: pipe");
+                return;
+        }
+        fflush(stdout);
+        for (unsigned j = 0; j < jobs; j++) {
+                pid_t pid = fork();
+
+                if (pid < 0) {
+                        fail("jobs: fork");
+                        ok = false;
+                        break;
+                }
+                if (pid == 0) {
+                        struct rand_stats st = { 0 };
+                        char c;
+
+                        close(go[1]);
+                        close(res[0]);
+                        rng_state ^= 0x632be59bd9b4e019ull * (j + 1);   /* own offsets per job */
+                        while (read(go[0], &c, 1) < 0 && errno == EINTR)
+                                ;
+                        snprintf(path, sizeof(path), "job%u.dat", j);
+                        if (rand_run(path, (uint64_t)mib * (MIB / BLOCK), seconds, true, &st) < 0)
+                                _exit(1);
+                        _exit(write(res[1], &st, sizeof(st)) == (ssize_t)sizeof(st) ? 0 : 1);
+                }
+                pids[started++] = pid;
+        }
+        close(go[0]);
+        close(go[1]);        /* all jobs start now */
+        close(res[1]);
+        for (unsigned j = 0; j < started; j++) {
+                struct rand_stats st;
+
+                if (read(res[0], &st, sizeof(st)) != (ssize_t)sizeof(st) || st.seconds <= 0) {
+                        ok = false;
+                        continue;
+                }
+                iops += st.ops / st.seconds;
+                ops += st.ops;
+                direct = direct && st.direct;
+        }
+        close(res[0]);
+        for (unsigned j = 0; j < started; j++) {
+                int status;
+
+                if (waitpid(pids[j], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                        ok = false;
+        }
+        if (!ok || started != jobs) {
+                printf("FAIL jobs: %u of %u jobs did not finish\n", jobs - started, jobs);
+                failed = true;
+        } else {
+                result("randwrite_jobs", iops, "IOPS");
+                printf("INFO randwrite_jobs jobs=%u direct=%d ops=%" PRIu64 "\n", jobs, direct, ops);
+        }
+        for (unsigned j = 0; j < jobs; j++) {
+                snprintf(path, sizeof(path), "job%u.dat", j);
+                (void) unlink(path);
+        }
 }
 
 /* ---- tree ---------------------------------------------------------------------------- */
@@ -462,40 +601,116 @@ static unsigned parse_count(const char *s, unsigned max)
         return (unsigned)v;
 }
 
+static const char *const phase_names[] = {
+        "meta", "create", "seqwrite", "seqread", "randread", "randwrite", "jobs", "tree",
+};
+enum { PH_META, PH_CREATE, PH_SEQWRITE, PH_SEQREAD, PH_RANDREAD, PH_RANDWRITE, PH_JOBS, PH_TREE };
+#define PHASES_DEFAULT ((1u << PH_META) | (1u << PH_SEQWRITE) | (1u << PH_SEQREAD) | \
+                        (1u << PH_RANDREAD) | (1u << PH_RANDWRITE) | (1u << PH_TREE))
+
+static unsigned parse_phases(const char *list)
+{
+        char buf[256], *save = NULL;
+        unsigned mask = 0;
+
+        if (strlen(list) >= sizeof(buf)) {
+                fprintf(stderr, "guest-bench: -p '%s' is too long\n", list);
+                exit(2);
+        }
+        strcpy(buf, list);
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                unsigned i;
+
+                for (i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
+                        if (strcmp(tok, phase_names[i]) == 0)
+                                break;
+                if (i == sizeof(phase_names) / sizeof(phase_names[0])) {
+                        fprintf(stderr, "guest-bench: unknown phase '%s'\n", tok);
+                        exit(2);
+                }
+                mask |= 1u << i;
+        }
+        if (!mask) {
+                fprintf(stderr, "guest-bench: -p names no phase\n");
+                exit(2);
+        }
+        return mask;
+}
+
+static void usage(const char *argv0)
+{
+        fprintf(stderr, "usage: %s DIR [-n FILES] [-s SEQ_MIB] [-t RAND_SECONDS] [-T TREE_FILES] "
+                "[-j JOBS] [-p meta,create,seqwrite,seqread,randread,randwrite,jobs,tree] [-c CPU]\n", argv0);
+        exit(2);
+}
+
 int main(int argc, char **argv)
 {
-        unsigned n = 1000, seq_mib = 128, rand_s = 2, tree_files = 1000;
+        unsigned n = 1000, seq_mib = 128, rand_s = 2, tree_files = 1000, jobs = 2;
+        unsigned phases = PHASES_DEFAULT;
+        bool have_data = false;
+        long cpu = -1;
         int opt;
 
-        while ((opt = getopt(argc, argv, "n:s:t:T:")) != -1) {
+        while ((opt = getopt(argc, argv, "n:s:t:T:j:p:c:")) != -1) {
                 switch (opt) {
                 case 'n': n = parse_count(optarg, 1000000); break;
                 case 's': seq_mib = parse_count(optarg, 4096); break;
                 case 't': rand_s = parse_count(optarg, 600); break;
                 case 'T': tree_files = parse_count(optarg, TREE_DIRS_MAX * 50); break;
-                default:
-                        fprintf(stderr, "usage: %s DIR [-n FILES] [-s SEQ_MIB] [-t RAND_SECONDS] [-T TREE_FILES]\n",
-                                argv[0]);
-                        return 2;
+                case 'j': jobs = parse_count(optarg, JOBS_MAX); break;
+                case 'p': phases = parse_phases(optarg); break;
+                case 'c': {
+                        char *end;
+
+                        errno = 0;
+                        cpu = strtol(optarg, &end, 10);
+                        if (errno || *end || end == optarg || cpu < 0 || cpu >= CPU_SETSIZE) {
+                                fprintf(stderr, "guest-bench: -c '%s' is not a CPU number\n", optarg);
+                                return 2;
+                        }
+                        break;
+                }
+                default: usage(argv[0]);
                 }
         }
-        if (optind != argc - 1) {
-                fprintf(stderr, "usage: %s DIR [-n FILES] [-s SEQ_MIB] [-t RAND_SECONDS] [-T TREE_FILES]\n",
-                        argv[0]);
-                return 2;
+        if (optind != argc - 1)
+                usage(argv[0]);
+        if (cpu >= 0) {
+                cpu_set_t set;
+
+                CPU_ZERO(&set);
+                CPU_SET((int)cpu, &set);
+                if (sched_setaffinity(0, sizeof(set), &set) < 0)
+                        fail("sched_setaffinity");
+                printf("INFO pinned to vCPU %ld\n", cpu);
         }
         /* Relative paths from here on: short, and bounded whatever DIR is. */
         if (chdir(argv[optind]) < 0) {
                 fail("chdir");
                 return 1;
         }
-        bench_meta("meta", n);
-        bench_seq("seq.dat", seq_mib);
-        drop_caches();
-        bench_rand_one("seq.dat", seq_mib, rand_s, false);
-        bench_rand_one("seq.dat", seq_mib, rand_s, true);
-        if (unlink("seq.dat") < 0)
+        if (phases & (1u << PH_META))
+                bench_meta("meta", n, false);
+        else if (phases & (1u << PH_CREATE))
+                bench_meta("meta", n, true);
+        if (phases & (1u << PH_SEQWRITE))
+                have_data = bench_seq_write("seq.dat", seq_mib, false) == 0;
+        if (!have_data && (phases & ((1u << PH_SEQREAD) | (1u << PH_RANDREAD) | (1u << PH_RANDWRITE))))
+                have_data = bench_seq_write("seq.dat", seq_mib, true) == 0;
+        if (have_data && (phases & (1u << PH_SEQREAD)))
+                bench_seq_read("seq.dat", seq_mib);
+        if (have_data && (phases & ((1u << PH_RANDREAD) | (1u << PH_RANDWRITE))))
+                drop_caches();
+        if (have_data && (phases & (1u << PH_RANDREAD)))
+                bench_rand_one("seq.dat", seq_mib, rand_s, false);
+        if (have_data && (phases & (1u << PH_RANDWRITE)))
+                bench_rand_one("seq.dat", seq_mib, rand_s, true);
+        if (have_data && unlink("seq.dat") < 0)
                 fail("seq: unlink");
-        bench_tree("tree", tree_files);
+        if (phases & (1u << PH_JOBS))
+                bench_jobs(jobs, seq_mib, rand_s);
+        if (phases & (1u << PH_TREE))
+                bench_tree("tree", tree_files);
         return failed ? 1 : 0;
 }

@@ -10,6 +10,7 @@ else
         $SLUICE_MOUNT || { echo "FAIL mount"; exit 1; }
 fi
 grep " /mnt " /proc/mounts | sed 's/^/INFO mount /'
+echo "INFO guest kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPU(s)"
 mkdir -p /mnt/bench || { echo "FAIL mkdir"; exit 1; }
 # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
 if /bin/guest-bench /mnt/bench ${BENCH_ARGS:-}; then
@@ -17,6 +18,8 @@ if /bin/guest-bench /mnt/bench ${BENCH_ARGS:-}; then
 else
         echo "FAIL guest-bench exited $?"
 fi
+# Which vCPU took the virtio interrupts (does a request complete where it was sent?).
+grep -E 'virtio|CPU0' /proc/interrupts | sed 's/  */ /g; s/^/INFO irq /'
 rmdir /mnt/bench 2>/dev/null
 cd / && umount /mnt
 echo DONE

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """report.py — turns bench/run.sh's raw logs into results.md and results.json.
 
-Reads RAW/CONFIG.REP.console (RESULT/INFO lines of guest-bench),
-RAW/CONFIG.REP.daemon (sluice-fs's SIGUSR1 counters and the wrapper's
-"bench-cpu:" line) and RAW/CONFIG.REP.status (run-guest.sh's verdict).
-Every figure is the median over the repetitions; "±" is half the range
-relative to the median, a rough measure of how noisy that figure was.
+Reads RAW/SET.CONFIG.REP.console (RESULT/INFO lines of guest-bench),
+RAW/SET.CONFIG.REP.daemon (sluice-fs's SIGUSR1 counters and the wrapper's
+"bench-cpu" lines, for sluice-fs and Rust virtiofsd) and RAW/SET.CONFIG.REP.status
+(run-guest.sh's verdict).  Every figure is the median over the repetitions; "±" is
+half the range relative to the median, a rough measure of how noisy that figure was.
 Ratios are normalised so that > 1 always means sluice-fs did better:
 sluice-fs / peer for rates (MiB/s, IOPS), peer / sluice-fs for costs (µs/op, s).
 """
@@ -26,6 +26,7 @@ FIGURES = [
     ("seq_read", "MiB/s", True, "1 MiB reads after dropping caches"),
     ("randread", "IOPS", True, "4 KiB pread, O_DIRECT, random offsets, one at a time"),
     ("randwrite", "IOPS", True, "4 KiB pwrite, O_DIRECT, random offsets, one at a time"),
+    ("randwrite_jobs", "IOPS", True, "4 KiB pwrite, O_DIRECT, in 2 jobs (own file each), one at a time each"),
     ("tree_extract", "s", False, "build: write a tree of small files"),
     ("tree_build", "s", False, "build: readdir+stat all, read each source, write an object"),
     ("tree_rm", "s", False, "build: remove the tree"),
@@ -37,14 +38,24 @@ LABELS = {
     "sluice-always": "sluice-fs cache=always",
     "sluice-poll0": "sluice-fs poll 0",
     "sluice-poll200": "sluice-fs poll 200",
-    "virtiofsd": "virtiofsd (legacy)",
+    "sluice-q1": "sluice-fs 1 queue",
+    "sluice-q2": "sluice-fs 2 queues",
+    "sluice-q2-poll0": "sluice-fs 2 queues poll 0",
+    "rust": "Rust virtiofsd",
+    "virtiofsd": "legacy virtiofsd",
     "9p-mmap": "9p mmap",
     "9p-loose": "9p loose",
 }
-POLL_US = {"sluice-poll0": 0, "sluice": 50, "sluice-always": 50, "sluice-poll200": 200}
-MAIN = ["sluice", "sluice-always", "virtiofsd", "9p-mmap", "9p-loose"]
-POLL = ["sluice-poll0", "sluice", "sluice-poll200", "sluice-always"]
-PEERS = ["virtiofsd", "9p-mmap", "9p-loose"]
+# The order of the columns; the sluice-fs configuration the ratios are about (per set)
+# and the peers it is compared with, the one that matters first.
+ORDER = ["sluice", "sluice-q2", "sluice-poll0", "sluice-q2-poll0", "sluice-q1", "sluice-always",
+         "sluice-poll200", "rust", "virtiofsd", "9p-mmap", "9p-loose"]
+PEERS = ["rust", "virtiofsd", "9p-mmap", "9p-loose"]
+SET_TITLES = {
+    "6.1": "Linux 6.1 guest (Debian 12), 1 vCPU, 1 request queue",
+    "6.12": "Linux 6.12 guest (Debian 13), 1 vCPU, 1 request queue",
+    "mq": "Linux 6.12 guest, 2 vCPUs: 4 KiB random writes, 1 job and 2 jobs",
+}
 
 
 def read(path):
@@ -55,8 +66,8 @@ def read(path):
         return ""
 
 
-def parse_run(raw, config, rep):
-    base = os.path.join(raw, f"{config}.{rep}")
+def parse_run(raw, set_, config, rep):
+    base = os.path.join(raw, f"{set_}.{config}.{rep}")
     run = {"rep": rep, "ok": False, "results": {}, "info": [], "counters": {}, "cpu_s": None}
     status = read(base + ".status")
     run["ok"] = "1 PASS, 0 FAIL" in status and "FAIL:" not in status
@@ -72,12 +83,15 @@ def parse_run(raw, config, rep):
                 pass
         elif parts and parts[0] in ("INFO", "FAIL"):
             run["info"].append(line)
+        m = re.match(r"INFO guest kernel (\S+),", line)
+        if m:
+            run["guest_kernel"] = m.group(1)
     daemon = read(base + ".daemon")
     # Only the block that follows run-guest's SIGUSR1 marker: the counters at the end.
     dump = daemon.split("--- run-guest: SIGUSR1 (counters follow) ---")
     if len(dump) > 1:
         for line in dump[-1].splitlines():
-            m = re.match(r"\s+([a-z0-9-]+)\s+(\d+)$", line)
+            m = re.match(r"\s+([A-Za-z0-9_-]+)\s+(\d+)$", line)
             if m:
                 run["counters"][m.group(1)] = int(m.group(2))
     m = re.search(r"bench-cpu \(times.*\n.*\n(\d+)m([0-9.]+)s (\d+)m([0-9.]+)s", daemon)
@@ -88,17 +102,20 @@ def parse_run(raw, config, rep):
 
 def queue_totals(counters):
     """Request queues only (queue0 is hiprio: FORGETs, no synchronous waits)."""
-    tot = {k: 0 for k in ("requests", "kicks", "polled", "batches")}
+    tot = {k: 0 for k in ("requests", "kicks", "polled", "batches", "poll-refused")}
+    per_queue = {}
     for key, value in counters.items():
-        m = re.match(r"queue(\d+)-(requests|kicks|polled|batches)$", key)
+        m = re.match(r"queue(\d+)-(requests|kicks|polled|batches|poll-refused)$", key)
         if m and int(m.group(1)) >= 1:
             tot[m.group(2)] += value
+            if m.group(2) == "requests":
+                per_queue[int(m.group(1))] = value
+    tot["per_queue"] = [per_queue[q] for q in sorted(per_queue)]
     return tot
 
 
 def summary(values, higher=None):
-    """Median, spread and (for figures) the best repetition: on a shared machine noise
-    only ever slows a run down, so the best one is the closest to the real cost."""
+    """Median, spread and (for figures) the best repetition."""
     values = [v for v in values if v is not None]
     if not values:
         return None
@@ -132,113 +149,175 @@ def ratio(ours, peer, higher, key="median"):
     return ours[key] / peer[key] if higher else peer[key] / ours[key]
 
 
+def noise_verdict(ours, peer, higher):
+    """'ahead', 'behind' or 'level': ahead/behind only when the ranges do not overlap."""
+    if not ours or not peer:
+        return None
+    lo_o, hi_o = min(ours["values"]), max(ours["values"])
+    lo_p, hi_p = min(peer["values"]), max(peer["values"])
+    if not higher:
+        lo_o, hi_o, lo_p, hi_p = -hi_o, -lo_o, -hi_p, -lo_p
+    if lo_o > hi_p:
+        return "ahead"
+    if hi_o < lo_p:
+        return "behind"
+    return "level"
+
+
+def set_table(md, set_, data, reps, key):
+    configs = [c for c in ORDER if c in data]
+    ours = "sluice-q2" if set_ == "mq" and "sluice-q2" in data else "sluice"
+    if ours not in data:
+        ours = next((c for c in configs if c.startswith("sluice")), None)
+    refs = [c for c in configs if c.startswith("sluice")]
+    peers = [p for p in PEERS if p in data]
+    names = [f for f in FIGURES if any(data[c]["figures"].get(f[0]) for c in configs)]
+    # Ratio columns: our main configuration vs each peer; the other sluice-fs
+    # configurations vs Rust virtiofsd (the peer that matters).
+    cols = [(ours, p) for p in peers]
+    if "rust" in data:
+        cols += [(c, "rust") for c in refs if c != ours]
+    if set_ == "mq" and "sluice-q1" in data and ours != "sluice-q1":
+        cols.append((ours, "sluice-q1"))
+    head = ["figure", "unit"] + [data[c]["label"] for c in configs] + \
+           [f"{data[a]['label']} vs {data[b]['label']}" for a, b in cols]
+    md.append("| " + " | ".join(head) + " |")
+    md.append("|" + "|".join(["---"] * 2 + ["---:"] * (len(head) - 2)) + "|")
+    ratios = {}
+    for name, unit, higher, _ in names:
+        row = [name, unit + (" ↑" if higher else " ↓")]
+        for c in configs:
+            f = data[c]["figures"].get(name)
+            row.append(cell(f) if key == "median" else fmt(f["best"] if f else None))
+        for a, b in cols:
+            fa, fb = data[a]["figures"].get(name), data[b]["figures"].get(name)
+            r = ratio(fa, fb, higher, key)
+            v = noise_verdict(fa, fb, higher) if key == "median" and reps > 1 else None
+            ratios.setdefault(f"{a} vs {b}", {})[name] = {"ratio": r, "ranges": v}
+            text = "—" if r is None else f"{r:.2f}×"
+            if v == "ahead":
+                text = f"**{text}**"
+            elif v == "behind":
+                text = f"_{text}_"
+            row.append(text)
+        md.append("| " + " | ".join(row) + " |")
+    return ratios
+
+
+def counters_table(md, data):
+    rows = [c for c in ORDER if c in data and (data[c]["queue_counters"] or data[c]["daemon_cpu_s"])]
+    if not rows:
+        return
+    md.append("")
+    md.append("Daemon side, whole guest run (medians): requests on the request queues, kicks "
+              "(wake-ups by a guest notification), polled (picked up by the busy-poll without one), "
+              "polls refused (spins skipped or cut short for want of a spare CPU, from the hotpath fix on), "
+              "requests per queue; CPU = the daemon's user+system time (sluice-fs and Rust virtiofsd).")
+    md.append("")
+    md.append("| daemon | requests | kicks | polled % | polls refused | per queue | daemon CPU s |")
+    md.append("|---|---:|---:|---:|---:|---|---:|")
+    for c in rows:
+        d = data[c]
+        q = d["queue_counters"] or {}
+        med = {k: (q[k]["median"] if q.get(k) else None) for k in ("requests", "kicks", "polled", "poll-refused")}
+        pct = 100 * med["polled"] / med["requests"] if med["requests"] and med["polled"] is not None else None
+        pq = d.get("per_queue") or []
+        md.append("| " + " | ".join([
+            d["label"], fmt(med["requests"]), fmt(med["kicks"]),
+            "—" if pct is None else f"{pct:.1f}", fmt(med["poll-refused"]), " / ".join(str(x) for x in pq) or "—",
+            cell(d["daemon_cpu_s"])]) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--raw", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--configs", required=True)
+    ap.add_argument("--sets", required=True, help="'SET=CONFIG,CONFIG SET=…'")
     ap.add_argument("--reps", type=int, required=True)
     ap.add_argument("--workload", default="")
+    ap.add_argument("--mq-workload", default="")
     ap.add_argument("--machine", default="")
+    ap.add_argument("--versions", default="")
+    ap.add_argument("--trace", default="none")
     ap.add_argument("--user", default="")
     a = ap.parse_args()
 
-    configs = a.configs.split()
-    data = {}
-    for c in configs:
-        runs = [parse_run(a.raw, c, r) for r in range(1, a.reps + 1)]
-        good = [r for r in runs if r["ok"]]
-        figs = {f[0]: summary([r["results"].get(f[0]) for r in good], f[2]) for f in FIGURES}
-        totals = [queue_totals(r["counters"]) for r in good if r["counters"]]
-        counters = {k: summary([t[k] for t in totals]) for k in ("requests", "kicks", "polled", "batches")}
-        data[c] = {
-            "label": LABELS.get(c, c),
-            "runs": runs,
-            "ok_runs": len(good),
-            "figures": figs,
-            "queue_counters": counters if totals else None,
-            "daemon_cpu_s": summary([r["cpu_s"] for r in good]),
-            "guest_s": summary([r["guest_s"] for r in good]),
-        }
+    sets = []
+    for item in a.sets.split():
+        name, _, cs = item.partition("=")
+        sets.append((name, [c for c in cs.split(",") if c]))
+
+    all_data = {}
+    kernels = set()
+    for set_, configs in sets:
+        data = {}
+        for c in configs:
+            runs = [parse_run(a.raw, set_, c, r) for r in range(1, a.reps + 1)]
+            good = [r for r in runs if r["ok"]]
+            kernels.update(r["guest_kernel"] for r in good if r.get("guest_kernel"))
+            figs = {f[0]: summary([r["results"].get(f[0]) for r in good], f[2]) for f in FIGURES}
+            totals = [queue_totals(r["counters"]) for r in good if r["counters"]]
+            counters = {k: summary([t[k] for t in totals])
+                        for k in ("requests", "kicks", "polled", "batches", "poll-refused")}
+            per_queue = None
+            if totals:
+                nq = max(len(t["per_queue"]) for t in totals)
+                per_queue = [round(statistics.median([t["per_queue"][i] for t in totals if len(t["per_queue"]) > i]))
+                             for i in range(nq)]
+            ops = {}
+            for r in good:
+                for k, v in r["counters"].items():
+                    if k.startswith("op-"):
+                        ops.setdefault(k[3:], []).append(v)
+            data[c] = {
+                "label": LABELS.get(c, c),
+                "runs": runs,
+                "ok_runs": len(good),
+                "figures": figs,
+                "queue_counters": counters if totals else None,
+                "per_queue": per_queue,
+                "ops": {k: statistics.median(v) for k, v in ops.items()},
+                "daemon_cpu_s": summary([r["cpu_s"] for r in good]),
+                "guest_s": summary([r["guest_s"] for r in good]),
+            }
+        all_data[set_] = data
 
     now = datetime.datetime.now().astimezone()
-    md = []
-    md.append(f"# sluice-fs benchmark — {now:%Y-%m-%d %H:%M %Z}")
-    md.append("")
-    md.append(f"Machine: {a.machine}. Guest: TCG, 1 vCPU, 512 MiB, the tests/guest image. "
-              f"Workload: guest-bench {a.workload}. Medians of {a.reps} interleaved repetition(s); "
-              f"± is half the range. sluice-fs ran as user {a.user}.")
-    failed = [f"{c} ({len(d['runs']) - d['ok_runs']} of {len(d['runs'])})"
-              for c, d in data.items() if d["ok_runs"] < len(d["runs"])]
+    md = [f"# sluice-fs guest benchmark — {now:%Y-%m-%d %H:%M %Z}", ""]
+    md.append(f"Machine: {a.machine}. Guests: TCG, 512 MiB, the tests/guest image "
+              f"(kernels {', '.join(sorted(kernels)) or '?'}). Versions: {a.versions}. "
+              f"Workload: guest-bench {a.workload} (mq set: {a.mq_workload}). "
+              f"Medians of {a.reps} interleaved repetition(s); ± is half the range. "
+              f"sluice-fs and Rust virtiofsd ran as user {a.user}.")
+    if a.trace in ("strace", "debug"):
+        md.append("")
+        md.append(f"**Traced run (--trace {a.trace}): the daemons were slowed down by the tracing; "
+                  "the figures below mean nothing, the counts do.**")
+    failed = [f"{s}/{c} ({len(d['runs']) - d['ok_runs']} of {len(d['runs'])})"
+              for s, data in all_data.items() for c, d in data.items() if d["ok_runs"] < len(d["runs"])]
     if failed:
         md.append("")
-        md.append("**Failed runs (left out of the medians):** " + ", ".join(failed) +
-                  "; see raw/*.status.")
+        md.append("**Failed runs (left out of the medians):** " + ", ".join(failed) + "; see raw/*.status.")
     md.append("")
-    md.append("Ratios: > 1 means sluice-fs (default options) did better "
-              "(sluice-fs / peer for MiB/s and IOPS, peer / sluice-fs for µs/op and s).")
-    md.append("")
-    main_cols = [c for c in MAIN if c in data]
-    peer_cols = [p for p in PEERS if p in data and "sluice" in data]
+    md.append("Ratios: > 1 means the first-named did better (it / peer for MiB/s and IOPS, peer / it "
+              "for µs/op and s). **Bold**: ahead with the ranges of the repetitions apart; _italic_: "
+              "behind with the ranges apart; plain: within the noise. ↑ higher is better, ↓ lower.")
     ratios = {}
-    # With one repetition the best is the median: one table is enough.
-    for key in ("median", "best") if a.reps > 1 else ("median",):
-        if key == "best":
+    for set_, _ in sets:
+        data = all_data[set_]
+        md.append("")
+        md.append(f"## {SET_TITLES.get(set_, set_)}")
+        md.append("")
+        ratios[set_] = {"median": set_table(md, set_, data, a.reps, "median")}
+        if a.reps > 1:
             md.append("")
-            md.append(f"### Best of {a.reps}")
+            md.append(f"Best of {a.reps} (noise only ever slows a run down):")
             md.append("")
-            md.append("The best repetition of each (noise on a shared machine only ever slows a run "
-                      "down, so this is the closer estimate of what each backend costs when the machine "
-                      "is quiet); ratios the same way.")
-            md.append("")
-        head = ["figure", "unit"] + [data[c]["label"] for c in main_cols] + \
-               [f"sluice-fs vs {data[p]['label']}" for p in peer_cols]
-        md.append("| " + " | ".join(head) + " |")
-        md.append("|" + "|".join(["---"] * 2 + ["---:"] * (len(head) - 2)) + "|")
-        for name, unit, higher, _ in FIGURES:
-            row = [name, unit + (" ↑" if higher else " ↓")]
-            for c in main_cols:
-                f = data[c]["figures"][name]
-                row.append(cell(f) if key == "median" else fmt(f["best"] if f else None))
-            for p in peer_cols:
-                r = ratio(data["sluice"]["figures"][name], data[p]["figures"][name], higher, key)
-                ratios.setdefault(key, {}).setdefault(p, {})[name] = r
-                row.append("—" if r is None else f"{r:.2f}×")
-            md.append("| " + " | ".join(row) + " |")
-        if key == "median":
-            md.append("")
-            md.append("↑ higher is better, ↓ lower is better.")
+            ratios[set_]["best"] = set_table(md, set_, data, a.reps, "best")
+        counters_table(md, data)
 
-    poll_cols = [c for c in POLL if c in data]
-    if poll_cols:
-        md.append("")
-        md.append("## Busy-poll (--poll-us) and the request-queue counters")
-        md.append("")
-        md.append("Counters from sluice-fs's SIGUSR1 dump, request queues only, whole guest run "
-                  "(medians): a *kick* is a wake-up by a guest notification, *polled* a request picked "
-                  "up while busy-polling without one, a *batch* one drain of the ring. "
-                  "CPU is the daemon's user+system time for the whole run.")
-        md.append("")
-        head = ["sluice-fs", "poll µs", "requests", "kicks", "polled", "polled %", "req/batch",
-                "daemon CPU s", "stat µs", "create µs", "randread IOPS", "randwrite IOPS", "build s"]
-        md.append("| " + " | ".join(head) + " |")
-        md.append("|---|" + "|".join(["---:"] * (len(head) - 1)) + "|")
-        for c in poll_cols:
-            d = data[c]
-            q = d["queue_counters"] or {}
-            med = {k: (q[k]["median"] if q.get(k) else None) for k in ("requests", "kicks", "polled", "batches")}
-            pct = 100 * med["polled"] / med["requests"] if med["requests"] and med["polled"] is not None else None
-            rpb = med["requests"] / med["batches"] if med["requests"] and med["batches"] else None
-            f = d["figures"]
-            row = [d["label"], str(POLL_US[c]),
-                   fmt(med["requests"]), fmt(med["kicks"]), fmt(med["polled"]),
-                   "—" if pct is None else f"{pct:.1f}", "—" if rpb is None else f"{rpb:.2f}",
-                   cell(d["daemon_cpu_s"]), cell(f["stat"]), cell(f["create"]),
-                   cell(f["randread"]), cell(f["randwrite"]), cell(f["tree_total"])]
-            md.append("| " + " | ".join(row) + " |")
-
-    notes = sorted({i for d in data.values() for r in d["runs"] for i in r["info"]
-                    if "direct=0" in i or i.startswith("FAIL")})
+    notes = sorted({i for data in all_data.values() for d in data.values() for r in d["runs"]
+                    for i in r["info"] if "direct=0" in i or i.startswith("FAIL")})
     if notes:
         md.append("")
         md.append("Notes from the guest: " + "; ".join(notes))
@@ -250,12 +329,16 @@ def main():
         json.dump({
             "date": now.isoformat(timespec="seconds"),
             "machine": a.machine,
+            "versions": a.versions,
+            "guest_kernels": sorted(kernels),
             "workload": a.workload,
+            "mq_workload": a.mq_workload,
             "reps": a.reps,
-            "sluice_user": a.user,
+            "trace": a.trace,
+            "user": a.user,
             "figures": [{"name": n, "unit": u, "higher_is_better": h, "what": w} for n, u, h, w in FIGURES],
-            "configs": data,
-            "ratios_sluice_vs": ratios,
+            "sets": all_data,
+            "ratios": ratios,
         }, f, indent=1, ensure_ascii=False)
     return 0
 
