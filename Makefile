@@ -44,6 +44,7 @@ demo: build
 	tests/guest/demo.sh $(BUILD)
 
 bench: build
+	bench/proto-run.sh $(BUILD)
 	bench/run.sh $(BUILD)
 
 clean:

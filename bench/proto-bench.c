@@ -2,7 +2,7 @@
  * vhost-user-fs backends from the test VMM (tests/frontend/vmm.h), no guest
  * kernel in the way, so what it measures is the daemon (and the host's
  * syscalls under it).  bench/proto-run.sh starts the daemons and runs it;
- * bench/PROTO.md says what each row means.
+ * bench/README.md ("The protocol benchmark") says what each row means.
  *
  *   proto-bench --dir=DIR --daemon=LABEL=SOCKET[,PID]... [--bare] [OPTION...]
  *   proto-bench --summarize=RESULTS_DIR [--primary=LABEL]
