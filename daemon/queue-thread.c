@@ -77,6 +77,18 @@ static bool token_current(struct queue_thread *qt, uintptr_t token, uint16_t *re
         return token == token_encode(atomic_load_explicit(&qt->generation, memory_order_relaxed), head);
 }
 
+/* With the queue thread stopped (done_lock held): the reply of a deferred
+ * request popped from the current ring goes out at once. */
+static void push_stopped(struct queue_thread *qt, uintptr_t token, uint32_t len)
+{
+        uint16_t head;
+
+        if (token_current(qt, token, &head)) {
+                vq_complete_stopped(qt->vq, head, len);
+                stats_add(&qt->stats->requests, 1);
+        }
+}
+
 /* fs_worker's completion callback: any thread. */
 static void complete_deferred(void *token, size_t len, void *userdata)
 {
@@ -94,12 +106,7 @@ static void complete_deferred(void *token, size_t len, void *userdata)
                 /* No queue thread to hand it to (a ring stop or reset is
                  * finishing deferred requests): push it now, serialised with
                  * the ring's teardown by the vq's lock. */
-                uint16_t head;
-
-                if (token_current(qt, v, &head)) {
-                        vq_complete_stopped(qt->vq, head, len32);
-                        stats_add(&qt->stats->requests, 1);
-                }
+                push_stopped(qt, v, len32);
                 pthread_mutex_unlock(&qt->done_lock);
                 atomic_fetch_sub_explicit(&qt->deferred, 1, memory_order_release);
                 atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
@@ -453,14 +460,8 @@ static void set_direct(struct queue_thread *qt, bool direct)
 {
         pthread_mutex_lock(&qt->done_lock);
         qt->direct = direct;
-        for (unsigned i = 0; direct && i < qt->n_done; i++) {
-                uint16_t head;
-
-                if (token_current(qt, qt->done[i].token, &head)) {
-                        vq_complete_stopped(qt->vq, head, qt->done[i].len);
-                        stats_add(&qt->stats->requests, 1);
-                }
-        }
+        for (unsigned i = 0; direct && i < qt->n_done; i++)
+                push_stopped(qt, qt->done[i].token, qt->done[i].len);
         if (direct) {
                 qt->n_done = 0;
                 atomic_store_explicit(&qt->pending, false, memory_order_relaxed);

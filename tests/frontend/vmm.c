@@ -788,13 +788,17 @@ int vmm_slots_new(struct vmm *v, unsigned qi, unsigned n, const struct vmm_slot_
         return 0;
 }
 
-static bool table_add(struct vmm_slot *s, uint64_t gpa, size_t len, bool writable, size_t chunk)
+/* Appends [gpa, gpa + len) to d[*n] as descriptors of at most `chunk` bytes
+ * (0: one); false, with what fitted appended, when more than cap are needed.
+ * Both request paths (the slots and the op API) lay out chains with it. */
+static bool descs_append(struct vring_desc *d, unsigned *n, unsigned cap, uint64_t gpa, size_t len,
+                         bool writable, size_t chunk)
 {
         do {
                 size_t piece = chunk && len > chunk ? chunk : len;
-                if (s->ndesc == s->table_cap)
+                if (*n == cap)
                         return false;
-                s->table[s->ndesc++] = (struct vring_desc){
+                d[(*n)++] = (struct vring_desc){
                         .addr = gpa, .len = (uint32_t)piece,
                         .flags = writable ? VRING_DESC_F_WRITE : 0,
                 };
@@ -802,6 +806,11 @@ static bool table_add(struct vmm_slot *s, uint64_t gpa, size_t len, bool writabl
                 len -= piece;
         } while (len > 0);
         return true;
+}
+
+static bool table_add(struct vmm_slot *s, uint64_t gpa, size_t len, bool writable, size_t chunk)
+{
+        return descs_append(s->table, &s->ndesc, s->table_cap, gpa, len, writable, chunk);
 }
 
 int vmm_slot_prepare(struct vmm *v, struct vmm_slot *s, uint32_t opcode, uint64_t nodeid,
@@ -1043,19 +1052,8 @@ struct chain_builder {
 
 static void chain_add(struct chain_builder *b, uint64_t gpa, size_t len, bool writable, size_t chunk)
 {
-        do {
-                size_t piece = chunk && len > chunk ? chunk : len;
-                if (b->n == sizeof(b->d) / sizeof(b->d[0])) {
-                        b->overflow = true;
-                        return;
-                }
-                b->d[b->n++] = (struct vring_desc){
-                        .addr = gpa, .len = (uint32_t)piece,
-                        .flags = writable ? VRING_DESC_F_WRITE : 0,
-                };
-                gpa += piece;
-                len -= piece;
-        } while (len > 0);
+        if (!descs_append(b->d, &b->n, sizeof(b->d) / sizeof(b->d[0]), gpa, len, writable, chunk))
+                b->overflow = true;
 }
 
 int vmm_op_submit(struct vmm *v, struct vmm_op *op)
