@@ -742,8 +742,15 @@ static int row_ops(struct conn *c, unsigned arg)
                 return r;
         snprintf(row, sizeof(row), "%s qd%u", lookup ? "lookup+getattr" : "getattr", depth);
         pb_emit("ops", row, lookup ? "pairs/s" : "ops/s", "hi", (double)m.ops / m.seconds);
-        if (!lookup)
-                emit_cpu(row, &m);
+        if (lookup)
+                return 0;
+        emit_cpu(row, &m);
+        /* How often the daemon's interrupt woke the waiting frontend: with
+         * EVENT_IDX, a reply the frontend asked to be told about (used_event). */
+        if (m.counters.completions > 0) {
+                snprintf(row, sizeof(row), "getattr qd%u: call wake-ups/req", depth);
+                pb_emit("ops", row, "per req", "lo", (double)m.counters.calls / (double)m.counters.completions);
+        }
         return 0;
 }
 
