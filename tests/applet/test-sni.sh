@@ -43,18 +43,23 @@ gdbus call --session -d "$item" -o /StatusNotifierItem -m org.kde.StatusNotifier
 wait_for 10 window_visible || fail "Activate did not open the window"
 
 # The menu acts: start the share, then "Pause All Shares" stops it.
-gdbus call --session -d org.sluice.Sluice1 -o "$share" -m org.sluice.Sluice1.Share.Start >/dev/null
-wait_for 20 share_state_is "$share" running ||
-        fail "the share did not start: $(share_prop "$share" State) $(share_prop "$share" Error)"
 menu_id() { # LABEL → the dbusmenu item id
         gdbus call --session -d "$item" -o /MenuBar -m com.canonical.dbusmenu.GetLayout -- 0 -1 '[]' |
                 grep -oE "\(([0-9]+), \{[^}]*'label': <'$1'>" | grep -oE '^\([0-9]+' | tr -d '('
 }
 menu_has() { gdbus call --session -d "$item" -o /MenuBar -m com.canonical.dbusmenu.GetLayout -- 0 -1 '[]' | grep -qF "'label': <'$1'>"; }
+pause=$(menu_id "Pause All Shares")
+share_entry=$(menu_id "Projects — Stopped")
+[ -n "$pause" ] && [ -n "$share_entry" ] || fail "no ids for Pause All Shares / the share's entry"
+gdbus call --session -d org.sluice.Sluice1 -o "$share" -m org.sluice.Sluice1.Share.Start >/dev/null
+wait_for 20 share_state_is "$share" running ||
+        fail "the share did not start: $(share_prop "$share" State) $(share_prop "$share" Error)"
 wait_for 10 menu_has "Projects — Ready" ||
         fail "the menu does not follow the share's state"
-pause=$(menu_id "Pause All Shares")
-[ -n "$pause" ] || fail "no id for Pause All Shares"
+# A tray host sends clicks by id: the entries keep theirs while labels change,
+# or a click made just before the change would name an entry that is gone.
+[ "$(menu_id "Pause All Shares")" = "$pause" ] || fail "Pause All Shares changed its id when the share started"
+[ "$(menu_id "Projects — Ready")" = "$share_entry" ] || fail "the share's entry changed its id when its state changed"
 gdbus call --session -d "$item" -o /MenuBar -m com.canonical.dbusmenu.Event "$pause" clicked '<"">' 0 >/dev/null
 wait_for 20 share_state_is "$share" stopped ||
         fail "Pause All Shares did not stop the share"
