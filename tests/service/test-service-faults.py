@@ -24,6 +24,7 @@ import glob
 import importlib.util
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -153,6 +154,146 @@ def case_config_kill(env):
     left = [p for p in glob.glob(env.path("config", "sluice", "shares.ini.*"))]
     print(f"{CONFIG_ITERATIONS} kills: {outcomes['old']} before the change was saved, "
           f"{outcomes['new']} after; temporary files left by kills: {len(left)}")
+    env.stop_service(service)
+
+
+def pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def listeners(path):
+    """Listening sockets bound to path (/proc/net/unix: __SO_ACCEPTCON in Flags)."""
+    n = 0
+    with open("/proc/net/unix") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 8 and fields[7] == path and int(fields[3], 16) & 0x10000:
+                n += 1
+    return n
+
+
+class Frontend:
+    """sluice-test-vmm session: one vhost-user connection that stays up, as a
+    guest's mount does; cmd() sends one command line and returns (ok, output)."""
+
+    def __init__(self, env, socket):
+        self.proc = subprocess.Popen([env.vmm_bin, "--timeout=5000", "--socket", socket, "session"],
+                                     env=env.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, **env.user_kwargs())
+        self.buf = b""
+
+    def cmd(self, line, timeout=60):
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+        out = []
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" not in self.buf:
+                left = deadline - time.monotonic()
+                ready, _, _ = select.select([self.proc.stdout], [], [], max(left, 0))
+                chunk = os.read(self.proc.stdout.fileno(), 4096) if ready else b""
+                if not chunk:
+                    raise Failure(f"the test frontend gave no answer to {line!r} "
+                                  f"({'exited' if ready else 'timed out'}); so far {out}")
+                self.buf += chunk
+            text, self.buf = self.buf.split(b"\n", 1)
+            text = text.decode(errors="replace")
+            if text == "ok" or text.startswith("error: "):
+                return text == "ok", "\n".join(out) if text == "ok" else text
+            out.append(text)
+
+    def expect(self, line, output=None):
+        ok, got = self.cmd(line)
+        check(ok, f"{line!r} through the connected frontend: {got}")
+        if output is not None:
+            check(got == output, f"{line!r} through the connected frontend gave {got!r}, expected {output!r}")
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self.proc.wait(60)
+
+
+def share_socket(env, tag):
+    return env.path("run", "sluice", f"{env.share(tag)['id']}.sock")
+
+
+def case_service_kill(env):
+    check(env.vmm_bin, "SLUICE_TEST_VMM (tests/frontend's sluice-test-vmm) is not built")
+    no_activation(env)
+    env.mkdir("share", "a")
+    env.mkdir("share", "b")
+    service = env.start_service()
+    env.ctl("add", env.path("share", "a"), "--tag", "served")
+    env.ctl("add", env.path("share", "b"), "--tag", "idle")
+    env.ctl("start", "served")
+    env.ctl("start", "idle")
+    env.wait_state("served", "running")
+    env.wait_state("idle", "running")
+    sock = share_socket(env, "served")
+    [served] = env.worker_pids("served")
+    [idle] = env.worker_pids("idle")
+    fe = Frontend(env, sock)
+    fe.expect("write before.txt one")
+
+    # SIGKILL: the idle worker goes with the service; the one serving a
+    # frontend stops listening (its socket is removed) and goes on serving.
+    kill_service(env, service)
+    wait_for(lambda: not pid_alive(idle), 30, "the idle worker to exit with the service")
+    wait_for(lambda: listeners(sock) == 0 and not os.path.exists(sock), 30,
+             "the orphaned worker to stop listening and remove its socket")
+    check(pid_alive(served), "the worker serving a frontend died with the service")
+    fe.expect("write during.txt two")
+    fe.expect("read before.txt", "one")
+    with open(env.path("share", "a", "during.txt")) as f:
+        check(f.read() == "two", "during.txt on the host")
+
+    # A restarted service: the same shares, a new worker listening on the
+    # socket, the orphan still serving its frontend, one listener only.
+    service = env.start_service()
+    check(sorted(s["tag"] for s in env.ctl_json("list")) == ["idle", "served"],
+          f"shares after the restart: {env.ctl_json('list')}")
+    env.wait_state("served", "running")
+    new = [p for p in env.worker_pids("served") if p != served]
+    check(len(new) == 1 and pid_alive(served), f"workers of the share: {env.worker_pids('served')}")
+    check(listeners(sock) == 1, f"{listeners(sock)} listeners on {sock}")
+    r = env.vmm(sock, "read", "during.txt")
+    check(r.returncode == 0 and r.stdout == "two", f"a new frontend: {r.returncode} {r.stdout!r} {r.stderr}")
+    fe.expect("write after.txt three")
+    fe.expect("read during.txt", "two")
+    check("still serves a frontend of served" in env.service_log(service), env.service_log(service))
+
+    # The frontend leaves (the VM shut down): the orphan exits by itself.
+    fe.close()
+    wait_for(lambda: not pid_alive(served), 30, "the orphan to exit after its frontend left")
+    check(env.worker_pids("served") == new and listeners(sock) == 1,
+          f"after the orphan left: {env.worker_pids('served')}, {listeners(sock)} listeners")
+    r = env.vmm(sock, "read", "after.txt")
+    check(r.returncode == 0 and r.stdout == "three", f"after.txt: {r.returncode} {r.stdout!r} {r.stderr}")
+
+    # An orphan cannot be switched to read-only: switching the share ends it.
+    fe = Frontend(env, sock)
+    fe.expect("write x.txt four")
+    kill_service(env, service)
+    wait_for(lambda: listeners(sock) == 0, 30, "the second orphan to stop listening")
+    service = env.start_service()
+    env.wait_state("served", "running")
+    check(pid_alive(new[0]), "the second orphan died before read-only was switched on")
+    env.ctl("set", "served", "readonly", "on")
+    wait_for(lambda: not pid_alive(new[0]), 30, "read-only on to end the writable orphan")
+    ok, got = fe.cmd("write y.txt five")
+    check(not ok, "the ended orphan's frontend could still write")
+    check(not os.path.exists(env.path("share", "a", "y.txt")), "y.txt was written")
+    fe.close()
+    r = env.vmm(sock, "write", "z.txt", "six")
+    check(r.returncode == 1 and "EROFS" in r.stderr, f"write after read-only on: {r.returncode} {r.stderr}")
     env.stop_service(service)
 
 
