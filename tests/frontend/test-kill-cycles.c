@@ -9,7 +9,12 @@
  * in each one a SETLKW blocked on a lock the test itself holds on the host
  * (another owner: the daemon's wait can only end by the disconnect), a large
  * READ, a large WRITE and an FSYNC; the parent kills it once every SETLKW is
- * known to be inside the daemon (a GETATTR queued behind it was answered). */
+ * known to be inside the daemon (a GETATTR queued behind it was answered).
+ *
+ * /kill-cycles/supervisor-gone: the other fault above the daemon, its
+ * supervisor (sluice-service) dying, seen from the worker: idle, it exits 0;
+ * serving a frontend, it stops listening, removes its socket (never one that
+ * replaced it), serves on and exits 0 when the frontend leaves. */
 #include "harness.h"
 
 #include <errno.h>
@@ -317,10 +322,81 @@ static void test_fd_kill(void)
         close(lock_fd);
 }
 
+static gboolean socket_exists(const char *path)
+{
+        struct stat st;
+
+        return lstat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* A worker with a control channel (as sluice-service runs it, --control-fd);
+ * returns our end, whose closing is the supervisor's death. */
+static int start_supervised(Harness *h)
+{
+        int sv[2];
+
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        g_autofree char *opt = g_strdup_printf("--control-fd=%d", sv[1]);
+        const char *const extra[] = { opt, "--queues=4", NULL };
+        g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, extra);
+        h->pid = harness_spawn(argv, sv[1]);
+        close(sv[1]);
+        gint64 deadline = g_get_monotonic_time() + STEADY_TIMEOUT_MS * 1000ll;
+        while (!socket_exists(h->socket)) {
+                harness_assert_alive(h);
+                g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+                g_usleep(10000);
+        }
+        return sv[0];
+}
+
+static void test_supervisor_gone(void)
+{
+        if (!harness_require_sluice("--control-fd is sluice-fs's"))
+                return;
+        /* Idle: the worker goes with its supervisor. */
+        g_autoptr(Harness) idle = harness_new();
+        int control = start_supervised(idle);
+        close(control);
+        harness_assert_clean_exit(idle, STEADY_TIMEOUT_MS, "the supervisor left an idle worker");
+        g_assert_false(socket_exists(idle->socket));
+
+        /* Serving: it keeps its frontend and gives up the socket. */
+        g_autoptr(Harness) h = harness_new();
+        make_files(h);
+        control = start_supervised(h);
+        struct vmm_config cfg = { .request_queues = QUEUES };
+        struct vmm *v = connect_retrying(h, &cfg);
+        close(control);
+        gint64 deadline = g_get_monotonic_time() + STEADY_TIMEOUT_MS * 1000ll;
+        while (socket_exists(h->socket) && g_get_monotonic_time() < deadline)
+                g_usleep(10000);
+        g_assert_false(socket_exists(h->socket));
+        harness_assert_alive(h);
+        uint64_t node = 0, fh = 0;
+        char buf[64];
+        size_t got = 0;
+        assert_ok(lookup_open(v, "known", O_RDONLY, &node, &fh));
+        assert_ok(vmm_read(v, node, fh, 0, buf, sizeof(buf), &got));
+        g_assert_cmpmem(buf, got, known, strlen(known));
+
+        /* A new supervisor's worker binds the path: the old one must leave it alone. */
+        int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        g_strlcpy(sa.sun_path, h->socket, sizeof(sa.sun_path));
+        g_assert_cmpint(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+        vmm_free(v);
+        harness_assert_clean_exit(h, STEADY_TIMEOUT_MS, "the orphaned worker's frontend left");
+        g_assert_true(socket_exists(h->socket));
+        close(lfd);
+        harness_assert_outside_untouched(h);
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
         g_test_add_func("/kill-cycles/socket", test_socket_cycles);
         g_test_add_func("/kill-cycles/fd", test_fd_kill);
+        g_test_add_func("/kill-cycles/supervisor-gone", test_supervisor_gone);
         return g_test_run();
 }
