@@ -70,6 +70,17 @@ static unsigned long status_kib(pid_t pid, const char *name)
         g_error("%s has no %s line", path, name);
 }
 
+/* AddressSanitizer keeps freed memory in quarantine (up to 256 MiB): RSS
+ * grows by design, so there LeakSanitizer at the worker's exit is the check. */
+static gboolean under_asan(pid_t pid)
+{
+        g_autofree char *path = g_strdup_printf("/proc/%d/maps", (int)pid);
+        g_autofree char *maps = NULL;
+
+        g_assert_true(g_file_get_contents(path, &maps, NULL, NULL));
+        return strstr(maps, "libasan") != NULL;
+}
+
 /* The previous frontend's hang-up and this connection may reach the daemon in
  * one wake-up; if it sees the new one first it refuses it ("one is already
  * connected").  That is a definite "not yet": try again, within a limit. */
@@ -252,7 +263,6 @@ static void test_socket_cycles(void)
         const char *const extra[] = { "--queues=4", NULL };
         harness_start(h, extra);
         int lock_fd = hold_host_lock(h);
-        unsigned idle_fds = fd_count(h->pid);
         unsigned base_fds = 0;
         unsigned long base_rss = 0, max_rss = 0, base_anon = 0, max_anon = 0;
 
@@ -283,18 +293,20 @@ static void test_socket_cycles(void)
         }
         g_test_message("after %u kills: VmRSS %lu -> max %lu KiB, RssAnon %lu -> max %lu KiB (slack %u KiB)",
                        CYCLES, base_rss, max_rss, base_anon, max_anon, RSS_SLACK_KIB);
-        g_assert_cmpuint(max_rss, <=, base_rss + RSS_SLACK_KIB);
-        g_assert_cmpuint(max_anon, <=, base_anon + RSS_SLACK_KIB);
+        if (under_asan(h->pid)) {
+                g_test_message("AddressSanitizer's quarantine holds freed memory: RSS not checked");
+        } else {
+                g_assert_cmpuint(max_rss, <=, base_rss + RSS_SLACK_KIB);
+                g_assert_cmpuint(max_anon, <=, base_anon + RSS_SLACK_KIB);
+        }
 
-        /* The last frontend left in order: back to the idle worker's descriptors. */
-        gint64 deadline = g_get_monotonic_time() + STEADY_TIMEOUT_MS * 1000ll;
-        while (fd_count(h->pid) != idle_fds && g_get_monotonic_time() < deadline)
-                g_usleep(20000);
-        g_assert_cmpuint(fd_count(h->pid), ==, idle_fds);
         harness_assert_alive(h);
         close(lock_fd);
         /* Nothing the dead frontends wrote went anywhere but the share. */
         harness_assert_outside_untouched(h);
+        /* An orderly exit: under ASan, LeakSanitizer reports what 50 kills leaked. */
+        kill(h->pid, SIGTERM);
+        harness_assert_clean_exit(h, STEADY_TIMEOUT_MS, "SIGTERM after the kill cycles");
 }
 
 static void test_fd_kill(void)
@@ -354,9 +366,13 @@ static void test_supervisor_gone(void)
 {
         if (!harness_require_sluice("--control-fd is sluice-fs's"))
                 return;
-        /* Idle: the worker goes with its supervisor. */
+        /* Idle: the worker goes with its supervisor.  A frontend first, so that
+         * the control channel is surely set up (the worker answers frontends
+         * only from its event loop, which starts after it); whether the
+         * channel's end or that frontend's is seen first, the exit is 0. */
         g_autoptr(Harness) idle = harness_new();
         int control = start_supervised(idle);
+        vmm_free(connect_retrying(idle, NULL));
         close(control);
         harness_assert_clean_exit(idle, STEADY_TIMEOUT_MS, "the supervisor left an idle worker");
         g_assert_false(socket_exists(idle->socket));
