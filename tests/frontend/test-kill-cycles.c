@@ -242,6 +242,17 @@ static int hold_host_lock(Harness *h)
         return fd;
 }
 
+static int bind_socket(const char *path)
+{
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+        g_assert_cmpint(fd, >=, 0);
+        g_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
+        g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+        return fd;
+}
+
 static void make_files(Harness *h)
 {
         g_autofree char *big = g_malloc(BIG + 1);
@@ -315,10 +326,7 @@ static void test_fd_kill(void)
                 return;
         g_autoptr(Harness) h = harness_new();
         make_files(h);
-        int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        g_strlcpy(sa.sun_path, h->socket, sizeof(sa.sun_path));
-        g_assert_cmpint(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+        int lfd = bind_socket(h->socket);
         harness_chown_to_user(h->socket);
         g_assert_cmpint(listen(lfd, 1), ==, 0);
         g_autofree char *opt = g_strdup_printf("--fd=%d", lfd);
@@ -397,10 +405,7 @@ static void test_supervisor_gone(void)
         g_assert_cmpmem(buf, got, known, strlen(known));
 
         /* A new supervisor's worker binds the path: the old one must leave it alone. */
-        int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        g_strlcpy(sa.sun_path, h->socket, sizeof(sa.sun_path));
-        g_assert_cmpint(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+        int lfd = bind_socket(h->socket);
         vmm_free(v);
         harness_assert_clean_exit(h, STEADY_TIMEOUT_MS, "the orphaned worker's frontend left");
         g_assert_true(socket_exists(h->socket));

@@ -25,7 +25,7 @@ while [ "$i" -lt "$boot" ]; do
         i=$((i + 1))
 done
 
-if [ "$boot" -le "${SLUICE_KILLS:-3}" ]; then
+if [ "$boot" -le "${SLUICE_KILLS:-2}" ]; then
         dd if=/dev/urandom of="/mnt/settled-$boot.bin" bs=64k count=16 2>/dev/null ||
                 give_up "settled-$boot" "cannot write settled-$boot.bin"
         (cd /mnt && md5sum "settled-$boot.bin") >"/mnt/settled-$boot.sum"
@@ -45,7 +45,7 @@ if [ "$boot" -le "${SLUICE_KILLS:-3}" ]; then
         give_up "kill-$boot" "QEMU was not killed within 600 s"
 fi
 
-pass "served-after-${SLUICE_KILLS:-3}-kills"
+pass "served-after-${SLUICE_KILLS:-2}-kills"
 echo "after the kills" >/mnt/after-kills.txt && pass write-after-kills ||
         fail write-after-kills "cannot write /mnt/after-kills.txt"
 same readback-after-kills "after the kills" "$(cat /mnt/after-kills.txt 2>&1)"

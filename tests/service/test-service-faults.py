@@ -301,25 +301,7 @@ CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().ite
          if name.startswith("case_")}
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print(f"usage: {sys.argv[0]} {'|'.join(CASES)}", file=sys.stderr)
-        return 2
-    env = None
-    try:
-        env = st.Env()
-        CASES[sys.argv[1]](env)
-    except (Failure, subprocess.TimeoutExpired) as e:
-        print(f"FAIL: {e}")
-        if env is not None:
-            env.dump_logs()
-        return 1
-    finally:
-        if env is not None:
-            env.close()
-    print(f"PASS: {sys.argv[1]}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # test-service.py's runner (Env, clean-up, logs on failure) with these cases
+    st.CASES = CASES
+    sys.exit(st.main())
