@@ -9,6 +9,8 @@ service is never activated behind the test's back: the bus's activation
 file is removed, and any instance a half-sent sluicectl call still managed
 to start is killed too.
 
+  config-kill-points  the same at fixed points of a save (strace injects the
+                 kill at the temporary file's fsync and at the rename).
   config-kill    shares.ini survives a SIGKILL at any point of a change:
                  after every kill the file parses and holds the state before
                  or after the change, and a restarted service lists exactly it.
@@ -25,6 +27,7 @@ import importlib.util
 import os
 import random
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -113,7 +116,8 @@ def case_config_kill(env):
     print(f"kill window {window * 1000:.0f} ms")
 
     state = listed_state(env)
-    outcomes = {"old": 0, "new": 0, "same": 0}
+    outcomes = {"old": 0, "new": 0}
+    cut_saves = 0   # kills that left a save's temporary file behind
     for i in range(CONFIG_ITERATIONS):
         new = dict(state)
         roll = rnd.random()
@@ -142,19 +146,72 @@ def case_config_kill(env):
         check(on_disk in (state, new),
               f"iteration {i} ({' '.join(args)}): shares.ini holds neither the old nor the new "
               f"state\nold: {state}\nnew: {new}\nfile: {on_disk}")
-        outcomes["same" if state == new else "new" if on_disk == new and on_disk != state
-                 else "old"] += 1
+        outcomes["new" if on_disk == new else "old"] += 1
+        cut_saves += bool(glob.glob(env.path("config", "sluice", "shares.ini.??????")))
         service = env.start_service()
         listed = listed_state(env)
         check(listed == on_disk, f"iteration {i}: the restarted service lists {listed}, "
                                  f"shares.ini holds {on_disk}")
         bad = glob.glob(env.path("config", "sluice", "shares.ini.bad-*"))
         check(not bad, f"iteration {i}: the service found shares.ini damaged and kept {bad}")
+        left = glob.glob(env.path("config", "sluice", "shares.ini.??????"))
+        check(not left, f"iteration {i}: the restarted service left {left}")
         state = on_disk
-    left = [p for p in glob.glob(env.path("config", "sluice", "shares.ini.*"))]
     print(f"{CONFIG_ITERATIONS} kills: {outcomes['old']} before the change was saved, "
-          f"{outcomes['new']} after; temporary files left by kills: {len(left)}")
+          f"{outcomes['new']} after, {cut_saves} in the middle of a save (a temporary file left)")
     env.stop_service(service)
+
+
+def start_service_under_strace(env, *strace_args):
+    """The service under strace(1), which injects the kill; returns the strace process."""
+    log = open(env.path(f"service-{len(env.services)}.log"), "w+")
+    proc = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", *strace_args, env.service_bin],
+                            env=env.env, stdout=log, stderr=subprocess.STDOUT, **env.user_kwargs())
+    proc.log = log
+    env.services.append(proc)
+    wait_for(lambda: proc.poll() is not None or env.name_owned(), 60, "sluice-service under strace")
+    check(proc.poll() is None, f"sluice-service under strace exited: {env.service_log(proc)}")
+    return proc
+
+
+def case_config_kill_points(env):
+    """The kill at fixed points of a save, injected by strace(1): at the temporary
+    file's fsync (written, not yet renamed) and at the rename itself."""
+    if shutil.which("strace") is None:
+        print("SKIP: strace is not installed")
+        sys.exit(77)
+    no_activation(env)
+    ini = env.path("config", "sluice", "shares.ini")
+    service = env.start_service()
+    env.ctl("add", env.mkdir("share", "first"), "--tag", "first", "--no-autostart")
+    env.stop_service(service)
+    points = {
+        "fsync": ["-e", "trace=fsync,fdatasync", "-e", "inject=fsync,fdatasync:signal=SIGKILL"],
+        "rename": ["-e", "trace=rename,renameat,renameat2",
+                   "-e", "inject=rename,renameat,renameat2:signal=SIGKILL"],
+    }
+    for point, args in points.items():
+        before = ini_state(env)
+        proc = start_service_under_strace(env, *args)
+        env.ctl("add", env.mkdir("share", point), "--tag", point, "--no-autostart", rc=None)
+        proc.wait(60)
+        wait_for(lambda: not env.name_owned(), 30, "the killed service's bus name to go")
+        # strace ends the way its tracee did
+        check(proc.returncode in (-signal.SIGKILL, 128 + signal.SIGKILL),
+              f"the service was not killed at the save's {point} (status {proc.returncode}): "
+              f"{env.service_log(proc)}")
+        after = ini_state(env)
+        check(after == before, f"killed at the save's {point}: shares.ini holds {after}, "
+                               f"expected the state before the change {before}")
+        left = glob.glob(ini + ".*")
+        print(f"killed at {point}: shares.ini intact; temporary files left: {[os.path.basename(p) for p in left]}")
+        service = env.start_service()
+        check(listed_state(env) == before, f"after the kill at {point}: {listed_state(env)}")
+        check(not glob.glob(ini + ".*"), f"the restarted service left {glob.glob(ini + '.*')}")
+        # the next save works with the leftover next to it
+        env.ctl("add", env.path("share", point), "--tag", point, "--no-autostart")
+        check(point in ini_state(env), f"the save after the kill at {point}: {ini_state(env)}")
+        env.stop_service(service)
 
 
 def pid_alive(pid):
