@@ -351,7 +351,31 @@ def case_service_kill(env):
     fe.close()
     r = env.vmm(sock, "write", "z.txt", "six")
     check(r.returncode == 1 and "EROFS" in r.stderr, f"write after read-only on: {r.returncode} {r.stderr}")
-    env.stop_service(service)
+
+    # RemoveShare ends an orphan too, and the service's own exit ends the rest.
+    def orphan_after_restart(tag):
+        nonlocal service
+        socket = share_socket(env, tag)
+        [pid] = env.worker_pids(tag)
+        frontend = Frontend(env, socket)
+        frontend.expect("ls")
+        kill_service(env, service)
+        wait_for(lambda: listeners(socket) == 0, 30, f"the orphan of {tag} to stop listening")
+        service = env.start_service()
+        env.wait_state(tag, "running")
+        check(pid_alive(pid), f"the orphan of {tag} died before it was asked to")
+        return pid, frontend
+
+    pid, fe = orphan_after_restart("served")
+    env.ctl("remove", "served")
+    wait_for(lambda: not pid_alive(pid), 30, "RemoveShare to end the orphan of the removed share")
+    fe.close()
+    env.ctl("start", "idle")
+    env.wait_state("idle", "running")
+    pid, fe = orphan_after_restart("idle")
+    env.stop_service(service)   # it checks that no sluice-fs outlives it
+    check(not pid_alive(pid), "the orphan outlived the service's exit")
+    fe.close()
 
 
 CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items()
