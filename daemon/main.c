@@ -243,7 +243,8 @@ static void disconnect(struct app *app)
         app->dev = NULL;
         control_set_connected(app->control, false);
         if (app->opts.exit_on_disconnect) {
-                log_info("frontend disconnected; exiting (--fd serves one frontend)");
+                log_info("frontend disconnected; exiting (%s)",
+                         app->opts.socket_path ? "the supervisor is gone" : "--fd serves one frontend");
                 sd_event_exit(app->event, 0);
         } else {
                 log_info("frontend disconnected; session reset, waiting for the next one");
