@@ -6,7 +6,7 @@
 # Each boot counts the boot-N.txt files the earlier ones left.  A boot to be
 # killed first writes settled-N.bin and its checksum and syncs them (they must
 # survive the kill), then starts I/O that never ends — large writes with
-# fsync, reads of them, a stream of small creates — and prints the kill line
+# fsync, reads of them, a stream of small file writes — and prints the kill line
 # while it runs.  Every later boot checks the settled files of all earlier
 # ones; the last one also writes, reads back, lists and unmounts, then DONE.
 
@@ -26,17 +26,16 @@ while [ "$i" -lt "$boot" ]; do
 done
 
 if [ "$boot" -le "${SLUICE_KILLS:-2}" ]; then
-        dd if=/dev/urandom of="/mnt/settled-$boot.bin" bs=64k count=16 2>/dev/null ||
+        dd if=/dev/urandom of="/mnt/settled-$boot.bin" bs=64k count=4 2>/dev/null ||
                 give_up "settled-$boot" "cannot write settled-$boot.bin"
         (cd /mnt && md5sum "settled-$boot.bin") >"/mnt/settled-$boot.sum"
         sync
         pass "settled-$boot"
         (while :; do
-                dd if=/dev/zero of="/mnt/busy-$boot.bin" bs=1M count=8 conv=fsync 2>/dev/null
+                dd if=/dev/zero of="/mnt/busy-$boot.bin" bs=256k count=8 conv=fsync 2>/dev/null
                 cat "/mnt/busy-$boot.bin" >/dev/null
         done) &
         (j=0; while :; do j=$((j + 1)); echo "$j" >"/mnt/small-$boot-$((j % 64))"; done) &
-        (while :; do ls -l /mnt >/dev/null; done) &
         # The I/O is under way once a first busy write has landed.
         k=0
         while [ ! -s "/mnt/busy-$boot.bin" ] && [ "$k" -lt 600 ]; do sleep 0.1; k=$((k + 1)); done
