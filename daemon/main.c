@@ -8,6 +8,9 @@
  *     on the same socket (a VM reboot, or the service detaching and
  *     re-attaching the share);
  *   --fd: libvirt started this worker for one VM; it exits with status 0.
+ * The control channel closing (the service died): exit 0 when idle; with a
+ * frontend connected, stop listening, remove the socket, serve that frontend
+ * and exit 0 when it leaves (on_control_lost()).
  * SIGTERM/SIGINT: stop the queue threads, exit 0.  SIGUSR1: counters on stderr.
  *
  * Process-wide policy lives here and nowhere else: the umask (0, because the
@@ -54,6 +57,8 @@ struct app {
         bool created_socket;       /* we made opts.socket_path: remove it on exit */
         int socket_dir_fd;         /* O_PATH of its folder: the exit unlinks the socket there */
         const char *socket_name;   /* its last component, inside opts.socket_path */
+        dev_t socket_dev;          /* the socket file we bound: never unlink another's */
+        ino_t socket_ino;
         sd_event_source *conn_source;
         sd_event_source *accept_source;   /* the listening socket */
         sd_event_source *accept_resume;   /* re-enables it after EMFILE (see on_accept()) */
@@ -154,6 +159,7 @@ static int listen_on_path(struct app *app)
 {
         const char *path = app->opts.socket_path;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct stat st;
         mode_t old_umask;
         int fd, r;
 
@@ -180,6 +186,10 @@ static int listen_on_path(struct app *app)
                 return fail_usage("cannot bind socket '%s': %s", path, strerror(r));
         }
         app->created_socket = true;
+        if (fstatat(app->socket_dir_fd, app->socket_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                app->socket_dev = st.st_dev;
+                app->socket_ino = st.st_ino;
+        }
         if (listen(fd, 1) < 0) {
                 r = errno;
                 close(fd);
@@ -233,7 +243,8 @@ static void disconnect(struct app *app)
         app->dev = NULL;
         control_set_connected(app->control, false);
         if (app->opts.exit_on_disconnect) {
-                log_info("frontend disconnected; exiting (--fd serves one frontend)");
+                log_info("frontend disconnected; exiting (%s)",
+                         app->opts.socket_path ? "the supervisor is gone" : "--fd serves one frontend");
                 sd_event_exit(app->event, 0);
         } else {
                 log_info("frontend disconnected; session reset, waiting for the next one");
@@ -337,12 +348,45 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+/* Removes the socket we bound, unless it has been replaced meanwhile (a new
+ * supervisor's worker may own the path by now). */
+static void remove_own_socket(struct app *app)
+{
+        struct stat st;
+
+        if (!app->created_socket || app->socket_dir_fd < 0)
+                return;
+        app->created_socket = false;
+        if (fstatat(app->socket_dir_fd, app->socket_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            st.st_dev == app->socket_dev && st.st_ino == app->socket_ino)
+                (void)unlinkat(app->socket_dir_fd, app->socket_name, 0);
+}
+
+/* The service died (or closed the channel).  An idle worker goes with it.  One
+ * serving a frontend keeps serving it, because QEMU cannot reconnect a
+ * vhost-user-fs device: a running guest's mount would be lost for good.  It
+ * stops listening at once and removes its socket, so that a restarted service
+ * can start the share's next worker there (never two on one socket), and
+ * exits when that frontend leaves (service/worker.c has the whole design). */
 static void on_control_lost(void *userdata)
 {
         struct app *app = userdata;
 
-        log_info("supervisor gone; exiting");
-        sd_event_exit(app->event, 0);
+        if (!app->dev) {
+                log_info("supervisor gone; exiting");
+                sd_event_exit(app->event, 0);
+                return;
+        }
+        log_info("supervisor gone; serving the connected frontend until it leaves, then exiting");
+        app->opts.exit_on_disconnect = true;
+        app->accept_source = sd_event_source_disable_unref(app->accept_source);
+        (void)sd_event_source_set_enabled(app->accept_resume, SD_EVENT_OFF);
+        if (app->listen_fd >= 0 && app->opts.socket_path) {
+                /* with --fd the listening socket is libvirt's: leave it be */
+                close(app->listen_fd);
+                app->listen_fd = -1;
+        }
+        remove_own_socket(app);
 }
 
 /* Everything up to a listening socket; returns 0, -EXIT_USAGE or -1. */
@@ -513,8 +557,7 @@ out:
                 fs_session_free(app.session);
         if (app.listen_fd >= 0)
                 close(app.listen_fd);
-        if (app.created_socket && app.socket_dir_fd >= 0)
-                (void)unlinkat(app.socket_dir_fd, app.socket_name, 0);
+        remove_own_socket(&app);
         if (app.socket_dir_fd >= 0)
                 close(app.socket_dir_fd);
         sd_event_unref(app.event);

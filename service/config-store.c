@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 #include <glib/gi18n.h>
@@ -288,6 +290,35 @@ static gint compare_by_id(gconstpointer a, gconstpointer b)
         return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* A save killed between writing its temporary file (FILE.XXXXXX beside FILE,
+ * g_file_set_contents_full) and the rename leaves that file behind.  One
+ * service runs per user and it saves synchronously, so when it loads, any such
+ * file is a leftover: without this they would pile up, one per unlucky kill. */
+static void remove_stale_temporaries(const char *file)
+{
+        g_autofree char *dir = g_path_get_dirname(file);
+        g_autofree char *base = g_path_get_basename(file);
+        g_autoptr(GDir) listing = g_dir_open(dir, 0, NULL);
+        size_t len = strlen(base);
+        const char *name;
+
+        while (listing != NULL && (name = g_dir_read_name(listing)) != NULL) {
+                g_autofree char *path = NULL;
+                struct stat st;
+                gboolean temporary = strncmp(name, base, len) == 0 && name[len] == '.' &&
+                                     strlen(name + len + 1) == 6;
+
+                for (const char *p = name + len + 1; temporary && *p != '\0'; p++)
+                        temporary = g_ascii_isalnum(*p);
+                if (!temporary)
+                        continue;
+                path = g_build_filename(dir, name, NULL);
+                if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+                    g_unlink(path) == 0)
+                        g_debug("Removed %s, left by a save that was interrupted", path);
+        }
+}
+
 GPtrArray *sluice_config_load(const char *file, GError **error)
 {
         g_autoptr(GPtrArray) entries =
@@ -301,6 +332,7 @@ GPtrArray *sluice_config_load(const char *file, GError **error)
         gboolean bad = FALSE;
         gsize length = 0;
 
+        remove_stale_temporaries(file);
         if (!g_file_get_contents(file, &contents, &length, &local_error)) {
                 if (g_error_matches(local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
                         return g_steal_pointer(&entries);

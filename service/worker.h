@@ -4,7 +4,9 @@
  * socketpair as --control-fd, waits for readiness on that channel, restarts
  * it with backoff (1 s, 2 s, 4 s … at most 30 s) when it dies unexpectedly
  * and gives up after 5 failures within 60 s.  Stopping sends SIGTERM and,
- * after a timeout, SIGKILL; the process is always reaped. */
+ * after a timeout, SIGKILL; the process is always reaped.  Workers a killed
+ * service left serving a VM on the share's socket ("orphans") are tracked
+ * and ended by whatever they cannot honour (worker.c, DESIGN). */
 #pragma once
 
 #include <gio/gio.h>

@@ -11,6 +11,12 @@
  *   stat NAME         print "size=N mode=0OOOO type=file|dir|symlink|other"
  *   mkdir NAME        create directory NAME (mode 0755)
  *   rm NAME           unlink NAME
+ *   session           one connection for many commands: reads "COMMAND ARGS"
+ *                     lines from stdin (the rest of a write line is TEXT),
+ *                     answers each with its output (a read's ends with a
+ *                     newline here) and a line "ok" or
+ *                     "error: <errno name>"; ends at EOF.  A frontend that stays
+ *                     connected, as a guest's mount does (tests/service).
  *
  * Each run is one connection: vhost-user set-up, FUSE INIT, the operation,
  * then the queues are stopped and the socket closed (the backend sees a
@@ -33,7 +39,7 @@
 static int usage(void)
 {
         fprintf(stderr, "usage: sluice-test-vmm [--timeout=MS] --socket PATH "
-                        "write NAME TEXT | read NAME | ls [DIR] | stat NAME | mkdir NAME | rm NAME\n");
+                        "write NAME TEXT | read NAME | ls [DIR] | stat NAME | mkdir NAME | rm NAME | session\n");
         return 2;
 }
 
@@ -177,6 +183,57 @@ static int cmd_rm(struct vmm *v, const char *path)
         return r < 0 ? r : vmm_unlink(v, parent, name);
 }
 
+static bool command_ok(const char *cmd, int nargs)
+{
+        return (strcmp(cmd, "write") == 0 && nargs == 2) ||
+               (strcmp(cmd, "ls") == 0 && nargs <= 1) ||
+               ((strcmp(cmd, "read") == 0 || strcmp(cmd, "stat") == 0 ||
+                 strcmp(cmd, "mkdir") == 0 || strcmp(cmd, "rm") == 0) && nargs == 1);
+}
+
+static int run_command(struct vmm *v, const char *cmd, int nargs, char **args)
+{
+        if (strcmp(cmd, "write") == 0)
+                return cmd_write(v, args[0], args[1]);
+        if (strcmp(cmd, "read") == 0)
+                return cmd_read(v, args[0]);
+        if (strcmp(cmd, "ls") == 0)
+                return cmd_ls(v, nargs ? args[0] : NULL);
+        if (strcmp(cmd, "stat") == 0)
+                return cmd_stat(v, args[0]);
+        if (strcmp(cmd, "mkdir") == 0)
+                return cmd_mkdir(v, args[0]);
+        return cmd_rm(v, args[0]);
+}
+
+static int run_session(struct vmm *v)
+{
+        char line[4096];
+
+        while (fgets(line, sizeof(line), stdin)) {
+                char *args[2] = { NULL, NULL };
+                char *save = NULL;
+                line[strcspn(line, "\n")] = '\0';
+                char *cmd = strtok_r(line, " ", &save);
+                int nargs = 0;
+                if (!cmd)
+                        continue;
+                if ((args[0] = strtok_r(NULL, " ", &save)) != NULL)
+                        nargs++;
+                if (nargs && save && *save) {
+                        args[1] = save;   /* the rest of the line, spaces and all */
+                        nargs++;
+                }
+                int r = command_ok(cmd, nargs) ? run_command(v, cmd, nargs, args) : -EINVAL;
+                if (r < 0)
+                        printf("error: %s\n", strerrorname_np(-r) ?: "EIO");
+                else
+                        printf("%sok\n", strcmp(cmd, "read") == 0 ? "\n" : "");
+                fflush(stdout);
+        }
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         static const struct option longopts[] = {
@@ -210,11 +267,8 @@ int main(int argc, char **argv)
         const char *cmd = argv[optind];
         int nargs = argc - optind - 1;
         char **args = argv + optind + 1;
-        bool ok = (strcmp(cmd, "write") == 0 && nargs == 2) ||
-                  (strcmp(cmd, "ls") == 0 && nargs <= 1) ||
-                  ((strcmp(cmd, "read") == 0 || strcmp(cmd, "stat") == 0 ||
-                    strcmp(cmd, "mkdir") == 0 || strcmp(cmd, "rm") == 0) && nargs == 1);
-        if (!ok)
+        bool session = strcmp(cmd, "session") == 0 && nargs == 0;
+        if (!session && !command_ok(cmd, nargs))
                 return usage();
 
         struct vmm *v;
@@ -229,18 +283,7 @@ int main(int argc, char **argv)
                 vmm_free(v);
                 return fail(r);
         }
-        if (strcmp(cmd, "write") == 0)
-                r = cmd_write(v, args[0], args[1]);
-        else if (strcmp(cmd, "read") == 0)
-                r = cmd_read(v, args[0]);
-        else if (strcmp(cmd, "ls") == 0)
-                r = cmd_ls(v, nargs ? args[0] : NULL);
-        else if (strcmp(cmd, "stat") == 0)
-                r = cmd_stat(v, args[0]);
-        else if (strcmp(cmd, "mkdir") == 0)
-                r = cmd_mkdir(v, args[0]);
-        else
-                r = cmd_rm(v, args[0]);
+        r = session ? run_session(v) : run_command(v, cmd, nargs, args);
         fflush(stdout);
         vmm_free(v);
         return r < 0 ? fail(r) : 0;

@@ -33,6 +33,9 @@
 #                       or beside the image, and booted from its own image directory IMAGE-6.12)
 #   --reboot            a guest reboot or reset restarts the guest (QEMU without
 #                       -no-reboot), as in a VM; by default it ends the run
+#   --kill-on TEXT      when the console shows TEXT, QEMU is SIGKILLed (a VM killed mid-request)
+#                       and started again, with the same daemon; a boot that does not show
+#                       TEXT ends the run (at most 10 kills).  The console keeps every boot.
 #   --quiet             do not echo the console while the guest runs
 #   --no-check          do not require DONE / reject FAIL (plain boot: exit status is QEMU's)
 #
@@ -62,7 +65,7 @@ die() { echo "run-guest: $*" >&2; exit 1; }
 image=${SLUICE_GUEST_IMAGE:-}
 backend=${SLUICE_GUEST_BACKEND:-sluice}
 shared_dir='' tag=share timeout=150 console='' daemon_log='' mem=512 smp=1 quiet=0 check=1 reboot=0 as_root=0
-queues=1 kernel=6.1
+queues=1 kernel=6.1 kill_on=''
 sluice_fs=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
 daemon_args=() files=() envs=()
 while [ $# -gt 0 ]; do
@@ -85,6 +88,7 @@ while [ $# -gt 0 ]; do
         --kernel) kernel=$2; shift ;;
         --quiet) quiet=1 ;;
         --reboot) reboot=1 ;;
+        --kill-on) kill_on=$2; shift ;;
         --no-check) check=0 ;;
         -h|--help) usage ;;
         --) shift; break ;;
@@ -291,7 +295,9 @@ boot_died() {
         ! grep -q 'sluice-guest: workload starting' "$console" &&
                 grep -qE 'Kernel panic|Oops:|IO-APIC \+ timer' "$console"
 }
-for attempt in 1 2; do
+kills=0 attempt=1
+: >"$work/killed-boots"
+while :; do
         start=$(date +%s.%N)
         "${qemu_run[@]}" "${accel_args[@]}" "${dev_args[@]}" -initrd "$work/initrd.cpio" \
                 -append "$append" -serial "file:$console" </dev/null >"$work/qemu.log" 2>&1 &
@@ -300,11 +306,16 @@ for attempt in 1 2; do
                 tail -n +1 -F --pid="$qemu_pid" "$console" 2>/dev/null &
                 tail_pid=$!
         fi
-        timed_out=0
+        timed_out=0 killed=0
         deadline=$(( $(date +%s) + timeout ))
         while kill -0 "$qemu_pid" 2>/dev/null; do
                 if [ "$(date +%s)" -ge "$deadline" ]; then
                         timed_out=1
+                        kill -KILL "$qemu_pid" 2>/dev/null
+                        break
+                fi
+                if [ -n "$kill_on" ] && [ "$kills" -lt 10 ] && grep -qF -- "$kill_on" "$console"; then
+                        killed=1
                         kill -KILL "$qemu_pid" 2>/dev/null
                         break
                 fi
@@ -318,7 +329,20 @@ for attempt in 1 2; do
                 wait "$tail_pid" 2>/dev/null
                 tail_pid=
         fi
+        if [ "$killed" = 1 ]; then
+                kills=$((kills + 1))
+                echo "run-guest: QEMU SIGKILLed ($kills): the console showed '$kill_on'; booting again" >&2
+                # QEMU truncates the console file at each start: keep this boot's
+                cat "$console" >>"$work/killed-boots"
+                : >"$console"
+                if [ -n "$daemon_pid" ] && ! kill -0 "$daemon_pid" 2>/dev/null; then
+                        wait "$daemon_pid" 2>/dev/null
+                        start_daemon
+                fi
+                continue
+        fi
         [ "$attempt" = 1 ] && [ "$timed_out" = 0 ] && boot_died || break
+        attempt=2
         echo "run-guest: the guest kernel died while booting, before the workload ran" \
              "(its console: $console.boot-1); booting once more" >&2
         tr -d '\r' <"$console" | grep -E 'Oops|panic|RIP:' | head -5 >&2
@@ -364,6 +388,9 @@ if [ -n "$daemon_pid" ]; then
 fi
 
 # ---- verdict ---------------------------------------------------------------------------
+if [ -s "$work/killed-boots" ]; then
+        cat "$work/killed-boots" "$console" >"$work/all-boots" && cat "$work/all-boots" >"$console"
+fi
 tr -d '\r' <"$console" >"$work/console.txt"
 printf 'run-guest: guest ran %.1f s (%s, backend %s, QEMU status %d)\n' \
         "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" "$accel" "$backend" "$qemu_status"

@@ -13,6 +13,8 @@
 # Checks: live attach → guest reads/writes, QEMU's user gets ACL entries;
 # detach → device gone, the folders' ACL entries Sluice added gone; VM stopped
 # and started → share back; worker SIGKILLed → recovered, guest reads again;
+# sluice-service SIGKILLed → the VM keeps its share, the restarted service
+# takes over the socket, a re-plug reaches its worker;
 # libvirtd restarted → tracking resumes; VM without shared memory → the named
 # error, EnableSharedMemory, restart → works; Windows OS → the hint says what
 # Windows needs; libvirt launching sluice-fs itself (<binary path=…>) → boots
@@ -341,6 +343,41 @@ if [ -n "$wpid" ]; then
 else
         fail "no sluice-fs worker process found"
 fi
+
+# ---- sluice-service SIGKILLed while attached: the VM keeps its share ----------------------------
+# The worker serving the VM outlives the service, gives up its socket and
+# serves on (service/worker.c, DESIGN); the restarted service finds the share
+# (the device on its socket is still in the VM) and starts its own worker on
+# the socket; unplugging the old device ends the old worker, and a re-plug
+# reaches the new one.
+wait_for 10 has_share_state "$shareA" attached || true
+wait_for 60 guest_idle "$(console $A)" || fail "the guest did not finish its round before the service SIGKILL"
+sockA=$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)
+orphan=$(pgrep -u "$user" -f "$work/bin/sluice-fs.*$share_dir" | head -1)
+listening() { grep -c " 00010000 .* $1\$" /proc/net/unix 2>/dev/null || true; }
+listeners_are() { [ "$(listening "$1")" = "$2" ]; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+kill -KILL "$service_pid"; wait "$service_pid" 2>/dev/null
+if wait_for 30 listeners_are "$sockA" 0 && [ -n "$orphan" ] && kill -0 "$orphan" 2>/dev/null; then
+        pass "service SIGKILLed: the worker serving $A lives on and gave up its socket"
+else
+        fail "after the service's SIGKILL: worker '$orphan' alive: $(kill -0 "$orphan" 2>/dev/null && echo yes || echo no), $(listening "$sockA") listener(s)"
+fi
+start_service || fail "sluice-service did not come up again"
+if wait_for 30 has_share_state "$shareA" running attached && wait_for 30 listeners_are "$sockA" 1 &&
+   kill -0 "$orphan" 2>/dev/null; then
+        pass "restarted service: the share is back, one worker listens on its socket, the old one still serves $A"
+else
+        fail "restarted service: share $(prop "$shareA" org.sluice.Sluice1.Share State), $(listening "$sockA") listener(s)"
+fi
+reads=$(count "$(console $A)" "PASS read")
+call "$shareA" org.sluice.Sluice1.Share.Attach >/dev/null || fail "Attach after the restart (device already in $A)"
+call "$shareA" org.sluice.Sluice1.Share.Detach >/dev/null || fail "Detach after the restart"
+wait_for 30 gone "$orphan" && pass "the old worker exited once its device was unplugged" ||
+        fail "the old worker $orphan outlived its device"
+call "$shareA" org.sluice.Sluice1.Share.Attach >/dev/null || fail "re-attach after the restart"
+wait_for 60 more_than "$(console $A)" "PASS read" "$reads" && pass "re-plugged: $A reads through the new service's worker" ||
+        fail "no read after the re-plug: $(prop "$shareA" org.sluice.Sluice1.Share State) $(prop "$shareA" org.sluice.Sluice1.Share Error)"
 
 # ---- libvirtd restarted: tracking resumes ---------------------------------------------------
 if [ -n "$started_libvirtd" ]; then

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# guest-kill.sh — QEMU SIGKILLed mid-I/O, $SLUICE_GUEST_KILLS times (default 2):
+# one sluice-fs --socket-path worker serves every boot (workload-kill.sh; run-guest.sh
+# --kill-on kills QEMU when the guest says its I/O is under way).  The host
+# checks that the worker saw each frontend go and reset its session, never
+# restarted, and that what the guests synced before each kill is intact.
+# The fd and memory side of many such kills is tests/frontend/test-kill-cycles.c.
+#
+# Exit 77 when QEMU or the guest kernel is missing.
+. "$(dirname "$0")/guest-lib.sh"
+kills=${SLUICE_GUEST_KILLS:-2}
+guest_tmp share kill -d
+guest_tmp console kill-console
+guest_tmp daemon_log kill-daemon
+if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$backend" = sluice ]; then
+        chown "$SLUICE_TEST_USER:" "$share"
+fi
+
+# kills + 1 TCG boots of a few seconds each.
+"$here/run-guest.sh" --shared-dir "$share" --backend "$backend" --kill-on SLUICE-KILL-QEMU \
+        --env "SLUICE_KILLS=$kills" --console "$console" --daemon-log "$daemon_log" \
+        --timeout 120 "$here/workload-kill.sh"
+status=$?
+[ "$status" = 77 ] && exit 77
+
+expected_boots=$(seq -f 'BOOT %g' 1 $((kills + 1)) | tr '\n' ' ' | sed 's/ $//')
+host_check boots "$expected_boots" "$(tr -d '\r' <"$console" | grep -E '^BOOT [0-9]+$' | tr '\n' ' ' | sed 's/ $//')"
+for i in $(seq 1 "$kills"); do
+        host_check "settled-$i" "$(cut -d' ' -f1 "$share/settled-$i.sum" 2>&1)" \
+                "$(md5sum "$share/settled-$i.bin" 2>&1 | cut -d' ' -f1)"
+done
+host_check after-kills "after the kills" "$(cat "$share/after-kills.txt" 2>&1)"
+if [ "$backend" = sluice ]; then
+        host_check one-worker 1 "$(grep -c "info: serving '" "$daemon_log")"
+        # every boot connected; each killed one was seen to go and its session reset
+        host_check connects $((kills + 1)) "$(grep -c 'info: frontend connected' "$daemon_log")"
+        resets=$(grep -c 'frontend disconnected; session reset' "$daemon_log")
+        [ "$resets" -ge "$kills" ] && host_check resets ok ok || host_check resets ">= $kills" "$resets"
+fi
+
+if [ "$status" != 0 ] || [ "$failed" != 0 ]; then
+        echo "guest-kill: FAILED (run-guest status $status)"
+        exit 1
+fi
+echo "guest-kill: all checks passed"
