@@ -1,0 +1,353 @@
+/* test-concurrency.c — one frontend thread per request queue (--queues=4),
+ * with blocking locks, INTERRUPT, FORGET and RELEASE crossing between them.
+ *
+ * What a user would notice otherwise: two guest processes both inside a
+ * lock-protected section (a counter file that loses increments), a blocked
+ * fcntl(F_SETLKW)/flock() that Ctrl-C does not end or that never returns
+ * after the holder closed its file, a lock that outlives its file, a reply
+ * that never comes, a worker that crashes when one queue forgets an inode
+ * another queue is still using.  Run under ThreadSanitizer (make check's
+ * TSan pass, tests/run-suites.sh), this is also the daemon's race detector.
+ *
+ * Every wait is for a condition (a reply, a barrier), never a sleep: a
+ * SETLKW is known to be waiting in the worker once a request sent after it
+ * on the same queue has been answered (a queue thread takes its ring in
+ * order and registers the waiter before it moves on). */
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define THREADS   4           /* = request queues: thread t drives queue t + 1 */
+#define ROUNDS    12          /* even rounds POSIX locks, odd rounds flock() */
+#define OFFSET_MAX INT64_MAX  /* fuse_file_lock.end: to the end of the file */
+
+/* g_test_message()/g_test_fail() are not meant for many threads at once. */
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define check(cond, ...)                                                                  \
+        do {                                                                              \
+                if (!(cond)) {                                                            \
+                        pthread_mutex_lock(&report_lock);                                 \
+                        g_test_message("FAIL %s:%d: %s", __FILE__, __LINE__, #cond);      \
+                        g_test_message(__VA_ARGS__);                                      \
+                        g_test_fail();                                                    \
+                        pthread_mutex_unlock(&report_lock);                               \
+                        atomic_store(&ctx->failed, true);                                 \
+                }                                                                         \
+        } while (0)
+#define check_errno(expr, expected)                                                       \
+        do {                                                                              \
+                int r_ = (expr), e_ = (expected);                                         \
+                check(r_ == e_, "%s = %d (%s), expected %d", #expr, r_,                   \
+                      r_ ? strerrorname_np(-r_) : "0", e_);                               \
+        } while (0)
+
+struct ctx {
+        Harness *h;
+        struct vmm *v;
+        pthread_barrier_t barrier;
+        pthread_mutex_t hiprio;     /* queue 0 is shared: one sender at a time */
+        uint64_t counter_node;      /* "counter": the lock-protected file */
+        ino_t victim_ino;           /* "victim": the file FORGETs fly at */
+        atomic_int holders;         /* threads inside the locked section now */
+        atomic_int acquisitions;
+        atomic_bool failed;
+};
+
+struct worker {
+        struct ctx *ctx;
+        unsigned t, queue;
+        uint64_t owner;
+};
+
+/* One request on queue q; returns the FUSE error or a transport error. */
+static int call(struct ctx *ctx, unsigned q, uint32_t opcode, uint64_t nodeid, const void *arg,
+                size_t len, void *out, size_t out_size, size_t *ret_len)
+{
+        struct vmm_op op = { .queue = q, .opcode = opcode, .nodeid = nodeid,
+                             .arg_cnt = arg ? 1 : 0, .arg = { { (void *)arg, len } },
+                             .out = out, .out_size = out_size };
+        int r = vmm_op_run(ctx->v, &op);
+
+        if (r < 0)
+                return r;
+        if (ret_len)
+                *ret_len = op.out_len;
+        return op.error;
+}
+
+/* INTERRUPT, FORGET and BATCH_FORGET go on the hiprio queue, as the guest sends them. */
+static int hiprio(struct ctx *ctx, uint32_t opcode, uint64_t nodeid, const void *arg, size_t len)
+{
+        struct vmm_op op = { .hiprio = true, .opcode = opcode, .nodeid = nodeid, .arg_cnt = 1,
+                             .arg = { { (void *)arg, len } }, .no_reply = true };
+        int r;
+
+        pthread_mutex_lock(&ctx->hiprio);
+        r = vmm_op_run(ctx->v, &op);
+        pthread_mutex_unlock(&ctx->hiprio);
+        return r;
+}
+
+static int lookup(struct ctx *ctx, unsigned q, const char *name, struct fuse_entry_out *e)
+{
+        return call(ctx, q, FUSE_LOOKUP, VMM_ROOT, name, strlen(name) + 1, e, sizeof(*e), NULL);
+}
+
+static int forget(struct ctx *ctx, uint64_t nodeid, uint64_t n)
+{
+        struct fuse_forget_in in = { .nlookup = n };
+
+        return hiprio(ctx, FUSE_FORGET, nodeid, &in, sizeof(in));
+}
+
+static int open_file(struct ctx *ctx, unsigned q, uint64_t nodeid, uint64_t *ret_fh)
+{
+        struct fuse_open_in in = { .flags = O_RDWR };
+        struct fuse_open_out out = { 0 };
+        int r = call(ctx, q, FUSE_OPEN, nodeid, &in, sizeof(in), &out, sizeof(out), NULL);
+
+        *ret_fh = out.fh;
+        return r;
+}
+
+/* close() in the guest: FLUSH (drops the owner's POSIX locks), then RELEASE
+ * (drops the handle's flock() lock, as the kernel asks when it used one). */
+static int close_file(struct ctx *ctx, unsigned q, uint64_t nodeid, uint64_t fh, uint64_t owner,
+                      bool flocked)
+{
+        struct fuse_flush_in fl = { .fh = fh, .lock_owner = owner };
+        struct fuse_release_in rel = { .fh = fh, .flags = O_RDWR, .lock_owner = owner,
+                                       .release_flags = flocked ? FUSE_RELEASE_FLOCK_UNLOCK : 0 };
+        int r = call(ctx, q, FUSE_FLUSH, nodeid, &fl, sizeof(fl), NULL, 0, NULL);
+
+        return r < 0 ? r : call(ctx, q, FUSE_RELEASE, nodeid, &rel, sizeof(rel), NULL, 0, NULL);
+}
+
+static struct fuse_lk_in lock_arg(const struct worker *w, uint64_t fh, bool flocked)
+{
+        return (struct fuse_lk_in){
+                .fh = fh, .owner = w->owner, .lk_flags = flocked ? FUSE_LK_FLOCK : 0,
+                .lk = { .start = 0, .end = OFFSET_MAX, .type = F_WRLCK, .pid = 100 + w->t },
+        };
+}
+
+/* The locked section: read the counter, add one, write it back.  A lock that
+ * lets two threads in loses an increment (and trips `holders`). */
+static void locked_increment(struct worker *w, uint64_t fh)
+{
+        struct ctx *ctx = w->ctx;
+        struct fuse_read_in rd = { .fh = fh, .size = 32 };
+        char buf[33] = { 0 };
+        size_t got = 0;
+
+        check(atomic_fetch_add(&ctx->holders, 1) == 0, "thread %u: two lock holders at once", w->t);
+        check_errno(call(ctx, w->queue, FUSE_READ, ctx->counter_node, &rd, sizeof(rd), buf, 32, &got), 0);
+        int n = atoi(buf) + 1;
+        int len = snprintf(buf, sizeof(buf), "%d", n);
+        struct { struct fuse_write_in in; char data[32]; } wr = {
+                .in = { .fh = fh, .size = (uint32_t)len } };
+        memcpy(wr.data, buf, (size_t)len);
+        struct fuse_write_out wo = { 0 };
+        check_errno(call(ctx, w->queue, FUSE_WRITE, ctx->counter_node, &wr, sizeof(wr.in) + (size_t)len,
+                         &wo, sizeof(wo), NULL), 0);
+        check(wo.size == (uint32_t)len, "thread %u: wrote %u of %d bytes", w->t, wo.size, len);
+        atomic_fetch_add(&ctx->acquisitions, 1);
+        atomic_fetch_sub(&ctx->holders, 1);
+}
+
+/* FORGETs of "victim" while the other queues use it: each thread's own
+ * lookup given back (what a guest sends), and from the round's leader a
+ * FORGET of far more lookups than it has, a BATCH_FORGET naming a node
+ * that does not exist, INTERRUPTs of nothing (what a hostile guest sends).
+ * An open handle keeps working throughout; the nodeid either still names
+ * the victim or is stale (EBADF), never another file. */
+static void victim_phase(struct worker *w, bool leader)
+{
+        struct ctx *ctx = w->ctx;
+        struct fuse_entry_out e = { 0 };
+        struct fuse_attr_out ao;
+        struct fuse_getattr_in gi = { 0 };
+        struct fuse_read_in rd = { .size = 16 };
+        char buf[16];
+        size_t got = 0;
+        uint64_t fh = 0;
+
+        check_errno(lookup(ctx, w->queue, "victim", &e), 0);
+        check(e.attr.ino == ctx->victim_ino, "thread %u: victim has inode %llu", w->t,
+              (unsigned long long)e.attr.ino);
+        check_errno(open_file(ctx, w->queue, e.nodeid, &fh), 0);
+        /* Everyone holds a handle before the first FORGET (the guest's
+         * kernel forgets no inode it has open; a hostile one may, but the
+         * OPEN of a node already forgotten would just fail). */
+        pthread_barrier_wait(&ctx->barrier);
+        if (leader) {
+                struct fuse_forget_in too_many = { .nlookup = 1ull << 40 };
+                struct {
+                        struct fuse_batch_forget_in in;
+                        struct fuse_forget_one one[3];
+                } batch = { { .count = 3 }, { { e.nodeid, 1 }, { 0x7fff0000ull, 5 }, { 0, 1 } } };
+                struct fuse_interrupt_in none = { .unique = 0 }, old = { .unique = 2 };
+
+                check_errno(hiprio(ctx, FUSE_FORGET, e.nodeid, &too_many, sizeof(too_many)), 0);
+                check_errno(hiprio(ctx, FUSE_BATCH_FORGET, 0, &batch, sizeof(batch)), 0);
+                check_errno(hiprio(ctx, FUSE_INTERRUPT, 0, &none, sizeof(none)), 0);
+                check_errno(hiprio(ctx, FUSE_INTERRUPT, 0, &old, sizeof(old)), 0);
+        } else {
+                check_errno(forget(ctx, e.nodeid, 1), 0);
+        }
+        rd.fh = fh;
+        check_errno(call(ctx, w->queue, FUSE_READ, e.nodeid, &rd, sizeof(rd), buf, sizeof(buf), &got), 0);
+        check(got == 6 && memcmp(buf, "victim", 6) == 0, "thread %u: read %zu bytes of victim", w->t, got);
+        int r = call(ctx, w->queue, FUSE_GETATTR, e.nodeid, &gi, sizeof(gi), &ao, sizeof(ao), NULL);
+        check(r == 0 || r == -EBADF, "thread %u: GETATTR of a forgotten node = %d", w->t, r);
+        check(r != 0 || ao.attr.ino == ctx->victim_ino, "thread %u: the node became inode %llu", w->t,
+              (unsigned long long)ao.attr.ino);
+        check_errno(close_file(ctx, w->queue, e.nodeid, fh, w->owner, false), 0);
+}
+
+/* One round: the leader takes the lock; the others block in SETLKW on it;
+ * one of them is interrupted (EINTR, no lock); FORGETs fly meanwhile; the
+ * leader closes its file and the remaining two get the lock in turn, each
+ * closing its file to hand it on. */
+static void round_run(struct worker *w, unsigned round)
+{
+        struct ctx *ctx = w->ctx;
+        unsigned leader = round % THREADS, interrupted = (round + 1) % THREADS;
+        bool flocked = round % 2 == 1;
+        uint64_t node = ctx->counter_node, fh = 0;
+        struct fuse_lk_in lk;
+        struct vmm_op wait_op = { 0 };
+
+        check_errno(open_file(ctx, w->queue, node, &fh), 0);
+        lk = lock_arg(w, fh, flocked);
+        if (w->t == leader)
+                check_errno(call(ctx, w->queue, FUSE_SETLK, node, &lk, sizeof(lk), NULL, 0, NULL), 0);
+        pthread_barrier_wait(&ctx->barrier);
+
+        if (w->t != leader) {
+                struct fuse_getattr_in gi = { 0 };
+                struct fuse_attr_out ao;
+
+                wait_op = (struct vmm_op){ .queue = w->queue, .opcode = FUSE_SETLKW, .nodeid = node,
+                                           .arg_cnt = 1, .arg = { { &lk, sizeof(lk) } } };
+                check_errno(vmm_op_submit(ctx->v, &wait_op), 0);
+                /* Answered after the SETLKW was taken: it waits in the worker now. */
+                check_errno(call(ctx, w->queue, FUSE_GETATTR, node, &gi, sizeof(gi), &ao, sizeof(ao), NULL), 0);
+                check_errno(vmm_op_wait(ctx->v, &wait_op, 0), -ETIMEDOUT);
+        }
+        pthread_barrier_wait(&ctx->barrier);
+
+        if (w->t == interrupted) {
+                /* Ctrl-C of the blocked process: the kernel sends INTERRUPT. */
+                struct fuse_interrupt_in ii = { .unique = wait_op.unique };
+
+                check_errno(hiprio(ctx, FUSE_INTERRUPT, 0, &ii, sizeof(ii)), 0);
+                check_errno(vmm_op_wait(ctx->v, &wait_op, -1), 0);
+                check_errno(wait_op.error, -EINTR);
+        }
+        victim_phase(w, w->t == leader);
+        pthread_barrier_wait(&ctx->barrier);
+
+        if (w->t == leader) {
+                locked_increment(w, fh);
+        } else if (w->t != interrupted) {
+                check_errno(vmm_op_wait(ctx->v, &wait_op, -1), 0);
+                check_errno(wait_op.error, 0);
+                if (wait_op.error == 0)
+                        locked_increment(w, fh);
+        }
+        /* The lock goes with the file: the next waiter (or round) gets it. */
+        check_errno(close_file(ctx, w->queue, node, fh, w->owner, flocked), 0);
+        pthread_barrier_wait(&ctx->barrier);
+}
+
+static void *worker_main(void *arg)
+{
+        struct worker *w = arg;
+        struct ctx *ctx = w->ctx;
+        struct fuse_entry_out e;
+
+        /* Each thread's own lookup of the counter: its nodeid is the same for all. */
+        check_errno(lookup(ctx, w->queue, "counter", &e), 0);
+        check(e.nodeid == ctx->counter_node, "thread %u: counter is node %llu", w->t,
+              (unsigned long long)e.nodeid);
+        pthread_barrier_wait(&ctx->barrier);
+        for (unsigned round = 0; round < ROUNDS; round++)
+                round_run(w, round);
+        check_errno(forget(ctx, ctx->counter_node, 1), 0);
+        return NULL;
+}
+
+static void test_locks_forgets_on_all_queues(void)
+{
+        if (!harness_require_sluice("legacy virtiofsd has no --queues and no blocking locks"))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        harness_write(h, "counter", "0");
+        harness_write(h, "victim", "victim");
+        const char *const extra[] = { "--queues=4", NULL };
+        harness_start(h, extra);
+        /* Generous: TSan and a loaded 2-core machine slow every reply. */
+        struct vmm_config cfg = { .request_queues = THREADS, .timeout_ms = 60000 };
+        h->vmm = harness_connect(h, &cfg);
+        g_assert_cmpuint(vmm_request_queues(h->vmm), ==, THREADS);
+
+        struct ctx c = { .h = h, .v = h->vmm }, *ctx = &c;
+        struct fuse_entry_out e;
+        g_autofree char *victim = harness_path(h, "victim");
+        struct stat st;
+        g_assert_cmpint(stat(victim, &st), ==, 0);
+        c.victim_ino = st.st_ino;
+        assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "counter", &e));
+        c.counter_node = e.nodeid;
+        pthread_barrier_init(&c.barrier, NULL, THREADS);
+        pthread_mutex_init(&c.hiprio, NULL);
+
+        struct worker w[THREADS];
+        pthread_t tid[THREADS];
+        for (unsigned t = 0; t < THREADS; t++) {
+                w[t] = (struct worker){ .ctx = ctx, .t = t, .queue = t + 1, .owner = 0x1000 + t };
+                g_assert_cmpint(pthread_create(&tid[t], NULL, worker_main, &w[t]), ==, 0);
+        }
+        for (unsigned t = 0; t < THREADS; t++)
+                pthread_join(tid[t], NULL);
+
+        /* Every acquisition counted once: the lock excluded, no reply was lost. */
+        g_assert_cmpint(atomic_load(&c.acquisitions), ==, ROUNDS * (THREADS - 1));
+        g_autofree char *count = harness_read(h, "counter");
+        g_autofree char *want = g_strdup_printf("%d", ROUNDS * (THREADS - 1));
+        g_assert_cmpstr(count, ==, want);
+        /* No lock outlived its file: a host process takes both kinds at once. */
+        g_autofree char *path = harness_path(h, "counter");
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+        g_assert_cmpint(fcntl(fd, F_OFD_SETLK, &fl), ==, 0);
+        g_assert_cmpint(flock(fd, LOCK_EX | LOCK_NB), ==, 0);
+        close(fd);
+        /* The worker is alive and the victim still reachable by name. */
+        harness_assert_alive(h);
+        assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "victim", &e));
+        g_assert_cmpuint(e.attr.ino, ==, c.victim_ino);
+        assert_ok(vmm_forget(h->vmm, e.nodeid, 1));
+        assert_ok(vmm_forget(h->vmm, c.counter_node, 1));
+        pthread_mutex_destroy(&c.hiprio);
+        pthread_barrier_destroy(&c.barrier);
+}
+
+int main(int argc, char **argv)
+{
+        harness_test_init(&argc, &argv);
+        g_test_add_func("/concurrency/locks-forgets-on-all-queues", test_locks_forgets_on_all_queues);
+        return g_test_run();
+}
