@@ -364,9 +364,130 @@ static void test_locks_forgets_on_all_queues(void)
         pthread_barrier_destroy(&c.barrier);
 }
 
+/* ---- ring stops while every queue has SETLKWs waiting ---- */
+
+struct stopper {
+        struct ctx *ctx;
+        unsigned t, queue;
+        uint64_t node;
+        int posix_result, flock_result;   /* the SETLKWs' FUSE errors */
+};
+
+static void *waiter_main(void *arg)
+{
+        struct stopper *s = arg;
+        struct ctx *ctx = s->ctx;
+        uint64_t fh_posix = 0, fh_flock = 0;
+        struct fuse_getattr_in gi = { 0 };
+        struct fuse_attr_out ao;
+
+        check_errno(open_file(ctx, s->queue, s->node, &fh_posix), 0);
+        check_errno(open_file(ctx, s->queue, s->node, &fh_flock), 0);
+        struct worker w = { .ctx = ctx, .t = s->t, .queue = s->queue, .owner = 0x2000 + s->t };
+        struct fuse_lk_in lk_posix = lock_arg(&w, fh_posix, false), lk_flock = lock_arg(&w, fh_flock, true);
+        struct vmm_op posix = { .queue = s->queue, .opcode = FUSE_SETLKW, .nodeid = s->node,
+                                .arg_cnt = 1, .arg = { { &lk_posix, sizeof(lk_posix) } } };
+        struct vmm_op flocked = { .queue = s->queue, .opcode = FUSE_SETLKW, .nodeid = s->node,
+                                  .arg_cnt = 1, .arg = { { &lk_flock, sizeof(lk_flock) } } };
+        bool sent = !failed(ctx) && vmm_op_submit(ctx->v, &posix) == 0 &&
+                    vmm_op_submit(ctx->v, &flocked) == 0;
+
+        check(sent || failed(ctx), "thread %u: SETLKWs not sent", s->t);
+        /* Both wait in the worker once this is answered. */
+        check_errno(call(ctx, s->queue, FUSE_GETATTR, s->node, &gi, sizeof(gi), &ao, sizeof(ao), NULL), 0);
+        pthread_barrier_wait(&ctx->barrier);
+        /* The main thread stops the rings now: each SETLKW gets one reply. */
+        if (sent && !failed(ctx)) {
+                check_errno(vmm_op_wait(ctx->v, &posix, -1), 0);
+                check_errno(vmm_op_wait(ctx->v, &flocked, -1), 0);
+                s->posix_result = posix.error;
+                s->flock_result = flocked.error;
+        }
+        return NULL;
+}
+
+/* GET_VRING_BASE of each queue in turn while all four have a POSIX and a
+ * flock() SETLKW waiting, the host's locks let go halfway, so that waiters
+ * win their lock while other rings stop: every SETLKW gets exactly one
+ * reply (EINTR, or success for at most one per lock), the worker lives,
+ * and the next frontend's session starts with none of the old locks. */
+static void test_ring_stops_with_waiters(void)
+{
+        if (!harness_require_sluice("legacy virtiofsd has no --queues and no blocking locks"))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        harness_write(h, "file", "x");
+        const char *const extra[] = { "--queues=4", NULL };
+        harness_start(h, extra);
+        struct vmm_config cfg = { .request_queues = THREADS, .timeout_ms = 30000 };
+        h->vmm = harness_connect(h, &cfg);
+
+        /* The host holds both kinds of lock: every SETLKW must wait. */
+        g_autofree char *path = harness_path(h, "file");
+        int holder = open(path, O_RDWR | O_CLOEXEC);
+        g_assert_cmpint(holder, >=, 0);
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+        g_assert_cmpint(fcntl(holder, F_OFD_SETLK, &fl), ==, 0);
+        g_assert_cmpint(flock(holder, LOCK_EX | LOCK_NB), ==, 0);
+
+        struct ctx c = { .h = h, .v = h->vmm }, *ctx = &c;
+        struct fuse_entry_out e;
+        assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "file", &e));
+        pthread_barrier_init(&c.barrier, NULL, THREADS + 1);
+        pthread_mutex_init(&c.hiprio, NULL);
+        struct stopper st[THREADS];
+        pthread_t tid[THREADS];
+        for (unsigned t = 0; t < THREADS; t++) {
+                st[t] = (struct stopper){ .ctx = ctx, .t = t, .queue = t + 1, .node = e.nodeid,
+                                          .posix_result = 1, .flock_result = 1 };
+                g_assert_cmpint(pthread_create(&tid[t], NULL, waiter_main, &st[t]), ==, 0);
+        }
+        pthread_barrier_wait(&c.barrier);
+        for (unsigned q = 1; q <= THREADS; q++) {
+                if (q == THREADS / 2 + 1)
+                        close(holder);   /* the remaining waiters may win now */
+                assert_ok(vmm_get_vring_base(h->vmm, q, NULL));
+        }
+        for (unsigned t = 0; t < THREADS; t++)
+                pthread_join(tid[t], NULL);
+        if (atomic_load(&c.failed))
+                return;
+
+        unsigned posix_won = 0, flock_won = 0;
+        for (unsigned t = 0; t < THREADS; t++) {
+                bool early = st[t].queue <= THREADS / 2;   /* stopped while the host held both */
+
+                g_assert_true(st[t].posix_result == -EINTR || (!early && st[t].posix_result == 0));
+                g_assert_true(st[t].flock_result == -EINTR || (!early && st[t].flock_result == 0));
+                posix_won += st[t].posix_result == 0;
+                flock_won += st[t].flock_result == 0;
+        }
+        g_test_message("SETLKWs that won their lock while the rings stopped: %u POSIX, %u flock",
+                       posix_won, flock_won);
+        g_assert_cmpuint(posix_won, <=, 1);
+        g_assert_cmpuint(flock_won, <=, 1);
+
+        /* A new frontend: a new session, which holds none of the old locks. */
+        harness_assert_alive(h);
+        vmm_free(h->vmm);
+        h->vmm = harness_connect(h, NULL);
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(fcntl(fd, F_OFD_SETLK, &fl), ==, 0);
+        g_assert_cmpint(flock(fd, LOCK_EX | LOCK_NB), ==, 0);
+        close(fd);
+        struct fuse_attr a;
+        assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "file", &e));
+        assert_ok(vmm_getattr(h->vmm, e.nodeid, &a));
+        harness_assert_alive(h);
+        pthread_mutex_destroy(&c.hiprio);
+        pthread_barrier_destroy(&c.barrier);
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
         g_test_add_func("/concurrency/locks-forgets-on-all-queues", test_locks_forgets_on_all_queues);
+        g_test_add_func("/concurrency/ring-stops-with-waiters", test_ring_stops_with_waiters);
         return g_test_run();
 }
