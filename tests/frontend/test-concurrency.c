@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +337,9 @@ static void test_locks_forgets_on_all_queues(void)
                 w[t] = (struct worker){ .ctx = ctx, .t = t, .queue = t + 1, .owner = 0x1000 + t };
                 g_assert_cmpint(pthread_create(&tid[t], NULL, worker_main, &w[t]), ==, 0);
         }
+        /* The counters dumped (main loop) while the queues update them. */
+        for (int i = 0; i < 3; i++)
+                g_assert_cmpint(kill(h->pid, SIGUSR1), ==, 0);
         for (unsigned t = 0; t < THREADS; t++)
                 pthread_join(tid[t], NULL);
         if (atomic_load(&c.failed))
@@ -484,10 +488,111 @@ static void test_ring_stops_with_waiters(void)
         pthread_barrier_destroy(&c.barrier);
 }
 
+/* ---- a new session on one queue while the others are busy ---- */
+
+#define RESET_ITERATIONS 60
+#define RESETS           4
+
+struct busy {
+        struct ctx *ctx;
+        unsigned t, queue;
+        char name[8];
+        unsigned ok;                /* iterations that saw the file's content */
+};
+
+/* Name lookups and reads, as a guest process does them, on one queue: after
+ * a session reset elsewhere the nodeids and fhs of the old session are stale
+ * (EBADF); no other error, never wrong data, and every request answered. */
+static void *busy_main(void *arg)
+{
+        struct busy *b = arg;
+        struct ctx *ctx = b->ctx;
+
+        pthread_barrier_wait(&ctx->barrier);
+        for (unsigned i = 0; i < RESET_ITERATIONS && !failed(ctx); i++) {
+                struct fuse_entry_out e = { 0 };
+                struct fuse_read_in rd = { .size = 16 };
+                char buf[16];
+                size_t got = 0;
+                uint64_t fh = 0;
+                int r = lookup(ctx, b->queue, b->name, &e);
+
+                check(r == 0, "thread %u: LOOKUP = %d", b->t, r);
+                if (r < 0)
+                        continue;
+                r = open_file(ctx, b->queue, e.nodeid, &fh);
+                check(r == 0 || r == -EBADF, "thread %u: OPEN = %d", b->t, r);
+                if (r == 0) {
+                        rd.fh = fh;
+                        r = call(ctx, b->queue, FUSE_READ, e.nodeid, &rd, sizeof(rd), buf, sizeof(buf), &got);
+                        check(r == 0 || r == -EBADF, "thread %u: READ = %d", b->t, r);
+                        check(r != 0 || (got == strlen(b->name) && memcmp(buf, b->name, got) == 0),
+                              "thread %u: READ gave %zu bytes of something else", b->t, got);
+                        b->ok += r == 0;
+                        r = close_file(ctx, b->queue, e.nodeid, fh, 0x3000 + b->t, false);
+                        check(r == 0 || r == -EBADF, "thread %u: FLUSH/RELEASE = %d", b->t, r);
+                }
+                check_errno(forget(ctx, e.nodeid, 1), 0);
+        }
+        return NULL;
+}
+
+/* A hostile guest: INIT again (a new session, no DESTROY) on queue 1 while
+ * queues 2–4 look up, open, read and close.  The old session's inodes and
+ * handles go while the other queue threads use them. */
+static void test_reinit_while_busy(void)
+{
+        if (!harness_require_sluice("legacy virtiofsd has no --queues"))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        const char *const extra[] = { "--queues=4", NULL };
+        harness_start(h, extra);
+        struct busy b[THREADS];
+        for (unsigned t = 1; t < THREADS; t++) {
+                b[t] = (struct busy){ .t = t, .queue = t + 1 };
+                g_snprintf(b[t].name, sizeof(b[t].name), "f%u", t);
+                harness_write(h, b[t].name, b[t].name);
+        }
+        struct vmm_config cfg = { .request_queues = THREADS, .timeout_ms = 30000 };
+        h->vmm = harness_connect(h, &cfg);
+        struct ctx c = { .h = h, .v = h->vmm }, *ctx = &c;
+        pthread_barrier_init(&c.barrier, NULL, THREADS);
+        pthread_mutex_init(&c.hiprio, NULL);
+        pthread_t tid[THREADS];
+        for (unsigned t = 1; t < THREADS; t++) {
+                b[t].ctx = ctx;
+                g_assert_cmpint(pthread_create(&tid[t], NULL, busy_main, &b[t]), ==, 0);
+        }
+        pthread_barrier_wait(&c.barrier);
+        for (unsigned i = 0; i < RESETS && !failed(ctx); i++) {
+                struct fuse_attr a;
+
+                check_errno(vmm_init(h->vmm, NULL), 0);
+                for (unsigned k = 0; k < 10; k++)
+                        check_errno(vmm_getattr(h->vmm, VMM_ROOT, &a), 0);
+        }
+        for (unsigned t = 1; t < THREADS; t++)
+                pthread_join(tid[t], NULL);
+        if (atomic_load(&c.failed))
+                return;
+        harness_assert_alive(h);
+        /* The session that is left works on every queue. */
+        for (unsigned t = 1; t < THREADS; t++) {
+                struct fuse_entry_out e;
+
+                g_test_message("queue %u: %u of %u reads succeeded", b[t].queue, b[t].ok, RESET_ITERATIONS);
+                assert_ok(lookup(ctx, b[t].queue, b[t].name, &e));
+                g_assert_cmpuint(e.attr.size, ==, strlen(b[t].name));
+        }
+        pthread_mutex_destroy(&c.hiprio);
+        pthread_barrier_destroy(&c.barrier);
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
         g_test_add_func("/concurrency/locks-forgets-on-all-queues", test_locks_forgets_on_all_queues);
         g_test_add_func("/concurrency/ring-stops-with-waiters", test_ring_stops_with_waiters);
+        g_test_add_func("/concurrency/reinit-while-busy", test_reinit_while_busy);
         return g_test_run();
 }
