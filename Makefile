@@ -41,8 +41,8 @@ build: deps $(BUILD)/build.ninja
 check: build
 	tests/run-suites.sh $(BUILD) $(ASAN_BUILD)
 
-# The daemon's unit and frontend suites under ThreadSanitizer (~3.5 min; not
-# in make check, see tests/run-suites.sh).
+# The daemon's unit and frontend suites under ThreadSanitizer alone (make
+# check runs them too, last; see tests/run-suites.sh).
 .PHONY: tsan clean-tsan
 tsan: deps
 	tests/run-suites.sh --tsan $(TSAN_BUILD)
