@@ -47,22 +47,22 @@ count() { # parses meson test's summary lines from its log
 # CC=clang, set TSAN_OPTIONS=...:symbolize=0 and resolve the offsets after.
 tsan_pass() {
         local tsan_build=$1 tlog rc=0
-        tlog=$(mktemp)
         if [ ! -f "$tsan_build/build.ninja" ]; then
                 meson setup "$tsan_build" -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
                         -Dapplet=false -Dservice=false -Dbuildtype=debug >/dev/null || rc=1
         fi
-        if meson compile -C "$tsan_build" >/dev/null; then
-                TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$top/tests/tsan.supp} \
-                SLUICE_FUZZ_ITERATIONS=${SLUICE_FUZZ_ITERATIONS:-6000} \
-                        meson test -C "$tsan_build" --print-errorlogs --num-processes 1 \
-                        --suite unit --suite frontend 2>&1 | tee "$tlog"
-                [ "${PIPESTATUS[0]}" = 0 ] || rc=1
-                count "$tlog"
-        else
+        if ! meson compile -C "$tsan_build" >/dev/null; then
                 echo "ThreadSanitizer build failed"
-                rc=1 failed=$((failed + 1))
+                failed=$((failed + 1))
+                return 1
         fi
+        tlog=$(mktemp)
+        TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$top/tests/tsan.supp} \
+        SLUICE_FUZZ_ITERATIONS=${SLUICE_FUZZ_ITERATIONS:-6000} \
+                meson test -C "$tsan_build" --print-errorlogs --num-processes 1 \
+                --suite unit --suite frontend 2>&1 | tee "$tlog"
+        [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+        count "$tlog"
         rm -f "$tlog"
         return $rc
 }

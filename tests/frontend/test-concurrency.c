@@ -306,6 +306,34 @@ static void *worker_main(void *arg)
         return NULL;
 }
 
+/* A host process's open file with a POSIX (OFD) and a flock() write lock on
+ * rel: the fd, or -errno when either lock is taken. */
+static int host_lock_both(Harness *h, const char *rel)
+{
+        g_autofree char *path = harness_path(h, rel);
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+        int fd = open(path, O_RDWR | O_CLOEXEC), err;
+
+        g_assert_cmpint(fd, >=, 0);
+        if (fcntl(fd, F_OFD_SETLK, &fl) == 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+                return fd;
+        err = -errno;
+        close(fd);
+        return err;
+}
+
+/* A worker with four request queues and a frontend that drives them all,
+ * with a per-request timeout generous enough for TSan on a loaded machine. */
+static void start_four_queues(Harness *h)
+{
+        const char *const extra[] = { "--queues=4", NULL };
+        struct vmm_config cfg = { .request_queues = THREADS, .timeout_ms = 30000 };
+
+        harness_start(h, extra);
+        h->vmm = harness_connect(h, &cfg);
+        g_assert_cmpuint(vmm_request_queues(h->vmm), ==, THREADS);
+}
+
 static void test_locks_forgets_on_all_queues(void)
 {
         if (!harness_require_sluice("legacy virtiofsd has no --queues and no blocking locks"))
@@ -313,12 +341,7 @@ static void test_locks_forgets_on_all_queues(void)
         g_autoptr(Harness) h = harness_new();
         harness_write(h, "counter", "0");
         harness_write(h, "victim", "victim");
-        const char *const extra[] = { "--queues=4", NULL };
-        harness_start(h, extra);
-        /* Generous: TSan and a loaded 2-core machine slow every reply. */
-        struct vmm_config cfg = { .request_queues = THREADS, .timeout_ms = 30000 };
-        h->vmm = harness_connect(h, &cfg);
-        g_assert_cmpuint(vmm_request_queues(h->vmm), ==, THREADS);
+        start_four_queues(h);
 
         struct ctx c = { .h = h, .v = h->vmm }, *ctx = &c;
         struct fuse_entry_out e;
@@ -351,12 +374,8 @@ static void test_locks_forgets_on_all_queues(void)
         g_autofree char *want = g_strdup_printf("%d", ROUNDS * (THREADS - 1));
         g_assert_cmpstr(count, ==, want);
         /* No lock outlived its file: a host process takes both kinds at once. */
-        g_autofree char *path = harness_path(h, "counter");
-        int fd = open(path, O_RDWR | O_CLOEXEC);
+        int fd = host_lock_both(h, "counter");
         g_assert_cmpint(fd, >=, 0);
-        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-        g_assert_cmpint(fcntl(fd, F_OFD_SETLK, &fl), ==, 0);
-        g_assert_cmpint(flock(fd, LOCK_EX | LOCK_NB), ==, 0);
         close(fd);
         /* The worker is alive and the victim still reachable by name. */
         harness_assert_alive(h);
@@ -421,18 +440,11 @@ static void test_ring_stops_with_waiters(void)
                 return;
         g_autoptr(Harness) h = harness_new();
         harness_write(h, "file", "x");
-        const char *const extra[] = { "--queues=4", NULL };
-        harness_start(h, extra);
-        struct vmm_config cfg = { .request_queues = THREADS, .timeout_ms = 30000 };
-        h->vmm = harness_connect(h, &cfg);
+        start_four_queues(h);
 
         /* The host holds both kinds of lock: every SETLKW must wait. */
-        g_autofree char *path = harness_path(h, "file");
-        int holder = open(path, O_RDWR | O_CLOEXEC);
+        int holder = host_lock_both(h, "file");
         g_assert_cmpint(holder, >=, 0);
-        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-        g_assert_cmpint(fcntl(holder, F_OFD_SETLK, &fl), ==, 0);
-        g_assert_cmpint(flock(holder, LOCK_EX | LOCK_NB), ==, 0);
 
         struct ctx c = { .h = h, .v = h->vmm }, *ctx = &c;
         struct fuse_entry_out e;
@@ -475,10 +487,8 @@ static void test_ring_stops_with_waiters(void)
         harness_assert_alive(h);
         vmm_free(h->vmm);
         h->vmm = harness_connect(h, NULL);
-        int fd = open(path, O_RDWR | O_CLOEXEC);
+        int fd = host_lock_both(h, "file");
         g_assert_cmpint(fd, >=, 0);
-        g_assert_cmpint(fcntl(fd, F_OFD_SETLK, &fl), ==, 0);
-        g_assert_cmpint(flock(fd, LOCK_EX | LOCK_NB), ==, 0);
         close(fd);
         struct fuse_attr a;
         assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "file", &e));
@@ -545,16 +555,13 @@ static void test_reinit_while_busy(void)
         if (!harness_require_sluice("legacy virtiofsd has no --queues"))
                 return;
         g_autoptr(Harness) h = harness_new();
-        const char *const extra[] = { "--queues=4", NULL };
-        harness_start(h, extra);
         struct busy b[THREADS];
         for (unsigned t = 1; t < THREADS; t++) {
                 b[t] = (struct busy){ .t = t, .queue = t + 1 };
                 g_snprintf(b[t].name, sizeof(b[t].name), "f%u", t);
                 harness_write(h, b[t].name, b[t].name);
         }
-        struct vmm_config cfg = { .request_queues = THREADS, .timeout_ms = 30000 };
-        h->vmm = harness_connect(h, &cfg);
+        start_four_queues(h);
         struct ctx c = { .h = h, .v = h->vmm }, *ctx = &c;
         pthread_barrier_init(&c.barrier, NULL, THREADS);
         pthread_mutex_init(&c.hiprio, NULL);
