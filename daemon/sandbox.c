@@ -78,6 +78,15 @@ static int landlock_allow_beneath(int ruleset_fd, int dir_fd, uint64_t rights)
                 ? -errno : 0;
 }
 
+#ifdef SB_SANITIZER
+static int landlock_allow_own_executable(int ruleset_fd)
+{
+        _cleanup_close_ int exe = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+
+        return exe < 0 ? 0 : landlock_allow_beneath(ruleset_fd, exe, LANDLOCK_ACCESS_FS_READ_FILE);
+}
+#endif
+
 /* An abstract NOTIFY_SOCKET ("@…") was made outside our domain: scoping
  * abstract sockets would make READY=1 fail. */
 static bool notify_socket_is_abstract(void)
@@ -142,14 +151,11 @@ static int apply_landlock(int root_fd, int socket_dir_fd)
                         return r;
         }
 #ifdef SB_SANITIZER
-        /* A sanitizer's report symbolises its stacks from our own executable
-         * (/proc/self/exe): read-only, that one file, in sanitizer builds. */
-        {
-                _cleanup_close_ int exe = open("/proc/self/exe", O_PATH | O_CLOEXEC);
-
-                if (exe >= 0 && (r = landlock_allow_beneath(ruleset, exe, LANDLOCK_ACCESS_FS_READ_FILE)) < 0)
-                        return r;
-        }
+        /* A sanitizer's report symbolises its stacks from our own executable:
+         * read-only, that one file, in sanitizer builds only. */
+        r = landlock_allow_own_executable(ruleset);
+        if (r < 0)
+                return r;
 #endif
         if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
                 return -errno;
@@ -158,7 +164,6 @@ static int apply_landlock(int root_fd, int socket_dir_fd)
 
 /* ---- seccomp ---- */
 #ifdef HAVE_SECCOMP
-
 
 /* What the worker does once set up: vhost-user and sd-bus messages on the
  * sockets it holds, queue and lock-waiter threads, the passthrough file
