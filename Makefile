@@ -3,6 +3,7 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 MESON_ARGS ?=
 
 # Everything Sluice builds with and is tested with, by Debian package name.
@@ -39,6 +40,15 @@ build: deps $(BUILD)/build.ninja
 # again under AddressSanitizer + UBSan.
 check: build
 	tests/run-suites.sh $(BUILD) $(ASAN_BUILD)
+
+# The daemon's unit and frontend suites under ThreadSanitizer alone (make
+# check runs them too, last; see tests/run-suites.sh).
+.PHONY: tsan clean-tsan
+tsan: deps
+	tests/run-suites.sh --tsan $(TSAN_BUILD)
+clean: clean-tsan
+clean-tsan:
+	rm -rf $(TSAN_BUILD)
 
 demo: build
 	tests/guest/demo.sh $(BUILD)

@@ -23,6 +23,18 @@
 #include "log.h"
 #include "util.h"
 
+/* The worker was built with a sanitizer: its run-time needs more (below).
+ * ThreadSanitizer too: a report reads /proc/self/maps with the old open()
+ * call, and without it the worker died of SIGSYS with the report unprinted
+ * (TSan's own signal handling swallows our SIGSYS line). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SB_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SB_SANITIZER 1
+#endif
+#endif
+
 /* ---- Landlock ----
  *
  * Debian's UAPI headers (6.1) know ABI 1–2; the running kernel may speak 7.
@@ -65,6 +77,15 @@ static int landlock_allow_beneath(int ruleset_fd, int dir_fd, uint64_t rights)
         return syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0
                 ? -errno : 0;
 }
+
+#ifdef SB_SANITIZER
+static int landlock_allow_own_executable(int ruleset_fd)
+{
+        _cleanup_close_ int exe = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+
+        return exe < 0 ? 0 : landlock_allow_beneath(ruleset_fd, exe, LANDLOCK_ACCESS_FS_READ_FILE);
+}
+#endif
 
 /* An abstract NOTIFY_SOCKET ("@…") was made outside our domain: scoping
  * abstract sockets would make READY=1 fail. */
@@ -129,6 +150,13 @@ static int apply_landlock(int root_fd, int socket_dir_fd)
                 if (r < 0)
                         return r;
         }
+#ifdef SB_SANITIZER
+        /* A sanitizer's report symbolises its stacks from our own executable:
+         * read-only, that one file, in sanitizer builds only. */
+        r = landlock_allow_own_executable(ruleset);
+        if (r < 0)
+                return r;
+#endif
         if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
                 return -errno;
         return abi;
@@ -136,15 +164,6 @@ static int apply_landlock(int root_fd, int socket_dir_fd)
 
 /* ---- seccomp ---- */
 #ifdef HAVE_SECCOMP
-
-/* The worker was built with a sanitizer: its run-time needs more (below). */
-#if defined(__SANITIZE_ADDRESS__)
-#define SB_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SB_SANITIZER 1
-#endif
-#endif
 
 /* What the worker does once set up: vhost-user and sd-bus messages on the
  * sockets it holds, queue and lock-waiter threads, the passthrough file

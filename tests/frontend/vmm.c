@@ -323,10 +323,13 @@ void *vmm_alloc(struct vmm *v, size_t len, uint64_t *ret_gpa)
         len = (len + 15) & ~(size_t)15;
         if (len > size)
                 return NULL;
-        if (v->data_bump + len > size)
-                v->data_bump = 0;
-        size_t off = v->data_bump;
-        v->data_bump += len;
+        /* A compare-and-swap: one thread per request queue may submit
+         * vmm_op requests at once (test-concurrency), all allocating here. */
+        size_t seen = __atomic_load_n(&v->data_bump, __ATOMIC_RELAXED), off;
+        do
+                off = seen + len > size ? 0 : seen;
+        while (!__atomic_compare_exchange_n(&v->data_bump, &seen, off + len, true,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED));
         *ret_gpa = v->region[1].gpa + off;
         return v->region[1].host + off;
 }
@@ -1063,7 +1066,9 @@ int vmm_op_submit(struct vmm *v, struct vmm_op *op)
                 return -EINVAL;
         op->queue = qi;
         struct vmm_queue *q = &v->q[qi];
-        static struct chain_builder b;  /* large; the VMM is single-threaded */
+        /* Large, so not on the stack; per thread, since one thread per queue
+         * may submit at once (the queue's own state is that thread's alone). */
+        static _Thread_local struct chain_builder b;
         memset(&b, 0, sizeof(b));
 
         size_t in_len = sizeof(struct fuse_in_header);
@@ -1073,7 +1078,7 @@ int vmm_op_submit(struct vmm *v, struct vmm_op *op)
         struct fuse_in_header *ih = vmm_alloc(v, sizeof(*ih), &gpa);
         if (!ih)
                 return -ENOMEM;
-        op->unique = (v->unique += 2);
+        op->unique = __atomic_add_fetch(&v->unique, 2, __ATOMIC_RELAXED);   /* threads: see b */
         *ih = (struct fuse_in_header){
                 .len = (uint32_t)in_len, .opcode = op->opcode, .unique = op->unique,
                 .nodeid = op->nodeid,

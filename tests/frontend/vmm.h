@@ -241,7 +241,9 @@ struct vmm_op {
         uint64_t out_gpa;
 };
 
-/* Sends op and waits for its reply.  Returns 0 when a reply came back (then
+/* Threads: one thread per queue may run vmm_op requests at the same time
+ * (connect, vmm_set_creds and region changes happen before they start).
+ * Sends op and waits for its reply.  Returns 0 when a reply came back (then
  * op->error holds the FUSE error), -errno on a transport failure. */
 int vmm_op_run(struct vmm *v, struct vmm_op *op);
 /* The two halves, for requests whose reply comes later (SETLKW). */
