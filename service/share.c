@@ -622,14 +622,26 @@ static void on_stop_detached(GObject *source, GAsyncResult *result, gpointer use
         sluice_worker_stop_async(self->worker, on_worker_stopped, g_object_ref(self));
 }
 
+static void on_stopped_worker_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+
+        sluice_worker_stop_finish(SLUICE_WORKER(source), result);
+        g_task_return_boolean(task, TRUE);
+}
+
 void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
                                      gpointer user_data)
 {
         GTask *task = g_task_new(self, NULL, callback, user_data);
 
         if (self->worker == NULL || self->state == STATE_STOPPED) {
-                g_task_return_boolean(task, TRUE);
-                g_object_unref(task);
+                /* Nothing of ours runs, but a worker a killed service left may
+                 * still serve this share's VM (worker.c, DESIGN): Stop ends it.
+                 * (Making the worker object looks for such orphans; it starts
+                 * nothing.) */
+                ensure_worker(self);
+                sluice_worker_stop_async(self->worker, on_stopped_worker_done, task);
                 return;
         }
         self->stop_waiters = g_list_append(self->stop_waiters, task);

@@ -373,6 +373,27 @@ def case_service_kill(env):
     env.ctl("start", "idle")
     env.wait_state("idle", "running")
     pid, fe = orphan_after_restart("idle")
+    fe.close()
+    wait_for(lambda: not pid_alive(pid), 30, "the orphan of idle to exit after its frontend left")
+
+    # A share the restarted service does not start (autostart off) shows
+    # "stopped" while the orphan serves its VM; Stop ends that orphan.
+    env.mkdir("share", "c")
+    env.ctl("add", env.path("share", "c"), "--tag", "manual", "--no-autostart")
+    env.ctl("start", "manual")
+    env.wait_state("manual", "running")
+    socket = share_socket(env, "manual")
+    [pid] = env.worker_pids("manual")
+    fe = Frontend(env, socket)
+    fe.expect("ls")
+    kill_service(env, service)
+    wait_for(lambda: listeners(socket) == 0, 30, "the orphan of manual to stop listening")
+    service = env.start_service()
+    env.wait_state("manual", "stopped")
+    check(pid_alive(pid), "the orphan of manual died before it was asked to")
+    env.ctl("stop", "manual")
+    wait_for(lambda: not pid_alive(pid), 30, "Stop of a stopped share to end its orphan")
+    fe.close()
     env.stop_service(service)   # it checks that no sluice-fs outlives it
     check(not pid_alive(pid), "the orphan outlived the service's exit")
     fe.close()
