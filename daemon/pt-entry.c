@@ -156,6 +156,8 @@ int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         }
         if ((err = check_setattr(fs, r, i, in, fd >= 0 && h.p->writable)) < 0)
                 return err;
+        if ((err = pt_check_inside(fs, i)) < 0)
+                return err;
         confine_fd_name(name, sizeof(name), i->fd);
 
         if (in->valid & FATTR_MODE) {
