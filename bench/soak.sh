@@ -15,7 +15,9 @@
 #   - both request queues served requests (the worker's counters);
 #   - the worker is flat: the last sample of the mixed phase has no more fds than
 #     the first sample after the warm-up (every process has created its starting
-#     tree, then a fifth of the run) + 5 % + 32, and no more VmRSS than it + 10 %
+#     tree, then a fifth of the run) + 5 % + 32, no more fds beyond the inodes in
+#     the tree (each one the guest made and knows: the worker holds one O_PATH fd
+#     per inode the guest knows) than it + 32, and no more VmRSS than it + 10 %
 #     + 4 MiB.
 # Prints the table and the verdict.  Needs root or the kernel cache of
 # bench/fetch-trixie.sh; the worker runs as $SLUICE_TEST_USER (sluice-test if it
@@ -83,11 +85,14 @@ while kill -0 "$guest_pid" 2>/dev/null && ! in_console SOAK-FINISHED; do
         fi
         fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
         rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status" 2>/dev/null)
-        [ -n "$rss" ] && rows+=("$t $fds $rss")
-        # Sleep in small steps so that the end of the phase is not missed by much.
-        for _ in $(seq $(( sample * 10 ))); do
-                kill -0 "$guest_pid" 2>/dev/null && ! in_console SOAK-FINISHED || break
-                sleep 0.1
+        # Inodes in the guests' trees now (hard links counted once): each one the guest
+        # made, and knows.
+        entries=$(find "$share/soak" -mindepth 1 -printf '%i\n' 2>/dev/null | sort -u | wc -l)
+        [ -n "$rss" ] && rows+=("$t $fds $rss $entries")
+        # Until the next sample, watching for the end of the phase.
+        next=$(( t0 + t + sample ))
+        while [ "$(date +%s)" -lt "$next" ] && kill -0 "$guest_pid" 2>/dev/null && ! in_console SOAK-FINISHED; do
+                sleep 1
         done
 done
 wait "$guest_pid"
@@ -114,11 +119,11 @@ python3 "$here/soak-verify.py" "$share/soak" "$share"/manifests/p*.tsv || fail=1
 
 # ---- the worker's fds and RSS: table and flatness -----------------------------------------
 echo
-echo "| t (s) | open fds | VmRSS (KiB) |"
-echo "|------:|---------:|------------:|"
+echo "| t (s) | open fds | inodes in the tree | fds - inodes | VmRSS (KiB) |"
+echo "|------:|---------:|-------------------:|-------------:|------------:|"
 for r in "${rows[@]}"; do
-        read -r t fds rss <<<"$r"
-        printf '| %5d | %8d | %11d |\n' "$t" "$fds" "$rss"
+        read -r t fds rss entries <<<"$r"
+        printf '| %5d | %8d | %18d | %12d | %11d |\n' "$t" "$fds" "$entries" $(( fds - entries )) "$rss"
 done
 base='' last=''
 echo "soak: the processes had populated their trees at ${t_mixed:-?} s; warm-up until $(( ${t_mixed:-0} + warmup )) s"
@@ -131,12 +136,16 @@ if [ -z "$base" ] || [ "$base" = "$last" ]; then
         echo "soak: FAIL: too few samples after the warm-up (${#rows[@]} samples)"
         fail=1
 else
-        read -r bt bf br <<<"$base"
-        read -r lt lf lr <<<"$last"
+        read -r bt bf br be <<<"$base"
+        read -r lt lf lr le <<<"$last"
         fd_limit=$(( bf + bf / 20 + 32 )) rss_limit=$(( br + br / 10 + 4096 ))
+        extra_limit=$(( bf - be + 32 ))
         echo "soak: fds $bf at ${bt}s (after the warm-up) -> $lf at ${lt}s (limit $fd_limit);" \
+             "fds beyond the tree's inodes $(( bf - be )) -> $(( lf - le )) (limit $extra_limit);" \
              "VmRSS $br -> $lr KiB (limit $rss_limit)"
         [ "$lf" -le "$fd_limit" ] || { echo "soak: FAIL: the worker's fd count grew"; fail=1; }
+        [ $(( lf - le )) -le "$extra_limit" ] ||
+                { echo "soak: FAIL: the worker keeps more fds beyond the tree's inodes"; fail=1; }
         [ "$lr" -le "$rss_limit" ] || { echo "soak: FAIL: the worker's RSS grew"; fail=1; }
 fi
 if [ "$fail" = 0 ]; then
