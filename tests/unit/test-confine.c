@@ -174,7 +174,8 @@ static void test_dir_moved_outside(void)
 
 /* The host moves a directory the guest knows out of the share (guest-faults
  * does it under a real guest): Landlock keeps opens and creates out, but not
- * chmod, chown, utimes or xattrs; the daemon refuses those itself.  Renaming
+ * chmod, chown, utimes or xattrs, nor removals below the socket's folder; the
+ * daemon refuses those itself.  Renaming
  * the shared folder itself changes nothing for the guest. */
 static void test_moved_outside_no_changes(void)
 {
@@ -216,6 +217,19 @@ static void test_moved_outside_no_changes(void)
         g_assert_cmpint((int)st.st_mtime, ==, 12345);
         g_assert_cmpint(getxattr(moved_file, "user.b", NULL, 0), <, 0);
         g_assert_cmpint(getxattr(moved_file, "user.a", NULL, 0), ==, 3);
+        /* Removals and renames out of it or into it (Landlock grants removals below
+         * the socket's folder, and this harness has no Landlock at all). */
+        g_assert_cmpint(ft_send(&t, FUSE_UNLINK, d.nodeid, "f", 2, NULL, 0), ==, -EACCES);
+        {
+                struct fuse_rename_in rn = { .newdir = 1 };
+                struct fuse_rename_in back = { .newdir = d.nodeid };
+
+                g_assert_cmpint(ft_send(&t, FUSE_RENAME, d.nodeid, &rn, sizeof(rn), "f\0fetched", 10),
+                                ==, -EACCES);
+                g_assert_cmpint(ft_create(&t, 1, "g", 0644, O_RDWR, NULL, NULL), ==, 0);
+                g_assert_cmpint(ft_send(&t, FUSE_RENAME, 1, &back, sizeof(back), "g\0f", 4), ==, -EACCES);
+        }
+        g_assert_cmpint(stat(moved_file, &st), ==, 0);
         /* Reading its attributes still works: nothing is written. */
         g_assert_cmpint(ft_send(&t, FUSE_GETATTR, f.nodeid, &(struct fuse_getattr_in){ 0 },
                                 sizeof(struct fuse_getattr_in), NULL, 0), ==, 0);
