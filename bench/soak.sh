@@ -87,7 +87,13 @@ while kill -0 "$guest_pid" 2>/dev/null && ! in_console SOAK-FINISHED; do
         rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status" 2>/dev/null)
         # Inodes in the guests' trees now (hard links counted once): each one the guest
         # made, and knows.
-        entries=$(find "$share/soak" -mindepth 1 -printf '%i\n' 2>/dev/null | sort -u | wc -l)
+        # A walk that races with a directory rename misses that directory's files: the
+        # largest of three walks.
+        entries=0
+        for _ in 1 2 3; do
+                n=$(find "$share/soak" -mindepth 1 -printf '%i\n' 2>/dev/null | sort -u | wc -l)
+                [ "$n" -le "$entries" ] || entries=$n
+        done
         [ -n "$rss" ] && rows+=("$t $fds $rss $entries")
         # Until the next sample, watching for the end of the phase.
         next=$(( t0 + t + sample ))
