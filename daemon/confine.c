@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -104,6 +105,41 @@ int confine_reopen(int proc_fd, int path_fd, int flags)
         if (fstat(fd, &after) < 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino)
                 return -ESTALE;
         return TAKE_FD(fd);
+}
+
+/* The current path of our fd `fd`; its length, or -errno (-ENAMETOOLONG when cut). */
+static ssize_t fd_path(int proc_fd, int fd, char buf[static PATH_MAX])
+{
+        char name[16];
+        ssize_t n;
+
+        confine_fd_name(name, sizeof(name), fd);
+        n = readlinkat(proc_fd, name, buf, PATH_MAX);
+        if (n < 0)
+                return -errno;
+        if (n == PATH_MAX)
+                return -ENAMETOOLONG;
+        buf[n] = '\0';
+        return n;
+}
+
+int confine_check_inside(int proc_fd, int root_fd, int fd)
+{
+        static const char deleted[] = " (deleted)";
+        char root[PATH_MAX], path[PATH_MAX];
+        ssize_t rlen, plen;
+
+        rlen = fd_path(proc_fd, root_fd, root);
+        plen = fd_path(proc_fd, fd, path);
+        if (rlen < 0 || plen < 0)
+                return -EACCES;
+        if ((size_t)rlen >= sizeof(deleted) - 1 && strcmp(root + rlen - (sizeof(deleted) - 1), deleted) == 0)
+                return -EACCES;
+        if (rlen == 1 && root[0] == '/')
+                return 0;             /* sharing "/": everything is inside */
+        if (strncmp(path, root, (size_t)rlen) != 0)
+                return -EACCES;
+        return path[rlen] == '\0' || path[rlen] == '/' ? 0 : -EACCES;
 }
 
 int confine_path_of_open_fd(int proc_fd, int open_fd)

@@ -38,6 +38,17 @@ int confine_reopen(int proc_fd, int path_fd, int flags);
  * an fd or -errno. */
 int confine_path_of_open_fd(int proc_fd, int open_fd);
 
+/* 0 when the object behind `fd` is the directory of `root_fd` or below it
+ * where the kernel names them now (their /proc/self/fd links), -EACCES when
+ * it is not: the host moved it (or a directory above it) out of the shared
+ * folder after the guest looked it up.  Landlock refuses every open, create
+ * and link there, but not chmod, chown, utimes or xattrs, and it grants
+ * removals (so renames away) anywhere below the socket's folder, for the
+ * socket's own removal at exit: this guards those.  A path that does not fit PATH_MAX, or a
+ * deleted shared folder, also answers -EACCES (we cannot tell).  Renaming
+ * the shared folder itself moves its inside with it: still 0. */
+int confine_check_inside(int proc_fd, int root_fd, int fd);
+
 /* Writes the name of `fd` inside /proc/self/fd ("17") into buf (≥ 16 bytes). */
 void confine_fd_name(char *buf, size_t size, int fd);
 

@@ -8,9 +8,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "confine.h"
+#include "log.h"
 
 int pt_fd_keep(const struct pt_fs *fs, int fd)
 {
@@ -55,6 +57,22 @@ static void fill_entry(const struct pt_fs *fs, struct fuse_entry_out *e, uint64_
         e->entry_valid = e->attr_valid = fs->timeout_sec;
         e->entry_valid_nsec = e->attr_valid_nsec = fs->timeout_nsec;
         pt_fill_attr(fs, &e->attr, st);
+}
+
+int pt_check_inside(struct pt_fs *fs, const struct inode *i)
+{
+        _cleanup_iref_ root = PT_INODE(fs, INODE_ROOT_ID);
+        int err;
+
+        if (!root.p)
+                return -ESTALE;
+        if (i == root.p)
+                return 0;
+        err = confine_check_inside(fs->proc_fd, root.p->fd, i->fd);
+        if (err < 0)
+                log_debug("nodeid %" PRIu64 " is no longer inside the shared folder: change refused",
+                          i->nodeid);
+        return err;
 }
 
 int pt_reply_attr(struct pt_fs *fs, struct freq *r, const struct stat *st)

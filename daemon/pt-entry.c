@@ -156,6 +156,8 @@ int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         }
         if ((err = check_setattr(fs, r, i, in, fd >= 0 && h.p->writable)) < 0)
                 return err;
+        if ((err = pt_check_inside(fs, i)) < 0)
+                return err;
         confine_fd_name(name, sizeof(name), i->fd);
 
         if (in->valid & FATTR_MODE) {
@@ -284,6 +286,8 @@ static int remove_name(struct pt_fs *fs, struct freq *r, struct inode *dir, int 
                 return err;
         if ((err = pt_check_remove(fs, r, dir, name)) < 0)
                 return err;
+        if ((err = pt_check_inside(fs, dir)) < 0)
+                return err;
         if (unlinkat(dir->fd, name, flags) < 0)
                 return -errno;
         return pt_reply_ok(r);
@@ -322,6 +326,9 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
         if (err == -ENOENT)
                 err = pt_check_access(fs, r, newdir.p, W_OK | X_OK);
         if (err < 0)
+                return err;
+        if ((err = pt_check_inside(fs, olddir)) < 0 ||
+            (newdir.p != olddir && (err = pt_check_inside(fs, newdir.p)) < 0))
                 return err;
         /* Both ends are single names under inode fds inside the folder. */
         if (renameat2(olddir->fd, oldname, newdir.p->fd, newname, flags) < 0)

@@ -160,6 +160,11 @@ int pt_check_access(const struct pt_fs *fs, const struct freq *r, const struct i
 /* May the requester remove (or rename away) `name` from `dir`? */
 int pt_check_remove(const struct pt_fs *fs, const struct freq *r, const struct inode *dir,
                     const char *name);
+/* 0 when `i` is still inside the shared folder on the host, -EACCES when the
+ * host moved it out after the guest looked it up (confine_check_inside()):
+ * for the changes Landlock does not cover (SETATTR, SETXATTR, REMOVEXATTR;
+ * UNLINK, RMDIR and RENAME below the socket's folder). */
+int pt_check_inside(struct pt_fs *fs, const struct inode *i);
 /* The open flags of OPEN/CREATE that reach the host (see pt-common.c). */
 int pt_open_flags(uint32_t guest_flags);
 /* FOPEN_* flags of a file handle for the --cache mode. */

@@ -38,12 +38,14 @@ static int xattr_target(const struct freq *r, const struct inode *i, size_t *pos
 /* SETXATTR and REMOVEXATTR: the namespace must be one the guest may write
  * (guest-policy.h), and, as on a local file system, the file writable by the
  * requester (perm.h). */
-static int check_xattr_write(const struct pt_fs *fs, const struct freq *r, const struct inode *i,
+static int check_xattr_write(struct pt_fs *fs, const struct freq *r, const struct inode *i,
                              const char *name)
 {
         int err = policy_check_xattr_write(&fs->policy, name, r->in.uid);
 
-        return err < 0 ? err : pt_check_access(fs, r, i, W_OK);
+        if (err == 0)
+                err = pt_check_access(fs, r, i, W_OK);
+        return err < 0 ? err : pt_check_inside(fs, i);
 }
 
 int pt_setxattr(struct pt_fs *fs, struct freq *r, struct inode *i)

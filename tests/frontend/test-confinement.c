@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static const char *const xattr_opts[] = { "--xattr", NULL };
@@ -219,6 +220,64 @@ static void test_host_swaps_in_symlink(Fixture *f, gconstpointer data)
         g_assert_cmpint(vmm_lookup(v, e.nodeid, "canary", NULL), <, 0);
 }
 
+/* The host moves a directory the guest knows out of the share (guest-faults
+ * does it under a real guest): nothing the guest sends for it, or for a file
+ * in it, changes anything there.  Landlock refuses opens, creates and links;
+ * the daemon itself refuses chmod, utimes and xattrs (Landlock does not cover
+ * them) and removals and renames (Landlock grants those below the socket's
+ * folder, which here holds outside/ too).  The directory is moved back before
+ * the fixture's check of outside/. */
+static void test_dir_moved_out(Fixture *f, gconstpointer data)
+{
+        struct vmm *v = f->h->vmm;
+        struct fuse_setattr_in chmod_in = { .valid = FATTR_MODE, .mode = S_IFREG | 0600 };
+        struct fuse_setattr_in times_in = { .valid = FATTR_MTIME, .mtime = 12345 };
+        struct fuse_setattr_in trunc_in = { .valid = FATTR_SIZE, .size = 0 };
+        struct fuse_entry_out e;
+        uint64_t file = lookup_ok(v, VMM_ROOT, "file");
+        uint64_t dir, inner;
+        struct stat st;
+
+        if (!harness_require_sluice("sluice-fs's own confinement of moved-out inodes"))
+                return;
+        assert_ok(vmm_create(v, lookup_ok(v, VMM_ROOT, "dir"), "inner", O_RDWR | O_CREAT, S_IFREG | 0644,
+                             &e, NULL));
+        inner = e.nodeid;
+        dir = lookup_ok(v, VMM_ROOT, "dir");
+        g_autofree char *from = harness_path(f->h, "dir");
+        g_autofree char *to = g_build_filename(f->h->outside, "moved", NULL);
+        g_autofree char *moved_inner = g_build_filename(to, "inner", NULL);
+        g_assert_cmpint(rename(from, to), ==, 0);
+
+        g_assert_cmpint(vmm_create(v, dir, "made", O_RDWR | O_CREAT, S_IFREG | 0644, NULL, NULL), <, 0);
+        g_assert_cmpint(vmm_mkdir(v, dir, "madedir", 0755, NULL), <, 0);
+        g_assert_cmpint(vmm_link(v, file, dir, "hard", NULL), <, 0);
+        g_assert_cmpint(vmm_rename(v, VMM_ROOT, "file", dir, "stolen", 0), <, 0);
+        g_assert_cmpint(vmm_unlink(v, dir, "inner"), ==, -EACCES);
+        g_assert_cmpint(vmm_rename(v, dir, "inner", VMM_ROOT, "fetched", 0), ==, -EACCES);
+        g_assert_cmpint(vmm_rename(v, VMM_ROOT, "file", dir, "inner", 0), ==, -EACCES);
+        g_assert_cmpint(vmm_open(v, inner, O_WRONLY, NULL), <, 0);
+        g_assert_cmpint(vmm_setattr(v, inner, &trunc_in, NULL), <, 0);
+        g_assert_cmpint(vmm_setattr(v, inner, &chmod_in, NULL), ==, -EACCES);
+        g_assert_cmpint(vmm_setattr(v, inner, &times_in, NULL), ==, -EACCES);
+        g_assert_cmpint(vmm_setattr(v, dir, &chmod_in, NULL), ==, -EACCES);
+        g_assert_cmpint(vmm_setxattr(v, inner, "user.planted", "x", 1, 0), ==, -EACCES);
+
+        g_assert_cmpint(stat(moved_inner, &st), ==, 0);
+        g_assert_cmpuint(st.st_mode & 07777, ==, 0644);
+        g_assert_cmpint((long)st.st_mtime, !=, 12345);
+        g_autofree char *listing = harness_snapshot(to);
+        g_test_message("moved-out directory: %s", listing);
+        g_assert_cmpint(lgetxattr(moved_inner, "user.planted", NULL, 0), <, 0);
+        g_autofree char *made = g_build_filename(to, "made", NULL);
+        g_autofree char *stolen = g_build_filename(to, "stolen", NULL);
+        g_assert_false(g_file_test(made, G_FILE_TEST_EXISTS));
+        g_assert_false(g_file_test(stolen, G_FILE_TEST_EXISTS));
+        /* Back in the share, it is the guest's again. */
+        g_assert_cmpint(rename(to, from), ==, 0);
+        assert_ok(vmm_setattr(v, inner, &chmod_in, NULL));
+}
+
 static void test_rename_link_escape(Fixture *f, gconstpointer data)
 {
         struct vmm *v = f->h->vmm;
@@ -271,6 +330,7 @@ int main(int argc, char **argv)
         ADD("/confinement/symlink-to-outside-dir", test_symlink_to_outside_dir);
         ADD("/confinement/host-swaps-in-symlink", test_host_swaps_in_symlink);
         ADD("/confinement/rename-link-escape", test_rename_link_escape);
+        ADD("/confinement/dir-moved-out", test_dir_moved_out);
         ADD("/confinement/forged-nodeids", test_forged_nodeids);
         return g_test_run();
 }

@@ -1,5 +1,6 @@
 /* test-confine.c — nothing the guest sends reaches outside the shared folder. */
 #include <glib.h>
+#include <sys/xattr.h>
 
 #include "confine.h"
 #include "fuse-test-util.h"
@@ -171,6 +172,92 @@ static void test_dir_moved_outside(void)
         ft_teardown(&t);
 }
 
+/* The host moves a directory the guest knows out of the share (guest-faults
+ * does it under a real guest): Landlock keeps opens and creates out, but not
+ * chmod, chown, utimes or xattrs, nor removals below the socket's folder; the
+ * daemon refuses those itself.  Renaming
+ * the shared folder itself changes nothing for the guest. */
+static void test_moved_outside_no_changes(void)
+{
+        struct ft t;
+        struct fuse_mkdir_in mk = { .mode = 0755 };
+        struct fuse_entry_out d, f;
+        struct fuse_setattr_in chmod_in = { .valid = FATTR_MODE, .mode = S_IFREG | 0600 };
+        struct fuse_setattr_in times_in = { .valid = FATTR_MTIME, .mtime = 12345 };
+        struct fuse_setxattr_in sx = { .size = 3 };
+        g_autofree char *from = NULL, *to = NULL, *moved_file = NULL, *base = NULL, *renamed = NULL;
+        struct stat st;
+        struct fs_options opts = {
+                .guest_uid = FS_ID_UNMAPPED, .host_uid = FS_ID_UNMAPPED,
+                .guest_gid = FS_ID_UNMAPPED, .host_gid = FS_ID_UNMAPPED,
+                .xattr = true,
+        };
+
+        ft_setup_opts(&t, &opts);
+        g_assert_cmpint(ft_send(&t, FUSE_MKDIR, 1, &mk, sizeof(mk), "sub", 4), ==, 0);
+        memcpy(&d, ft_body(&t), sizeof(d));
+        g_assert_cmpint(ft_create(&t, d.nodeid, "f", 0644, O_RDWR, &f, NULL), ==, 0);
+        /* Inside, all three work. */
+        g_assert_cmpint(ft_send(&t, FUSE_SETATTR, f.nodeid, &times_in, sizeof(times_in), NULL, 0), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_SETXATTR, f.nodeid, &sx, FUSE_COMPAT_SETXATTR_IN_SIZE,
+                                "user.a\0abc", 10), ==, 0);
+
+        from = ft_path(&t, "sub");
+        to = g_build_filename(t.outside, "sub", NULL);
+        moved_file = g_build_filename(to, "f", NULL);
+        g_assert_cmpint(rename(from, to), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_SETATTR, f.nodeid, &chmod_in, sizeof(chmod_in), NULL, 0), ==, -EACCES);
+        g_assert_cmpint(ft_send(&t, FUSE_SETATTR, d.nodeid, &chmod_in, sizeof(chmod_in), NULL, 0), ==, -EACCES);
+        g_assert_cmpint(ft_send(&t, FUSE_SETATTR, f.nodeid, &times_in, sizeof(times_in), NULL, 0), ==, -EACCES);
+        g_assert_cmpint(ft_send(&t, FUSE_SETXATTR, f.nodeid, &sx, FUSE_COMPAT_SETXATTR_IN_SIZE,
+                                "user.b\0xyz", 10), ==, -EACCES);
+        g_assert_cmpint(ft_send(&t, FUSE_REMOVEXATTR, f.nodeid, "user.a", 7, NULL, 0), ==, -EACCES);
+        g_assert_cmpint(stat(moved_file, &st), ==, 0);
+        g_assert_cmpuint(st.st_mode & 07777, ==, 0644);
+        g_assert_cmpint((int)st.st_mtime, ==, 12345);
+        g_assert_cmpint(getxattr(moved_file, "user.b", NULL, 0), <, 0);
+        g_assert_cmpint(getxattr(moved_file, "user.a", NULL, 0), ==, 3);
+        /* Removals and renames out of it or into it (Landlock grants removals below
+         * the socket's folder, and this harness has no Landlock at all). */
+        g_assert_cmpint(ft_send(&t, FUSE_UNLINK, d.nodeid, "f", 2, NULL, 0), ==, -EACCES);
+        {
+                struct fuse_rename_in rn = { .newdir = 1 };
+                struct fuse_rename_in back = { .newdir = d.nodeid };
+
+                g_assert_cmpint(ft_send(&t, FUSE_RENAME, d.nodeid, &rn, sizeof(rn), "f\0fetched", 10),
+                                ==, -EACCES);
+                g_assert_cmpint(ft_create(&t, 1, "g", 0644, O_RDWR, NULL, NULL), ==, 0);
+                g_assert_cmpint(ft_send(&t, FUSE_RENAME, 1, &back, sizeof(back), "g\0f", 4), ==, -EACCES);
+        }
+        g_assert_cmpint(stat(moved_file, &st), ==, 0);
+        /* Reading its attributes still works: nothing is written. */
+        g_assert_cmpint(ft_send(&t, FUSE_GETATTR, f.nodeid, &(struct fuse_getattr_in){ 0 },
+                                sizeof(struct fuse_getattr_in), NULL, 0), ==, 0);
+
+        /* Moved back in, it may change again. */
+        g_assert_cmpint(rename(to, from), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_SETATTR, f.nodeid, &chmod_in, sizeof(chmod_in), NULL, 0), ==, 0);
+
+        /* The shared folder itself renamed: its files are still inside it. */
+        base = g_path_get_dirname(t.dir);
+        renamed = g_build_filename(base, "share-renamed", NULL);
+        g_assert_cmpint(rename(t.dir, renamed), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_SETATTR, f.nodeid, &times_in, sizeof(times_in), NULL, 0), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_SETATTR, 1, &times_in, sizeof(times_in), NULL, 0), ==, 0);
+        /* A folder at the old path with a name that extends it is not inside. */
+        g_assert_cmpint(rename(renamed, t.dir), ==, 0);
+        {
+                g_autofree char *sibling = g_strconcat(t.dir, "-sibling", NULL);
+                g_autofree char *there = g_build_filename(sibling, "sub", NULL);
+
+                g_assert_cmpint(g_mkdir(sibling, 0755), ==, 0);
+                g_assert_cmpint(rename(from, there), ==, 0);
+                g_assert_cmpint(ft_send(&t, FUSE_SETATTR, f.nodeid, &times_in, sizeof(times_in), NULL, 0),
+                                ==, -EACCES);
+        }
+        ft_teardown(&t);
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -180,5 +267,6 @@ int main(int argc, char **argv)
         g_test_add_func("/confine/attack-names", test_attack_names);
         g_test_add_func("/confine/symlinks-not-followed", test_symlinks_not_followed);
         g_test_add_func("/confine/dir-moved-outside", test_dir_moved_outside);
+        g_test_add_func("/confine/moved-outside-no-changes", test_moved_outside_no_changes);
         return g_test_run();
 }
