@@ -25,7 +25,6 @@
  * end), share/ is emptied, nothing outside share/ changed (else abort()),
  * and every 256 inputs the fds are where they were. */
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/fuse.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -318,16 +317,6 @@ static void send_init(void)
         send_one(0, 0, 0, 0, (uint8_t *)&req, sizeof(req));
 }
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-        if (ftw->level == 0)
-                return 0;
-        if (type == FTW_DP)
-                (void)rmdir(path);
-        else
-                (void)unlink(path);
-        return 0;
-}
 
 static bool same_stat(const struct stat *a, const struct stat *b);
 
@@ -402,7 +391,7 @@ static void check_outside(void)
 
 static void remove_base(void)
 {
-        (void)nftw(base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+        fz_empty_dir(base);
         (void)rmdir(base);
 }
 
@@ -462,7 +451,7 @@ static void end_input(void)
         }
         pthread_mutex_unlock(&pending_lock);
         if (!share_unchanged()) {
-                (void)nftw(share, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+                fz_empty_dir(share);
                 share_filled = false;
         }
         check_outside();
