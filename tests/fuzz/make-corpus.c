@@ -55,6 +55,7 @@ static void save(const char *target, const char *name, const struct out *o)
         char path[4096];
         FILE *f;
 
+        (void)mkdir(top, 0755);
         snprintf(path, sizeof(path), "%s/%s", top, target);
         (void)mkdir(path, 0755);
         snprintf(path, sizeof(path), "%s/%s/%s", top, target, name);
