@@ -188,7 +188,9 @@ static void f_setxattr(struct out *o, uint8_t node, const char *name, const char
 {
         struct fuse_setxattr_in in = { .size = (uint32_t)strlen(value) };
 
-        fuse_rec(o, ON_NODE(FUSE_SETXATTR, node), &in, sizeof(in), name, strlen(name) + 1, value,
+        /* The short form: the daemon does not accept FUSE_SETXATTR_EXT. */
+        fuse_rec(o, ON_NODE(FUSE_SETXATTR, node), &in, FUSE_COMPAT_SETXATTR_IN_SIZE, name,
+                 strlen(name) + 1, value,
                  strlen(value));
 }
 
