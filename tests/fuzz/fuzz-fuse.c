@@ -10,7 +10,9 @@
  *   u8  flags: bit 0 keep the header's len as given (else it is the record's
  *       length), bit 1 keep its unique (else a counter), bit 2 keep its
  *       uid/gid (else the process's), bits 3-5 the reply buffer size class,
- *       bit 6 send it without the harness's INIT first (first record only)
+ *       bit 6 send it without the harness's INIT first, bit 7 make the share
+ *       read-only for this input (both: first record only; a read-only
+ *       input that changes anything in share/ is an abort())
  *   u8  node: 0 keep the header's nodeid, else the (node-1)'th nodeid learnt
  *       from earlier replies of this input (the root when none)
  *   u8  handle: 0 keep, else the (handle-1)'th fh learnt (OPEN, CREATE,
@@ -436,7 +438,7 @@ static void setup(void)
                 abort();
 }
 
-static void end_input(void)
+static void end_input(bool readonly)
 {
         struct pending *p;
 
@@ -450,6 +452,13 @@ static void end_input(void)
                 free(p);
         }
         pthread_mutex_unlock(&pending_lock);
+        if (readonly) {
+                if (!share_unchanged()) {
+                        fprintf(stderr, "fuzz: a read-only share changed\n");
+                        abort();
+                }
+                fs_session_set_readonly(session, false);
+        }
         if (!share_unchanged()) {
                 fz_empty_dir(share);
                 share_filled = false;
@@ -463,7 +472,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static uint8_t req[65536 + 8];
         struct fz_input in = { data, size };
-        bool first = true;
+        bool first = true, readonly = false;
 
         if (!session)
                 setup();
@@ -476,12 +485,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
                 if (len > in.left)
                         len = in.left;
+                if (first && (flags & 128)) {
+                        readonly = true;
+                        fs_session_set_readonly(session, true);
+                }
                 if (first && !(flags & 64))
                         send_init();
                 first = false;
                 fz_bytes(&in, req, len);
                 send_one(flags, node_sel, handle_sel, layout, req, len);
         }
-        end_input();
+        end_input(readonly);
         return 0;
 }

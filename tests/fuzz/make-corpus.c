@@ -74,6 +74,7 @@ static void save(const char *target, const char *name, const struct out *o)
 #define R_KEEP_IDS    4
 #define R_OUT(c)      ((c) << 3)   /* 0 1 MiB, 1 4096, 2 none, 3 8, 4 16, 5 120, 6 256, 7 64 KiB */
 #define R_NO_INIT     64
+#define R_READONLY    128
 
 struct req {
         uint8_t flags, node, handle, layout;
@@ -481,6 +482,24 @@ static void corpus_fuse(void)
                  &(struct fuse_mkdir_in){ .mode = 0755 }, sizeof(struct fuse_mkdir_in), NAME("x"), NULL, 0);
         save(t, "other-users", &o);
 
+        /* A read-only share (test-readonly.c): every change refused, nothing changes. */
+        o.n = 0;
+        f_lookup(&o, (struct req){ .flags = R_READONLY }, "f1");
+        f_open(&o, 1, O_RDWR);
+        f_open(&o, 1, O_RDONLY);
+        f_write(&o, ON_FH(0, 1, 1), 0, "x", 1);
+        f_lk(&o, FUSE_SETLK, 1, 1, 1, F_WRLCK, 0);
+        f_lk(&o, FUSE_SETLK, 1, 1, 1, F_RDLCK, FUSE_LK_FLOCK);
+        f_setattr(&o, ON_NODE(0, 1), (struct fuse_setattr_in){ .valid = FATTR_SIZE, .size = 0 });
+        f_create(&o, "new", S_IFREG | 0644, O_RDWR);
+        f_mkdir(&o, ON(0), "d", 0755);
+        fuse_rec(&o, ON(FUSE_UNLINK), NAME("f1"), NULL, 0, NULL, 0);
+        f_rename(&o, ON(0), "f1", "f2", 0);
+        f_setxattr(&o, 1, "user.k", "v");
+        fuse_rec(&o, ON_NODE(FUSE_FALLOCATE, 1), &(struct fuse_fallocate_in){ .length = 4096 },
+                 sizeof(struct fuse_fallocate_in), NULL, 0, NULL, 0);
+        save(t, "readonly", &o);
+
         o.n = 0;
         f_lookup(&o, ON(0), "fifo");
         f_open(&o, 1, O_RDONLY);
@@ -680,6 +699,33 @@ static void corpus_virtqueue(void)
                 snprintf(name, sizeof(name), "bad-indirect-%u", i);
                 ring_save(name, &r);
         }
+
+        /* Indirect tables that loop, point past themselves, or turn readable after a
+         * direct writable descriptor; and one whose WRITE flag must be ignored (served). */
+        ring_init(&r, F_INDIRECT);
+        ring_desc(&r, VQ_DESC, 0, VQ_BUF, 32, VRING_DESC_F_INDIRECT, 0);
+        ring_desc(&r, VQ_BUF, 0, VQ_BUF + 0x200, 16, VRING_DESC_F_NEXT, 1);
+        ring_desc(&r, VQ_BUF, 1, VQ_BUF + 0x300, 16, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 0);
+        ring_avail(&r, h0, 1, 1);
+        ring_save("indirect-loop", &r);
+        ring_init(&r, F_INDIRECT);
+        ring_desc(&r, VQ_DESC, 0, VQ_BUF, 32, VRING_DESC_F_INDIRECT, 0);
+        ring_desc(&r, VQ_BUF, 0, VQ_BUF + 0x200, 16, VRING_DESC_F_NEXT, 7);
+        ring_avail(&r, h0, 1, 1);
+        ring_save("indirect-next-out-of-table", &r);
+        ring_init(&r, F_INDIRECT);
+        ring_desc(&r, VQ_DESC, 0, VQ_BUF + 0x300, 16, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1);
+        ring_desc(&r, VQ_DESC, 1, VQ_BUF, 16, VRING_DESC_F_INDIRECT, 0);
+        ring_desc(&r, VQ_BUF, 0, VQ_BUF + 0x200, 16, 0, 0);
+        ring_avail(&r, h0, 1, 1);
+        ring_save("indirect-readable-after-writable", &r);
+        ring_init(&r, F_INDIRECT | F_CALL);
+        ring_request(&r, VQ_BUF + 0x200);
+        ring_desc(&r, VQ_DESC, 0, VQ_BUF, 32, VRING_DESC_F_INDIRECT | VRING_DESC_F_WRITE, 0);
+        ring_desc(&r, VQ_BUF, 0, VQ_BUF + 0x200, 56, VRING_DESC_F_NEXT, 1);
+        ring_desc(&r, VQ_BUF, 1, VQ_BUF + 0x300, 120, VRING_DESC_F_WRITE, 0);
+        ring_avail(&r, h0, 1, 1);
+        ring_save("indirect-write-flag-ignored", &r);
 
         ring_init(&r, 0);
         ring_avail(&r, h0, 1, 9);                        /* avail idx 9 ahead on an 8-entry ring */
@@ -902,6 +948,14 @@ static void corpus_vhost_user(void)
         vu_handshake(&o);
         vu_u64(&o, VHOST_USER_SET_VRING_ERR, 1, K_MEMFD, true);
         save(t, "memfd-err-fd", &o);
+        o.n = 0;
+        vu_handshake(&o);
+        vu_u64(&o, VHOST_USER_SET_VRING_KICK, 1, K_MEMFD, true);      /* a regular file */
+        save(t, "memfd-kick-fd", &o);
+        o.n = 0;
+        vu_handshake(&o);
+        vu_u64(&o, VHOST_USER_SET_VRING_KICK, 1, K_PIPE, true);
+        save(t, "pipe-kick-fd", &o);
         o.n = 0;
         vu_handshake(&o);
         vu_u64(&o, VHOST_USER_SET_VRING_CALL, 1, 0, false);   /* no fd, no NOFD bit */
