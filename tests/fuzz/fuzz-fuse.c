@@ -265,9 +265,11 @@ static void send_one(uint8_t flags, uint8_t node_sel, uint8_t handle_sel, uint8_
                 memcpy(req, &h, sizeof(h));
         }
         in = split(req, len, layout & 15, &in_cnt);
-        if (out_size == FZ_BIG_OUT && h.opcode != FUSE_SETLKW) {
-                /* The 1 MiB reply buffer: slices of one reused allocation
-                 * (a fresh one per request is what made this target slow). */
+        if (out_size > 4096 && h.opcode != FUSE_SETLKW) {
+                /* Big reply buffers: slices of one reused allocation (a fresh
+                 * one per request is what made this target slow: page faults);
+                 * the small ones below get allocations of their own, exact to
+                 * the byte, for ASan to guard. */
                 unsigned n = 1 + (layout >> 4);
 
                 out = calloc(n, sizeof(*out));
@@ -402,6 +404,7 @@ static void setup(void)
         int fd;
 
         fz_quiet_log();
+        fz_limit_file_size();
         /* A tmpfs is much faster for the per-input clean-up: TMPDIR=/dev/shm. */
         snprintf(base, sizeof(base), "%s/sluice-fuzz-fuse-XXXXXX",
                  getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");

@@ -224,6 +224,7 @@ static void setup(void)
         int fd;
 
         fz_quiet_log();
+        fz_limit_file_size();
         snprintf(share, sizeof(share), "%s/sluice-fuzz-vu-XXXXXX",
                  getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
         if (!mkdtemp(share))
