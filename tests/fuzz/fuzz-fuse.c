@@ -138,17 +138,22 @@ static void on_complete(void *token, size_t len, void *userdata)
         (void)userdata;
 }
 
-static void add_id(uint64_t *ids, unsigned *n, uint64_t id)
+/* Remembers an id a reply handed out; when the list is full the oldest
+ * goes (a guest forgets too). */
+static unsigned next_slot;   /* reset with the lists, so that inputs replay alike */
+
+static void remember(uint64_t *ids, unsigned *n, uint64_t id)
 {
-        if (id == 0)
+        bool known = false;
+
+        for (unsigned i = 0; i < *n && !known; i++)
+                known = ids[i] == id;
+        if (id == 0 || known)
                 return;
-        for (unsigned i = 0; i < *n; i++)
-                if (ids[i] == id)
-                        return;
         if (*n < FZ_MAX_IDS)
                 ids[(*n)++] = id;
         else
-                ids[id % FZ_MAX_IDS] = id;
+                ids[next_slot++ % FZ_MAX_IDS] = id;
 }
 
 static void learn(uint32_t opcode, const uint8_t *body, size_t len)
@@ -156,18 +161,18 @@ static void learn(uint32_t opcode, const uint8_t *body, size_t len)
         switch (opcode) {
         case FUSE_LOOKUP: case FUSE_MKDIR: case FUSE_MKNOD: case FUSE_SYMLINK: case FUSE_LINK:
                 if (len >= sizeof(struct fuse_entry_out))
-                        add_id(nodes, &n_nodes, ((const struct fuse_entry_out *)body)->nodeid);
+                        remember(nodes, &n_nodes, ((const struct fuse_entry_out *)body)->nodeid);
                 break;
         case FUSE_CREATE: case FUSE_TMPFILE:
                 if (len >= sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out)) {
-                        add_id(nodes, &n_nodes, ((const struct fuse_entry_out *)body)->nodeid);
-                        add_id(fhs, &n_fhs,
+                        remember(nodes, &n_nodes, ((const struct fuse_entry_out *)body)->nodeid);
+                        remember(fhs, &n_fhs,
                                ((const struct fuse_open_out *)(body + sizeof(struct fuse_entry_out)))->fh);
                 }
                 break;
         case FUSE_OPEN: case FUSE_OPENDIR:
                 if (len >= sizeof(struct fuse_open_out))
-                        add_id(fhs, &n_fhs, ((const struct fuse_open_out *)body)->fh);
+                        remember(fhs, &n_fhs, ((const struct fuse_open_out *)body)->fh);
                 break;
         case FUSE_READDIRPLUS:
                 for (size_t pos = 0; pos + FUSE_NAME_OFFSET_DIRENTPLUS <= len;) {
@@ -175,7 +180,7 @@ static void learn(uint32_t opcode, const uint8_t *body, size_t len)
 
                         if (d->dirent.namelen == 0 || d->dirent.namelen > 255)
                                 break;
-                        add_id(nodes, &n_nodes, d->entry_out.nodeid);
+                        remember(nodes, &n_nodes, d->entry_out.nodeid);
                         pos += FUSE_DIRENTPLUS_SIZE(d);
                 }
                 break;
@@ -393,29 +398,17 @@ static void check_outside(void)
         }
 }
 
-static void remove_base(void)
-{
-        fz_empty_dir(base);
-        (void)rmdir(base);
-}
-
 static void setup(void)
 {
         int fd;
 
-        fz_quiet_log();
-        fz_limit_file_size();
         /* A tmpfs is much faster for the per-input clean-up: TMPDIR=/dev/shm. */
-        snprintf(base, sizeof(base), "%s/sluice-fuzz-fuse-XXXXXX",
-                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-        if (!mkdtemp(base))
-                abort();
+        snprintf(base, sizeof(base), "%s", fz_make_scratch("sluice-fuzz-fuse"));
         snprintf(share, sizeof(share), "%s/share", base);
         snprintf(outside, sizeof(outside), "%s/outside", base);
         snprintf(canary, sizeof(canary), "%s/canary", outside);
         if (mkdir(share, 0755) < 0 || mkdir(outside, 0755) < 0)
                 abort();
-        atexit(remove_base);
         fd = open(canary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0 || write(fd, "canary\n", 7) != 7)
                 abort();
@@ -467,7 +460,7 @@ static void end_input(bool readonly)
                 share_filled = false;
         }
         check_outside();
-        n_nodes = n_fhs = 0;
+        n_nodes = n_fhs = next_slot = 0;
         fz_check_fds(&runs, &fd_baseline);
 }
 

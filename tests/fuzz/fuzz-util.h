@@ -166,3 +166,32 @@ static inline void fz_limit_file_size(void)
         if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
                 abort();
 }
+
+/* The per-process scratch directory of a target that needs one:
+ * $TMPDIR/NAME-XXXXXX, removed with everything in it when the process exits.
+ * Also quiets the log and bounds file sizes, which such targets want too. */
+static inline char *fz_scratch_path(void)
+{
+        static char path[4096];
+
+        return path;
+}
+
+static inline void fz_remove_scratch(void)
+{
+        fz_empty_dir(fz_scratch_path());
+        (void)rmdir(fz_scratch_path());
+}
+
+static inline const char *fz_make_scratch(const char *name)
+{
+        char *path = fz_scratch_path();
+
+        fz_quiet_log();
+        fz_limit_file_size();
+        snprintf(path, 4096, "%s/%s-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
+        if (!mkdtemp(path))
+                abort();
+        atexit(fz_remove_scratch);
+        return path;
+}

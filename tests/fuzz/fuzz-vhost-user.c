@@ -213,23 +213,11 @@ static bool send_message(int sock, uint8_t op, struct fz_input *in)
         return true;
 }
 
-static void remove_share(void)
-{
-        fz_empty_dir(share);
-        (void)rmdir(share);
-}
-
 static void setup(void)
 {
         int fd;
 
-        fz_quiet_log();
-        fz_limit_file_size();
-        snprintf(share, sizeof(share), "%s/sluice-fuzz-vu-XXXXXX",
-                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-        if (!mkdtemp(share))
-                abort();
-        atexit(remove_share);
+        snprintf(share, sizeof(share), "%s", fz_make_scratch("sluice-fuzz-vu"));
         opts.guest_uid = opts.host_uid = FS_ID_UNMAPPED;
         opts.guest_gid = opts.host_gid = FS_ID_UNMAPPED;
         opts.queues = 2;

@@ -931,39 +931,44 @@ static void corpus_vhost_user(void)
         save(t, "mem-table-change-nofd", &o);
 
         /* ---- hostile frontends (tests/frontend/test-hostile-frontend.c, test-lifecycle.c) ---- */
-        o.n = 0;
-        vu_handshake(&o);
-        vu_u64(&o, VHOST_USER_SET_VRING_CALL, 1, K_PIPE, true);
-        save(t, "pipe-call-fd", &o);
+        /* One bad message after the handshake: an fd of the wrong kind or a
+         * field out of range (each a broken device). */
+        static const struct {
+                const char *name;
+                uint32_t request;
+                uint64_t value;       /* the u64 payload; for ring states: index << 32 | num */
+                int fd_kind;          /* -1: none */
+        } one_bad[] = {
+                { "pipe-call-fd", VHOST_USER_SET_VRING_CALL, 1, K_PIPE },
+                { "devnull-kick-fd", VHOST_USER_SET_VRING_KICK, 1, K_DEVNULL },
+                { "semaphore-kick-fd", VHOST_USER_SET_VRING_KICK, 1, K_SEMAPHORE },
+                { "memfd-err-fd", VHOST_USER_SET_VRING_ERR, 1, K_MEMFD },
+                { "memfd-kick-fd", VHOST_USER_SET_VRING_KICK, 1, K_MEMFD },    /* a regular file */
+                { "pipe-kick-fd", VHOST_USER_SET_VRING_KICK, 1, K_PIPE },
+                { "vring-fd-missing", VHOST_USER_SET_VRING_CALL, 1, -1 },      /* no fd, no NOFD bit */
+                { "vring-fd-unknown-bits", VHOST_USER_SET_VRING_CALL, 1 | (1ull << 20), K_EVENTFD },
+                { "ring-index-out-of-range", VHOST_USER_SET_VRING_NUM, 3ull << 32 | 8, -1 }, /* rings 0..2 */
+                { "ring-size-not-power-of-two", VHOST_USER_SET_VRING_NUM, 1ull << 32 | 6, -1 },
+                { "ring-size-too-big", VHOST_USER_SET_VRING_NUM, 1ull << 32 | 2048, -1 },
+                { "ring-base-too-big", VHOST_USER_SET_VRING_BASE, 1ull << 32 | 0x10000, -1 },
+                { "ring-enable-2", VHOST_USER_SET_VRING_ENABLE, 1ull << 32 | 2, -1 },
+        };
 
-        o.n = 0;
-        vu_handshake(&o);
-        vu_u64(&o, VHOST_USER_SET_VRING_KICK, 1, K_DEVNULL, true);
-        save(t, "devnull-kick-fd", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_u64(&o, VHOST_USER_SET_VRING_KICK, 1, K_SEMAPHORE, true);
-        save(t, "semaphore-kick-fd", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_u64(&o, VHOST_USER_SET_VRING_ERR, 1, K_MEMFD, true);
-        save(t, "memfd-err-fd", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_u64(&o, VHOST_USER_SET_VRING_KICK, 1, K_MEMFD, true);      /* a regular file */
-        save(t, "memfd-kick-fd", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_u64(&o, VHOST_USER_SET_VRING_KICK, 1, K_PIPE, true);
-        save(t, "pipe-kick-fd", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_u64(&o, VHOST_USER_SET_VRING_CALL, 1, 0, false);   /* no fd, no NOFD bit */
-        save(t, "vring-fd-missing", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_u64(&o, VHOST_USER_SET_VRING_CALL, 1 | (1ull << 20), K_EVENTFD, true);
-        save(t, "vring-fd-unknown-bits", &o);
+        for (unsigned i = 0; i < sizeof(one_bad) / sizeof(one_bad[0]); i++) {
+                uint64_t v = one_bad[i].value;
+                bool state = one_bad[i].request == VHOST_USER_SET_VRING_NUM ||
+                             one_bad[i].request == VHOST_USER_SET_VRING_BASE ||
+                             one_bad[i].request == VHOST_USER_SET_VRING_ENABLE;
+
+                o.n = 0;
+                vu_handshake(&o);
+                if (state)
+                        vu_state(&o, one_bad[i].request, (uint32_t)(v >> 32), (uint32_t)v);
+                else
+                        vu_u64(&o, one_bad[i].request, v, (uint8_t)one_bad[i].fd_kind,
+                               one_bad[i].fd_kind >= 0);
+                save(t, one_bad[i].name, &o);
+        }
 
         o.n = 0;
         vu_handshake(&o);
@@ -1043,26 +1048,6 @@ static void corpus_vhost_user(void)
         vu_plain(&o, VHOST_USER_GET_FEATURES, V1 | VHOST_USER_REPLY_MASK);
         save(t, "reply-as-request", &o);
 
-        o.n = 0;
-        vu_handshake(&o);
-        vu_state(&o, VHOST_USER_SET_VRING_NUM, 3, 8);           /* rings 0..2 */
-        save(t, "ring-index-out-of-range", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_state(&o, VHOST_USER_SET_VRING_NUM, 1, 6);
-        save(t, "ring-size-not-power-of-two", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_state(&o, VHOST_USER_SET_VRING_NUM, 1, 2048);
-        save(t, "ring-size-too-big", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_state(&o, VHOST_USER_SET_VRING_BASE, 1, 0x10000);
-        save(t, "ring-base-too-big", &o);
-        o.n = 0;
-        vu_handshake(&o);
-        vu_state(&o, VHOST_USER_SET_VRING_ENABLE, 1, 2);
-        save(t, "ring-enable-2", &o);
         o.n = 0;
         vu_handshake(&o);
         vu_mem_table(&o, K_MEMFD, 0x10000);
