@@ -19,13 +19,15 @@
  *       OPENDIR replies) written where the opcode carries its fh (RENAME and
  *       LINK: their second nodeid)
  *   u8  layout: low nibble n: the request split into separately allocated
- *       iovecs of n bytes (0: one); high nibble the same for the reply
+ *       iovecs of n bytes (0: one); high nibble the same for a reply buffer
+ *       of up to 4 KiB (a bigger one is cut into 1 + n slices of one buffer)
  *   u16 record length, then that many bytes: fuse_in_header + arguments
  * After every reply: it fits the buffer, its header's len is what
  * fs_process() returned, the unique is the request's, the error in
  * [-4095, 0].  After every input: the session is reset (deferred SETLKWs
- * end), share/ is emptied, nothing outside share/ changed (else abort()),
- * and every 256 inputs the fds are where they were. */
+ * end), share/ is emptied and refilled if the input changed anything in it,
+ * nothing outside share/ changed (else abort()), and every 256 inputs the
+ * fds are where they were.  Files stay under FZ_FILE_SIZE_MAX (fuzz-util.h). */
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <pthread.h>
