@@ -93,7 +93,9 @@ static int make_fd(struct fz_input *in)
 {
         int fd, p[2];
 
-        if (n_held == FZ_MAX_HELD)
+        /* Room for two: a pipe takes both its ends (hold() closes what does
+         * not fit, and a closed fd must not be sent: sendmsg() says EBADF). */
+        if (n_held + 2 > FZ_MAX_HELD)
                 return -1;
         switch (fz_u8(in) % FD_KINDS) {
         case FD_EVENTFD:
