@@ -14,9 +14,9 @@ DEPS_BUILD = meson ninja-build pkg-config gcc libc6-dev gettext \
 DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static kmod cpio xz-utils \
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients \
 	dbus dbus-x11 xvfb xauth xdotool imagemagick xfce4-panel dunst acl attr fio \
-	python3 passwd util-linux procps psmisc
+	python3 passwd util-linux procps psmisc clang
 
-.PHONY: all deps build check demo bench clean
+.PHONY: all deps build check demo bench fuzz clean
 
 all: build
 
@@ -57,8 +57,14 @@ bench: build
 	bench/proto-run.sh $(BUILD)
 	bench/run.sh $(BUILD)
 
+# The libFuzzer targets (tests/fuzz/README.md), FUZZ_SECONDS each.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	tests/fuzz/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
 
 # A soak of minutes, not part of check (bench/soak.sh): a Linux 6.12 guest, 2
 # vCPUs, 2 request queues, mixed operations on thousands of files against a

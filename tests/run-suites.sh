@@ -102,6 +102,15 @@ fi
 rm -f "$log"
 tsan_pass "${3:-build-tsan}" || status=1
 
+# The libFuzzer targets, when clang is there: each over its seed corpus and
+# then fuzzing for a few seconds (tests/fuzz/run-fuzz.sh; longer: make fuzz).
+tests/fuzz/run-fuzz.sh "${FUZZ_BUILD:-build-fuzz}" "${FUZZ_SECONDS:-15}"
+case $? in
+0) passed=$((passed + 1)) ;;
+77) skipped=$((skipped + 1)) ;;
+*) failed=$((failed + 1)) status=1 ;;
+esac
+
 echo
 echo "make check: $passed passed, $failed failed, $skipped skipped"
 echo "$passed passed, $failed failed"
