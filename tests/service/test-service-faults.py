@@ -352,8 +352,9 @@ def case_service_kill(env):
     r = env.vmm(sock, "write", "z.txt", "six")
     check(r.returncode == 1 and "EROFS" in r.stderr, f"write after read-only on: {r.returncode} {r.stderr}")
 
-    # RemoveShare ends an orphan too, and the service's own exit ends the rest.
-    def orphan_after_restart(tag):
+    # RemoveShare ends an orphan too, Stop ends that of a share the restarted
+    # service did not start, and the service's own exit ends the rest.
+    def orphan_after_restart(tag, state="running"):
         nonlocal service
         socket = share_socket(env, tag)
         [pid] = env.worker_pids(tag)
@@ -362,7 +363,7 @@ def case_service_kill(env):
         kill_service(env, service)
         wait_for(lambda: listeners(socket) == 0, 30, f"the orphan of {tag} to stop listening")
         service = env.start_service()
-        env.wait_state(tag, "running")
+        env.wait_state(tag, state)
         check(pid_alive(pid), f"the orphan of {tag} died before it was asked to")
         return pid, frontend
 
@@ -370,30 +371,21 @@ def case_service_kill(env):
     env.ctl("remove", "served")
     wait_for(lambda: not pid_alive(pid), 30, "RemoveShare to end the orphan of the removed share")
     fe.close()
-    env.ctl("start", "idle")
-    env.wait_state("idle", "running")
-    pid, fe = orphan_after_restart("idle")
-    fe.close()
-    wait_for(lambda: not pid_alive(pid), 30, "the orphan of idle to exit after its frontend left")
 
-    # A share the restarted service does not start (autostart off) shows
-    # "stopped" while the orphan serves its VM; Stop ends that orphan.
+    # Autostart off: the restarted service shows the share "stopped" while
+    # the orphan serves its VM; Stop of the stopped share ends the orphan.
     env.mkdir("share", "c")
     env.ctl("add", env.path("share", "c"), "--tag", "manual", "--no-autostart")
     env.ctl("start", "manual")
     env.wait_state("manual", "running")
-    socket = share_socket(env, "manual")
-    [pid] = env.worker_pids("manual")
-    fe = Frontend(env, socket)
-    fe.expect("ls")
-    kill_service(env, service)
-    wait_for(lambda: listeners(socket) == 0, 30, "the orphan of manual to stop listening")
-    service = env.start_service()
-    env.wait_state("manual", "stopped")
-    check(pid_alive(pid), "the orphan of manual died before it was asked to")
+    pid, fe = orphan_after_restart("manual", "stopped")
     env.ctl("stop", "manual")
     wait_for(lambda: not pid_alive(pid), 30, "Stop of a stopped share to end its orphan")
     fe.close()
+
+    env.ctl("start", "idle")
+    env.wait_state("idle", "running")
+    pid, fe = orphan_after_restart("idle")
     env.stop_service(service)   # it checks that no sluice-fs outlives it
     check(not pid_alive(pid), "the orphan outlived the service's exit")
     fe.close()
