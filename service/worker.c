@@ -13,10 +13,11 @@
  *    unplugged).  So the socket path is free for the restarted service's own
  *    worker: never two listeners on one socket, and the VM's next connection
  *    (its next boot, a re-plug) reaches the supervised worker.
- *  - The restarted service finds such orphans when it creates and when it
- *    starts a share's worker (same user, /proc/PID/exe is the sluice-fs it
- *    runs, --socket-path= this share's socket, not its own child) and holds a
- *    pidfd of each.  They cannot be controlled (the control channel
+ *  - The restarted service finds such orphans once, when it creates a share's
+ *    worker object at start-up (same user, /proc/PID/exe is the sluice-fs it
+ *    runs, --socket-path= this share's socket, not its own child), and holds a
+ *    pidfd of each: no new orphan can appear later, since only a service that
+ *    died leaves them.  They cannot be controlled (the control channel
  *    was a socketpair with the dead service and nothing can reopen it), so
  *    whatever the user asks that an orphan cannot honour ends it: stopping a
  *    running share, RemoveShare, the service's own exit, and switching
@@ -557,7 +558,6 @@ void sluice_worker_start(SluiceWorker *self)
         self->ever_ready = FALSE;
         self->restarting = FALSE;
         g_array_set_size(self->failures, 0);
-        worker_find_orphans(self);
         worker_launch(self);
 }
 
