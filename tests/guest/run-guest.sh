@@ -33,7 +33,9 @@
 #                       or beside the image, and booted from its own image directory IMAGE-6.12)
 #   --reboot            a guest reboot or reset restarts the guest (QEMU without
 #                       -no-reboot), as in a VM; by default it ends the run
-#   --kill-on TEXT      when the console shows TEXT, QEMU is SIGKILLed (a VM killed mid-request)
+#   --kill-on TEXT      when the console shows TEXT, QEMU is SIGKILLed (a VM killed mid-request),
+#                       at most $SLUICE_GUEST_KILLS times (default 10); after each kill the
+#                       worker's fd count and VmRSS go into the daemon log
 #                       and started again, with the same daemon; a boot that does not show
 #                       TEXT ends the run (at most 10 kills).  The console keeps every boot.
 #   --quiet             do not echo the console while the guest runs
@@ -65,7 +67,7 @@ die() { echo "run-guest: $*" >&2; exit 1; }
 image=${SLUICE_GUEST_IMAGE:-}
 backend=${SLUICE_GUEST_BACKEND:-sluice}
 shared_dir='' tag=share timeout=150 console='' daemon_log='' mem=512 smp=1 quiet=0 check=1 reboot=0 as_root=0
-queues=1 kernel=6.1 kill_on=''
+queues=1 kernel=6.1 kill_on='' max_kills=${SLUICE_GUEST_KILLS:-10}
 sluice_fs=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
 daemon_args=() files=() envs=()
 while [ $# -gt 0 ]; do
@@ -314,7 +316,7 @@ while :; do
                         kill -KILL "$qemu_pid" 2>/dev/null
                         break
                 fi
-                if [ -n "$kill_on" ] && [ "$kills" -lt 10 ] && grep -qF -- "$kill_on" "$console"; then
+                if [ -n "$kill_on" ] && [ "$kills" -lt "$max_kills" ] && grep -qF -- "$kill_on" "$console"; then
                         killed=1
                         kill -KILL "$qemu_pid" 2>/dev/null
                         break
@@ -335,6 +337,17 @@ while :; do
                 # QEMU truncates the console file at each start: keep this boot's
                 cat "$console" >>"$work/killed-boots"
                 : >"$console"
+                if [ "$backend" = sluice ] && [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+                        # Once the worker has seen this frontend go (its log says so),
+                        # its fds and memory from /proc, for the caller to compare
+                        # across kills (guest-kill.sh).
+                        for _ in $(seq 600); do
+                                [ "$(grep -c 'frontend disconnected; session reset' "$daemon_log")" -ge "$kills" ] && break
+                                sleep 0.1
+                        done
+                        echo "run-guest: after kill $kills: worker fds $(ls "/proc/$daemon_pid/fd" | wc -l)" \
+                             "VmRSS $(awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status") KiB" >>"$daemon_log"
+                fi
                 if [ -n "$daemon_pid" ] && ! kill -0 "$daemon_pid" 2>/dev/null; then
                         wait "$daemon_pid" 2>/dev/null
                         start_daemon
