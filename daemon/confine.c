@@ -142,6 +142,20 @@ int confine_check_inside(int proc_fd, int root_fd, int fd)
         return path[rlen] == '\0' || path[rlen] == '/' ? 0 : -EACCES;
 }
 
+/* Written once by the main thread before the queue threads exist (they see
+ * it through pthread_create's ordering), read by them afterwards. */
+static bool landlock_active;
+
+void confine_note_landlock(void)
+{
+        landlock_active = true;
+}
+
+bool confine_landlock_active(void)
+{
+        return landlock_active;
+}
+
 int confine_path_of_open_fd(int proc_fd, int open_fd)
 {
         char name[16];

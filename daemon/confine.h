@@ -8,6 +8,8 @@
  * links other than the one that reopens our own O_PATH fd. */
 #pragma once
 
+#include <stdbool.h>
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -48,6 +50,14 @@ int confine_path_of_open_fd(int proc_fd, int open_fd);
  * deleted shared folder, also answers -EACCES (we cannot tell).  Renaming
  * the shared folder itself moves its inside with it: still 0. */
 int confine_check_inside(int proc_fd, int root_fd, int fd);
+
+/* Whether Landlock confines this process to the shared folder (set once by
+ * the sandbox, before any queue thread starts).  Without it (--sandbox=none,
+ * a kernel without Landlock) the passthrough layer checks with
+ * confine_check_inside() before the opens, creates and links Landlock would
+ * have refused in a directory moved out of the share. */
+void confine_note_landlock(void);
+bool confine_landlock_active(void);
 
 /* Writes the name of `fd` inside /proc/self/fd ("17") into buf (≥ 16 bytes). */
 void confine_fd_name(char *buf, size_t size, int fd);

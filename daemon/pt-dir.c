@@ -15,7 +15,8 @@ int pt_opendir(struct pt_fs *fs, struct freq *r, struct inode *dir)
         struct fuse_open_out out = { 0 };
         int fd, err;
 
-        if ((err = pt_check_access(fs, r, dir, R_OK)) < 0)
+        if ((err = pt_check_access(fs, r, dir, R_OK)) < 0 ||
+            (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
         fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, dir->fd, O_RDONLY | O_DIRECTORY));
         if (fd < 0)

@@ -233,7 +233,8 @@ int pt_symlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 return err;
         if (err == 0)
                 return -ENOENT;
-        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
+        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0 ||
+            (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
         if (symlinkat(target, dir->fd, name) < 0)
                 return -errno;
@@ -251,7 +252,8 @@ static int make_node(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t
                 return err;
         if ((err = policy_check_mknod(&fs->policy, mode, name, r->in.uid)) < 0)
                 return err;
-        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
+        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0 ||
+            (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
         mode = (mode & S_IFMT) | policy_mode(&fs->policy, mode & S_IFMT, mode, name, r->in.uid);
         if ((S_ISDIR(mode) ? mkdirat(dir->fd, name, mode & 07777) : mknodat(dir->fd, name, mode, rdev)) < 0)
@@ -367,7 +369,9 @@ int pt_link(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 return -EBADF;
         if (old.p->type == S_IFDIR)
                 return -EPERM;
-        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
+        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0 ||
+            (err = pt_check_inside_unconfined(fs, dir)) < 0 ||
+            (err = pt_check_inside_unconfined(fs, old.p)) < 0)
                 return err;
         /* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH on older kernels; the /proc
          * magic link of our own fd names exactly the same object. */

@@ -55,7 +55,8 @@ int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
                 return -EISDIR;
         if (i->type != S_IFREG)
                 return i->type == S_IFLNK ? -ELOOP : -ENXIO; /* FIFOs would block the queue */
-        if ((err = pt_check_access(fs, r, i, open_mask(flags))) < 0)
+        if ((err = pt_check_access(fs, r, i, open_mask(flags))) < 0 ||
+            (err = pt_check_inside_unconfined(fs, i)) < 0)
                 return err;
         fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, i->fd, flags));
         if (fd < 0)
@@ -99,7 +100,8 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
 
         if (err < 0)
                 return err;
-        if ((err = check_create(fs, r, dir, name, flags)) < 0)
+        if ((err = check_create(fs, r, dir, name, flags)) < 0 ||
+            (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
         /* Without O_EXCL the name may already be a FIFO (made by the guest or on
          * the host): a blocking open of it would hang this queue until a writer
@@ -131,7 +133,8 @@ int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
         /* The name the kernel sends for a tmpfile is not a real one: ignored. */
         if ((flags & O_ACCMODE) == O_RDONLY)
                 flags = (flags & ~O_ACCMODE) | O_RDWR;
-        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0)
+        if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0 ||
+            (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
         fd = pt_fd_keep(fs, confine_open_child(dir->fd, ".", flags | O_TMPFILE,
                                                policy_mode(&fs->policy, S_IFREG,

@@ -165,6 +165,9 @@ int pt_check_remove(const struct pt_fs *fs, const struct freq *r, const struct i
  * for the changes Landlock does not cover (SETATTR, SETXATTR, REMOVEXATTR;
  * UNLINK, RMDIR and RENAME below the socket's folder). */
 int pt_check_inside(struct pt_fs *fs, const struct inode *i);
+/* pt_check_inside() for what Landlock covers (opens, creates, links): only
+ * when Landlock does not confine this worker (--sandbox=none, an old kernel). */
+int pt_check_inside_unconfined(struct pt_fs *fs, const struct inode *i);
 /* The open flags of OPEN/CREATE that reach the host (see pt-common.c). */
 int pt_open_flags(uint32_t guest_flags);
 /* FOPEN_* flags of a file handle for the --cache mode. */

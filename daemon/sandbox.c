@@ -1,6 +1,7 @@
 /* sandbox.c — no_new_privs, Landlock on the shared folder and a seccomp
  * allow-list (see sandbox.h).  None of it needs privilege. */
 #include "sandbox.h"
+#include "confine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -429,8 +430,10 @@ int sandbox_apply(int root_fd, int socket_dir_fd)
         if (r == 0)
                 log_warning("sandbox: this kernel has no Landlock; file access is confined by "
                             "openat2/O_NOFOLLOW only");
-        else
+        else {
                 log_info("sandbox: Landlock ABI %d limits file access to the shared folder", r);
+                confine_note_landlock();
+        }
 #ifdef HAVE_SECCOMP
         r = apply_seccomp();
         if (r < 0) {

@@ -233,6 +233,29 @@ static void test_moved_outside_no_changes(void)
         /* Reading its attributes still works: nothing is written. */
         g_assert_cmpint(ft_send(&t, FUSE_GETATTR, f.nodeid, &(struct fuse_getattr_in){ 0 },
                                 sizeof(struct fuse_getattr_in), NULL, 0), ==, 0);
+        /* What Landlock refuses in a sandboxed worker is refused here too, since
+         * this harness has no Landlock (as --sandbox=none or an old kernel):
+         * opening, creating, linking in or out of the moved directory. */
+        g_assert_false(confine_landlock_active());
+        {
+                struct fuse_open_in op = { .flags = O_RDWR };
+                struct fuse_link_in ln = { .oldnodeid = f.nodeid };
+                g_autofree char *new_file = g_build_filename(to, "new", NULL);
+                g_autofree char *new_dir = g_build_filename(to, "nd", NULL);
+                g_autofree char *new_link = g_build_filename(to, "sl", NULL);
+                g_autofree char *linked = ft_path(&t, "linked");
+
+                g_assert_cmpint(ft_send(&t, FUSE_OPEN, f.nodeid, &op, sizeof(op), NULL, 0), ==, -EACCES);
+                g_assert_cmpint(ft_send(&t, FUSE_OPENDIR, d.nodeid, &op, sizeof(op), NULL, 0), ==, -EACCES);
+                g_assert_cmpint(ft_create(&t, d.nodeid, "new", 0644, O_RDWR, NULL, NULL), ==, -EACCES);
+                g_assert_cmpint(ft_send(&t, FUSE_MKDIR, d.nodeid, &mk, sizeof(mk), "nd", 3), ==, -EACCES);
+                g_assert_cmpint(ft_send(&t, FUSE_SYMLINK, d.nodeid, "sl\0/etc", 8, NULL, 0), ==, -EACCES);
+                g_assert_cmpint(ft_send(&t, FUSE_LINK, 1, &ln, sizeof(ln), "linked", 7), ==, -EACCES);
+                g_assert_cmpint(lstat(new_file, &st), <, 0);
+                g_assert_cmpint(lstat(new_dir, &st), <, 0);
+                g_assert_cmpint(lstat(new_link, &st), <, 0);
+                g_assert_cmpint(lstat(linked, &st), <, 0);
+        }
 
         /* Moved back in, it may change again. */
         g_assert_cmpint(rename(to, from), ==, 0);
