@@ -1,16 +1,15 @@
 /* manager.c — the Manager interface and the list of shares. */
 #include "config.h"
 
-#include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <glib/gi18n.h>
 
 #include "config-store.h"
 #include "errors.h"
 #include "manager.h"
+#include "share-path.h"
+#include "share-tag.h"
 #include "share.h"
 #include "sluice-dbus.h"
 #include "vm-manager.h"
@@ -125,68 +124,50 @@ static gboolean check_not_shared(SluiceServiceManager *self, const char *path, c
 
 /* ---- AddShare checks ---- */
 
-static gboolean check_folder(const char *path, GError **error)
+static gboolean tag_taken(const char *tag, gpointer self)
 {
-        struct stat st;
-
-        if (stat(path, &st) < 0) {
-                int err = errno;
-
-                if (err == ENOENT || err == ENOTDIR)
-                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
-                                    _("The folder “%s” does not exist: check the path"), path);
-                else if (err == EACCES)
-                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
-                                    _("You cannot reach the folder “%s” (a folder above it is closed to you): fix the permissions or share another folder"),
-                                    path);
-                else
-                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                                    _("Cannot look at “%s”: %s"), path, g_strerror(err));
-                return FALSE;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_A_DIRECTORY,
-                            _("“%s” is a file, not a folder: share the folder that contains it"), path);
-                return FALSE;
-        }
-        if (access(path, R_OK | X_OK) < 0) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
-                            _("You cannot read the folder “%s”: make it readable for yourself (chmod u+rx) or share another folder"),
-                            path);
-                return FALSE;
-        }
-        return TRUE;
+        return find_by_tag(self, tag) != NULL;
 }
 
-/* The folder's name, cut to fit a tag, made unique with -2, -3 … */
+/* The folder's name in the tag's set, made unique with -2, -3 … */
 static char *derive_tag(SluiceServiceManager *self, const char *path)
 {
         g_autofree char *base = g_path_get_basename(path);
-        g_autoptr(GString) clean = g_string_new(NULL);
+        const char *names[] = { base, NULL };
 
-        if (strcmp(base, "/") == 0 || strcmp(base, ".") == 0) {
-                g_free(base);
-                base = g_strdup("root");
-        }
-        for (const char *p = base; *p != '\0'; p = g_utf8_next_char(p)) {
-                gunichar c = g_utf8_get_char(p);
+        return sluice_share_tag_derive(names, tag_taken, self);
+}
 
-                g_string_append_unichar(clean, g_unichar_iscntrl(c) ? '_' : c);
-        }
-        for (guint n = 1; n < 10000; n++) {
-                g_autofree char *suffix = n == 1 ? g_strdup("") : g_strdup_printf("-%u", n);
-                gsize room = SLUICE_TAG_MAX_BYTES - strlen(suffix);
-                const char *end = clean->str;
-                g_autofree char *candidate = NULL;
+/* A VM no connected libvirt knows is refused; with no connection up (yet)
+ * the name is taken on trust, and the share waits for it (share.c). */
+static gboolean check_vm_known(SluiceServiceManager *self, const char *vm, GError **error)
+{
+        g_auto(GStrv) names = NULL;
+        g_auto(GStrv) unlisted = NULL;
+        g_autofree char *message = NULL;
 
-                /* Cut at a character boundary. */
-                while (*end != '\0' && (gsize)(g_utf8_next_char(end) - clean->str) <= room)
-                        end = g_utf8_next_char(end);
-                candidate = g_strdup_printf("%.*s%s", (int)(end - clean->str), clean->str, suffix);
-                if (find_by_tag(self, candidate) == NULL)
-                        return g_steal_pointer(&candidate);
+        if (*vm == '\0' || sluice_vm_manager_presence(self->vms, vm) != SLUICE_VM_PRESENCE_UNKNOWN)
+                return TRUE;
+        names = sluice_vm_manager_dup_names(self->vms);
+        unlisted = sluice_vm_manager_dup_unlisted(self->vms);
+        if (names[0] != NULL) {
+                g_autofree char *list = g_strjoinv(", ", names);
+
+                message = g_strdup_printf(_("libvirt knows no VM “%s”: the VMs are %s (see “sluicectl vms”); give one of them, or no VM to choose one later"),
+                                          vm, list);
+        } else {
+                message = g_strdup_printf(_("libvirt knows no VM “%s”, and no VM at all: create the VM first (for example in virt-manager), or give no VM to choose one later"),
+                                          vm);
         }
-        return g_strdup_printf("share-%u", self->next_id);
+        if (unlisted[0] != NULL) {
+                g_autofree char *uris = g_strjoinv(", ", unlisted);
+                g_autofree char *whole = g_strdup_printf(_("%s. Not reachable now: %s"), message, uris);
+
+                g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_UNKNOWN_VM, whole);
+                return FALSE;
+        }
+        g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_UNKNOWN_VM, message);
+        return FALSE;
 }
 
 typedef struct {
@@ -301,7 +282,7 @@ static gboolean on_handle_set_vm(SluiceShare *iface, GDBusMethodInvocation *invo
 
         if (share == NULL)
                 return G_DBUS_METHOD_INVOCATION_UNHANDLED;
-        if (!sluice_config_check_vm(vm, &error) ||
+        if (!sluice_config_check_vm(vm, &error) || !check_vm_known(self, vm, &error) ||
             !check_not_shared(self, sluice_shared_folder_get_config(share)->path, vm, share,
                               &error)) {
                 g_dbus_method_invocation_take_error(invocation, error);
@@ -332,22 +313,17 @@ static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation 
         SluiceServiceManager *self = user_data;
         g_auto(AddOptions) opts = { 0 };
         g_autoptr(SluiceShareConfig) config = NULL;
-        g_autofree char *canonical = NULL;
+        g_autofree char *resolved = NULL;
         SluiceSharedFolder *share;
         GError *error = NULL;
 
-        if (*path == '\0' || !g_path_is_absolute(path)) {
-                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR,
-                        SLUICE_ERROR_INVALID_ARGUMENT,
-                        _("“%s” is not an absolute path: give the folder's full path, starting with /"),
-                        path);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-        canonical = g_canonicalize_filename(path, "/");
-        if (!check_folder(canonical, &error) || !sluice_config_check_vm(vm, &error) ||
+        /* The folder's real path: a link changed later does not move the share. */
+        if (!sluice_share_path_resolve(path, &resolved, &error) ||
+            !sluice_config_check_vm(vm, &error) ||
             !parse_add_options(options, &opts, &error) ||
-            (opts.tag != NULL && !sluice_config_check_tag(opts.tag, &error)) ||
-            !check_not_shared(self, canonical, vm, NULL, &error)) {
+            (opts.tag != NULL && !sluice_share_tag_check(opts.tag, &error)) ||
+            !check_vm_known(self, vm, &error) ||
+            !check_not_shared(self, resolved, vm, NULL, &error)) {
                 g_dbus_method_invocation_take_error(invocation, error);
                 return G_DBUS_METHOD_INVOCATION_HANDLED;
         }
@@ -362,7 +338,7 @@ static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation 
         config = sluice_share_config_new();
         config->id = self->next_id;
         g_free(config->path);
-        config->path = g_steal_pointer(&canonical);
+        config->path = g_steal_pointer(&resolved);
         g_free(config->tag);
         config->tag = opts.tag != NULL ? g_strdup(opts.tag) : derive_tag(self, config->path);
         g_free(config->vm);
@@ -465,6 +441,15 @@ static void on_device_removed(SluiceVmManager *vms, const char *name, const char
                 sluice_shared_folder_device_removed(shares->pdata[i], name, tag);
 }
 
+static void on_vms_changed(SluiceVmManager *vms, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+
+        for (guint i = 0; i < shares->len; i++)
+                sluice_shared_folder_vms_changed(shares->pdata[i]);
+}
+
 /* ---- life cycle ---- */
 
 SluiceServiceManager *sluice_service_manager_new(const SluiceServiceOptions *options)
@@ -479,6 +464,7 @@ SluiceServiceManager *sluice_service_manager_new(const SluiceServiceOptions *opt
         g_signal_connect(self->vms, "vm-started", G_CALLBACK(on_vm_started), self);
         g_signal_connect(self->vms, "vm-stopped", G_CALLBACK(on_vm_stopped), self);
         g_signal_connect(self->vms, "device-removed", G_CALLBACK(on_device_removed), self);
+        g_signal_connect(self->vms, "vms-changed", G_CALLBACK(on_vms_changed), self);
 
         self->iface = sluice_manager_skeleton_new();
         sluice_manager_set_version(self->iface, PACKAGE_VERSION);

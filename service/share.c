@@ -1,9 +1,13 @@
 /* share.c — one shared folder: Share interface, worker, VM attachment. */
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include <glib/gi18n.h>
 
 #include "errors.h"
+#include "share-path.h"
 #include "share-service.h"
 #include "share.h"
 #include "stats.h"
@@ -45,6 +49,8 @@ struct _SluiceSharedFolder {
         GList *start_waiters;             /* GTasks waiting for "running" */
         GList *attach_waiters;            /* GTasks waiting for the hot-plug */
         GList *stop_waiters;
+        char *error;                      /* what last went wrong, NULL when fine */
+        gboolean waiting_for_vm;          /* libvirt is asked and does not know config->vm */
 
         guint stats_interval_ms;
         guint stats_source;
@@ -77,9 +83,40 @@ static void set_state(SluiceSharedFolder *self, ShareState state)
         sluice_share_set_state(self->iface, state_names[state]);
 }
 
+/* Error shows what went wrong; when nothing did, that the VM is missing. */
+static void publish_error(SluiceSharedFolder *self)
+{
+        g_autofree char *waiting = NULL;
+
+        if (self->error != NULL) {
+                sluice_share_set_error(self->iface, self->error);
+                return;
+        }
+        if (self->waiting_for_vm)
+                waiting = g_strdup_printf(_("Waiting for VM “%s”: libvirt does not know it (now). Define it again, or choose another VM (sluicectl set %s vm NAME)"),
+                                          self->config->vm, self->config->tag);
+        sluice_share_set_error(self->iface, waiting != NULL ? waiting : "");
+}
+
 static void set_error(SluiceSharedFolder *self, const char *message)
 {
-        sluice_share_set_error(self->iface, message != NULL ? message : "");
+        g_free(self->error);
+        self->error = message != NULL && *message != '\0' ? g_strdup(message) : NULL;
+        publish_error(self);
+}
+
+void sluice_shared_folder_vms_changed(SluiceSharedFolder *self)
+{
+        gboolean waiting = self->vms != NULL && *self->config->vm != '\0' &&
+                sluice_vm_manager_presence(self->vms, self->config->vm) == SLUICE_VM_PRESENCE_UNKNOWN;
+
+        if (waiting == self->waiting_for_vm)
+                return;
+        self->waiting_for_vm = waiting;
+        if (waiting)
+                g_message("%s: waiting for VM %s, which libvirt does not know", self->config->tag,
+                          self->config->vm);
+        publish_error(self);
 }
 
 static void emit_event(SluiceSharedFolder *self, const char *kind, const char *message)
@@ -345,9 +382,29 @@ static void ensure_worker(SluiceSharedFolder *self)
         g_signal_connect(self->worker, "failed", G_CALLBACK(on_worker_failed), self);
 }
 
+/* The folder was resolved when the share was added: if a link took its
+ * place since, the worker would serve wherever it points now. */
+static gboolean check_folder_unchanged(SluiceSharedFolder *self, GError **error)
+{
+        g_autofree char *real = realpath(self->config->path, NULL);
+
+        /* gone (a drive not plugged in): the worker says so in its words */
+        if (real == NULL)
+                return TRUE;
+        if (strcmp(real, self->config->path) != 0) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                            _("“%s” is no longer the folder that was shared: it now leads to “%s”. Sluice does not follow it there; remove the share and add the folder you mean"),
+                            self->config->path, real);
+                return FALSE;
+        }
+        return sluice_share_path_check_location(real, error);
+}
+
 /* Completes task (boolean) once the worker is ready. */
 static void share_ensure_running(SluiceSharedFolder *self, GTask *task)
 {
+        GError *error = NULL;
+
         if (self->stopping) {
                 g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_FAILED,
                                         _("The share “%s” is stopping: try again in a moment"),
@@ -357,6 +414,13 @@ static void share_ensure_running(SluiceSharedFolder *self, GTask *task)
         }
         if (self->state == STATE_RUNNING || self->state == STATE_ATTACHED) {
                 g_task_return_boolean(task, TRUE);
+                g_object_unref(task);
+                return;
+        }
+        if (self->state != STATE_STARTING && !check_folder_unchanged(self, &error)) {
+                set_state(self, STATE_FAILED);
+                set_error(self, error->message);
+                g_task_return_error(task, error);
                 g_object_unref(task);
                 return;
         }
@@ -588,6 +652,7 @@ void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm)
         g_free(self->config->vm);
         self->config->vm = g_strdup(vm);
         sluice_share_set_vm(self->iface, vm);
+        sluice_shared_folder_vms_changed(self);
         g_signal_emit(self, share_signals[SIGNAL_CHANGED], 0);
         if (self->state == STATE_RUNNING && !self->attaching && vm_is_running(self))
                 share_attach_internal(self, NULL);
@@ -867,6 +932,7 @@ SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
         sluice_share_set_error(self->iface, "");
         sluice_share_set_stats(self->iface, g_variant_new("a{sv}", NULL));
         set_state(self, STATE_STOPPED);
+        sluice_shared_folder_vms_changed(self);
         g_signal_connect(self->iface, "handle-start", G_CALLBACK(on_handle_start), self);
         g_signal_connect(self->iface, "handle-stop", G_CALLBACK(on_handle_stop), self);
         g_signal_connect(self->iface, "handle-attach", G_CALLBACK(on_handle_attach), self);
@@ -924,6 +990,7 @@ static void sluice_shared_folder_finalize(GObject *object)
         SluiceSharedFolder *self = SLUICE_SHARED_FOLDER(object);
 
         sluice_share_config_free(self->config);
+        g_free(self->error);
         g_free(self->object_path);
         g_free(self->socket_path);
         g_clear_pointer(&self->last_stats, g_variant_unref);

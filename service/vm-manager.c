@@ -22,10 +22,11 @@ struct _SluiceVmManager {
         GDBusObjectManagerServer *server;
         GPtrArray *connections;   /* SluiceVmConnection * */
         GHashTable *vms;          /* uuid → SluiceVmDomain * */
+        GHashTable *listed;       /* SluiceVmConnection * that are up and listed their domains */
         gboolean started;
 };
 
-enum { SIGNAL_VM_STARTED, SIGNAL_VM_STOPPED, SIGNAL_DEVICE_REMOVED, N_SIGNALS };
+enum { SIGNAL_VM_STARTED, SIGNAL_VM_STOPPED, SIGNAL_DEVICE_REMOVED, SIGNAL_VMS_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 G_DEFINE_TYPE(SluiceVmManager, sluice_vm_manager, G_TYPE_OBJECT)
@@ -50,6 +51,7 @@ static void vm_remove(SluiceVmManager *self, SluiceVmDomain *vm)
         g_hash_table_remove(self->vms, vm->uuid);
         if (was_active)
                 g_signal_emit(self, signals[SIGNAL_VM_STOPPED], 0, name);
+        g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 static void on_vm_changed(SluiceVmDomain *vm, int transition, gpointer user_data)
@@ -86,6 +88,7 @@ static void on_domain_added(SluiceVmConnection *connection, GVirDomain *domain, 
         }
         vm = sluice_vm_domain_new(connection, domain, self->server, on_vm_changed, self);
         g_hash_table_insert(self->vms, vm->uuid, vm);
+        g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 static void on_domain_removed(SluiceVmConnection *connection, GVirDomain *domain, gpointer user_data)
@@ -117,6 +120,8 @@ static void on_domains_listed(SluiceVmConnection *connection, gpointer user_data
         /* not while iterating: a vm-stopped handler may change the table */
         for (guint i = 0; i < gone->len; i++)
                 vm_remove(self, gone->pdata[i]);
+        g_hash_table_add(self->listed, connection);
+        g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 static void on_connection_lost(SluiceVmConnection *connection, gpointer user_data)
@@ -131,6 +136,8 @@ static void on_connection_lost(SluiceVmConnection *connection, gpointer user_dat
                 if (vm->connection == connection)
                         sluice_vm_domain_set_domain(vm, NULL);
         }
+        if (g_hash_table_remove(self->listed, connection))
+                g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 static SluiceVmDomain *vm_of(SluiceVmManager *self, SluiceVmConnection *connection, const char *uuid)
@@ -190,6 +197,7 @@ static void sluice_vm_manager_dispose(GObject *object)
 
         self->started = FALSE;
         /* first: nothing is reported afterwards */
+        g_clear_pointer(&self->listed, g_hash_table_unref);
         g_clear_pointer(&self->connections, g_ptr_array_unref);
         /* nothing of ours stays granted to QEMU's user after the service */
         if (self->vms) {
@@ -214,12 +222,16 @@ static void sluice_vm_manager_class_init(SluiceVmManagerClass *klass)
         signals[SIGNAL_DEVICE_REMOVED] = g_signal_new("device-removed", G_TYPE_FROM_CLASS(klass),
                                                       G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                                       G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
+        signals[SIGNAL_VMS_CHANGED] = g_signal_new("vms-changed", G_TYPE_FROM_CLASS(klass),
+                                                   G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                                   G_TYPE_NONE, 0);
 }
 
 static void sluice_vm_manager_init(SluiceVmManager *self)
 {
         self->connections = g_ptr_array_new_with_free_func((GDestroyNotify)sluice_vm_connection_free);
         self->vms = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, vm_drop);
+        self->listed = g_hash_table_new(NULL, NULL);
 }
 
 SluiceVmManager *sluice_vm_manager_new(GDBusObjectManagerServer *server, const char *const *uris)
@@ -325,6 +337,59 @@ SluiceVmInfo *sluice_vm_manager_lookup(SluiceVmManager *self, const char *vm_id,
         info->shared_memory = vm->shared_memory;
         info->qemu_uid = vm->qemu_uid;
         return info;
+}
+
+SluiceVmPresence sluice_vm_manager_presence(SluiceVmManager *self, const char *vm_id)
+{
+        GHashTableIter iter;
+        gpointer value;
+
+        g_return_val_if_fail(SLUICE_IS_VM_MANAGER(self), SLUICE_VM_PRESENCE_UNDECIDED);
+        /* every domain listed is in the table, also before its state is read */
+        g_hash_table_iter_init(&iter, self->vms);
+        while (g_hash_table_iter_next(&iter, NULL, &value)) {
+                SluiceVmDomain *vm = value;
+
+                if (g_strcmp0(vm->name, vm_id) == 0 || g_ascii_strcasecmp(vm->uuid, vm_id) == 0)
+                        return SLUICE_VM_PRESENCE_KNOWN;
+        }
+        return g_hash_table_size(self->listed) > 0 ? SLUICE_VM_PRESENCE_UNKNOWN
+                                                   : SLUICE_VM_PRESENCE_UNDECIDED;
+}
+
+static gint compare_names(gconstpointer a, gconstpointer b)
+{
+        return g_strcmp0(*(const char *const *)a, *(const char *const *)b);
+}
+
+char **sluice_vm_manager_dup_names(SluiceVmManager *self)
+{
+        /* a name can be on two connections: once is enough */
+        g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+        g_autoptr(GPtrArray) names = g_ptr_array_new();
+        GHashTableIter iter;
+        gpointer value;
+
+        g_hash_table_iter_init(&iter, self->vms);
+        while (g_hash_table_iter_next(&iter, NULL, &value)) {
+                SluiceVmDomain *vm = value;
+
+                if (vm->name != NULL && g_hash_table_add(seen, vm->name))
+                        g_ptr_array_add(names, g_strdup(vm->name));
+        }
+        g_ptr_array_sort(names, compare_names);
+        g_ptr_array_add(names, NULL);
+        return (char **)g_ptr_array_free(g_steal_pointer(&names), FALSE);
+}
+
+char **sluice_vm_manager_dup_unlisted(SluiceVmManager *self)
+{
+        g_autoptr(GStrvBuilder) uris = g_strv_builder_new();
+
+        for (guint i = 0; i < self->connections->len; i++)
+                if (!g_hash_table_contains(self->listed, self->connections->pdata[i]))
+                        g_strv_builder_add(uris, sluice_vm_connection_get_uri(self->connections->pdata[i]));
+        return g_strv_builder_end(uris);
 }
 
 typedef struct {
