@@ -138,18 +138,13 @@ static char *derive_tag(SluiceServiceManager *self, const char *path)
         return sluice_share_tag_derive(names, tag_taken, self);
 }
 
-/* A VM no connected libvirt knows is refused; with no connection up (yet)
- * the name is taken on trust, and the share waits for it (share.c). */
-static gboolean check_vm_known(SluiceServiceManager *self, const char *vm, GError **error)
+/* The refusal of a VM no connected libvirt knows, naming those it knows. */
+static void set_unknown_vm_error(SluiceServiceManager *self, const char *vm, GError **error)
 {
-        g_auto(GStrv) names = NULL;
-        g_auto(GStrv) unlisted = NULL;
+        g_auto(GStrv) names = sluice_vm_manager_dup_names(self->vms);
+        g_auto(GStrv) unlisted = sluice_vm_manager_dup_unlisted(self->vms);
         g_autofree char *message = NULL;
 
-        if (*vm == '\0' || sluice_vm_manager_presence(self->vms, vm) != SLUICE_VM_PRESENCE_UNKNOWN)
-                return TRUE;
-        names = sluice_vm_manager_dup_names(self->vms);
-        unlisted = sluice_vm_manager_dup_unlisted(self->vms);
         if (names[0] != NULL) {
                 g_autofree char *list = g_strjoinv(", ", names);
 
@@ -164,9 +159,57 @@ static gboolean check_vm_known(SluiceServiceManager *self, const char *vm, GErro
                 g_autofree char *whole = g_strdup_printf(_("%s. Not reachable now: %s"), message, uris);
 
                 g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_UNKNOWN_VM, whole);
-                return FALSE;
+                return;
         }
         g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_UNKNOWN_VM, message);
+}
+
+/* A method call that names a VM the VM manager does not know while libvirt
+ * answers: libvirtd is asked before it is refused (a VM defined a moment
+ * ago), then the call runs again with vm_confirmed. */
+typedef void (*ResumeCall)(SluiceServiceManager *self, GDBusMethodInvocation *invocation,
+                           gboolean vm_confirmed);
+
+typedef struct {
+        SluiceServiceManager *self;        /* a reference */
+        GDBusMethodInvocation *invocation; /* the call's own reference, completed once */
+        char *vm;
+        ResumeCall resume;
+} VmConfirm;
+
+static void on_vm_confirmed(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        VmConfirm *c = user_data;
+        GError *error = NULL;
+
+        if (sluice_vm_manager_confirm_presence_finish(SLUICE_VM_MANAGER(source), result) ==
+            SLUICE_VM_PRESENCE_UNKNOWN) {
+                set_unknown_vm_error(c->self, c->vm, &error);
+                g_dbus_method_invocation_take_error(c->invocation, error);
+        } else {
+                c->resume(c->self, c->invocation, TRUE);
+        }
+        g_object_unref(c->self);
+        g_free(c->vm);
+        g_free(c);
+}
+
+/* TRUE: VM needs no confirmation (empty, known, or libvirt does not answer);
+ * FALSE: the call (and its reference) waits for libvirtd and is resumed or
+ * refused later. */
+static gboolean vm_ready_or_confirm(SluiceServiceManager *self, GDBusMethodInvocation *invocation,
+                                    const char *vm, ResumeCall resume)
+{
+        VmConfirm *c;
+
+        if (*vm == '\0' || sluice_vm_manager_presence(self->vms, vm) != SLUICE_VM_PRESENCE_UNKNOWN)
+                return TRUE;
+        c = g_new0(VmConfirm, 1);
+        c->self = g_object_ref(self);
+        c->invocation = invocation;
+        c->vm = g_strdup(vm);
+        c->resume = resume;
+        sluice_vm_manager_confirm_presence_async(self->vms, vm, on_vm_confirmed, c);
         return FALSE;
 }
 
@@ -272,24 +315,44 @@ static void forget_share(SluiceServiceManager *self, SluiceSharedFolder *share)
         g_hash_table_remove(self->shares, sluice_shared_folder_get_object_path(share));
 }
 
+/* SetVm; invocation is completed here (or by the VM's confirmation). */
+static void set_vm_from_call(SluiceServiceManager *self, GDBusMethodInvocation *invocation,
+                             gboolean vm_confirmed)
+{
+        SluiceSharedFolder *share = g_hash_table_lookup(self->shares,
+                g_dbus_method_invocation_get_object_path(invocation));
+        const char *vm = NULL;
+        GError *error = NULL;
+
+        g_variant_get(g_dbus_method_invocation_get_parameters(invocation), "(&s)", &vm);
+        if (share == NULL) {
+                /* removed while libvirtd was asked */
+                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
+                        _("There is no share %s: see the shares with “sluicectl list”"),
+                        g_dbus_method_invocation_get_object_path(invocation));
+                return;
+        }
+        if (!sluice_config_check_vm(vm, &error) ||
+            !check_not_shared(self, sluice_shared_folder_get_config(share)->path, vm, share,
+                              &error)) {
+                g_dbus_method_invocation_take_error(invocation, error);
+                return;
+        }
+        if (!vm_confirmed && !vm_ready_or_confirm(self, invocation, vm, set_vm_from_call))
+                return;
+        sluice_shared_folder_set_vm(share, vm);
+        sluice_share_complete_set_vm(NULL, invocation);
+}
+
 static gboolean on_handle_set_vm(SluiceShare *iface, GDBusMethodInvocation *invocation,
                                  const char *vm, gpointer user_data)
 {
         SluiceServiceManager *self = user_data;
-        SluiceSharedFolder *share = g_hash_table_lookup(self->shares,
-                g_dbus_interface_skeleton_get_object_path(G_DBUS_INTERFACE_SKELETON(iface)));
-        GError *error = NULL;
 
-        if (share == NULL)
+        if (g_hash_table_lookup(self->shares,
+                g_dbus_interface_skeleton_get_object_path(G_DBUS_INTERFACE_SKELETON(iface))) == NULL)
                 return G_DBUS_METHOD_INVOCATION_UNHANDLED;
-        if (!sluice_config_check_vm(vm, &error) || !check_vm_known(self, vm, &error) ||
-            !check_not_shared(self, sluice_shared_folder_get_config(share)->path, vm, share,
-                              &error)) {
-                g_dbus_method_invocation_take_error(invocation, error);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-        sluice_shared_folder_set_vm(share, vm);
-        sluice_share_complete_set_vm(iface, invocation);
+        set_vm_from_call(self, invocation, FALSE);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -306,34 +369,38 @@ static void on_add_started(GObject *source, GAsyncResult *result, gpointer user_
                                           sluice_shared_folder_get_object_path(share));
 }
 
-static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation *invocation,
-                                    const char *path, const char *vm, GVariant *options,
-                                    gpointer user_data)
+/* AddShare; invocation is completed here (or by the VM's confirmation). */
+static void add_share_from_call(SluiceServiceManager *self, GDBusMethodInvocation *invocation,
+                                gboolean vm_confirmed)
 {
-        SluiceServiceManager *self = user_data;
+        g_autoptr(GVariant) options = NULL;
+        const char *path = NULL, *vm = NULL;
         g_auto(AddOptions) opts = { 0 };
         g_autoptr(SluiceShareConfig) config = NULL;
         g_autofree char *resolved = NULL;
         SluiceSharedFolder *share;
         GError *error = NULL;
 
+        g_variant_get(g_dbus_method_invocation_get_parameters(invocation), "(&s&s@a{sv})",
+                      &path, &vm, &options);
         /* The folder's real path: a link changed later does not move the share. */
         if (!sluice_share_path_resolve(path, &resolved, &error) ||
             !sluice_config_check_vm(vm, &error) ||
             !parse_add_options(options, &opts, &error) ||
             (opts.tag != NULL && !sluice_share_tag_check(opts.tag, &error)) ||
-            !check_vm_known(self, vm, &error) ||
             !check_not_shared(self, resolved, vm, NULL, &error)) {
                 g_dbus_method_invocation_take_error(invocation, error);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                return;
         }
         if (opts.tag != NULL && find_by_tag(self, opts.tag) != NULL) {
                 g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR,
                         SLUICE_ERROR_TAG_IN_USE,
                         _("The tag “%s” is already used by the share of “%s”: choose another tag"),
                         opts.tag, sluice_shared_folder_get_config(find_by_tag(self, opts.tag))->path);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                return;
         }
+        if (!vm_confirmed && !vm_ready_or_confirm(self, invocation, vm, add_share_from_call))
+                return;
 
         config = sluice_share_config_new();
         config->id = self->next_id;
@@ -354,15 +421,22 @@ static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation 
                 /* A share that would vanish at the next start is not added. */
                 forget_share(self, share);
                 g_dbus_method_invocation_take_error(invocation, error);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                return;
         }
         g_message("Added share %u: %s as “%s”", config->id, config->path, config->tag);
         if (opts.attach) {
-                sluice_shared_folder_start_async(share, on_add_started, g_object_ref(invocation));
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                sluice_shared_folder_start_async(share, on_add_started, invocation);
+                return;
         }
-        sluice_manager_complete_add_share(iface, invocation,
+        sluice_manager_complete_add_share(NULL, invocation,
                                           sluice_shared_folder_get_object_path(share));
+}
+
+static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation *invocation,
+                                    const char *path, const char *vm, GVariant *options,
+                                    gpointer user_data)
+{
+        add_share_from_call(user_data, invocation, FALSE);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -382,6 +382,76 @@ char **sluice_vm_manager_dup_names(SluiceVmManager *self)
         return (char **)g_ptr_array_free(g_steal_pointer(&names), FALSE);
 }
 
+typedef struct {
+        char *vm;
+        GPtrArray *raw;           /* virConnectPtr of the listed connections */
+} ConfirmData;
+
+static void confirm_data_free(gpointer data)
+{
+        ConfirmData *d = data;
+
+        for (guint i = 0; i < d->raw->len; i++)
+                virConnectClose(d->raw->pdata[i]);
+        g_ptr_array_unref(d->raw);
+        g_free(d->vm);
+        g_free(d);
+}
+
+static void confirm_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+        ConfirmData *d = task_data;
+        SluiceVmPresence presence = SLUICE_VM_PRESENCE_UNKNOWN;
+
+        for (guint i = 0; i < d->raw->len && presence == SLUICE_VM_PRESENCE_UNKNOWN; i++) {
+                /* a libvirtd that stalls is cut off by keepalive (vm-connection.h) */
+                virDomainPtr domain = virDomainLookupByName(d->raw->pdata[i], d->vm);
+
+                if (domain == NULL && g_uuid_string_is_valid(d->vm))
+                        domain = virDomainLookupByUUIDString(d->raw->pdata[i], d->vm);
+                if (domain != NULL) {
+                        presence = SLUICE_VM_PRESENCE_KNOWN;
+                        virDomainFree(domain);
+                }
+        }
+        /* here, not in the main thread: the last reference's close waits on libvirtd */
+        for (guint i = 0; i < d->raw->len; i++)
+                virConnectClose(d->raw->pdata[i]);
+        g_ptr_array_set_size(d->raw, 0);
+        g_task_return_int(task, presence);
+}
+
+void sluice_vm_manager_confirm_presence_async(SluiceVmManager *self, const char *vm,
+                                              GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+        SluiceVmPresence presence = sluice_vm_manager_presence(self, vm);
+        ConfirmData *d;
+
+        if (presence != SLUICE_VM_PRESENCE_UNKNOWN) {
+                g_task_return_int(task, presence);
+                return;
+        }
+        d = g_new0(ConfirmData, 1);
+        d->vm = g_strdup(vm);
+        d->raw = g_ptr_array_new();
+        for (guint i = 0; i < self->connections->len; i++) {
+                SluiceVmConnection *connection = self->connections->pdata[i];
+                virConnectPtr raw = g_hash_table_contains(self->listed, connection)
+                                            ? sluice_vm_connection_ref_raw(connection) : NULL;
+
+                if (raw != NULL)
+                        g_ptr_array_add(d->raw, raw);
+        }
+        g_task_set_task_data(task, d, confirm_data_free);
+        g_task_run_in_thread(task, confirm_thread);
+}
+
+SluiceVmPresence sluice_vm_manager_confirm_presence_finish(SluiceVmManager *self, GAsyncResult *result)
+{
+        return (SluiceVmPresence)g_task_propagate_int(G_TASK(result), NULL);
+}
+
 char **sluice_vm_manager_dup_unlisted(SluiceVmManager *self)
 {
         g_autoptr(GStrvBuilder) uris = g_strv_builder_new();

@@ -54,6 +54,13 @@ typedef enum {
         SLUICE_VM_PRESENCE_UNKNOWN,
 } SluiceVmPresence;
 SluiceVmPresence sluice_vm_manager_presence(SluiceVmManager *self, const char *vm);
+/* What presence() says, but when it says UNKNOWN, libvirtd is asked too (in
+ * a thread): a VM defined a moment ago, whose event has not arrived yet
+ * ("virsh define X && sluicectl add DIR --vm X"), is KNOWN. */
+void sluice_vm_manager_confirm_presence_async(SluiceVmManager *self, const char *vm,
+                                              GAsyncReadyCallback callback, gpointer user_data);
+SluiceVmPresence sluice_vm_manager_confirm_presence_finish(SluiceVmManager *self,
+                                                           GAsyncResult *result);
 /* The names of the VMs known, sorted (for telling a user which there are). */
 char **sluice_vm_manager_dup_names(SluiceVmManager *self);
 /* The tracked URIs that are not up or have not listed their domains yet. */
