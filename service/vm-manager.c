@@ -61,6 +61,9 @@ static void on_vm_changed(SluiceVmDomain *vm, int transition, gpointer user_data
 
         if (transition)
                 g_signal_emit(self, signals[transition > 0 ? SIGNAL_VM_STARTED : SIGNAL_VM_STOPPED], 0, name);
+        else
+                /* a renamed VM: shares that named it wait for it now, or no more */
+                g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 /* ---- connection events ------------------------------------------------------------ */
