@@ -343,6 +343,10 @@ def case_add_unknown_vm(env):
     check(s["vm"] == "test" and s["error"] == "", f"share of the known VM: {s}")
     s = add_ok(env, b, vm=vms[0]["uuid"].upper(), options="{'tag': <'byuuid'>}")
     check(s["error"] == "", f"share of a VM by UUID: {s}")
+    # "attach" with a known VM: the call waits for the worker, then answers
+    # (test:///default's VM has no shared memory: the share's Error says so).
+    s = add_ok(env, env.mkdir("share", "d"), vm="test", options="{'attach': <true>}")
+    check(s["state"] == "running" and "shared memory" in s["error"], f"AddShare with attach: {s}")
     c = add_ok(env, env.mkdir("share", "c"))
     check(c["vm"] == "", f"a share with no VM: {c}")
 
