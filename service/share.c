@@ -93,7 +93,7 @@ static void publish_error(SluiceSharedFolder *self)
                 return;
         }
         if (self->waiting_for_vm)
-                waiting = g_strdup_printf(_("Waiting for VM “%s”: libvirt does not know it (now). Define it again, or choose another VM (sluicectl set %s vm NAME)"),
+                waiting = g_strdup_printf(_("Waiting for VM “%s”: libvirt does not know it. Define it again, or choose another VM (sluicectl set %s vm NAME)"),
                                           self->config->vm, self->config->tag);
         sluice_share_set_error(self->iface, waiting != NULL ? waiting : "");
 }
