@@ -228,7 +228,7 @@ static SluiceShareConfig *parse_group(GKeyFile *keyfile, const char *group, gboo
                 return NULL;
         }
         /* the tag is checked (and mended) once every entry's tag is known */
-        if (!sluice_share_path_check_location(config->path, &error) ||
+        if (!sluice_share_path_check_name(config->path, &error) ||
             !sluice_config_check_vm(config->vm, &error) ||
             !sluice_config_check_cache(config->cache, &error)) {
                 *why = g_strdup(error->message);

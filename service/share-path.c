@@ -79,8 +79,9 @@ static gboolean is_user_place_in_run(const char *path)
         return rest != NULL && g_str_has_prefix(rest, "/gvfs/") && rest[strlen("/gvfs/")] != '\0';
 }
 
-/* SHOWN: PATH as the messages name it, in quotes. */
-static gboolean check_location(const char *path, const char *shown, GError **error)
+/* SHOWN: PATH as the messages name it, in quotes.  LOOK: also ask the
+ * file system what it is (statfs), not only the name. */
+static gboolean check_location(const char *path, const char *shown, gboolean look, GError **error)
 {
         static const struct {
                 const char *tree;
@@ -106,7 +107,7 @@ static gboolean check_location(const char *path, const char *shown, GError **err
                             shown, system_trees[i].tree, _(system_trees[i].what));
                 return FALSE;
         }
-        if (statfs(path, &sfs) < 0)
+        if (!look || statfs(path, &sfs) < 0)
                 return TRUE; /* not there (yet): its name was all there is to check */
         for (gsize i = 0; i < G_N_ELEMENTS(pseudo_file_systems); i++) {
                 if ((unsigned long)sfs.f_type != pseudo_file_systems[i].magic)
@@ -119,12 +120,22 @@ static gboolean check_location(const char *path, const char *shown, GError **err
         return TRUE;
 }
 
-gboolean sluice_share_path_check_location(const char *path, GError **error)
+static gboolean check_named(const char *path, gboolean look, GError **error)
 {
         g_autofree char *name = sluice_share_tag_printable(path);
         g_autofree char *shown = g_strdup_printf(_("“%s”"), name);
 
-        return check_location(path, shown, error);
+        return check_location(path, shown, look, error);
+}
+
+gboolean sluice_share_path_check_location(const char *path, GError **error)
+{
+        return check_named(path, TRUE, error);
+}
+
+gboolean sluice_share_path_check_name(const char *path, GError **error)
+{
+        return check_named(path, FALSE, error);
 }
 
 /* The error of realpath(PATH) failing with ERR. */
@@ -193,7 +204,7 @@ gboolean sluice_share_path_resolve(const char *path, char **ret_resolved, GError
 
                 shown = g_strdup_printf(_("“%s” (that is, “%s”)"), name, target);
         }
-        if (!check_location(real, shown, error))
+        if (!check_location(real, shown, TRUE, error))
                 return FALSE;
         if (stat(real, &st) < 0) {
                 set_resolve_error(real, errno, error);

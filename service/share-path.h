@@ -24,5 +24,8 @@ gboolean sluice_share_path_resolve(const char *path, char **ret_resolved, GError
  * system trees and pseudo file systems are not (NOT_SHAREABLE).  A path that
  * does not exist (a drive not plugged in) passes on its name alone. */
 gboolean sluice_share_path_check_location(const char *path, GError **error);
+/* The same by the name alone: touches no file system (shares.ini is read at
+ * login, when a network folder may hang). */
+gboolean sluice_share_path_check_name(const char *path, GError **error);
 
 G_END_DECLS
