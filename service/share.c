@@ -50,6 +50,8 @@ struct _SluiceSharedFolder {
         GList *attach_waiters;            /* GTasks waiting for the hot-plug */
         GList *stop_waiters;
         char *error;                      /* what last went wrong, NULL when fine */
+        guint folder_check;               /* the pending folder check before a start, 0: none */
+        guint folder_checks;              /* checks made: each gets the next number */
         gboolean waiting_for_vm;          /* libvirt is asked and does not know config->vm */
 
         guint stats_interval_ms;
@@ -383,27 +385,54 @@ static void ensure_worker(SluiceSharedFolder *self)
 }
 
 /* The folder was resolved when the share was added: if a link took its
- * place since, the worker would serve wherever it points now. */
-static gboolean check_folder_unchanged(SluiceSharedFolder *self, GError **error)
+ * place since, the worker would serve wherever it points now.  In a thread:
+ * realpath and statfs of a network folder can hang. */
+static void folder_check_thread(GTask *task, gpointer source, gpointer task_data,
+                                GCancellable *cancellable)
 {
-        g_autofree char *real = realpath(self->config->path, NULL);
+        const char *path = task_data;
+        g_autofree char *real = realpath(path, NULL);
+        GError *error = NULL;
 
         /* gone (a drive not plugged in): the worker says so in its words */
-        if (real == NULL)
-                return TRUE;
-        if (strcmp(real, self->config->path) != 0) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
-                            _("“%s” is no longer the folder that was shared: it now leads to “%s”. Sluice does not follow it there; remove the share and add the folder you mean"),
-                            self->config->path, real);
-                return FALSE;
+        if (real != NULL && strcmp(real, path) != 0) {
+                g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                        _("“%s” is no longer the folder that was shared: it now leads to “%s”. Sluice does not follow it there; remove the share and add the folder you mean"),
+                        path, real);
+                return;
         }
-        return sluice_share_path_check_location(real, error);
+        if (real != NULL && !sluice_share_path_check_location(real, &error)) {
+                g_task_return_error(task, error);
+                return;
+        }
+        g_task_return_boolean(task, TRUE);
+}
+
+static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        SluiceSharedFolder *self = SLUICE_SHARED_FOLDER(source);
+        g_autoptr(GError) error = NULL;
+        gboolean ok = g_task_propagate_boolean(G_TASK(result), &error);
+
+        /* stopped (and maybe started again) meanwhile: that check is not this one */
+        if (GPOINTER_TO_UINT(user_data) != self->folder_check)
+                return;
+        self->folder_check = 0;
+        if (!ok) {
+                set_state(self, STATE_FAILED);
+                set_error(self, error->message);
+                complete_waiters(&self->start_waiters, error, NULL);
+                complete_waiters(&self->attach_waiters, error, NULL);
+                return;
+        }
+        ensure_worker(self);
+        sluice_worker_start(self->worker);
 }
 
 /* Completes task (boolean) once the worker is ready. */
 static void share_ensure_running(SluiceSharedFolder *self, GTask *task)
 {
-        GError *error = NULL;
+        g_autoptr(GTask) check = NULL;
 
         if (self->stopping) {
                 g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_FAILED,
@@ -417,20 +446,18 @@ static void share_ensure_running(SluiceSharedFolder *self, GTask *task)
                 g_object_unref(task);
                 return;
         }
-        if (self->state != STATE_STARTING && !check_folder_unchanged(self, &error)) {
-                set_state(self, STATE_FAILED);
-                set_error(self, error->message);
-                g_task_return_error(task, error);
-                g_object_unref(task);
-                return;
-        }
         self->start_waiters = g_list_append(self->start_waiters, task);
         if (self->state == STATE_STARTING)
                 return;
-        ensure_worker(self);
         set_state(self, STATE_STARTING);
         set_error(self, NULL);
-        sluice_worker_start(self->worker);
+        /* the worker is started once the folder is checked (on_folder_checked) */
+        self->folder_check = ++self->folder_checks;
+        if (self->folder_check == 0)
+                self->folder_check = ++self->folder_checks;
+        check = g_task_new(self, NULL, on_folder_checked, GUINT_TO_POINTER(self->folder_check));
+        g_task_set_task_data(check, g_strdup(self->config->path), g_free);
+        g_task_run_in_thread(check, folder_check_thread);
 }
 
 static void on_start_attached(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -699,6 +726,18 @@ void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallba
                                      gpointer user_data)
 {
         GTask *task = g_task_new(self, NULL, callback, user_data);
+
+        if (self->folder_check != 0) {
+                /* nothing runs yet: the pending check's answer is dropped */
+                g_autoptr(GError) error = g_error_new(SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                                                      _("The share “%s” was stopped"),
+                                                      self->config->tag);
+
+                self->folder_check = 0;
+                set_state(self, STATE_STOPPED);
+                complete_waiters(&self->start_waiters, error, NULL);
+                complete_waiters(&self->attach_waiters, error, NULL);
+        }
 
         if (self->worker == NULL || self->state == STATE_STOPPED) {
                 /* Nothing of ours runs, but a worker a killed service left may
