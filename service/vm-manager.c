@@ -387,7 +387,7 @@ char **sluice_vm_manager_dup_names(SluiceVmManager *self)
 
 typedef struct {
         char *vm;
-        GPtrArray *raw;           /* virConnectPtr of the listed connections */
+        GPtrArray *raw;           /* virConnectPtr of the connections that are up */
 } ConfirmData;
 
 static void confirm_data_free(gpointer data)
@@ -439,9 +439,8 @@ void sluice_vm_manager_confirm_presence_async(SluiceVmManager *self, const char 
         d->vm = g_strdup(vm);
         d->raw = g_ptr_array_new();
         for (guint i = 0; i < self->connections->len; i++) {
-                SluiceVmConnection *connection = self->connections->pdata[i];
-                virConnectPtr raw = g_hash_table_contains(self->listed, connection)
-                                            ? sluice_vm_connection_ref_raw(connection) : NULL;
+                /* also one that is up but still listing: its VM is known to libvirtd */
+                virConnectPtr raw = sluice_vm_connection_ref_raw(self->connections->pdata[i]);
 
                 if (raw != NULL)
                         g_ptr_array_add(d->raw, raw);
