@@ -13,6 +13,8 @@
 
 #include "config-store.h"
 #include "errors.h"
+#include "share-path.h"
+#include "share-tag.h"
 
 #define GROUP_PREFIX "share "
 /* Hand-edited files are small; anything bigger is not a shares.ini. */
@@ -63,28 +65,6 @@ static gboolean has_control_characters(const char *s)
                 if (g_unichar_iscntrl(g_utf8_get_char(p)))
                         return TRUE;
         return FALSE;
-}
-
-gboolean sluice_config_check_tag(const char *tag, GError **error)
-{
-        if (tag == NULL || *tag == '\0') {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
-                            _("The tag is empty: give the share a name of 1 to %d bytes"),
-                            SLUICE_TAG_MAX_BYTES);
-                return FALSE;
-        }
-        if (!g_utf8_validate(tag, -1, NULL) || has_control_characters(tag)) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
-                            _("The tag contains invalid characters: use printable UTF-8 text"));
-                return FALSE;
-        }
-        if (strlen(tag) > SLUICE_TAG_MAX_BYTES) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
-                            _("The tag “%s” is %zu bytes long: virtiofs allows at most %d bytes, choose a shorter one"),
-                            tag, strlen(tag), SLUICE_TAG_MAX_BYTES);
-                return FALSE;
-        }
-        return TRUE;
 }
 
 gboolean sluice_config_check_vm(const char *vm, GError **error)
@@ -247,7 +227,8 @@ static SluiceShareConfig *parse_group(GKeyFile *keyfile, const char *group, gboo
                 *why = g_strdup_printf(_("path “%s” is not an absolute path"), config->path);
                 return NULL;
         }
-        if (!sluice_config_check_tag(config->tag, &error) ||
+        /* the tag is checked (and mended) once every entry's tag is known */
+        if (!sluice_share_path_check_name(config->path, &error) ||
             !sluice_config_check_vm(config->vm, &error) ||
             !sluice_config_check_cache(config->cache, &error)) {
                 *why = g_strdup(error->message);
@@ -280,6 +261,11 @@ static void keep_aside(const char *file)
         }
         g_warning(_("Could not keep a copy of %s (%s): back it up before changing shares"),
                   file, error != NULL ? error->message : "");
+}
+
+static gboolean tag_taken(const char *tag, gpointer tags)
+{
+        return g_hash_table_contains(tags, tag);
 }
 
 static gint compare_by_id(gconstpointer a, gconstpointer b)
@@ -324,6 +310,9 @@ GPtrArray *sluice_config_load(const char *file, GError **error)
         g_autoptr(GPtrArray) entries =
                 g_ptr_array_new_with_free_func((GDestroyNotify)sluice_share_config_free);
         g_autoptr(GHashTable) tags = g_hash_table_new(g_str_hash, g_str_equal);
+        /* entries whose tag is not valid (all end up in entries), and their groups */
+        g_autoptr(GPtrArray) mend = g_ptr_array_new();
+        g_autoptr(GPtrArray) mend_groups = g_ptr_array_new();
         g_autoptr(GKeyFile) keyfile = g_key_file_new();
         g_autoptr(GError) local_error = NULL;
         g_autofree char *contents = NULL;
@@ -366,6 +355,11 @@ GPtrArray *sluice_config_load(const char *file, GError **error)
                         bad = TRUE;
                         continue;
                 }
+                if (!sluice_share_tag_check(config->tag, NULL)) {
+                        g_ptr_array_add(mend, config);
+                        g_ptr_array_add(mend_groups, groups[i]);
+                        continue;
+                }
                 if (g_hash_table_contains(tags, config->tag)) {
                         g_warning(_("%s: [%s] skipped: another share already uses the tag “%s”"),
                                   file, groups[i], config->tag);
@@ -375,6 +369,22 @@ GPtrArray *sluice_config_load(const char *file, GError **error)
                 }
                 g_ptr_array_add(entries, config);
                 g_hash_table_add(tags, config->tag);
+        }
+        /* After the good tags: a mended tag never takes one a guest already uses. */
+        for (guint i = 0; i < mend->len; i++) {
+                SluiceShareConfig *config = mend->pdata[i];
+                g_autofree char *folder = g_path_get_basename(config->path);
+                const char *names[] = { config->tag, folder, NULL };
+                g_autofree char *tag = sluice_share_tag_derive(names, tag_taken, tags);
+                g_autofree char *old = sluice_share_tag_printable(config->tag);
+
+                g_warning(_("%s: [%s] the tag “%s” cannot be used in a guest: it is now “%s” (use that tag in the guest)"),
+                          file, (const char *)mend_groups->pdata[i], old, tag);
+                g_free(config->tag);
+                config->tag = g_steal_pointer(&tag);
+                g_ptr_array_add(entries, config);
+                g_hash_table_add(tags, config->tag);
+                bad = TRUE;
         }
         if (bad)
                 keep_aside(file);

@@ -4,14 +4,19 @@
  * path, tag, vm, read-only, autostart, cache, queues.  Written atomically
  * (g_file_set_contents) on every change.  Loading is forgiving: each bad
  * entry gets one log line and is skipped, the good ones load, and a file
- * with bad entries is first copied aside as shares.ini.bad-<timestamp>. */
+ * with bad entries is first copied aside as shares.ini.bad-<timestamp>.
+ * A tag a guest cannot take (share-tag.h: one written by an older Sluice,
+ * or by hand) is not a reason to lose the share: it gets a valid tag made
+ * from the old one (or the folder's name), with a log line naming both.
+ * A path in a place that may not be shared (share-path.h) is skipped. */
 #pragma once
 
 #include <glib.h>
 
+#include "share-tag.h"
+
 G_BEGIN_DECLS
 
-#define SLUICE_TAG_MAX_BYTES 36
 #define SLUICE_QUEUES_MAX 64
 
 typedef struct {
@@ -30,8 +35,8 @@ SluiceShareConfig *sluice_share_config_copy(const SluiceShareConfig *config);
 void sluice_share_config_free(SluiceShareConfig *config);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceShareConfig, sluice_share_config_free)
 
-/* Checks of values that do not need the file system (SLUICE_ERROR_INVALID_ARGUMENT). */
-gboolean sluice_config_check_tag(const char *tag, GError **error);
+/* Checks of values that do not need the file system (SLUICE_ERROR_INVALID_ARGUMENT;
+ * tags: sluice_share_tag_check). */
 gboolean sluice_config_check_vm(const char *vm, GError **error);
 gboolean sluice_config_check_cache(const char *cache, GError **error);
 gboolean sluice_config_check_queues(guint64 queues, GError **error);

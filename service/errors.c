@@ -18,6 +18,8 @@ static const GDBusErrorEntry sluice_error_entries[] = {
         { SLUICE_ERROR_UNSUPPORTED, "org.sluice.Sluice1.Error.Unsupported" },
         { SLUICE_ERROR_WORKER_FAILED, "org.sluice.Sluice1.Error.WorkerFailed" },
         { SLUICE_ERROR_LIBVIRT, "org.sluice.Sluice1.Error.Libvirt" },
+        { SLUICE_ERROR_NOT_SHAREABLE, "org.sluice.Sluice1.Error.NotShareable" },
+        { SLUICE_ERROR_UNKNOWN_VM, "org.sluice.Sluice1.Error.UnknownVm" },
         { SLUICE_ERROR_FAILED, "org.sluice.Sluice1.Error.Failed" },
 };
 

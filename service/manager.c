@@ -1,16 +1,15 @@
 /* manager.c — the Manager interface and the list of shares. */
 #include "config.h"
 
-#include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <glib/gi18n.h>
 
 #include "config-store.h"
 #include "errors.h"
 #include "manager.h"
+#include "share-path.h"
+#include "share-tag.h"
 #include "share.h"
 #include "sluice-dbus.h"
 #include "vm-manager.h"
@@ -125,68 +124,93 @@ static gboolean check_not_shared(SluiceServiceManager *self, const char *path, c
 
 /* ---- AddShare checks ---- */
 
-static gboolean check_folder(const char *path, GError **error)
+static gboolean tag_taken(const char *tag, gpointer self)
 {
-        struct stat st;
-
-        if (stat(path, &st) < 0) {
-                int err = errno;
-
-                if (err == ENOENT || err == ENOTDIR)
-                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
-                                    _("The folder “%s” does not exist: check the path"), path);
-                else if (err == EACCES)
-                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
-                                    _("You cannot reach the folder “%s” (a folder above it is closed to you): fix the permissions or share another folder"),
-                                    path);
-                else
-                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                                    _("Cannot look at “%s”: %s"), path, g_strerror(err));
-                return FALSE;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_A_DIRECTORY,
-                            _("“%s” is a file, not a folder: share the folder that contains it"), path);
-                return FALSE;
-        }
-        if (access(path, R_OK | X_OK) < 0) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
-                            _("You cannot read the folder “%s”: make it readable for yourself (chmod u+rx) or share another folder"),
-                            path);
-                return FALSE;
-        }
-        return TRUE;
+        return find_by_tag(self, tag) != NULL;
 }
 
-/* The folder's name, cut to fit a tag, made unique with -2, -3 … */
+/* The folder's name in the tag's set, made unique with -2, -3 … */
 static char *derive_tag(SluiceServiceManager *self, const char *path)
 {
         g_autofree char *base = g_path_get_basename(path);
-        g_autoptr(GString) clean = g_string_new(NULL);
+        const char *names[] = { base, NULL };
 
-        if (strcmp(base, "/") == 0 || strcmp(base, ".") == 0) {
-                g_free(base);
-                base = g_strdup("root");
-        }
-        for (const char *p = base; *p != '\0'; p = g_utf8_next_char(p)) {
-                gunichar c = g_utf8_get_char(p);
+        return sluice_share_tag_derive(names, tag_taken, self);
+}
 
-                g_string_append_unichar(clean, g_unichar_iscntrl(c) ? '_' : c);
-        }
-        for (guint n = 1; n < 10000; n++) {
-                g_autofree char *suffix = n == 1 ? g_strdup("") : g_strdup_printf("-%u", n);
-                gsize room = SLUICE_TAG_MAX_BYTES - strlen(suffix);
-                const char *end = clean->str;
-                g_autofree char *candidate = NULL;
+/* The refusal of a VM no connected libvirt knows, naming those it knows. */
+static void set_unknown_vm_error(SluiceServiceManager *self, const char *vm, GError **error)
+{
+        g_auto(GStrv) names = sluice_vm_manager_dup_names(self->vms);
+        g_auto(GStrv) unlisted = sluice_vm_manager_dup_unlisted(self->vms);
+        g_autofree char *message = NULL;
 
-                /* Cut at a character boundary. */
-                while (*end != '\0' && (gsize)(g_utf8_next_char(end) - clean->str) <= room)
-                        end = g_utf8_next_char(end);
-                candidate = g_strdup_printf("%.*s%s", (int)(end - clean->str), clean->str, suffix);
-                if (find_by_tag(self, candidate) == NULL)
-                        return g_steal_pointer(&candidate);
+        if (names[0] != NULL) {
+                g_autofree char *list = g_strjoinv(", ", names);
+
+                message = g_strdup_printf(_("libvirt knows no VM “%s”: the VMs are %s (see “sluicectl vms”); give one of them, or no VM to choose one later"),
+                                          vm, list);
+        } else {
+                message = g_strdup_printf(_("libvirt knows no VM “%s”, and no VM at all: create the VM first (for example in virt-manager), or give no VM to choose one later"),
+                                          vm);
         }
-        return g_strdup_printf("share-%u", self->next_id);
+        if (unlisted[0] != NULL) {
+                g_autofree char *uris = g_strjoinv(", ", unlisted);
+                g_autofree char *whole = g_strdup_printf(_("%s. Not reachable now: %s"), message, uris);
+
+                g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_UNKNOWN_VM, whole);
+                return;
+        }
+        g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_UNKNOWN_VM, message);
+}
+
+/* A method call that names a VM the VM manager does not know while libvirt
+ * answers: libvirtd is asked before it is refused (a VM defined a moment
+ * ago), then the call runs again with vm_confirmed. */
+typedef void (*ResumeCall)(SluiceServiceManager *self, GDBusMethodInvocation *invocation,
+                           gboolean vm_confirmed);
+
+typedef struct {
+        SluiceServiceManager *self;        /* a reference */
+        GDBusMethodInvocation *invocation; /* the call's own reference, completed once */
+        char *vm;
+        ResumeCall resume;
+} VmConfirm;
+
+static void on_vm_confirmed(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        VmConfirm *c = user_data;
+        GError *error = NULL;
+
+        if (sluice_vm_manager_confirm_presence_finish(SLUICE_VM_MANAGER(source), result) ==
+            SLUICE_VM_PRESENCE_UNKNOWN) {
+                set_unknown_vm_error(c->self, c->vm, &error);
+                g_dbus_method_invocation_take_error(c->invocation, error);
+        } else {
+                c->resume(c->self, c->invocation, TRUE);
+        }
+        g_object_unref(c->self);
+        g_free(c->vm);
+        g_free(c);
+}
+
+/* TRUE: VM needs no confirmation (empty, known, or libvirt does not answer);
+ * FALSE: the call (and its reference) waits for libvirtd and is resumed or
+ * refused later. */
+static gboolean vm_ready_or_confirm(SluiceServiceManager *self, GDBusMethodInvocation *invocation,
+                                    const char *vm, ResumeCall resume)
+{
+        VmConfirm *c;
+
+        if (*vm == '\0' || sluice_vm_manager_presence(self->vms, vm) != SLUICE_VM_PRESENCE_UNKNOWN)
+                return TRUE;
+        c = g_new0(VmConfirm, 1);
+        c->self = g_object_ref(self);
+        c->invocation = invocation;
+        c->vm = g_strdup(vm);
+        c->resume = resume;
+        sluice_vm_manager_confirm_presence_async(self->vms, vm, on_vm_confirmed, c);
+        return FALSE;
 }
 
 typedef struct {
@@ -291,24 +315,44 @@ static void forget_share(SluiceServiceManager *self, SluiceSharedFolder *share)
         g_hash_table_remove(self->shares, sluice_shared_folder_get_object_path(share));
 }
 
-static gboolean on_handle_set_vm(SluiceShare *iface, GDBusMethodInvocation *invocation,
-                                 const char *vm, gpointer user_data)
+/* SetVm; invocation is completed here (or by the VM's confirmation). */
+static void set_vm_from_call(SluiceServiceManager *self, GDBusMethodInvocation *invocation,
+                             gboolean vm_confirmed)
 {
-        SluiceServiceManager *self = user_data;
         SluiceSharedFolder *share = g_hash_table_lookup(self->shares,
-                g_dbus_interface_skeleton_get_object_path(G_DBUS_INTERFACE_SKELETON(iface)));
+                g_dbus_method_invocation_get_object_path(invocation));
+        const char *vm = NULL;
         GError *error = NULL;
 
-        if (share == NULL)
-                return G_DBUS_METHOD_INVOCATION_UNHANDLED;
+        g_variant_get(g_dbus_method_invocation_get_parameters(invocation), "(&s)", &vm);
+        if (share == NULL) {
+                /* removed while libvirtd was asked */
+                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
+                        _("There is no share %s: see the shares with “sluicectl list”"),
+                        g_dbus_method_invocation_get_object_path(invocation));
+                return;
+        }
         if (!sluice_config_check_vm(vm, &error) ||
             !check_not_shared(self, sluice_shared_folder_get_config(share)->path, vm, share,
                               &error)) {
                 g_dbus_method_invocation_take_error(invocation, error);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                return;
         }
+        if (!vm_confirmed && !vm_ready_or_confirm(self, invocation, vm, set_vm_from_call))
+                return;
         sluice_shared_folder_set_vm(share, vm);
-        sluice_share_complete_set_vm(iface, invocation);
+        sluice_share_complete_set_vm(NULL, invocation);
+}
+
+static gboolean on_handle_set_vm(SluiceShare *iface, GDBusMethodInvocation *invocation,
+                                 const char *vm, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+
+        if (g_hash_table_lookup(self->shares,
+                g_dbus_interface_skeleton_get_object_path(G_DBUS_INTERFACE_SKELETON(iface))) == NULL)
+                return G_DBUS_METHOD_INVOCATION_UNHANDLED;
+        set_vm_from_call(self, invocation, FALSE);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -325,44 +369,43 @@ static void on_add_started(GObject *source, GAsyncResult *result, gpointer user_
                                           sluice_shared_folder_get_object_path(share));
 }
 
-static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation *invocation,
-                                    const char *path, const char *vm, GVariant *options,
-                                    gpointer user_data)
+/* AddShare; invocation is completed here (or by the VM's confirmation). */
+static void add_share_from_call(SluiceServiceManager *self, GDBusMethodInvocation *invocation,
+                                gboolean vm_confirmed)
 {
-        SluiceServiceManager *self = user_data;
+        g_autoptr(GVariant) options = NULL;
+        const char *path = NULL, *vm = NULL;
         g_auto(AddOptions) opts = { 0 };
         g_autoptr(SluiceShareConfig) config = NULL;
-        g_autofree char *canonical = NULL;
+        g_autofree char *resolved = NULL;
         SluiceSharedFolder *share;
         GError *error = NULL;
 
-        if (*path == '\0' || !g_path_is_absolute(path)) {
-                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR,
-                        SLUICE_ERROR_INVALID_ARGUMENT,
-                        _("“%s” is not an absolute path: give the folder's full path, starting with /"),
-                        path);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-        canonical = g_canonicalize_filename(path, "/");
-        if (!check_folder(canonical, &error) || !sluice_config_check_vm(vm, &error) ||
+        g_variant_get(g_dbus_method_invocation_get_parameters(invocation), "(&s&s@a{sv})",
+                      &path, &vm, &options);
+        /* The folder's real path: a link changed later does not move the share. */
+        if (!sluice_share_path_resolve(path, &resolved, &error) ||
+            !sluice_config_check_vm(vm, &error) ||
             !parse_add_options(options, &opts, &error) ||
-            (opts.tag != NULL && !sluice_config_check_tag(opts.tag, &error)) ||
-            !check_not_shared(self, canonical, vm, NULL, &error)) {
+            (opts.tag != NULL && !sluice_share_tag_check(opts.tag, &error)) ||
+            !check_not_shared(self, resolved, vm, NULL, &error)) {
                 g_dbus_method_invocation_take_error(invocation, error);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                return;
         }
         if (opts.tag != NULL && find_by_tag(self, opts.tag) != NULL) {
                 g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR,
                         SLUICE_ERROR_TAG_IN_USE,
                         _("The tag “%s” is already used by the share of “%s”: choose another tag"),
                         opts.tag, sluice_shared_folder_get_config(find_by_tag(self, opts.tag))->path);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                return;
         }
+        if (!vm_confirmed && !vm_ready_or_confirm(self, invocation, vm, add_share_from_call))
+                return;
 
         config = sluice_share_config_new();
         config->id = self->next_id;
         g_free(config->path);
-        config->path = g_steal_pointer(&canonical);
+        config->path = g_steal_pointer(&resolved);
         g_free(config->tag);
         config->tag = opts.tag != NULL ? g_strdup(opts.tag) : derive_tag(self, config->path);
         g_free(config->vm);
@@ -378,15 +421,22 @@ static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation 
                 /* A share that would vanish at the next start is not added. */
                 forget_share(self, share);
                 g_dbus_method_invocation_take_error(invocation, error);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                return;
         }
         g_message("Added share %u: %s as “%s”", config->id, config->path, config->tag);
         if (opts.attach) {
-                sluice_shared_folder_start_async(share, on_add_started, g_object_ref(invocation));
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                sluice_shared_folder_start_async(share, on_add_started, invocation);
+                return;
         }
-        sluice_manager_complete_add_share(iface, invocation,
+        sluice_manager_complete_add_share(NULL, invocation,
                                           sluice_shared_folder_get_object_path(share));
+}
+
+static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation *invocation,
+                                    const char *path, const char *vm, GVariant *options,
+                                    gpointer user_data)
+{
+        add_share_from_call(user_data, invocation, FALSE);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -465,6 +515,15 @@ static void on_device_removed(SluiceVmManager *vms, const char *name, const char
                 sluice_shared_folder_device_removed(shares->pdata[i], name, tag);
 }
 
+static void on_vms_changed(SluiceVmManager *vms, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+
+        for (guint i = 0; i < shares->len; i++)
+                sluice_shared_folder_vms_changed(shares->pdata[i]);
+}
+
 /* ---- life cycle ---- */
 
 SluiceServiceManager *sluice_service_manager_new(const SluiceServiceOptions *options)
@@ -479,6 +538,7 @@ SluiceServiceManager *sluice_service_manager_new(const SluiceServiceOptions *opt
         g_signal_connect(self->vms, "vm-started", G_CALLBACK(on_vm_started), self);
         g_signal_connect(self->vms, "vm-stopped", G_CALLBACK(on_vm_stopped), self);
         g_signal_connect(self->vms, "device-removed", G_CALLBACK(on_device_removed), self);
+        g_signal_connect(self->vms, "vms-changed", G_CALLBACK(on_vms_changed), self);
 
         self->iface = sluice_manager_skeleton_new();
         sluice_manager_set_version(self->iface, PACKAGE_VERSION);

@@ -1,9 +1,13 @@
 /* share.c — one shared folder: Share interface, worker, VM attachment. */
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include <glib/gi18n.h>
 
 #include "errors.h"
+#include "share-path.h"
 #include "share-service.h"
 #include "share.h"
 #include "stats.h"
@@ -45,6 +49,10 @@ struct _SluiceSharedFolder {
         GList *start_waiters;             /* GTasks waiting for "running" */
         GList *attach_waiters;            /* GTasks waiting for the hot-plug */
         GList *stop_waiters;
+        char *error;                      /* what last went wrong, NULL when fine */
+        guint folder_check;               /* the pending folder check before a start, 0: none */
+        guint folder_checks;              /* checks made: each gets the next number */
+        gboolean waiting_for_vm;          /* libvirt is asked and does not know config->vm */
 
         guint stats_interval_ms;
         guint stats_source;
@@ -77,9 +85,40 @@ static void set_state(SluiceSharedFolder *self, ShareState state)
         sluice_share_set_state(self->iface, state_names[state]);
 }
 
+/* Error shows what went wrong; when nothing did, that the VM is missing. */
+static void publish_error(SluiceSharedFolder *self)
+{
+        g_autofree char *waiting = NULL;
+
+        if (self->error != NULL) {
+                sluice_share_set_error(self->iface, self->error);
+                return;
+        }
+        if (self->waiting_for_vm)
+                waiting = g_strdup_printf(_("Waiting for VM “%s”: libvirt does not know it. Define it again, or choose another VM (sluicectl set %s vm NAME)"),
+                                          self->config->vm, self->config->tag);
+        sluice_share_set_error(self->iface, waiting != NULL ? waiting : "");
+}
+
 static void set_error(SluiceSharedFolder *self, const char *message)
 {
-        sluice_share_set_error(self->iface, message != NULL ? message : "");
+        g_free(self->error);
+        self->error = message != NULL && *message != '\0' ? g_strdup(message) : NULL;
+        publish_error(self);
+}
+
+void sluice_shared_folder_vms_changed(SluiceSharedFolder *self)
+{
+        gboolean waiting = self->vms != NULL && *self->config->vm != '\0' &&
+                sluice_vm_manager_presence(self->vms, self->config->vm) == SLUICE_VM_PRESENCE_UNKNOWN;
+
+        if (waiting == self->waiting_for_vm)
+                return;
+        self->waiting_for_vm = waiting;
+        if (waiting)
+                g_message("%s: waiting for VM %s, which libvirt does not know", self->config->tag,
+                          self->config->vm);
+        publish_error(self);
 }
 
 static void emit_event(SluiceSharedFolder *self, const char *kind, const char *message)
@@ -345,9 +384,56 @@ static void ensure_worker(SluiceSharedFolder *self)
         g_signal_connect(self->worker, "failed", G_CALLBACK(on_worker_failed), self);
 }
 
+/* The folder was resolved when the share was added: if a link took its
+ * place since, the worker would serve wherever it points now.  In a thread:
+ * realpath and statfs of a network folder can hang. */
+static void folder_check_thread(GTask *task, gpointer source, gpointer task_data,
+                                GCancellable *cancellable)
+{
+        const char *path = task_data;
+        g_autofree char *real = realpath(path, NULL);
+        GError *error = NULL;
+
+        /* gone (a drive not plugged in): the worker says so in its words */
+        if (real != NULL && strcmp(real, path) != 0) {
+                g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                        _("“%s” is no longer the folder that was shared: it now leads to “%s”. Sluice does not follow it there; remove the share and add the folder you mean"),
+                        path, real);
+                return;
+        }
+        if (real != NULL && !sluice_share_path_check_location(real, &error)) {
+                g_task_return_error(task, error);
+                return;
+        }
+        g_task_return_boolean(task, TRUE);
+}
+
+static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        SluiceSharedFolder *self = SLUICE_SHARED_FOLDER(source);
+        g_autoptr(GError) error = NULL;
+        gboolean ok = g_task_propagate_boolean(G_TASK(result), &error);
+
+        /* stopped (and maybe started again) meanwhile: that check is not this one */
+        if (GPOINTER_TO_UINT(user_data) != self->folder_check)
+                return;
+        self->folder_check = 0;
+        if (!ok) {
+                set_state(self, STATE_FAILED);
+                set_error(self, error->message);
+                complete_waiters(&self->start_waiters, error, NULL);
+                complete_waiters(&self->attach_waiters, error, NULL);
+                return;
+        }
+        ensure_worker(self);
+        sluice_worker_start(self->worker);
+}
+
 /* Completes task (boolean) once the worker is ready. */
 static void share_ensure_running(SluiceSharedFolder *self, GTask *task)
 {
+        g_autoptr(GTask) check = NULL;
+
         if (self->stopping) {
                 g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_FAILED,
                                         _("The share “%s” is stopping: try again in a moment"),
@@ -363,10 +449,15 @@ static void share_ensure_running(SluiceSharedFolder *self, GTask *task)
         self->start_waiters = g_list_append(self->start_waiters, task);
         if (self->state == STATE_STARTING)
                 return;
-        ensure_worker(self);
         set_state(self, STATE_STARTING);
         set_error(self, NULL);
-        sluice_worker_start(self->worker);
+        /* the worker is started once the folder is checked (on_folder_checked) */
+        self->folder_check = ++self->folder_checks;
+        if (self->folder_check == 0)
+                self->folder_check = ++self->folder_checks;
+        check = g_task_new(self, NULL, on_folder_checked, GUINT_TO_POINTER(self->folder_check));
+        g_task_set_task_data(check, g_strdup(self->config->path), g_free);
+        g_task_run_in_thread(check, folder_check_thread);
 }
 
 static void on_start_attached(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -588,6 +679,7 @@ void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm)
         g_free(self->config->vm);
         self->config->vm = g_strdup(vm);
         sluice_share_set_vm(self->iface, vm);
+        sluice_shared_folder_vms_changed(self);
         g_signal_emit(self, share_signals[SIGNAL_CHANGED], 0);
         if (self->state == STATE_RUNNING && !self->attaching && vm_is_running(self))
                 share_attach_internal(self, NULL);
@@ -634,6 +726,18 @@ void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallba
                                      gpointer user_data)
 {
         GTask *task = g_task_new(self, NULL, callback, user_data);
+
+        if (self->folder_check != 0) {
+                /* nothing runs yet: the pending check's answer is dropped */
+                g_autoptr(GError) error = g_error_new(SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                                                      _("The share “%s” was stopped"),
+                                                      self->config->tag);
+
+                self->folder_check = 0;
+                set_state(self, STATE_STOPPED);
+                complete_waiters(&self->start_waiters, error, NULL);
+                complete_waiters(&self->attach_waiters, error, NULL);
+        }
 
         if (self->worker == NULL || self->state == STATE_STOPPED) {
                 /* Nothing of ours runs, but a worker a killed service left may
@@ -867,6 +971,7 @@ SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
         sluice_share_set_error(self->iface, "");
         sluice_share_set_stats(self->iface, g_variant_new("a{sv}", NULL));
         set_state(self, STATE_STOPPED);
+        sluice_shared_folder_vms_changed(self);
         g_signal_connect(self->iface, "handle-start", G_CALLBACK(on_handle_start), self);
         g_signal_connect(self->iface, "handle-stop", G_CALLBACK(on_handle_stop), self);
         g_signal_connect(self->iface, "handle-attach", G_CALLBACK(on_handle_attach), self);
@@ -924,6 +1029,7 @@ static void sluice_shared_folder_finalize(GObject *object)
         SluiceSharedFolder *self = SLUICE_SHARED_FOLDER(object);
 
         sluice_share_config_free(self->config);
+        g_free(self->error);
         g_free(self->object_path);
         g_free(self->socket_path);
         g_clear_pointer(&self->last_stats, g_variant_unref);

@@ -51,5 +51,8 @@ void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm);
 void sluice_shared_folder_vm_started(SluiceSharedFolder *self, const char *vm);
 void sluice_shared_folder_vm_stopped(SluiceSharedFolder *self, const char *vm);
 void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *vm, const char *tag);
+/* "vms-changed": when libvirt does not know the share's VM (any more), the
+ * share stays and its Error says that it waits for that VM. */
+void sluice_shared_folder_vms_changed(SluiceSharedFolder *self);
 
 G_END_DECLS

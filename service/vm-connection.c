@@ -383,6 +383,13 @@ gboolean sluice_vm_connection_is_up(SluiceVmConnection *self)
         return self->h.conn != NULL;
 }
 
+virConnectPtr sluice_vm_connection_ref_raw(SluiceVmConnection *self)
+{
+        if (self->h.conn == NULL || self->h.raw == NULL || virConnectRef(self->h.raw) < 0)
+                return NULL;
+        return self->h.raw;
+}
+
 void sluice_vm_connection_free(SluiceVmConnection *self)
 {
         if (!self)

@@ -43,6 +43,9 @@ void sluice_vm_connection_start(SluiceVmConnection *connection);
 const char *sluice_vm_connection_get_uri(SluiceVmConnection *connection);
 /* Whether the connection is up. */
 gboolean sluice_vm_connection_is_up(SluiceVmConnection *connection);
+/* A new reference to the raw connection (virConnectClose it; usable in any
+ * thread), or NULL while it is down. */
+virConnectPtr sluice_vm_connection_ref_raw(SluiceVmConnection *connection);
 /* Stops and frees; nothing is reported afterwards. */
 void sluice_vm_connection_free(SluiceVmConnection *connection);
 

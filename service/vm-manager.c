@@ -22,10 +22,11 @@ struct _SluiceVmManager {
         GDBusObjectManagerServer *server;
         GPtrArray *connections;   /* SluiceVmConnection * */
         GHashTable *vms;          /* uuid → SluiceVmDomain * */
+        GHashTable *listed;       /* SluiceVmConnection * that are up and listed their domains */
         gboolean started;
 };
 
-enum { SIGNAL_VM_STARTED, SIGNAL_VM_STOPPED, SIGNAL_DEVICE_REMOVED, N_SIGNALS };
+enum { SIGNAL_VM_STARTED, SIGNAL_VM_STOPPED, SIGNAL_DEVICE_REMOVED, SIGNAL_VMS_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 G_DEFINE_TYPE(SluiceVmManager, sluice_vm_manager, G_TYPE_OBJECT)
@@ -50,6 +51,7 @@ static void vm_remove(SluiceVmManager *self, SluiceVmDomain *vm)
         g_hash_table_remove(self->vms, vm->uuid);
         if (was_active)
                 g_signal_emit(self, signals[SIGNAL_VM_STOPPED], 0, name);
+        g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 static void on_vm_changed(SluiceVmDomain *vm, int transition, gpointer user_data)
@@ -59,6 +61,9 @@ static void on_vm_changed(SluiceVmDomain *vm, int transition, gpointer user_data
 
         if (transition)
                 g_signal_emit(self, signals[transition > 0 ? SIGNAL_VM_STARTED : SIGNAL_VM_STOPPED], 0, name);
+        else
+                /* a renamed VM: shares that named it wait for it now, or no more */
+                g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 /* ---- connection events ------------------------------------------------------------ */
@@ -86,6 +91,7 @@ static void on_domain_added(SluiceVmConnection *connection, GVirDomain *domain, 
         }
         vm = sluice_vm_domain_new(connection, domain, self->server, on_vm_changed, self);
         g_hash_table_insert(self->vms, vm->uuid, vm);
+        g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 static void on_domain_removed(SluiceVmConnection *connection, GVirDomain *domain, gpointer user_data)
@@ -117,6 +123,8 @@ static void on_domains_listed(SluiceVmConnection *connection, gpointer user_data
         /* not while iterating: a vm-stopped handler may change the table */
         for (guint i = 0; i < gone->len; i++)
                 vm_remove(self, gone->pdata[i]);
+        g_hash_table_add(self->listed, connection);
+        g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 static void on_connection_lost(SluiceVmConnection *connection, gpointer user_data)
@@ -131,6 +139,8 @@ static void on_connection_lost(SluiceVmConnection *connection, gpointer user_dat
                 if (vm->connection == connection)
                         sluice_vm_domain_set_domain(vm, NULL);
         }
+        if (g_hash_table_remove(self->listed, connection))
+                g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
 static SluiceVmDomain *vm_of(SluiceVmManager *self, SluiceVmConnection *connection, const char *uuid)
@@ -190,6 +200,7 @@ static void sluice_vm_manager_dispose(GObject *object)
 
         self->started = FALSE;
         /* first: nothing is reported afterwards */
+        g_clear_pointer(&self->listed, g_hash_table_unref);
         g_clear_pointer(&self->connections, g_ptr_array_unref);
         /* nothing of ours stays granted to QEMU's user after the service */
         if (self->vms) {
@@ -214,12 +225,16 @@ static void sluice_vm_manager_class_init(SluiceVmManagerClass *klass)
         signals[SIGNAL_DEVICE_REMOVED] = g_signal_new("device-removed", G_TYPE_FROM_CLASS(klass),
                                                       G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                                       G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
+        signals[SIGNAL_VMS_CHANGED] = g_signal_new("vms-changed", G_TYPE_FROM_CLASS(klass),
+                                                   G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                                   G_TYPE_NONE, 0);
 }
 
 static void sluice_vm_manager_init(SluiceVmManager *self)
 {
         self->connections = g_ptr_array_new_with_free_func((GDestroyNotify)sluice_vm_connection_free);
         self->vms = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, vm_drop);
+        self->listed = g_hash_table_new(NULL, NULL);
 }
 
 SluiceVmManager *sluice_vm_manager_new(GDBusObjectManagerServer *server, const char *const *uris)
@@ -325,6 +340,128 @@ SluiceVmInfo *sluice_vm_manager_lookup(SluiceVmManager *self, const char *vm_id,
         info->shared_memory = vm->shared_memory;
         info->qemu_uid = vm->qemu_uid;
         return info;
+}
+
+SluiceVmPresence sluice_vm_manager_presence(SluiceVmManager *self, const char *vm_id)
+{
+        GHashTableIter iter;
+        gpointer value;
+
+        g_return_val_if_fail(SLUICE_IS_VM_MANAGER(self), SLUICE_VM_PRESENCE_UNDECIDED);
+        /* every domain listed is in the table, also before its state is read */
+        g_hash_table_iter_init(&iter, self->vms);
+        while (g_hash_table_iter_next(&iter, NULL, &value)) {
+                SluiceVmDomain *vm = value;
+
+                if (g_strcmp0(vm->name, vm_id) == 0 || g_ascii_strcasecmp(vm->uuid, vm_id) == 0)
+                        return SLUICE_VM_PRESENCE_KNOWN;
+        }
+        return g_hash_table_size(self->listed) > 0 ? SLUICE_VM_PRESENCE_UNKNOWN
+                                                   : SLUICE_VM_PRESENCE_UNDECIDED;
+}
+
+static gint compare_names(gconstpointer a, gconstpointer b)
+{
+        return g_strcmp0(*(const char *const *)a, *(const char *const *)b);
+}
+
+char **sluice_vm_manager_dup_names(SluiceVmManager *self)
+{
+        /* a name can be on two connections: once is enough */
+        g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+        g_autoptr(GPtrArray) names = g_ptr_array_new();
+        GHashTableIter iter;
+        gpointer value;
+
+        g_hash_table_iter_init(&iter, self->vms);
+        while (g_hash_table_iter_next(&iter, NULL, &value)) {
+                SluiceVmDomain *vm = value;
+
+                if (vm->name != NULL && g_hash_table_add(seen, vm->name))
+                        g_ptr_array_add(names, g_strdup(vm->name));
+        }
+        g_ptr_array_sort(names, compare_names);
+        g_ptr_array_add(names, NULL);
+        return (char **)g_ptr_array_free(g_steal_pointer(&names), FALSE);
+}
+
+typedef struct {
+        char *vm;
+        GPtrArray *raw;           /* virConnectPtr of the connections that are up */
+} ConfirmData;
+
+static void confirm_data_free(gpointer data)
+{
+        ConfirmData *d = data;
+
+        for (guint i = 0; i < d->raw->len; i++)
+                virConnectClose(d->raw->pdata[i]);
+        g_ptr_array_unref(d->raw);
+        g_free(d->vm);
+        g_free(d);
+}
+
+static void confirm_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+        ConfirmData *d = task_data;
+        SluiceVmPresence presence = SLUICE_VM_PRESENCE_UNKNOWN;
+
+        for (guint i = 0; i < d->raw->len && presence == SLUICE_VM_PRESENCE_UNKNOWN; i++) {
+                /* a libvirtd that stalls is cut off by keepalive (vm-connection.h) */
+                virDomainPtr domain = virDomainLookupByName(d->raw->pdata[i], d->vm);
+
+                if (domain == NULL && g_uuid_string_is_valid(d->vm))
+                        domain = virDomainLookupByUUIDString(d->raw->pdata[i], d->vm);
+                if (domain != NULL) {
+                        presence = SLUICE_VM_PRESENCE_KNOWN;
+                        virDomainFree(domain);
+                }
+        }
+        /* here, not in the main thread: the last reference's close waits on libvirtd */
+        for (guint i = 0; i < d->raw->len; i++)
+                virConnectClose(d->raw->pdata[i]);
+        g_ptr_array_set_size(d->raw, 0);
+        g_task_return_int(task, presence);
+}
+
+void sluice_vm_manager_confirm_presence_async(SluiceVmManager *self, const char *vm,
+                                              GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+        SluiceVmPresence presence = sluice_vm_manager_presence(self, vm);
+        ConfirmData *d;
+
+        if (presence != SLUICE_VM_PRESENCE_UNKNOWN) {
+                g_task_return_int(task, presence);
+                return;
+        }
+        d = g_new0(ConfirmData, 1);
+        d->vm = g_strdup(vm);
+        d->raw = g_ptr_array_new();
+        for (guint i = 0; i < self->connections->len; i++) {
+                /* also one that is up but still listing: its VM is known to libvirtd */
+                virConnectPtr raw = sluice_vm_connection_ref_raw(self->connections->pdata[i]);
+
+                if (raw != NULL)
+                        g_ptr_array_add(d->raw, raw);
+        }
+        g_task_set_task_data(task, d, confirm_data_free);
+        g_task_run_in_thread(task, confirm_thread);
+}
+
+SluiceVmPresence sluice_vm_manager_confirm_presence_finish(SluiceVmManager *self, GAsyncResult *result)
+{
+        return (SluiceVmPresence)g_task_propagate_int(G_TASK(result), NULL);
+}
+
+char **sluice_vm_manager_dup_unlisted(SluiceVmManager *self)
+{
+        g_autoptr(GStrvBuilder) uris = g_strv_builder_new();
+
+        for (guint i = 0; i < self->connections->len; i++)
+                if (!g_hash_table_contains(self->listed, self->connections->pdata[i]))
+                        g_strv_builder_add(uris, sluice_vm_connection_get_uri(self->connections->pdata[i]));
+        return g_strv_builder_end(uris);
 }
 
 typedef struct {

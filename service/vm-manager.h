@@ -44,6 +44,28 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceVmInfo, sluice_vm_info_free)
 /* vm: name or UUID.  Returns NULL with SLUICE_ERROR_NOT_FOUND. */
 SluiceVmInfo *sluice_vm_manager_lookup(SluiceVmManager *self, const char *vm, GError **error);
 
+/* Whether libvirt knows a VM (name or UUID), for refusing a name nobody
+ * knows while accepting one whose connection is not up (yet). */
+typedef enum {
+        /* no tracked connection has listed its domains yet (or all are down) */
+        SLUICE_VM_PRESENCE_UNDECIDED,
+        SLUICE_VM_PRESENCE_KNOWN,
+        /* a connection is up and has listed its domains; none of them is VM */
+        SLUICE_VM_PRESENCE_UNKNOWN,
+} SluiceVmPresence;
+SluiceVmPresence sluice_vm_manager_presence(SluiceVmManager *self, const char *vm);
+/* What presence() says, but when it says UNKNOWN, libvirtd is asked too (in
+ * a thread): a VM defined a moment ago, whose event has not arrived yet
+ * ("virsh define X && sluicectl add DIR --vm X"), is KNOWN. */
+void sluice_vm_manager_confirm_presence_async(SluiceVmManager *self, const char *vm,
+                                              GAsyncReadyCallback callback, gpointer user_data);
+SluiceVmPresence sluice_vm_manager_confirm_presence_finish(SluiceVmManager *self,
+                                                           GAsyncResult *result);
+/* The names of the VMs known, sorted (for telling a user which there are). */
+char **sluice_vm_manager_dup_names(SluiceVmManager *self);
+/* The tracked URIs that are not up or have not listed their domains yet. */
+char **sluice_vm_manager_dup_unlisted(SluiceVmManager *self);
+
 /* Hot-plugs <filesystem type='mount'><driver type='virtiofs' queue='1024'/>
  * <source socket=SOCKET/><target dir=TAG/></filesystem> into the running VM.
  * Checks that the VM runs, has shared memory and has no other device with TAG;
@@ -70,6 +92,8 @@ gboolean sluice_vm_manager_is_attached(SluiceVmManager *self, const char *vm, co
  *   "vm-started" (const char *name)  — the domain entered the running state
  *   "vm-stopped" (const char *name)  — it stopped (any reason)
  *   "device-removed" (const char *name, const char *tag) — a device went away
- *     without Sluice asking (guest or user unplugged it) */
+ *     without Sluice asking (guest or user unplugged it)
+ *   "vms-changed" — a VM was defined or undefined, or a connection listed its
+ *     domains or went down: what sluice_vm_manager_presence() says may differ */
 
 G_END_DECLS

@@ -1,0 +1,226 @@
+/* share-path.c — resolving and checking the folder of a share (share-path.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include <glib/gi18n.h>
+
+#include "errors.h"
+#include "share-path.h"
+#include "share-tag.h"
+
+/* Not in Debian 12's linux/magic.h (values from the kernel's sources). */
+#ifndef CONFIGFS_MAGIC
+#define CONFIGFS_MAGIC 0x62656570
+#endif
+#ifndef FUSECTL_SUPER_MAGIC
+#define FUSECTL_SUPER_MAGIC 0x65735543
+#endif
+#ifndef MQUEUE_MAGIC
+#define MQUEUE_MAGIC 0x19800202
+#endif
+
+/* File systems whose files are the kernel's live state, not data: a guest
+ * writing there would change the host's settings, and reads are not files. */
+static const struct {
+        unsigned long magic;
+        const char *name;
+} pseudo_file_systems[] = {
+        { PROC_SUPER_MAGIC, "proc" },
+        { SYSFS_MAGIC, "sysfs" },
+        { CGROUP_SUPER_MAGIC, "cgroup" },
+        { CGROUP2_SUPER_MAGIC, "cgroup2" },
+        { DEBUGFS_MAGIC, "debugfs" },
+        { SECURITYFS_MAGIC, "securityfs" },
+        { TRACEFS_MAGIC, "tracefs" },
+        { BPF_FS_MAGIC, "bpf" },
+        { PSTOREFS_MAGIC, "pstore" },
+        { EFIVARFS_MAGIC, "efivarfs" },
+        { SELINUX_MAGIC, "selinuxfs" },
+        { SMACK_MAGIC, "smackfs" },
+        { DEVPTS_SUPER_MAGIC, "devpts" },
+        { NSFS_MAGIC, "nsfs" },
+        { BINFMTFS_MAGIC, "binfmt_misc" },
+        { CONFIGFS_MAGIC, "configfs" },
+        { FUSECTL_SUPER_MAGIC, "fusectl" },
+        { MQUEUE_MAGIC, "mqueue" },
+        /* its files must be mapped in huge pages: read and write fail */
+        { HUGETLBFS_MAGIC, "hugetlbfs" },
+};
+
+/* PATH is TREE or below it. */
+static gboolean is_in(const char *path, const char *tree)
+{
+        size_t len = strlen(tree);
+
+        return strncmp(path, tree, len) == 0 && (path[len] == '\0' || path[len] == '/');
+}
+
+/* Below /run, where people do keep files: drives udisks2 mounts for them
+ * (/run/media/USER/LABEL on Fedora, Arch, openSUSE) and the network folders
+ * of GNOME's file manager (/run/user/UID/gvfs/smb-share:…). */
+static gboolean is_user_place_in_run(const char *path)
+{
+        const char *rest;
+
+        if (is_in(path, "/run/media") && strcmp(path, "/run/media") != 0)
+                return TRUE;
+        if (!g_str_has_prefix(path, "/run/user/"))
+                return FALSE;
+        rest = strchr(path + strlen("/run/user/"), '/');
+        return rest != NULL && g_str_has_prefix(rest, "/gvfs/") && rest[strlen("/gvfs/")] != '\0';
+}
+
+/* SHOWN: PATH as the messages name it, in quotes.  LOOK: also ask the
+ * file system what it is (statfs), not only the name. */
+static gboolean check_location(const char *path, const char *shown, gboolean look, GError **error)
+{
+        static const struct {
+                const char *tree;
+                const char *what;
+        } system_trees[] = {
+                { "/proc", N_("the kernel's view of processes") },
+                { "/sys", N_("the kernel's devices and settings") },
+                { "/dev", N_("device files and the system's shared memory") },
+                { "/run", N_("the running system's sockets, locks and state") },
+        };
+        struct statfs sfs;
+
+        if (strcmp(path, "/") == 0) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                            _("“/” is the whole file system, with the system's own files: share a folder in it, such as your home folder"));
+                return FALSE;
+        }
+        for (gsize i = 0; i < G_N_ELEMENTS(system_trees); i++) {
+                if (!is_in(path, system_trees[i].tree) || is_user_place_in_run(path))
+                        continue;
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                            _("%s is in %s, which holds %s rather than files: share a folder of your own, such as one in your home folder"),
+                            shown, system_trees[i].tree, _(system_trees[i].what));
+                return FALSE;
+        }
+        if (!look || statfs(path, &sfs) < 0)
+                return TRUE; /* not there (yet): its name was all there is to check */
+        for (gsize i = 0; i < G_N_ELEMENTS(pseudo_file_systems); i++) {
+                if ((unsigned long)sfs.f_type != pseudo_file_systems[i].magic)
+                        continue;
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                            _("%s is on a %s file system, which the kernel makes up as it is read: it has no files to share; share a folder on a disk"),
+                            shown, pseudo_file_systems[i].name);
+                return FALSE;
+        }
+        return TRUE;
+}
+
+static gboolean check_named(const char *path, gboolean look, GError **error)
+{
+        g_autofree char *name = sluice_share_tag_printable(path);
+        g_autofree char *shown = g_strdup_printf(_("“%s”"), name);
+
+        return check_location(path, shown, look, error);
+}
+
+gboolean sluice_share_path_check_location(const char *path, GError **error)
+{
+        return check_named(path, TRUE, error);
+}
+
+gboolean sluice_share_path_check_name(const char *path, GError **error)
+{
+        return check_named(path, FALSE, error);
+}
+
+/* The error of realpath(PATH) failing with ERR. */
+static void set_resolve_error(const char *path, int err, GError **error)
+{
+        g_autofree char *shown = sluice_share_tag_printable(path);
+        struct stat st;
+
+        switch (err) {
+        case ENOENT:
+        case ENOTDIR:
+                if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
+                                    _("“%s” is a symbolic link to a folder that does not exist: share the folder itself"),
+                                    shown);
+                else
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
+                                    _("The folder “%s” does not exist: check the path"), shown);
+                break;
+        case EACCES:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
+                            _("You cannot reach the folder “%s” (a folder above it is closed to you): fix the permissions or share another folder"),
+                            shown);
+                break;
+        case ELOOP:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                            _("“%s” leads into a loop of symbolic links: share the folder itself"), shown);
+                break;
+        case ENAMETOOLONG:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                            _("The path “%s” is too long: share a folder with a shorter path"), shown);
+                break;
+        default:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                            _("Cannot look at “%s”: %s"), shown, g_strerror(err));
+                break;
+        }
+}
+
+gboolean sluice_share_path_resolve(const char *path, char **ret_resolved, GError **error)
+{
+        g_autofree char *shown = NULL;
+        g_autofree char *real = NULL;
+        g_autofree char *name = NULL;
+        struct stat st;
+
+        if (path == NULL || *path == '\0' || !g_path_is_absolute(path)) {
+                g_autofree char *relative = sluice_share_tag_printable(path != NULL ? path : "");
+
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                            _("“%s” is not an absolute path: give the folder's full path, starting with /"),
+                            relative);
+                return FALSE;
+        }
+        real = realpath(path, NULL);
+        if (real == NULL) {
+                set_resolve_error(path, errno, error);
+                return FALSE;
+        }
+        /* The messages name what the user gave, and where it led when that differs. */
+        name = sluice_share_tag_printable(path);
+        if (strcmp(path, real) == 0) {
+                shown = g_strdup_printf(_("“%s”"), name);
+        } else {
+                g_autofree char *target = sluice_share_tag_printable(real);
+
+                shown = g_strdup_printf(_("“%s” (that is, “%s”)"), name, target);
+        }
+        if (!check_location(real, shown, TRUE, error))
+                return FALSE;
+        if (stat(real, &st) < 0) {
+                set_resolve_error(real, errno, error);
+                return FALSE;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_A_DIRECTORY,
+                            _("%s is a file, not a folder: share the folder that contains it"), shown);
+                return FALSE;
+        }
+        if (access(real, R_OK | X_OK) < 0) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
+                            _("You cannot read the folder %s: make it readable for yourself (chmod u+rx) or share another folder"),
+                            shown);
+                return FALSE;
+        }
+        *ret_resolved = g_steal_pointer(&real);
+        return TRUE;
+}
