@@ -96,12 +96,11 @@ echo 'stdio_handler = "file"' >"$work/config/libvirt/qemu.conf"
 user_env=(XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config" XDG_CACHE_HOME="$work/cache"
           HOME="$(getent passwd "$user" | cut -d: -f6)" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus"
           LIBVIRT_AUTOSTART=0 LANG="${LANG:-C.UTF-8}")
-# setpriv execs: in the background, $! is the program itself
-if [ "$(id -u)" = 0 ]; then
-        as_user() { setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups -- env "${user_env[@]}" "$@"; }
-else
-        as_user() { env "${user_env[@]}" "$@"; }
-fi
+# as_user=(…): setpriv and env exec, so started in the background without a
+# shell function around it, $! is the program itself (and can be stopped)
+as_root=()
+[ "$(id -u)" != 0 ] || as_root=(setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups --)
+as_user() { "${as_root[@]}" env "${user_env[@]}" "$@"; }
 # The build tree's programs, where the demo user can run them (the service then
 # finds the build tree's sluice-fs itself); else copies.
 bin=$build/service fs=
@@ -111,6 +110,7 @@ if ! as_user test -x "$build/service/sluice-service" -a -x "$build/daemon/sluice
 fi
 user_env+=(PATH="$bin:$PATH")
 [ -z "$fs" ] || user_env+=(SLUICE_FS="$fs")
+as_user=("${as_root[@]}" env "${user_env[@]}")
 ctl() { as_user sluicectl "$@"; }
 vsh() { as_user virsh -q -c "$uri" "$@"; }
 echo "    user:      $user (everything below runs as this user)"
@@ -135,11 +135,11 @@ echo "    kernel $(cat "$image/kernel-version"), with tests/guest/demo-workload.
 
 # ---- 3 ------------------------------------------------------------------------------------
 say "a private session bus and sluice-service on it"
-as_user dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >"$work/bus.log" 2>&1 &
+"${as_user[@]}" dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >"$work/bus.log" 2>&1 &
 bus_pid=$!
 wait_for 60 test -S "$work/run/bus" || die "the session bus did not start: $(cat "$work/bus.log")"
 show "sluice-service &"
-SLUICE_LIBVIRT_URIS=$uri as_user sluice-service >"$work/service.log" 2>&1 &
+"${as_user[@]}" SLUICE_LIBVIRT_URIS=$uri sluice-service >"$work/service.log" 2>&1 &
 service_pid=$!
 service_up() { as_user gdbus introspect --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 >/dev/null 2>&1; }
 wait_for 60 service_up || die "sluice-service did not come up: $(tail -5 "$work/service.log")"
@@ -147,7 +147,7 @@ echo "    sluice-service (pid $service_pid) owns org.sluice.Sluice1 on the bus"
 
 # ---- 4 ------------------------------------------------------------------------------------
 say "a libvirt daemon of the demo's own ($uri of $user)"
-as_user libvirtd >"$work/libvirtd.log" 2>&1 &
+"${as_user[@]}" libvirtd >"$work/libvirtd.log" 2>&1 &
 libvirtd_pid=$!
 libvirt_up() { kill -0 "$libvirtd_pid" 2>/dev/null || return 2; vsh version >/dev/null 2>&1; }
 # its first start probes QEMU's capabilities (seconds; longer on a loaded machine)
@@ -225,7 +225,6 @@ touch "$share/.ctl/go-readonly"
 wait_for 90 guest_says '^RESULT readonly-write' || die "the guest did not try again: $(tail -3 "$console")"
 result=$(tr -d '\r' <"$console" | sed -n 's/^RESULT readonly-write: //p')
 guest_lines | sed -n '/made the share read-only/,$p' | indent
-echo "      $result"
 case $result in *"Read-only file system"*) ;; *) die "the write after readonly on: '$result' (expected Read-only file system)" ;; esac
 [ ! -e "$share/after-readonly.txt" ] || die "after-readonly.txt appeared on the host"
 echo "    after-readonly.txt is not on the host: the worker refused it"
@@ -240,11 +239,11 @@ ctl stats "$tag" 2>&1 | indent
 
 # ---- 11 -----------------------------------------------------------------------------------
 say "clean up: remove the share, the VM, libvirtd, sluice-service and the bus"
-wait_for 60 guest_says '^DONE' || echo "    (the guest did not finish by itself; it is destroyed)"
+# the guest powers off when its job is done
+vm_off() { [ "$(vsh domstate "$vm" 2>/dev/null)" = "shut off" ]; }
+wait_for 60 vm_off || { echo "    (the guest did not power off by itself: destroying it)"; vsh destroy "$vm" >/dev/null 2>&1; }
 show "sluicectl remove $tag"
 ctl remove "$tag" >/dev/null 2>&1 || die "sluicectl remove $tag failed"
-vm_off() { [ "$(vsh domstate "$vm" 2>/dev/null)" = "shut off" ]; }
-wait_for 30 vm_off || vsh destroy "$vm" >/dev/null 2>&1
 show "virsh -c $uri undefine $vm"
 vsh undefine "$vm" >/dev/null || die "virsh undefine failed"
 vm_defined=
@@ -254,10 +253,12 @@ for pid in $service_pid $libvirtd_pid $bus_pid; do
         kill "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
 done
-workers=$(pgrep -u "$user" -f -- "sluice-fs .*--socket-path=$work/")
-qemus=$(pgrep -f "guest=$vm," 2>/dev/null)
+# what the demo started is gone: its own processes, and anything (QEMU, sluice-fs,
+# the bus) whose command line names the demo's folder
+left=$(for pid in $service_pid $libvirtd_pid $bus_pid; do ! kill -0 "$pid" 2>/dev/null || echo "$pid"; done
+       pgrep -f -- "$work/")
 service_pid= libvirtd_pid= bus_pid=
-[ -z "$workers$qemus" ] || die "still running: ${workers:+sluice-fs $workers }${qemus:+QEMU $qemus}"
+[ -z "$left" ] || die "still running: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
 echo "    nothing left running, nothing left defined"
 end_step
 
