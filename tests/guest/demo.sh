@@ -34,8 +34,10 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 t_demo=$(now) step=0 step_name= t_step=
 end_step() { [ -z "$t_step" ] || echo "    ($(elapsed "$t_step") s)"; t_step=; }
 say() { end_step; step=$((step + 1)) step_name=$*; echo; echo "${bold}==> Step $step: $*${plain}"; t_step=$(now); }
+failed=
 die() {
         echo "    $*" >&2
+        failed=1
         end_step
         echo; echo "${bold}demo FAILED at step $step ($step_name): $*${plain}"
         exit 1
@@ -61,6 +63,11 @@ cleanup() {
         for pid in $service_pid $libvirtd_pid $bus_pid; do
                 kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
         done
+        if [ -n "$failed" ] && [ -n "$work" ]; then
+                for f in "$work/vm/console.log" "$work/service.log" "$work/libvirtd.log"; do
+                        [ -s "$f" ] && { echo "---- the end of $f"; tail -n 15 "$f" | tr -d '\r'; }
+                done
+        fi
         [ -z "$work" ] || [ -n "${SLUICE_DEMO_KEEP:-}" ] || rm -rf "$work"
         [ -z "${SLUICE_DEMO_KEEP:-}" ] || echo "demo: kept $work"
 }
@@ -100,7 +107,8 @@ user_env=(XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config" XDG_CACHE_H
 # shell function around it, $! is the program itself (and can be stopped)
 as_root=()
 [ "$(id -u)" != 0 ] || as_root=(setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups --)
-as_user() { "${as_root[@]}" env "${user_env[@]}" "$@"; }
+# the build tree's programs, not whatever sluice-fs the caller's SLUICE_FS names
+as_user() { "${as_root[@]}" env -u SLUICE_FS "${user_env[@]}" "$@"; }
 # The build tree's programs, where the demo user can run them (the service then
 # finds the build tree's sluice-fs itself); else copies.
 bin=$build/service fs=
@@ -110,7 +118,7 @@ if ! as_user test -x "$build/service/sluice-service" -a -x "$build/daemon/sluice
 fi
 user_env+=(PATH="$bin:$PATH")
 [ -z "$fs" ] || user_env+=(SLUICE_FS="$fs")
-as_user=("${as_root[@]}" env "${user_env[@]}")
+as_user=("${as_root[@]}" env -u SLUICE_FS "${user_env[@]}")
 ctl() { as_user sluicectl "$@"; }
 vsh() { as_user virsh -q -c "$uri" "$@"; }
 echo "    user:      $user (everything below runs as this user)"
