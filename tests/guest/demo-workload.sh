@@ -14,24 +14,24 @@ mnt=/mnt/$tag
 mkdir -p "$mnt"
 has_dev() { ls /sys/bus/virtio/drivers/virtiofs/ 2>/dev/null | grep -q '^virtio'; }
 give_up() { echo "FAIL $1: $2"; exit 1; }
-# wait_go NAME — tells the host we reached NAME and waits for its go-ahead (up to 120 s)
-wait_go() {
-        echo "STEP $1"
-        i=0
-        while [ ! -e "$mnt/.ctl/go-$1" ]; do
-                i=$((i + 1))
-                [ "$i" -le 1200 ] || give_up "go-$1" "the host did not answer step $1 within 120 s"
+# within SECONDS WHAT COMMAND… — polls COMMAND until it succeeds; gives up on WHAT after SECONDS
+within() {
+        limit=$(($1 * 10)) what=$2
+        shift 2
+        until "$@"; do
+                limit=$((limit - 1))
+                [ "$limit" -gt 0 ] || give_up "$what" "still waiting after the limit: $*"
                 sleep 0.1
         done
 }
+# wait_go NAME — tells the host we reached NAME and waits for its go-ahead
+wait_go() {
+        echo "STEP $1"
+        within 120 "go-$1" test -e "$mnt/.ctl/go-$1"
+}
 
 echo "READY tag=$tag"
-i=0
-until has_dev; do
-        i=$((i + 1))
-        [ "$i" -le 1800 ] || give_up device "no virtiofs device was plugged in within 180 s"
-        sleep 0.1
-done
+within 180 device has_dev
 echo "guest: a virtiofs device appeared; mounting it:  mount -t virtiofs $tag $mnt"
 ok=
 # the device can show up a moment before the host side is ready: retry

@@ -169,8 +169,7 @@ fi
 # COMMAND run the way the README says: `meson devenv -C BUILD COMMAND`, as the
 # user, with the user's bus and folders; PATH and SLUICE_FS are devenv's
 devenv_user() { env -u SLUICE_FS meson devenv -C "$build" "${as_user[@]}" env "${user_env[@]:1}" "$@"; }
-SLUICE_FS_DEVENV=$(devenv_user sh -c 'printf %s "$SLUICE_FS"')
-PATH_DEVENV=$(devenv_user sh -c 'printf %s "$PATH"')
+{ IFS= read -r SLUICE_FS_DEVENV; IFS= read -r PATH_DEVENV; } < <(devenv_user sh -c 'printf "%s\n%s\n" "$SLUICE_FS" "$PATH"')
 where_ctl=$(PATH=$PATH_DEVENV command -v sluicectl) where_service=$(PATH=$PATH_DEVENV command -v sluice-service)
 [ "$SLUICE_FS_DEVENV" = "$worker" ] && pass "devenv: SLUICE_FS=$worker" || fail "devenv: SLUICE_FS='$SLUICE_FS_DEVENV'"
 [ "$where_ctl" = "$sluicectl" ] && [ "$where_service" = "$service" ] &&
