@@ -129,6 +129,8 @@ echo "    libvirt:   $(libvirtd --version)"
 # ---- 2 ------------------------------------------------------------------------------------
 say "the guest: a Debian kernel and a busybox initramfs (built once)"
 image=$build/tests/guest/image
+# kept in the build tree for the next run, unless we may not write there
+[ -w "$image" ] || { [ ! -e "$image" ] && [ -w "$(dirname "$image")" ]; } || image=$work/image
 "$here/build-image.sh" "$image" >"$work/build-image.log" 2>&1
 case $? in
 0) ;;
