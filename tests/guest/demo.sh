@@ -144,6 +144,17 @@ chmod 0644 "$work/vm/vmlinux" "$work/vm/initrd.cpio"
 echo "    kernel $(cat "$image/kernel-version"), with tests/guest/demo-workload.sh as its job"
 
 # ---- 3 ------------------------------------------------------------------------------------
+say "a libvirt daemon of the demo's own ($uri of $user)"
+show "libvirtd &"
+"${as_user[@]}" libvirtd >"$work/libvirtd.log" 2>&1 &
+libvirtd_pid=$!
+libvirt_up() { ! kill -0 "$libvirtd_pid" 2>/dev/null || vsh version >/dev/null 2>&1; }
+# its first start probes QEMU's capabilities (seconds; longer on a loaded machine)
+wait_for 120 libvirt_up && kill -0 "$libvirtd_pid" 2>/dev/null ||
+        die "libvirtd did not come up: $(tail -5 "$work/libvirtd.log")"
+echo "    libvirtd (pid $libvirtd_pid) answers on $work/run/libvirt/libvirt-sock"
+
+# ---- 4 ------------------------------------------------------------------------------------
 say "a private session bus and sluice-service on it"
 "${as_user[@]}" dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >"$work/bus.log" 2>&1 &
 bus_pid=$!
@@ -151,18 +162,12 @@ wait_for 60 test -S "$work/run/bus" || die "the session bus did not start: $(cat
 show "sluice-service &"
 "${as_user[@]}" SLUICE_LIBVIRT_URIS=$uri sluice-service >"$work/service.log" 2>&1 &
 service_pid=$!
-service_up() { as_user gdbus introspect --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 >/dev/null 2>&1; }
-wait_for 60 service_up || die "sluice-service did not come up: $(tail -5 "$work/service.log")"
+# up, or dead (no point in waiting for it then)
+service_up() { ! kill -0 "$service_pid" 2>/dev/null ||
+               as_user gdbus introspect --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 >/dev/null 2>&1; }
+wait_for 60 service_up && kill -0 "$service_pid" 2>/dev/null ||
+        die "sluice-service did not come up: $(tail -5 "$work/service.log")"
 echo "    sluice-service (pid $service_pid) owns org.sluice.Sluice1 on the bus"
-
-# ---- 4 ------------------------------------------------------------------------------------
-say "a libvirt daemon of the demo's own ($uri of $user)"
-"${as_user[@]}" libvirtd >"$work/libvirtd.log" 2>&1 &
-libvirtd_pid=$!
-libvirt_up() { kill -0 "$libvirtd_pid" 2>/dev/null || return 2; vsh version >/dev/null 2>&1; }
-# its first start probes QEMU's capabilities (seconds; longer on a loaded machine)
-wait_for 120 libvirt_up || die "libvirtd did not come up: $(tail -5 "$work/libvirtd.log")"
-echo "    libvirtd (pid $libvirtd_pid) answers on $work/run/libvirt/libvirt-sock"
 
 # ---- 5 ------------------------------------------------------------------------------------
 say "a throwaway VM: $vm (TCG, 1 vCPU, 256 MiB of shared memory, no disk)"
@@ -188,8 +193,12 @@ vsh define "$work/vm/$vm.xml" >/dev/null || die "virsh define failed"
 vm_defined=1
 vsh start "$vm" >/dev/null || die "virsh start failed: $(tail -3 "$work/cache/libvirt/qemu/log/$vm.log" 2>/dev/null)"
 guest_says() { tr -d '\r' <"$console" | grep -q "$1"; }
+guest_failed() { tr -d '\r' <"$console" | grep '^FAIL'; }
+# guest_waits SECONDS PATTERN — until the console shows PATTERN; a guest that gave up ends it early
+guest_reached() { guest_says "$1" || guest_failed >/dev/null; }
+guest_waits() { wait_for "$1" guest_reached "$2" && ! guest_failed >/dev/null; }
 guest_lines() { tr -d '\r' <"$console" | sed -n "s/^guest: //p"; }
-wait_for 120 guest_says '^READY' || die "the guest did not boot: $(tail -5 "$console")"
+guest_waits 120 '^READY' || die "the guest did not boot: $(tail -5 "$console" | tr -d '\r')"
 show "sluicectl vms"
 ctl vms 2>&1 | indent
 
@@ -206,13 +215,13 @@ out=$(ctl add "$share" --vm "$vm" --attach 2>&1) || die "sluicectl add failed: $
 echo "$out" | indent
 got_tag=$(ctl --json list | tr -d ' \n' | sed -n 's/.*"tag":"\([^"]*\)".*/\1/p')
 [ "$got_tag" = "$tag" ] || die "the share's tag is '$got_tag', the guest mounts '$tag'"
-wait_for 90 guest_says '^PASS mount' || die "the guest did not mount the share: $(tr -d '\r' <"$console" | grep FAIL)"
+guest_waits 90 '^PASS mount' || die "the guest did not mount the share: $(guest_failed)"
 show "sluicectl list"
 ctl list 2>&1 | indent
 
 # ---- 7 ------------------------------------------------------------------------------------
 say "in the guest: mount, list the folder, write a file"
-wait_for 90 guest_says '^STEP readonly' || die "the guest did not write: $(tr -d '\r' <"$console" | grep FAIL)"
+guest_waits 90 '^STEP readonly' || die "the guest did not write: $(guest_failed)"
 guest_lines | indent
 
 # ---- 8 ------------------------------------------------------------------------------------
@@ -232,7 +241,7 @@ out=$(ctl set "$tag" readonly on 2>&1) || die "sluicectl set $tag readonly on fa
 [ -z "$out" ] || echo "$out" | indent
 # the host side stays writable: the go-ahead is written here, not through the guest
 touch "$share/.ctl/go-readonly"
-wait_for 90 guest_says '^RESULT readonly-write' || die "the guest did not try again: $(tail -3 "$console")"
+guest_waits 90 '^RESULT readonly-write' || die "the guest did not try again: $(guest_failed)"
 result=$(tr -d '\r' <"$console" | sed -n 's/^RESULT readonly-write: //p')
 guest_lines | sed -n '/made the share read-only/,/reading still works/p' | indent
 case $result in *"Read-only file system"*) ;; *) die "the write after readonly on: '$result' (expected Read-only file system)" ;; esac
