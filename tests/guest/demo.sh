@@ -43,7 +43,7 @@ die() {
         exit 1
 }
 missing() { echo "demo: $*" >&2; echo; echo "${bold}demo NOT RUN: $*${plain}"; exit 77; }
-# shows a command the way a user would type it, then runs it
+# shows the command that follows the way a user would type it
 show() { echo "    \$ $*"; }
 indent() { sed 's/^/      /'; }
 # waits are for conditions, with generous limits: a loaded 2-core machine is slow
@@ -103,14 +103,13 @@ echo 'stdio_handler = "file"' >"$work/config/libvirt/qemu.conf"
 user_env=(XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config" XDG_CACHE_HOME="$work/cache"
           HOME="$(getent passwd "$user" | cut -d: -f6)" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus"
           LIBVIRT_AUTOSTART=0 LANG="${LANG:-C.UTF-8}")
-# as_user=(…): setpriv and env exec, so started in the background without a
-# shell function around it, $! is the program itself (and can be stopped)
 as_root=()
 [ "$(id -u)" != 0 ] || as_root=(setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups --)
-# the build tree's programs, not whatever sluice-fs the caller's SLUICE_FS names
+# COMMAND… as the user, in the demo's environment; SLUICE_FS is the demo's
+# choice, not whatever the caller's environment names
 as_user() { "${as_root[@]}" env -u SLUICE_FS "${user_env[@]}" "$@"; }
-# The build tree's programs, where the demo user can run them (the service then
-# finds the build tree's sluice-fs itself); else copies.
+# The build tree's programs where the demo user can run them (the service then
+# finds the build tree's sluice-fs itself), else copies.
 bin=$build/service fs=
 if ! as_user test -x "$build/service/sluice-service" -a -x "$build/daemon/sluice-fs"; then
         cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/service/sluicectl" "$work/bin/"
@@ -118,7 +117,9 @@ if ! as_user test -x "$build/service/sluice-service" -a -x "$build/daemon/sluice
 fi
 user_env+=(PATH="$bin:$PATH")
 [ -z "$fs" ] || user_env+=(SLUICE_FS="$fs")
-as_user=("${as_root[@]}" env -u SLUICE_FS "${user_env[@]}")
+# the same for programs started in the background: setpriv and env exec, so
+# without a shell function around them $! is the program itself (to stop it)
+user_exec=("${as_root[@]}" env -u SLUICE_FS "${user_env[@]}")
 ctl() { as_user sluicectl "$@"; }
 vsh() { as_user virsh -q -c "$uri" "$@"; }
 echo "    user:      $user (everything below runs as this user)"
@@ -146,7 +147,7 @@ echo "    kernel $(cat "$image/kernel-version"), with tests/guest/demo-workload.
 # ---- 3 ------------------------------------------------------------------------------------
 say "a libvirt daemon of the demo's own ($uri of $user)"
 show "libvirtd &"
-"${as_user[@]}" libvirtd >"$work/libvirtd.log" 2>&1 &
+"${user_exec[@]}" libvirtd >"$work/libvirtd.log" 2>&1 &
 libvirtd_pid=$!
 libvirt_up() { ! kill -0 "$libvirtd_pid" 2>/dev/null || vsh version >/dev/null 2>&1; }
 # its first start probes QEMU's capabilities (seconds; longer on a loaded machine)
@@ -156,11 +157,11 @@ echo "    libvirtd (pid $libvirtd_pid) answers on $work/run/libvirt/libvirt-sock
 
 # ---- 4 ------------------------------------------------------------------------------------
 say "a private session bus and sluice-service on it"
-"${as_user[@]}" dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >"$work/bus.log" 2>&1 &
+"${user_exec[@]}" dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >"$work/bus.log" 2>&1 &
 bus_pid=$!
 wait_for 60 test -S "$work/run/bus" || die "the session bus did not start: $(cat "$work/bus.log")"
 show "sluice-service &"
-"${as_user[@]}" SLUICE_LIBVIRT_URIS=$uri sluice-service >"$work/service.log" 2>&1 &
+"${user_exec[@]}" SLUICE_LIBVIRT_URIS=$uri sluice-service >"$work/service.log" 2>&1 &
 service_pid=$!
 # up, or dead (no point in waiting for it then)
 service_up() { ! kill -0 "$service_pid" 2>/dev/null ||
