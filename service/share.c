@@ -53,6 +53,7 @@ struct _SluiceSharedFolder {
         guint folder_check;               /* the pending folder check before a start, 0: none */
         guint folder_checks;              /* checks made: each gets the next number */
         gboolean waiting_for_vm;          /* libvirt is asked and does not know config->vm */
+        char *last_failure;               /* reported once: a repeat (a missing sluice-fs) is not logged again */
 
         guint stats_interval_ms;
         guint stats_source;
@@ -299,6 +300,7 @@ static void on_worker_ready(SluiceWorker *worker, gboolean restarted, gpointer u
 
         set_state(self, STATE_RUNNING);
         set_error(self, NULL);
+        g_clear_pointer(&self->last_failure, g_free);
         sluice_share_set_socket_path(self->iface, self->socket_path);
         stats_start(self);
 
@@ -355,7 +357,10 @@ static void on_worker_failed(SluiceWorker *worker, const char *why, gpointer use
         sluice_share_set_guest_hint(self->iface, "");
         set_state(self, STATE_FAILED);
         set_error(self, why);
-        emit_event(self, "failed", why);
+        if (g_strcmp0(why, self->last_failure) != 0)
+                emit_event(self, "failed", why);
+        g_free(self->last_failure);
+        self->last_failure = g_strdup(why);
         if (plugged && self->vms != NULL)
                 sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag,
                                                NULL, on_failed_detached, NULL);
@@ -1032,6 +1037,7 @@ static void sluice_shared_folder_finalize(GObject *object)
         g_free(self->error);
         g_free(self->object_path);
         g_free(self->socket_path);
+        g_free(self->last_failure);
         g_clear_pointer(&self->last_stats, g_variant_unref);
         G_OBJECT_CLASS(sluice_shared_folder_parent_class)->finalize(object);
 }

@@ -102,11 +102,82 @@ static guint worker_signals[N_SIGNALS];
 
 static void worker_launch(SluiceWorker *self);
 
+/* Whether this process is the sluice-service of the build tree it was
+ * compiled in (BUILD_TREE_SERVICE, an absolute path), compared by device and
+ * inode: an installed copy is another file, so it never takes the build tree's
+ * worker, and neither does a service whose build tree was replaced since.  A
+ * worker there must belong to the owner of the service binary and be writable
+ * by nobody else, so no one else can plant one. */
+static gboolean running_from_build_tree(void)
+{
+        struct stat self, built, worker;
+
+        if (stat("/proc/self/exe", &self) < 0 || stat(BUILD_TREE_SERVICE, &built) < 0 ||
+            self.st_dev != built.st_dev || self.st_ino != built.st_ino)
+                return FALSE;
+        /* not built (yet): the missing worker is reported as the build tree's */
+        if (stat(BUILD_TREE_WORKER, &worker) < 0)
+                return errno == ENOENT;
+        return S_ISREG(worker.st_mode) && worker.st_uid == built.st_uid &&
+               (worker.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+typedef enum {
+        WORKER_FROM_ENVIRONMENT,  /* $SLUICE_FS */
+        WORKER_FROM_BUILD_TREE,
+        WORKER_INSTALLED,
+} WorkerSource;
+
+static const char *worker_binary_source(WorkerSource *ret_source)
+{
+        static gsize resolved;
+        static const char *path;
+        static WorkerSource source;
+        const char *env = g_getenv("SLUICE_FS");
+
+        if (env != NULL && *env != '\0') {
+                *ret_source = WORKER_FROM_ENVIRONMENT;
+                return env;
+        }
+        /* Decided once: whether this is the build tree's binary does not change
+         * while it runs (a rebuild replaces the file, not the process). */
+        if (g_once_init_enter(&resolved)) {
+                gboolean built = running_from_build_tree();
+
+                path = built ? BUILD_TREE_WORKER : LIBEXECDIR "/sluice-fs";
+                source = built ? WORKER_FROM_BUILD_TREE : WORKER_INSTALLED;
+                g_once_init_leave(&resolved, 1);
+        }
+        *ret_source = source;
+        return path;
+}
+
 const char *sluice_worker_binary(void)
 {
-        const char *path = g_getenv("SLUICE_FS");
+        WorkerSource source;
 
-        return path != NULL && *path != '\0' ? path : LIBEXECDIR "/sluice-fs";
+        return worker_binary_source(&source);
+}
+
+/* Why the worker cannot be run, with the fix: NULL when it can. */
+static char *worker_binary_problem(void)
+{
+        WorkerSource source;
+        const char *path = worker_binary_source(&source);
+
+        if (g_access(path, X_OK) == 0)
+                return NULL;
+        if (source == WORKER_FROM_ENVIRONMENT)
+                return g_strdup_printf(
+                        _("sluice-fs is not at %s, where SLUICE_FS points (%s): set SLUICE_FS to the sluice-fs you built (BUILD/daemon/sluice-fs), or unset it to use the installed one"),
+                        path, g_strerror(errno));
+        if (source == WORKER_FROM_BUILD_TREE)
+                return g_strdup_printf(
+                        _("sluice-fs is not at %s, in this sluice-service's build tree (%s): build it with “meson compile -C BUILD”, or run with SLUICE_FS set to a sluice-fs"),
+                        path, g_strerror(errno));
+        return g_strdup_printf(
+                _("sluice-fs is not installed at %s (%s): install Sluice (“meson install -C BUILD”), run the build tree's programs in “meson devenv -C BUILD”, or set SLUICE_FS to a sluice-fs"),
+                path, g_strerror(errno));
 }
 
 static void clear_source(guint *source)
@@ -476,12 +547,21 @@ static void worker_launch(SluiceWorker *self)
         g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
         g_autoptr(GDataInputStream) err_stream = NULL;
         g_autoptr(GError) error = NULL;
+        g_autofree char *missing = NULL;
         int fds[2];
 
         g_assert(self->process == NULL);
         remove_socket(self);  /* a stale socket from a crashed worker */
         g_clear_pointer(&self->last_stderr_line, g_free);
         g_clear_pointer(&self->launch_error, g_free);
+
+        /* A missing binary would fail every launch the same way: give up at
+         * once (no restarts), saying where it looked and what to do. */
+        missing = worker_binary_problem();
+        if (missing != NULL) {
+                worker_give_up(self, missing);
+                return;
+        }
 
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0) {
                 g_autofree char *message = g_strdup_printf(

@@ -33,7 +33,8 @@ G_DECLARE_FINAL_TYPE(SluiceWorker, sluice_worker, SLUICE, WORKER, GObject)
  *   "failed" (const char *message)    it could not start or keeps crashing: given up */
 
 SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config);
-/* The sluice-fs binary: $SLUICE_FS, else the installed one. */
+/* The sluice-fs binary: $SLUICE_FS, else the build tree's when this is the
+ * build tree's sluice-service (never an installed one), else the installed one. */
 const char *sluice_worker_binary(void);
 
 /* Launches the process (no-op when it runs or is starting). */
