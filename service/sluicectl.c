@@ -531,12 +531,32 @@ typedef struct {
         int status;
 } Wait;
 
-static void wait_notify_status(Wait *wait)
+static void wait_notify(const char *prefix, SluiceShare *share, const char *state)
 {
-        g_autofree char *status = g_strdup_printf("STATUS=%s: %s", sluice_share_get_tag(wait->share),
-                                                  sluice_share_state_label(sluice_share_get_state(wait->share)));
+        g_autofree char *message = g_strdup_printf("%sSTATUS=%s: %s", prefix, sluice_share_get_tag(share),
+                                                   sluice_share_state_label(state));
 
-        (void)sd_notify(0, status);
+        (void)sd_notify(0, message);
+}
+
+/* The State property as the service has it now: after Start's reply the
+ * proxy's copy is still the old one until PropertiesChanged is dispatched. */
+static char *share_fetch_state(SluiceShare *share, GError **error)
+{
+        g_autoptr(GVariant) reply = NULL;
+        g_autoptr(GVariant) value = NULL;
+
+        reply = g_dbus_proxy_call_sync(G_DBUS_PROXY(share), "org.freedesktop.DBus.Properties.Get",
+                                       g_variant_new("(ss)", "org.sluice.Sluice1.Share", "State"),
+                                       G_DBUS_CALL_FLAGS_NONE, CALL_TIMEOUT_MS, NULL, error);
+        if (reply == NULL)
+                return NULL;
+        g_variant_get(reply, "(v)", &value);
+        if (!g_variant_is_of_type(value, G_VARIANT_TYPE_STRING)) {
+                g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "State is not a string");
+                return NULL;
+        }
+        return g_variant_dup_string(value, NULL);
 }
 
 static void wait_finish(Wait *wait, int status, const char *message)
@@ -548,9 +568,8 @@ static void wait_finish(Wait *wait, int status, const char *message)
         g_main_loop_quit(wait->loop);
 }
 
-static void wait_check_state(Wait *wait)
+static void wait_check_state(Wait *wait, const char *state)
 {
-        const char *state = sluice_share_get_state(wait->share);
         g_autofree char *message = NULL;
 
         if (g_strcmp0(state, "stopped") == 0) {
@@ -560,13 +579,15 @@ static void wait_check_state(Wait *wait)
                                           sluice_share_get_error(wait->share));
                 wait_finish(wait, EXIT_FAILED, message);
         } else {
-                wait_notify_status(wait);
+                wait_notify("", wait->share, state);
         }
 }
 
 static void on_wait_state(GObject *object, GParamSpec *pspec, gpointer user_data)
 {
-        wait_check_state(user_data);
+        Wait *wait = user_data;
+
+        wait_check_state(wait, sluice_share_get_state(wait->share));
 }
 
 static void on_wait_object_removed(GDBusObjectManager *objects, GDBusObject *object, gpointer user_data)
@@ -601,26 +622,23 @@ static int start_and_wait(Ctl *ctl, SluiceShare *share)
         g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
         g_autoptr(GError) error = NULL;
         Wait wait = { .share = share, .loop = loop, .status = EXIT_OK };
-        guint sigterm, sigint;
+        g_autofree char *state = NULL;
 
-        /* Watch first: a stop right after Start must not be missed. */
+        /* Watch first: a stop right after Start must not be missed.  The
+         * signal handlers stay until exit: a SIGTERM is always a stop. */
         g_signal_connect(share, "notify::state", G_CALLBACK(on_wait_state), &wait);
         g_signal_connect(ctl->objects, "object-removed", G_CALLBACK(on_wait_object_removed), &wait);
-        sigterm = g_unix_signal_add(SIGTERM, on_wait_signal, &wait);
-        sigint = g_unix_signal_add(SIGINT, on_wait_signal, &wait);
-        if (!sluice_share_call_start_sync(share, NULL, &error)) {
+        (void)g_unix_signal_add(SIGTERM, on_wait_signal, &wait);
+        (void)g_unix_signal_add(SIGINT, on_wait_signal, &wait);
+        if (!sluice_share_call_start_sync(share, NULL, &error) ||
+            (state = share_fetch_state(share, &error)) == NULL) {
                 wait.status = fail(error);
         } else {
-                g_autofree char *ready = g_strdup_printf("READY=1\nSTATUS=%s: %s", sluice_share_get_tag(share),
-                                                         sluice_share_state_label(sluice_share_get_state(share)));
-
-                (void)sd_notify(0, ready);
-                wait_check_state(&wait);
+                wait_notify("READY=1\n", share, state);
+                wait_check_state(&wait, state);
                 if (!wait.done)
                         g_main_loop_run(loop);
         }
-        g_source_remove(sigterm);
-        g_source_remove(sigint);
         g_signal_handlers_disconnect_by_data(share, &wait);
         g_signal_handlers_disconnect_by_data(ctl->objects, &wait);
         if (wait.stop_requested) {
