@@ -215,7 +215,8 @@ def case_share_unit(env):
     """sluice-share@TAG.service's ExecStart/ExecStop against the real service,
     activated over D-Bus by the first: active (READY=1) once the share runs,
     inactive (exit 0) when ExecStop stopped it or on SIGTERM (the share stops),
-    failed (exit 1) when the service goes away or the share does not exist."""
+    still active over a worker crash the service recovers from, failed (exit 1)
+    when the share fails, the service goes away or the share does not exist."""
     destdir = env.path("dest")
     prefix = install(destdir)
     unit = unit_path(destdir, prefix, "sluice-share@.service")
@@ -266,6 +267,22 @@ def case_share_unit(env):
     notify.wait("STOPPING=1", 30, "SIGTERM")
     check(status == 0, f"after SIGTERM, ExecStart exited {status}: {err}")
     check(env.share(tag)["state"] == "stopped", f"after SIGTERM: {env.share(tag)}")
+
+    # A worker crash the service recovers from: the unit stays active.
+    proc = start_unit()
+    old = env.worker_pids(tag)
+    os.kill(old[0], signal.SIGKILL)
+    wait_for(lambda: env.share(tag)["state"] == "running" and env.worker_pids(tag) not in ([], old),
+             60, "the service to restart the worker")
+    check(proc.poll() is None, f"a recovered worker crash ended the unit: {proc.poll()}")
+    # A share that fails for good (its folder is gone, the worker cannot
+    # start): the unit fails, with the service's reason in its log.
+    os.rename(env.path("share"), env.path("share-gone"))
+    os.kill(env.worker_pids(tag)[0], signal.SIGKILL)
+    status, err = exit_status(proc, 120)
+    os.rename(env.path("share-gone"), env.path("share"))
+    check(status == 1 and "failed" in err and "does not exist" in err,
+          f"a failed share: ExecStart exited {status}: {err}")
 
     # The service killed: the unit fails (Restart=on-failure starts it again).
     proc = start_unit()
