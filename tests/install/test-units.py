@@ -281,7 +281,7 @@ def case_share_unit(env):
     os.kill(env.worker_pids(tag)[0], signal.SIGKILL)
     status, err = exit_status(proc, 120)
     os.rename(env.path("share-gone"), env.path("share"))
-    check(status == 1 and "failed" in err and "does not exist" in err,
+    check(status == 1 and f"“{tag}” failed: sluice-fs failed" in err,
           f"a failed share: ExecStart exited {status}: {err}")
 
     # The service killed: the unit fails (Restart=on-failure starts it again).
