@@ -614,7 +614,9 @@ static gboolean on_wait_signal(gpointer user_data)
         wait->stop_requested = TRUE;
         wait->done = TRUE;
         g_main_loop_quit(wait->loop);
-        return G_SOURCE_REMOVE;
+        /* kept: without a handler GLib restores the default, and a second
+         * SIGTERM would kill us half-way through Stop */
+        return G_SOURCE_CONTINUE;
 }
 
 static int start_and_wait(Ctl *ctl, SluiceShare *share)
