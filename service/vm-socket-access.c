@@ -170,18 +170,19 @@ static gboolean path_acl_read(const char *path, uid_t uid, gboolean *ret_had, gu
 }
 
 /* The mask after a change, as setfacl makes it: the union of the group
- * class, or none once no named entry needs one.  Then writes the ACL. */
-static gboolean path_acl_write(const char *path, acl_t acl, char **ret_why)
+ * class, or none once no named entry needs one.  Then writes the ACL.
+ * (*acl: acl_calc_mask() may replace it.) */
+static gboolean path_acl_write(const char *path, acl_t *acl, char **ret_why)
 {
-        acl_entry_t mask = find_entry(acl, ACL_MASK, 0);
+        acl_entry_t mask = find_entry(*acl, ACL_MASK, 0);
 
-        if (has_named_entries(acl)) {
-                if (acl_calc_mask(&acl) < 0)
+        if (has_named_entries(*acl)) {
+                if (acl_calc_mask(acl) < 0)
                         goto fail;
-        } else if (mask && acl_delete_entry(acl, mask) < 0) {
+        } else if (mask && acl_delete_entry(*acl, mask) < 0) {
                 goto fail;
         }
-        if (acl_valid(acl) < 0 || acl_set_file(path, ACL_TYPE_ACCESS, acl) < 0)
+        if (acl_valid(*acl) < 0 || acl_set_file(path, ACL_TYPE_ACCESS, *acl) < 0)
                 goto fail;
         return TRUE;
 fail:
@@ -210,7 +211,7 @@ static gboolean path_acl_set(const char *path, uid_t uid, guint perms, char **re
                         goto fail;
         if (acl_set_permset(entry, permset) < 0)
                 goto fail;
-        return path_acl_write(path, acl, ret_why);
+        return path_acl_write(path, &acl, ret_why);
 fail:
         *ret_why = g_strdup(g_strerror(errno));
         return FALSE;
@@ -233,7 +234,7 @@ static gboolean path_acl_remove(const char *path, uid_t uid, char **ret_why)
                 *ret_why = g_strdup(g_strerror(errno));
                 return FALSE;
         }
-        return path_acl_write(path, acl, ret_why);
+        return path_acl_write(path, &acl, ret_why);
 }
 
 static char *perms_text(guint perms)
