@@ -10,11 +10,11 @@ MESON_ARGS ?=
 DEPS_BUILD = meson ninja-build pkg-config gcc libc6-dev gettext \
 	libglib2.0-dev libglib2.0-bin libsystemd-dev libseccomp-dev \
 	libvirt-dev libvirt-glib-1.0-dev libgtk-4-dev libadwaita-1-dev libnotify-dev \
-	libdbusmenu-glib-dev desktop-file-utils libjson-glib-dev
+	libdbusmenu-glib-dev desktop-file-utils libjson-glib-dev libacl1-dev
 DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static kmod cpio xz-utils \
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients \
 	dbus dbus-x11 xvfb xauth xdotool imagemagick xfce4-panel dunst acl attr fio \
-	python3 passwd util-linux procps psmisc clang
+	python3 passwd util-linux procps psmisc clang systemd
 
 .PHONY: all deps build check demo bench fuzz clean
 

@@ -32,7 +32,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
@@ -41,6 +40,7 @@
 #include "credentials.h"
 #include "fs-session.h"
 #include "log.h"
+#include "notify.h"
 #include "options.h"
 #include "sandbox.h"
 #include "stats.h"
@@ -248,6 +248,7 @@ static void disconnect(struct app *app)
                 sd_event_exit(app->event, 0);
         } else {
                 log_info("frontend disconnected; session reset, waiting for the next one");
+                notify_status("Waiting for a frontend");
         }
 }
 
@@ -331,6 +332,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 return 0;
         }
         log_info("frontend connected");
+        notify_status("Serving a frontend");
         control_set_connected(app->control, true);
         return 0;
 }
@@ -460,6 +462,11 @@ static int setup(struct app *app)
                 log_error("cannot set up the event loop: %s", strerror(-r));
                 return -1;
         }
+        r = notify_watchdog_setup(app->event);
+        if (r < 0) {
+                log_error("cannot set up the watchdog (WatchdogSec=): %s", strerror(-r));
+                return -1;
+        }
         return 0;
 }
 
@@ -540,9 +547,11 @@ int main(int argc, char **argv)
                 exit_code = r;
                 goto out;
         }
-        (void)sd_notify(0, "READY=1");
+        /* The socket listens (setup()) and the sandbox is on: ready. */
+        notify_ready("Serving '%s', waiting for a frontend", app.opts.shared_dir);
 
         r = sd_event_loop(app.event);
+        notify_stopping();
         if (r < 0)
                 log_error("event loop failed: %s", strerror(-r));
         else

@@ -14,6 +14,7 @@
 #include <glib-unix.h>
 #include <glib/gi18n.h>
 #include <json-glib/json-glib.h>
+#include <systemd/sd-daemon.h>
 
 #include "errors.h"
 #include "state-labels.h"
@@ -45,6 +46,8 @@ static const char usage_text[] = N_(
         "                                    share a folder\n"
         "  remove SHARE                      stop and forget a share\n"
         "  start SHARE | stop SHARE          run or stop its worker\n"
+        "  start --wait SHARE                run it, then stay until it stops (and stop it\n"
+        "                                    on SIGTERM): for sluice-share@.service\n"
         "  attach SHARE | detach SHARE       plug it into its VM or unplug it\n"
         "  set SHARE readonly on|off         switch read-only live\n"
         "  set SHARE autostart on|off\n"
@@ -483,7 +486,7 @@ static int print_done(Ctl *ctl, SluiceShare *share, const char *hint)
         return EXIT_OK;
 }
 
-/* remove, start, stop, attach, detach: SHARE is the only argument. */
+/* remove, stop, attach, detach: SHARE is the only argument. */
 static int cmd_share_action(Ctl *ctl, int argc, char **argv)
 {
         g_autoptr(SluiceShare) share = NULL;
@@ -500,8 +503,6 @@ static int cmd_share_action(Ctl *ctl, int argc, char **argv)
         if (strcmp(command, "remove") == 0)
                 ok = sluice_manager_call_remove_share_sync(ctl->manager,
                         g_dbus_proxy_get_object_path(G_DBUS_PROXY(share)), NULL, &error);
-        else if (strcmp(command, "start") == 0)
-                ok = sluice_share_call_start_sync(share, NULL, &error);
         else if (strcmp(command, "stop") == 0)
                 ok = sluice_share_call_stop_sync(share, NULL, &error);
         else if (strcmp(command, "attach") == 0)
@@ -511,6 +512,173 @@ static int cmd_share_action(Ctl *ctl, int argc, char **argv)
         if (!ok)
                 return fail(error);
         return print_done(ctl, share, hint);
+}
+
+/* ---- start --wait: a share for as long as this command runs ----
+ *
+ * sluice-share@.service runs it as its main process (Type=notify): READY=1
+ * once Start has returned (the worker listens; it is attached when its VM
+ * runs), STATUS= lines as the share's state changes, and the exit tells
+ * systemd what became of the share: 0 when it was stopped (ExecStop's
+ * "sluicectl stop", another client, or our SIGTERM), 1 when it failed, was
+ * removed, or the service went away (Restart=on-failure starts it again). */
+
+typedef struct {
+        SluiceShare *share;
+        GMainLoop *loop;
+        gboolean stop_requested;
+        gboolean done;   /* a quit before g_main_loop_run() would be lost */
+        int status;
+} Wait;
+
+static void wait_notify(const char *prefix, SluiceShare *share, const char *state)
+{
+        g_autofree char *message = g_strdup_printf("%sSTATUS=%s: %s", prefix, sluice_share_get_tag(share),
+                                                   sluice_share_state_label(state));
+
+        (void)sd_notify(0, message);
+}
+
+/* The State property as the service has it now: after Start's reply the
+ * proxy's copy is still the old one until PropertiesChanged is dispatched. */
+static char *share_fetch_state(SluiceShare *share, GError **error)
+{
+        g_autoptr(GVariant) reply = NULL;
+        g_autoptr(GVariant) value = NULL;
+
+        reply = g_dbus_proxy_call_sync(G_DBUS_PROXY(share), "org.freedesktop.DBus.Properties.Get",
+                                       g_variant_new("(ss)", "org.sluice.Sluice1.Share", "State"),
+                                       G_DBUS_CALL_FLAGS_NONE, CALL_TIMEOUT_MS, NULL, error);
+        if (reply == NULL)
+                return NULL;
+        g_variant_get(reply, "(v)", &value);
+        if (!g_variant_is_of_type(value, G_VARIANT_TYPE_STRING)) {
+                g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "State is not a string");
+                return NULL;
+        }
+        return g_variant_dup_string(value, NULL);
+}
+
+static void wait_finish(Wait *wait, int status, const char *message)
+{
+        if (message != NULL)
+                g_printerr("sluicectl: %s\n", message);
+        wait->status = status;
+        wait->done = TRUE;
+        g_main_loop_quit(wait->loop);
+}
+
+static void wait_check_state(Wait *wait, const char *state)
+{
+        g_autofree char *message = NULL;
+
+        if (g_strcmp0(state, "stopped") == 0) {
+                wait_finish(wait, EXIT_OK, NULL);
+        } else if (g_strcmp0(state, "failed") == 0) {
+                message = g_strdup_printf(_("The share “%s” failed: %s"), sluice_share_get_tag(wait->share),
+                                          sluice_share_get_error(wait->share));
+                wait_finish(wait, EXIT_FAILED, message);
+        } else {
+                wait_notify("", wait->share, state);
+        }
+}
+
+static void on_wait_state(GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+        Wait *wait = user_data;
+
+        wait_check_state(wait, sluice_share_get_state(wait->share));
+}
+
+static void on_wait_object_removed(GDBusObjectManager *objects, GDBusObject *object, gpointer user_data)
+{
+        Wait *wait = user_data;
+        g_autofree char *owner = g_dbus_object_manager_client_get_name_owner(
+                G_DBUS_OBJECT_MANAGER_CLIENT(objects));
+        g_autofree char *message = NULL;
+
+        if (g_strcmp0(g_dbus_object_get_object_path(object),
+                      g_dbus_proxy_get_object_path(G_DBUS_PROXY(wait->share))) != 0)
+                return;
+        if (owner == NULL)
+                message = g_strdup(_("sluice-service stopped"));
+        else
+                message = g_strdup_printf(_("The share “%s” was removed"), sluice_share_get_tag(wait->share));
+        wait_finish(wait, EXIT_FAILED, message);
+}
+
+static gboolean on_wait_signal(gpointer user_data)
+{
+        Wait *wait = user_data;
+
+        wait->stop_requested = TRUE;
+        wait->done = TRUE;
+        g_main_loop_quit(wait->loop);
+        /* kept: without a handler GLib restores the default, and a second
+         * SIGTERM would kill us half-way through Stop */
+        return G_SOURCE_CONTINUE;
+}
+
+static int start_and_wait(Ctl *ctl, SluiceShare *share)
+{
+        g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
+        g_autoptr(GError) error = NULL;
+        Wait wait = { .share = share, .loop = loop, .status = EXIT_OK };
+        g_autofree char *state = NULL;
+
+        /* Watch first: a stop right after Start must not be missed.  The
+         * signal handlers stay until exit: a SIGTERM is always a stop. */
+        g_signal_connect(share, "notify::state", G_CALLBACK(on_wait_state), &wait);
+        g_signal_connect(ctl->objects, "object-removed", G_CALLBACK(on_wait_object_removed), &wait);
+        (void)g_unix_signal_add(SIGTERM, on_wait_signal, &wait);
+        (void)g_unix_signal_add(SIGINT, on_wait_signal, &wait);
+        if (!sluice_share_call_start_sync(share, NULL, &error) ||
+            (state = share_fetch_state(share, &error)) == NULL) {
+                wait.status = fail(error);
+        } else {
+                wait_notify("READY=1\n", share, state);
+                wait_check_state(&wait, state);
+                if (!wait.done)
+                        g_main_loop_run(loop);
+        }
+        g_signal_handlers_disconnect_by_data(share, &wait);
+        g_signal_handlers_disconnect_by_data(ctl->objects, &wait);
+        if (wait.stop_requested) {
+                (void)sd_notify(0, "STOPPING=1");
+                if (!sluice_share_call_stop_sync(share, NULL, &error))
+                        return fail(error);
+                return EXIT_OK;
+        }
+        return wait.status;
+}
+
+static int cmd_start(Ctl *ctl, int argc, char **argv)
+{
+        g_autoptr(SluiceShare) share = NULL;
+        g_autoptr(GError) error = NULL;
+        const char *name = NULL;
+        gboolean wait = FALSE;
+
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--wait") == 0)
+                        wait = TRUE;
+                else if (argv[i][0] == '-')
+                        return usage_error(_("Unknown option “%s” for “start”"), argv[i]);
+                else if (name == NULL)
+                        name = argv[i];
+                else
+                        return usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
+        }
+        if (name == NULL)
+                return usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
+        share = ctl_find_share(ctl, name, &error);
+        if (share == NULL)
+                return fail(error);
+        if (wait)
+                return start_and_wait(ctl, share);
+        if (!sluice_share_call_start_sync(share, NULL, &error))
+                return fail(error);
+        return print_done(ctl, share, NULL);
 }
 
 static gboolean parse_on_off(const char *text, gboolean *value)
@@ -785,7 +953,7 @@ static const struct {
         { "list", cmd_list },
         { "add", cmd_add },
         { "remove", cmd_share_action },
-        { "start", cmd_share_action },
+        { "start", cmd_start },
         { "stop", cmd_share_action },
         { "attach", cmd_share_action },
         { "detach", cmd_share_action },

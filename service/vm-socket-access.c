@@ -1,35 +1,45 @@
-/* vm-socket-access.c — see vm-socket-access.h.  getfacl/setfacl (package
- * "acl") do the ACL work: libacl's headers are not a build dependency.  The
- * tools run in the queue's thread, never in the service's main thread. */
+/* vm-socket-access.c — see vm-socket-access.h.  libacl reads and writes the
+ * ACLs in-process, in the queue's thread, never in the service's main thread.
+ * Each change is read-modify-write of the path's whole access ACL, with the
+ * mask recalculated as setfacl(1) does, so entries of others are kept. */
 #include "config.h"
 
 #include "vm-socket-access.h"
 #include "errors.h"
 
+#include <acl/libacl.h>
 #include <errno.h>
 #include <glib/gi18n.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/acl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+G_DEFINE_AUTO_CLEANUP_FREE_FUNC(acl_t, acl_free, NULL)
+
+/* Permissions as ACL_READ | ACL_WRITE | ACL_EXECUTE bits. */
+#define PERM_RW (ACL_READ | ACL_WRITE)
+#define PERM_X ACL_EXECUTE
 
 /* One path's ACL entry for one user, as Sluice changed it. */
 typedef struct {
         char *key;        /* "uid:path" */
         char *path;
         uid_t uid;
-        char *before;     /* the entry's permissions before ("r-x"); NULL: there was none */
+        gboolean had_before; /* the path had an entry for uid before ... */
+        guint before;        /* ... with these permissions */
         gboolean changed; /* FALSE: the entry already allowed enough, nothing to undo */
         guint users;      /* devices that need it */
 } AclEntry;
 
 /* What one device (domain UUID, tag) holds. */
 typedef struct {
-        GPtrArray *entries; /* AclEntry *, owned by acl_entries */
+        GPtrArray *entries; /* AclEntry *, owned by granted */
 } DeviceGrant;
 
 static GMutex access_lock;
-static GHashTable *acl_entries; /* "uid:path" → AclEntry * */
+static GHashTable *granted; /* "uid:path" → AclEntry * */
 static GHashTable *devices;     /* "uuid\ntag" → DeviceGrant * */
 
 static char *user_name(uid_t uid)
@@ -68,205 +78,242 @@ static gboolean can_search(const struct stat *st, uid_t uid)
         return (st->st_mode & S_IXOTH) != 0;
 }
 
-/* Runs getfacl/setfacl; on failure *ret_why says why (owned by the caller). */
-static gboolean run_acl_tool(const char *const *argv, char **ret_out, char **ret_why)
-{
-        g_autofree char *out = NULL;
-        g_autofree char *err_out = NULL;
-        g_autoptr(GError) spawn_error = NULL;
-        int status = 0;
-
-        if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err_out,
-                          &status, &spawn_error)) {
-                *ret_why = g_strdup(spawn_error->message);
-                return FALSE;
-        }
-        if (!g_spawn_check_wait_status(status, NULL)) {
-                *ret_why = err_out ? g_strdup(g_strstrip(err_out)) : g_strdup("");
-                return FALSE;
-        }
-        if (ret_out)
-                *ret_out = g_steal_pointer(&out);
-        return TRUE;
-}
-
 static void set_acl_error(GError **error, uid_t uid, const char *path, const char *why)
 {
         g_autofree char *who = user_name(uid);
 
         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
                     _("QEMU runs as user “%s” and cannot reach “%s”, and Sluice could not "
-                      "grant access with an ACL (%s). Install the “acl” package, use a file "
-                      "system with ACL support, or run the VM in qemu:///session."),
+                      "grant access with an ACL (%s). Use a file system with ACL support, "
+                      "or run the VM in qemu:///session."),
                     who, path, why);
 }
 
-static char *getfacl(const char *path, char **ret_why)
+static guint entry_perms(acl_entry_t entry)
 {
-        const char *argv[] = { "getfacl", "--numeric", "--absolute-names", "--omit-header", "--", path, NULL };
-        char *out = NULL;
+        acl_permset_t permset;
+        guint perms = 0;
 
-        return run_acl_tool(argv, &out, ret_why) ? out : NULL;
+        if (acl_get_permset(entry, &permset) < 0)
+                return 0;
+        if (acl_get_perm(permset, ACL_READ) == 1)
+                perms |= ACL_READ;
+        if (acl_get_perm(permset, ACL_WRITE) == 1)
+                perms |= ACL_WRITE;
+        if (acl_get_perm(permset, ACL_EXECUTE) == 1)
+                perms |= ACL_EXECUTE;
+        return perms;
 }
 
-/* Reads path's entry for uid: *ret_perms ("r-x"), NULL when it has none;
- * *ret_effective: what the mask leaves of it. */
-static gboolean acl_read(const char *path, uid_t uid, char **ret_perms, char **ret_effective,
-                         GError **error)
+/* The entry of the given type; of ACL_USER: the one for uid.  NULL: none. */
+static acl_entry_t find_entry(acl_t acl, acl_tag_t type, uid_t uid)
 {
-        g_autofree char *why = NULL;
-        g_autofree char *out = getfacl(path, &why);
-        g_autofree char *prefix = g_strdup_printf("user:%u:", (unsigned)uid);
-        g_auto(GStrv) lines = NULL;
+        acl_entry_t entry;
 
-        *ret_perms = *ret_effective = NULL;
-        if (!out) {
-                set_acl_error(error, uid, path, why);
-                return FALSE;
-        }
-        lines = g_strsplit(out, "\n", -1);
-        for (char **l = lines; *l; l++) {
-                char *effective;
+        for (int r = acl_get_entry(acl, ACL_FIRST_ENTRY, &entry); r == 1;
+             r = acl_get_entry(acl, ACL_NEXT_ENTRY, &entry)) {
+                acl_tag_t tag;
+                uid_t *qualifier;
+                gboolean match;
 
-                if (!g_str_has_prefix(*l, prefix))
+                if (acl_get_tag_type(entry, &tag) < 0 || tag != type)
                         continue;
-                effective = strstr(*l, "#effective:");
-                if (effective)
-                        *ret_effective = g_strdup(g_strstrip(effective + strlen("#effective:")));
-                *ret_perms = g_strndup(*l + strlen(prefix), 3);
-                if (!*ret_effective)
-                        *ret_effective = g_strdup(*ret_perms);
-                break;
+                if (type != ACL_USER)
+                        return entry;
+                qualifier = acl_get_qualifier(entry);
+                match = qualifier && *qualifier == uid;
+                acl_free(qualifier);
+                if (match)
+                        return entry;
         }
-        return TRUE;
+        return NULL;
 }
 
-/* Whether the ACL still has entries for named users or groups. */
-static gboolean acl_has_named_entries(const char *path)
+/* Whether the ACL has entries for named users or groups. */
+static gboolean has_named_entries(acl_t acl)
 {
-        g_autofree char *why = NULL;
-        g_autofree char *out = getfacl(path, &why);
-        g_auto(GStrv) lines = NULL;
+        acl_entry_t entry;
 
-        if (!out)
-                return TRUE; /* do not touch what cannot be read */
-        lines = g_strsplit(out, "\n", -1);
-        for (char **l = lines; *l; l++)
-                if ((g_str_has_prefix(*l, "user:") && (*l)[5] != ':') ||
-                    (g_str_has_prefix(*l, "group:") && (*l)[6] != ':'))
+        for (int r = acl_get_entry(acl, ACL_FIRST_ENTRY, &entry); r == 1;
+             r = acl_get_entry(acl, ACL_NEXT_ENTRY, &entry)) {
+                acl_tag_t tag;
+
+                if (acl_get_tag_type(entry, &tag) == 0 && (tag == ACL_USER || tag == ACL_GROUP))
                         return TRUE;
+        }
         return FALSE;
 }
 
-static gboolean has_all(const char *perms, const char *needed)
+/* Reads path's entry for uid: *ret_had, *ret_perms; *ret_effective: what
+ * the mask leaves of it (0 when there is no entry). */
+static gboolean path_acl_read(const char *path, uid_t uid, gboolean *ret_had, guint *ret_perms,
+                         guint *ret_effective, GError **error)
 {
-        for (const char *c = needed; *c; c++)
-                if (!perms || !strchr(perms, *c))
-                        return FALSE;
+        g_auto(acl_t) acl = acl_get_file(path, ACL_TYPE_ACCESS);
+        acl_entry_t entry, mask;
+
+        *ret_had = FALSE;
+        *ret_perms = *ret_effective = 0;
+        if (!acl) {
+                set_acl_error(error, uid, path, g_strerror(errno));
+                return FALSE;
+        }
+        entry = find_entry(acl, ACL_USER, uid);
+        if (!entry)
+                return TRUE;
+        *ret_had = TRUE;
+        *ret_perms = *ret_effective = entry_perms(entry);
+        mask = find_entry(acl, ACL_MASK, 0);
+        if (mask)
+                *ret_effective &= entry_perms(mask);
         return TRUE;
 }
 
-/* "r-x" ∪ "w" → "rwx" */
-static char *perms_union(const char *a, const char *b)
+/* The mask after a change, as setfacl makes it: the union of the group
+ * class, or none once no named entry needs one.  Then writes the ACL.
+ * (*acl: acl_calc_mask() may replace it.) */
+static gboolean path_acl_write(const char *path, acl_t *acl, char **ret_why)
 {
-        static const char order[] = "rwx";
-        char out[4] = "---";
+        acl_entry_t mask = find_entry(*acl, ACL_MASK, 0);
 
-        for (int i = 0; i < 3; i++)
-                if ((a && strchr(a, order[i])) || strchr(b, order[i]))
-                        out[i] = order[i];
-        return g_strdup(out);
+        if (has_named_entries(*acl)) {
+                if (acl_calc_mask(acl) < 0)
+                        goto fail;
+        } else if (mask && acl_delete_entry(*acl, mask) < 0) {
+                goto fail;
+        }
+        if (acl_valid(*acl) < 0 || acl_set_file(path, ACL_TYPE_ACCESS, *acl) < 0)
+                goto fail;
+        return TRUE;
+fail:
+        *ret_why = g_strdup(g_strerror(errno));
+        return FALSE;
 }
 
-static gboolean setfacl_entry(const char *path, uid_t uid, const char *perms, char **ret_why)
+/* Sets path's entry for uid to perms, adding it if there is none. */
+static gboolean path_acl_set(const char *path, uid_t uid, guint perms, char **ret_why)
 {
-        g_autofree char *entry = g_strdup_printf("u:%u:%s", (unsigned)uid, perms);
-        const char *argv[] = { "setfacl", "-m", entry, "--", path, NULL };
+        g_auto(acl_t) acl = acl_get_file(path, ACL_TYPE_ACCESS);
+        acl_entry_t entry;
+        acl_permset_t permset;
 
-        return run_acl_tool(argv, NULL, ret_why);
+        if (!acl)
+                goto fail;
+        entry = find_entry(acl, ACL_USER, uid);
+        if (!entry && (acl_create_entry(&acl, &entry) < 0 ||
+                       acl_set_tag_type(entry, ACL_USER) < 0 ||
+                       acl_set_qualifier(entry, &uid) < 0))
+                goto fail;
+        if (acl_get_permset(entry, &permset) < 0 || acl_clear_perms(permset) < 0)
+                goto fail;
+        for (guint bit = ACL_EXECUTE; bit <= ACL_READ; bit <<= 1)
+                if ((perms & bit) && acl_add_perm(permset, bit) < 0)
+                        goto fail;
+        if (acl_set_permset(entry, permset) < 0)
+                goto fail;
+        return path_acl_write(path, &acl, ret_why);
+fail:
+        *ret_why = g_strdup(g_strerror(errno));
+        return FALSE;
 }
 
-static void acl_entry_free(gpointer data)
+/* Removes path's entry for uid (and the mask, once nothing else needs it). */
+static gboolean path_acl_remove(const char *path, uid_t uid, char **ret_why)
+{
+        g_auto(acl_t) acl = acl_get_file(path, ACL_TYPE_ACCESS);
+        acl_entry_t entry;
+
+        if (!acl) {
+                *ret_why = g_strdup(g_strerror(errno));
+                return FALSE;
+        }
+        entry = find_entry(acl, ACL_USER, uid);
+        if (!entry)
+                return TRUE;
+        if (acl_delete_entry(acl, entry) < 0) {
+                *ret_why = g_strdup(g_strerror(errno));
+                return FALSE;
+        }
+        return path_acl_write(path, &acl, ret_why);
+}
+
+static char *perms_text(guint perms)
+{
+        return g_strdup_printf("%c%c%c", (perms & ACL_READ) ? 'r' : '-',
+                               (perms & ACL_WRITE) ? 'w' : '-', (perms & ACL_EXECUTE) ? 'x' : '-');
+}
+
+static void grant_entry_free(gpointer data)
 {
         AclEntry *e = data;
 
         g_free(e->key);
         g_free(e->path);
-        g_free(e->before);
         g_free(e);
 }
 
 /* Puts an entry back as it was before Sluice changed it. */
-static void acl_undo(AclEntry *e)
+static void grant_undo(AclEntry *e)
 {
         g_autofree char *why = NULL;
-        g_autofree char *entry = NULL;
         struct stat st;
 
         if (!e->changed || lstat(e->path, &st) < 0) /* a socket takes its ACL with it */
                 return;
-        if (e->before) {
-                if (!setfacl_entry(e->path, e->uid, e->before, &why))
-                        g_message("Cannot restore the ACL entry of user %u on %s: %s", (unsigned)e->uid,
-                                  e->path, why);
+        if (e->had_before) {
+                if (!path_acl_set(e->path, e->uid, e->before, &why)) {
+                        g_autofree char *before = perms_text(e->before);
+
+                        g_message("Cannot restore the ACL entry of user %u on %s (%s): %s",
+                                  (unsigned)e->uid, e->path, before, why);
+                }
                 return;
         }
-        entry = g_strdup_printf("u:%u", (unsigned)e->uid);
-        const char *argv[] = { "setfacl", "-x", entry, "--", e->path, NULL };
-        if (!run_acl_tool(argv, NULL, &why)) {
+        if (!path_acl_remove(e->path, e->uid, &why))
                 g_message("Cannot remove the ACL entry of user %u from %s: %s", (unsigned)e->uid,
                           e->path, why);
-                return;
-        }
-        /* the mask setfacl made for our entry goes too, once nothing else needs it */
-        if (!acl_has_named_entries(e->path)) {
-                const char *mask_argv[] = { "setfacl", "-x", "m::", "--", e->path, NULL };
-                g_clear_pointer(&why, g_free);
-                if (!run_acl_tool(mask_argv, NULL, &why))
-                        g_debug("Cannot drop the ACL mask of %s: %s", e->path, why);
-        }
 }
 
 /* Takes a share of path's entry for uid with at least the needed permissions. */
-static AclEntry *acl_take(const char *path, uid_t uid, const char *needed, GError **error)
+static AclEntry *grant_take(const char *path, uid_t uid, guint needed, GError **error)
 {
         g_autofree char *key = g_strdup_printf("%u:%s", (unsigned)uid, path);
-        g_autofree char *before = NULL;
-        g_autofree char *effective = NULL;
         g_autofree char *why = NULL;
-        AclEntry *e = g_hash_table_lookup(acl_entries, key);
+        AclEntry *e = g_hash_table_lookup(granted, key);
+        gboolean had;
+        guint before, effective;
 
         if (e) {
                 e->users++;
                 return e;
         }
-        if (!acl_read(path, uid, &before, &effective, error))
+        if (!path_acl_read(path, uid, &had, &before, &effective, error))
                 return NULL;
         e = g_new0(AclEntry, 1);
         e->path = g_strdup(path);
         e->uid = uid;
         e->users = 1;
-        if (!has_all(effective, needed)) {
-                g_autofree char *merged = perms_union(before, needed);
-                if (!setfacl_entry(path, uid, merged, &why)) {
+        e->had_before = had;
+        e->before = before;
+        if ((effective & needed) != needed) {
+                if (!path_acl_set(path, uid, before | needed, &why)) {
                         set_acl_error(error, uid, path, why);
-                        acl_entry_free(e);
+                        grant_entry_free(e);
                         return NULL;
                 }
                 e->changed = TRUE;
         }
-        e->before = g_steal_pointer(&before);
         e->key = g_steal_pointer(&key);
-        g_hash_table_insert(acl_entries, e->key, e);
+        g_hash_table_insert(granted, e->key, e);
         return e;
 }
 
-static void acl_release(AclEntry *e)
+static void grant_release(AclEntry *e)
 {
         if (--e->users > 0)
                 return;
-        acl_undo(e);
-        g_hash_table_remove(acl_entries, e->key);
+        grant_undo(e);
+        g_hash_table_remove(granted, e->key);
 }
 
 static void device_grant_free(gpointer data)
@@ -275,25 +322,25 @@ static void device_grant_free(gpointer data)
 
         /* folders after the socket: the reverse of the order they were taken in */
         for (guint i = grant->entries->len; i > 0; i--)
-                acl_release(grant->entries->pdata[i - 1]);
+                grant_release(grant->entries->pdata[i - 1]);
         g_ptr_array_unref(grant->entries);
         g_free(grant);
 }
 
 static void ensure_tables(void)
 {
-        if (!acl_entries) {
-                acl_entries = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, acl_entry_free);
+        if (!granted) {
+                granted = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, grant_entry_free);
                 devices = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, device_grant_free);
         }
 }
 
-static gboolean acl_allows(const char *path, uid_t uid, const char *needed)
+static gboolean path_acl_allows(const char *path, uid_t uid, guint needed)
 {
-        g_autofree char *perms = NULL;
-        g_autofree char *effective = NULL;
+        gboolean had;
+        guint perms, effective;
 
-        return acl_read(path, uid, &perms, &effective, NULL) && has_all(effective, needed);
+        return path_acl_read(path, uid, &had, &perms, &effective, NULL) && (effective & needed) == needed;
 }
 
 static gboolean grant_folders(DeviceGrant *grant, const char *socket_path, uid_t uid, GError **error)
@@ -313,7 +360,7 @@ static gboolean grant_folders(DeviceGrant *grant, const char *socket_path, uid_t
                 }
                 if (!can_search(&st, uid) && st.st_uid != geteuid()) {
                         /* someone else's folder: fine if its ACL already lets the user in */
-                        if (!acl_allows(dir, uid, "x")) {
+                        if (!path_acl_allows(dir, uid, PERM_X)) {
                                 g_autofree char *who = user_name(uid);
                                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
                                             _("QEMU runs as user “%s”, which cannot enter “%s”, and that "
@@ -323,7 +370,7 @@ static gboolean grant_folders(DeviceGrant *grant, const char *socket_path, uid_t
                                 return FALSE;
                         }
                 } else if (!can_search(&st, uid)) {
-                        AclEntry *e = acl_take(dir, uid, "x", error);
+                        AclEntry *e = grant_take(dir, uid, PERM_X, error);
                         if (!e)
                                 return FALSE;
                         g_ptr_array_add(grant->entries, e);
@@ -354,7 +401,7 @@ static gboolean do_grant(const char *domain_uuid, const char *tag, const char *s
 
         grant = g_new0(DeviceGrant, 1);
         grant->entries = g_ptr_array_new();
-        e = acl_take(socket_path, uid, "rw", error);
+        e = grant_take(socket_path, uid, PERM_RW, error);
         if (e)
                 g_ptr_array_add(grant->entries, e);
         if (!e || !grant_folders(grant, socket_path, uid, error)) {

@@ -8,9 +8,10 @@
  * shared by every device whose socket lies below it, and is taken back when
  * the last of them goes.  Entries Sluice did not add are never removed.
  * Grants are keyed by device: (domain UUID, tag).  Thread-safe.  The work
- * (getfacl/setfacl: local and quick, but child processes) runs in one thread
- * of its own, in the order it was asked for: revoke returns at once; grant and
- * revoke_all wait for it, so they belong in worker threads (revoke_all also
+ * (libacl: local file-system calls, but they may block on a slow or remote
+ * file system) runs in one thread of its own, in the order it was asked for:
+ * revoke returns at once; grant and revoke_all wait for it, so they belong in
+ * worker threads (hotplug.c's attach runs in a GTask thread; revoke_all also
  * at exit). */
 #pragma once
 
@@ -22,7 +23,7 @@ G_BEGIN_DECLS
 /* Grants uid access to socket_path for the device (domain_uuid, tag); a
  * device granted again first gives back what it held.  Returns FALSE with
  * SLUICE_ERROR_PERMISSION_DENIED and a message that says what to do when
- * access cannot be granted (no setfacl, a file system without ACLs, a
+ * access cannot be granted (a file system without ACLs, a
  * directory that belongs to someone else); nothing is left granted then. */
 gboolean sluice_socket_access_grant(const char *domain_uuid, const char *tag,
                                     const char *socket_path, uid_t uid, GError **error);
