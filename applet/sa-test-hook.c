@@ -3,8 +3,10 @@
  *
  * Why it exists: under Xvfb there is no accessibility bus (GTK_A11Y=none) and
  * reading text back from screenshots is unreliable, so tests ask the applet
- * (1) what its inline message says and (2) where a widget is, in X window
- * coordinates, so that they can click it for real with xdotool.  It never
+ * (1) what its inline message says, (2) where a widget is, in X window
+ * coordinates, so that they can click it for real with xdotool, (3) which
+ * folders wait to be shared and where the keyboard focus is, and (4) the text
+ * of every label and button shown (to find translated text).  It never
  * changes state: every action a test takes goes through real input events or
  * the service's own D-Bus API. */
 #include "config.h"
@@ -15,6 +17,7 @@
 
 #include "sa-application.h"
 #include "sa-test-hook.h"
+#include "sa-vm-chooser.h"
 
 #define HOOK_PATH "/org/sluice/Applet/Test"
 
@@ -23,6 +26,9 @@ static const char hook_xml[] =
   " <interface name='org.sluice.Applet.Test'>"
   "  <property name='LastMessage' type='s' access='read'/>"
   "  <property name='WindowVisible' type='b' access='read'/>"
+  "  <property name='Pending' type='as' access='read'/>"
+  "  <property name='Focus' type='s' access='read'/>"
+  "  <property name='Labels' type='as' access='read'/>"
   "  <method name='Locate'>"
   "   <arg name='what' type='s' direction='in'/>"
   "   <arg name='window' type='t' direction='out'/>"
@@ -115,6 +121,32 @@ static void method_call(GDBusConnection *bus, const char *sender, const char *pa
   g_dbus_method_invocation_return_value(invocation, g_variant_new("(tii)", xid, (int)(p.x + sx), (int)(p.y + sy)));
 }
 
+/* What has the keyboard focus: "vm-chooser", "button:LABEL", or a type name. */
+static char *describe_focus(SaWindow *window)
+{
+  GtkWidget *focus = gtk_window_get_focus(GTK_WINDOW(window));
+  if (focus == NULL)
+    return g_strdup("");
+  if (sa_vm_chooser_has_focus(SA_VM_CHOOSER(sa_window_get_vm_chooser(window)), focus))
+    return g_strdup("vm-chooser");
+  for (GtkWidget *w = focus; w != NULL; w = gtk_widget_get_parent(w)) {
+    if (GTK_IS_BUTTON(w) && gtk_button_get_label(GTK_BUTTON(w)) != NULL)
+      return g_strdup_printf("button:%s", gtk_button_get_label(GTK_BUTTON(w)));
+  }
+  return g_strdup(G_OBJECT_TYPE_NAME(focus));
+}
+
+/* The text of every mapped label under @widget (buttons show theirs in one). */
+static void collect_labels(GtkWidget *widget, GVariantBuilder *labels)
+{
+  if (!gtk_widget_get_mapped(widget))
+    return;
+  if (GTK_IS_LABEL(widget) && *gtk_label_get_text(GTK_LABEL(widget)))
+    g_variant_builder_add(labels, "s", gtk_label_get_text(GTK_LABEL(widget)));
+  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c))
+    collect_labels(c, labels);
+}
+
 static GVariant *get_property(GDBusConnection *bus, const char *sender, const char *path,
                               const char *iface, const char *name, GError **error,
                               gpointer user_data)
@@ -125,6 +157,20 @@ static GVariant *get_property(GDBusConnection *bus, const char *sender, const ch
     return g_variant_new_string(window != NULL ? sa_window_get_last_message(window) : "");
   if (g_str_equal(name, "WindowVisible"))
     return g_variant_new_boolean(window != NULL && gtk_widget_get_visible(GTK_WIDGET(window)));
+  if (g_str_equal(name, "Pending")) {
+    g_auto(GStrv) paths = window != NULL ? sa_window_dup_pending_paths(window) : NULL;
+    return g_variant_new_strv((const char *const *)paths, paths != NULL ? -1 : 0);
+  }
+  if (g_str_equal(name, "Focus")) {
+    g_autofree char *focus = window != NULL ? describe_focus(window) : g_strdup("");
+    return g_variant_new_string(focus);
+  }
+  if (g_str_equal(name, "Labels")) {
+    g_auto(GVariantBuilder) labels = G_VARIANT_BUILDER_INIT(G_VARIANT_TYPE_STRING_ARRAY);
+    if (window != NULL)
+      collect_labels(GTK_WIDGET(window), &labels);
+    return g_variant_builder_end(&labels);
+  }
   g_set_error(error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_PROPERTY, "No property %s", name);
   return NULL;
 }
