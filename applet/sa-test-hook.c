@@ -75,8 +75,23 @@ static GtkWidget *find_button(GtkWidget *widget, const char *label)
   return NULL;
 }
 
-/* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), or "PART:PATH" for a
- * share row's part (read-only, remove, start-stop, queues). */
+/* The first mapped label under @widget showing @text. */
+static GtkWidget *find_label(GtkWidget *widget, const char *text)
+{
+  if (!gtk_widget_get_mapped(widget))
+    return NULL;
+  if (GTK_IS_LABEL(widget) && g_strcmp0(gtk_label_get_text(GTK_LABEL(widget)), text) == 0)
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = find_label(c, text);
+    if (found != NULL)
+      return found;
+  }
+  return NULL;
+}
+
+/* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), "label:TEXT", or
+ * "PART:PATH" for a share row's part (read-only, remove, start-stop, queues). */
 static GtkWidget *find_widget(SaWindow *window, const char *what)
 {
   if (g_str_equal(what, "drop-zone"))
@@ -84,6 +99,8 @@ static GtkWidget *find_widget(SaWindow *window, const char *what)
   /* An open popover is a child widget of its button, so the walk reaches it. */
   if (g_str_has_prefix(what, "button:"))
     return find_button(GTK_WIDGET(window), what + strlen("button:"));
+  if (g_str_has_prefix(what, "label:"))
+    return find_label(GTK_WIDGET(window), what + strlen("label:"));
   const char *colon = strchr(what, ':');
   if (colon == NULL)
     return NULL;
