@@ -90,8 +90,38 @@ static GtkWidget *find_label(GtkWidget *widget, const char *text)
   return NULL;
 }
 
-/* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), "label:TEXT", or
- * "PART:PATH" for a share row's part (read-only, remove, start-stop, queues). */
+/* The first GtkPopover under @widget that is open (mapped). */
+static GtkWidget *find_open_popover(GtkWidget *widget)
+{
+  if (!gtk_widget_get_mapped(widget))
+    return NULL;
+  if (GTK_IS_POPOVER(widget))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = find_open_popover(c);
+    if (found != NULL)
+      return found;
+  }
+  return NULL;
+}
+
+/* The first GtkDropDown under @widget. */
+static GtkWidget *find_dropdown(GtkWidget *widget)
+{
+  if (GTK_IS_DROP_DOWN(widget))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = find_dropdown(c);
+    if (found != NULL)
+      return found;
+  }
+  return NULL;
+}
+
+/* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), "label:TEXT",
+ * "vm-chooser" (its drop-down), "vm-option:NAME" (a VM in the open drop-down's
+ * list), or "PART:PATH" for a share row's part (read-only, remove, start-stop,
+ * queues). */
 static GtkWidget *find_widget(SaWindow *window, const char *what)
 {
   if (g_str_equal(what, "drop-zone"))
@@ -101,6 +131,13 @@ static GtkWidget *find_widget(SaWindow *window, const char *what)
     return find_button(GTK_WIDGET(window), what + strlen("button:"));
   if (g_str_has_prefix(what, "label:"))
     return find_label(GTK_WIDGET(window), what + strlen("label:"));
+  if (g_str_equal(what, "vm-chooser"))
+    return find_dropdown(sa_window_get_vm_chooser(window));
+  if (g_str_has_prefix(what, "vm-option:")) {
+    GtkWidget *dropdown = find_dropdown(sa_window_get_vm_chooser(window));
+    GtkWidget *popover = dropdown != NULL ? find_open_popover(dropdown) : NULL;
+    return popover != NULL ? find_label(popover, what + strlen("vm-option:")) : NULL;
+  }
   const char *colon = strchr(what, ':');
   if (colon == NULL)
     return NULL;
