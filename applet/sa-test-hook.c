@@ -48,74 +48,55 @@ struct _SaTestHook {
 
 G_DEFINE_TYPE(SaTestHook, sa_test_hook, G_TYPE_OBJECT)
 
-/* The first visible button or menu entry under @widget labelled @label. */
-static GtkWidget *find_button(GtkWidget *widget, const char *label)
+typedef gboolean (*WidgetMatch)(GtkWidget *widget, const char *text);
+
+/* The first mapped widget under @widget (itself included) that @match accepts. */
+static GtkWidget *find_mapped(GtkWidget *widget, WidgetMatch match, const char *text)
 {
   if (!gtk_widget_get_mapped(widget))
     return NULL;
+  if (match(widget, text))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = find_mapped(c, match, text);
+    if (found != NULL)
+      return found;
+  }
+  return NULL;
+}
+
+/* A button or menu entry labelled @label. */
+static gboolean is_button(GtkWidget *widget, const char *label)
+{
   if (GTK_IS_BUTTON(widget)) {
     const char *l = gtk_button_get_label(GTK_BUTTON(widget));
     GtkWidget *child = gtk_button_get_child(GTK_BUTTON(widget));
     if (l == NULL && GTK_IS_LABEL(child))
       l = gtk_label_get_label(GTK_LABEL(child));
-    if (g_strcmp0(l, label) == 0)
-      return widget;
-  } else if (g_str_equal(G_OBJECT_TYPE_NAME(widget), "GtkModelButton")) {
+    return g_strcmp0(l, label) == 0;
+  }
+  if (g_str_equal(G_OBJECT_TYPE_NAME(widget), "GtkModelButton")) {
     /* menu entries of a GMenuModel popover (GTK-internal type, "text" property) */
     g_autofree char *text = NULL;
     g_object_get(widget, "text", &text, NULL);
-    if (g_strcmp0(text, label) == 0)
-      return widget;
+    return g_strcmp0(text, label) == 0;
   }
-  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_button(c, label);
-    if (found != NULL)
-      return found;
-  }
-  return NULL;
+  return FALSE;
 }
 
-/* The first mapped label under @widget showing @text. */
-static GtkWidget *find_label(GtkWidget *widget, const char *text)
+static gboolean is_label(GtkWidget *widget, const char *text)
 {
-  if (!gtk_widget_get_mapped(widget))
-    return NULL;
-  if (GTK_IS_LABEL(widget) && g_strcmp0(gtk_label_get_text(GTK_LABEL(widget)), text) == 0)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_label(c, text);
-    if (found != NULL)
-      return found;
-  }
-  return NULL;
+  return GTK_IS_LABEL(widget) && g_strcmp0(gtk_label_get_text(GTK_LABEL(widget)), text) == 0;
 }
 
-/* The first GtkPopover under @widget that is open (mapped). */
-static GtkWidget *find_open_popover(GtkWidget *widget)
+static gboolean is_popover(GtkWidget *widget, const char *unused)
 {
-  if (!gtk_widget_get_mapped(widget))
-    return NULL;
-  if (GTK_IS_POPOVER(widget))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_open_popover(c);
-    if (found != NULL)
-      return found;
-  }
-  return NULL;
+  return GTK_IS_POPOVER(widget);
 }
 
-/* The first GtkDropDown under @widget. */
-static GtkWidget *find_dropdown(GtkWidget *widget)
+static gboolean is_dropdown(GtkWidget *widget, const char *unused)
 {
-  if (GTK_IS_DROP_DOWN(widget))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_dropdown(c);
-    if (found != NULL)
-      return found;
-  }
-  return NULL;
+  return GTK_IS_DROP_DOWN(widget);
 }
 
 /* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), "label:TEXT",
@@ -128,15 +109,16 @@ static GtkWidget *find_widget(SaWindow *window, const char *what)
     return sa_window_get_drop_zone(window);
   /* An open popover is a child widget of its button, so the walk reaches it. */
   if (g_str_has_prefix(what, "button:"))
-    return find_button(GTK_WIDGET(window), what + strlen("button:"));
+    return find_mapped(GTK_WIDGET(window), is_button, what + strlen("button:"));
   if (g_str_has_prefix(what, "label:"))
-    return find_label(GTK_WIDGET(window), what + strlen("label:"));
+    return find_mapped(GTK_WIDGET(window), is_label, what + strlen("label:"));
+  GtkWidget *dropdown = find_mapped(sa_window_get_vm_chooser(window), is_dropdown, NULL);
   if (g_str_equal(what, "vm-chooser"))
-    return find_dropdown(sa_window_get_vm_chooser(window));
+    return dropdown;
   if (g_str_has_prefix(what, "vm-option:")) {
-    GtkWidget *dropdown = find_dropdown(sa_window_get_vm_chooser(window));
-    GtkWidget *popover = dropdown != NULL ? find_open_popover(dropdown) : NULL;
-    return popover != NULL ? find_label(popover, what + strlen("vm-option:")) : NULL;
+    /* the drop-down's list is an open popover under it */
+    GtkWidget *popover = dropdown != NULL ? find_mapped(dropdown, is_popover, NULL) : NULL;
+    return popover != NULL ? find_mapped(popover, is_label, what + strlen("vm-option:")) : NULL;
   }
   const char *colon = strchr(what, ':');
   if (colon == NULL)

@@ -40,9 +40,9 @@ add_share "$folder" >/dev/null
 
 for lang in de ko; do
         case $lang in
-        de) usage="Aufruf: sluicectl" header="ZUSTAND" nosuch="Es gibt keine Freigabe „nosuch“"
+        de) usage="Aufruf: sluicectl" header="ZUSTAND" nosuch="keine Freigabe „nosuch“"
             title="Ordner hierher ziehen" group="Geteilte Ordner" ;;
-        ko) usage="사용법: sluicectl" header="상태" nosuch="“nosuch” 공유가 없습니다"
+        ko) usage="사용법: sluicectl" header="상태" nosuch="공유가 없습니다"
             title="여기에 폴더를 놓으십시오" group="공유 폴더" ;;
         esac
         expect_out "$(ctl --help)" "$usage" --help
