@@ -41,7 +41,19 @@ wait_for 20 vm_listed || skip "the service shows no VM from test:///default"
 mkdir -p "$SA_WORK/Photos" "$SA_WORK/Docs" "$SA_WORK/Music"
 echo notes >"$SA_WORK/notes.txt"
 
-only_one_applet() { [ "$(pgrep -u "$(id -u)" -x sluice-applet | wc -l)" = 1 ]; }
+# sluice-applet processes connected to this test's private bus (other tests on
+# the machine may run applets as the same user).
+bus_applets() {
+        local name pid
+        for name in $(gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+                        -m org.freedesktop.DBus.ListNames | grep -oE "':[0-9.]+'" | tr -d "'"); do
+                pid=$(gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+                        -m org.freedesktop.DBus.GetConnectionUnixProcessID "$name" 2>/dev/null |
+                        sed -n 's/^(uint32 \([0-9]*\),)$/\1/p')
+                [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sluice-applet ] && echo "$pid"
+        done | sort -u
+}
+only_one_applet() { [ "$(bus_applets)" = "$applet_pid" ]; }
 
 # ---- 1: the applet already runs, in the tray only (no window) -----------------------
 start_applet --background
@@ -57,7 +69,7 @@ message_contains "“$SA_WORK/missing” does not exist" || fail "no message for
 wait_for 15 focus_is vm-chooser || fail "the VM chooser does not have the focus: $(hook_prop Focus)"
 [ "$(applet_owner_pid)" = "$applet_pid" ] || fail "another applet took the bus name from the running one"
 # The launched process handed its folders over and exited (a GApplication remote instance).
-wait_for 20 only_one_applet || fail "the launched sluice-applet did not exit: $(pgrep -a -u "$(id -u)" -x sluice-applet)"
+wait_for 20 only_one_applet || fail "the launched sluice-applet did not exit: $(bus_applets)"
 [ -z "$(share_objects)" ] || fail "something was shared before the user pressed Share"
 shot open-with-running
 click_widget "button:_Share"
