@@ -142,6 +142,9 @@ void sa_window_share_files(SaWindow *self, GListModel *files)
  * the VM); without a VM to pick, the Share button does. */
 static void focus_next_step(SaWindow *self)
 {
+  /* Show where the focus is: the user arrives from another application and
+   * goes on with the keyboard (arrow keys pick the VM, Tab reaches Share). */
+  gtk_window_set_focus_visible(GTK_WINDOW(self), TRUE);
   if (sa_vm_chooser_grab_focus(SA_VM_CHOOSER(self->vm_chooser))) {
     self->focus_chooser = FALSE;
     return;

@@ -71,7 +71,7 @@ wait_for 15 focus_is vm-chooser || fail "the VM chooser does not have the focus:
 # The launched process handed its folders over and exited (a GApplication remote instance).
 wait_for 20 only_one_applet || fail "the launched sluice-applet did not exit: $(bus_applets)"
 [ -z "$(share_objects)" ] || fail "something was shared before the user pressed Share"
-shot open-with-running
+shot_settled open-with-running
 click_widget "button:_Share"
 wait_for 20 share_object_for "$SA_WORK/Docs" || fail "pressing Share did not share Docs: $(hook_prop LastMessage)"
 wait_for 20 share_object_for "$SA_WORK/Music" || fail "pressing Share did not share Music: $(hook_prop LastMessage)"
@@ -92,7 +92,7 @@ note "launched applet $applet_pid"
 wait_for 15 window_visible || fail "the window did not open"
 wait_for 10 pending_has "$SA_WORK/Photos" || fail "Photos is not ready to share: $(hook_prop Pending)"
 wait_for 15 focus_is vm-chooser || fail "the VM chooser does not have the focus: $(hook_prop Focus)"
-shot open-with-new
+shot_settled open-with-new
 click_widget "button:_Share"
 wait_for 20 share_object_for "$SA_WORK/Photos" || fail "pressing Share did not share Photos: $(hook_prop LastMessage)"
 share_prop "$(share_object_for "$SA_WORK/Photos")" Vm | grep -qF "'test'" || fail "Photos was not shared with the chosen VM"
