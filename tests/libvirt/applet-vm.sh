@@ -8,7 +8,7 @@
 # mount command), and the guest must mount the share, read the host's file and
 # write one back (tests/libvirt/guest-workload.sh).
 #
-# This part (root) takes the machine-wide libvirt test lock (libvirt.sh's: it
+# This part (root) takes the machine-wide libvirt test lock (lock.sh: libvirt.sh
 # also drives the test user's session libvirtd), builds the guest, and runs
 # applet-vm-session.sh inside tests/applet/run-test.sh (Xvfb, a private
 # session bus, as $SLUICE_TEST_USER).
@@ -26,14 +26,8 @@ done
 : "${SLUICE_APPLET:?}" "${SA_DRAG_SOURCE:?}"
 export SLUICE_TEST_USER=${SLUICE_TEST_USER:-sluice-test}
 
-if [ -z "${SLUICE_LIBVIRT_TEST_LOCKED:-}" ]; then
-        lock=/run/lock/sluice-libvirt-test.lock
-        [ -d /run/lock ] || lock=/tmp/sluice-libvirt-test.lock
-        SLUICE_LIBVIRT_TEST_LOCKED=1 flock -o -w 600 -E 75 "$lock" "$0" "$@"
-        rc=$?
-        [ $rc = 75 ] && echo "FAIL: another libvirt test held $lock for 10 minutes"
-        exit $rc
-fi
+. "$here/lock.sh"
+libvirt_test_lock "$0" "$@"
 
 image=$build/tests/libvirt/guest-image
 "$top/tests/guest/build-image.sh" "$image" >/dev/null
