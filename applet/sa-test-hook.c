@@ -5,8 +5,9 @@
  * reading text back from screenshots is unreliable, so tests ask the applet
  * (1) what its inline message says, (2) where a widget is, in X window
  * coordinates, so that they can click it for real with xdotool, (3) which
- * folders wait to be shared and where the keyboard focus is, and (4) the text
- * of every label and button shown (to find translated text).  It never
+ * folders wait to be shared and where the keyboard focus is, (4) the text of
+ * every label and button shown (to find translated text), and (5) whether a
+ * switch is on.  It never
  * changes state: every action a test takes goes through real input events or
  * the service's own D-Bus API. */
 #include "config.h"
@@ -34,6 +35,10 @@ static const char hook_xml[] =
   "   <arg name='window' type='t' direction='out'/>"
   "   <arg name='x' type='i' direction='out'/>"
   "   <arg name='y' type='i' direction='out'/>"
+  "  </method>"
+  "  <method name='IsActive'>"
+  "   <arg name='what' type='s' direction='in'/>"
+  "   <arg name='active' type='b' direction='out'/>"
   "  </method>"
   " </interface>"
   "</node>";
@@ -139,6 +144,17 @@ static void method_call(GDBusConnection *bus, const char *sender, const char *pa
   if (widget == NULL || !gtk_widget_get_mapped(widget)) {
     g_dbus_method_invocation_return_error(invocation, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
                                           "No visible widget “%s”", what);
+    return;
+  }
+  if (g_str_equal(method, "IsActive")) {
+    /* what a switch shows (tests wait for it before they click it) */
+    if (!GTK_IS_SWITCH(widget)) {
+      g_dbus_method_invocation_return_error(invocation, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
+                                            "“%s” is not a switch", what);
+      return;
+    }
+    g_dbus_method_invocation_return_value(invocation,
+                                          g_variant_new("(b)", gtk_switch_get_active(GTK_SWITCH(widget))));
     return;
   }
   graphene_point_t p;
