@@ -22,6 +22,7 @@ struct _SaApplication {
   gboolean held;
   gboolean no_host;          /* say it in the window when it opens */
   gboolean background;      /* --background: waiting to learn whether a tray shows us */
+  gboolean had_command_line;  /* the primary's own command line has been handled */
   GPtrArray *paused;   /* object paths of shares "Pause All" stopped */
 };
 
@@ -240,9 +241,49 @@ static int sa_application_handle_local_options(GApplication *app, GVariantDict *
     g_print("sluice-applet %s\n", PACKAGE_VERSION);
     return 0;
   }
-  if (g_variant_dict_contains(options, "background"))
-    g_object_set_data(G_OBJECT(app), "sluice-background", GINT_TO_POINTER(1));
   return -1;
+}
+
+/* Runs in the primary instance, for its own command line and for every later
+ * `sluice-applet …` (a file manager's "Share with a VM" launches
+ * `sluice-applet --add %F`): the running applet raises its window instead of
+ * a second one starting. */
+static int sa_application_command_line(GApplication *app, GApplicationCommandLine *cmdline)
+{
+  SaApplication *self = SA_APPLICATION(app);
+  GVariantDict *options = g_application_command_line_get_options_dict(cmdline);
+  g_autofree const char **args = NULL;
+  gboolean add = g_variant_dict_contains(options, "add");
+
+  (void)g_variant_dict_lookup(options, G_OPTION_REMAINING, "^a&ay", &args);
+  if (args != NULL && args[0] != NULL && !add) {
+    g_application_command_line_printerr(cmdline, "%s\n",
+      _("To share folders, name them after --add, for example: sluice-applet --add ~/Projects"));
+    return 1;
+  }
+  gboolean first = !self->had_command_line;
+  self->had_command_line = TRUE;
+  if (!add) {
+    if (g_variant_dict_contains(options, "background")) {
+      /* --background (autostart) for an applet that already runs does nothing:
+       * a second login item must not pop the window up. */
+      if (!first)
+        return 0;
+      g_object_set_data(G_OBJECT(app), "sluice-background", GINT_TO_POINTER(1));
+    }
+    g_application_activate(app);
+    return 0;
+  }
+
+  g_autoptr(GListStore) files = g_list_store_new(G_TYPE_FILE);
+  for (guint i = 0; args != NULL && args[i] != NULL; i++) {
+    g_autoptr(GFile) file = g_application_command_line_create_file_for_arg(cmdline, args[i]);
+    g_list_store_append(files, file);
+  }
+  SaWindow *window = ensure_window(self);
+  sa_window_add_folders(window, G_LIST_MODEL(files));
+  gtk_window_present(GTK_WINDOW(window));
+  return 0;
 }
 
 static void sa_application_shutdown(GApplication *app)
@@ -273,6 +314,7 @@ static void sa_application_class_init(SaApplicationClass *klass)
   app_class->activate = sa_application_activate;
   app_class->shutdown = sa_application_shutdown;
   app_class->handle_local_options = sa_application_handle_local_options;
+  app_class->command_line = sa_application_command_line;
 }
 
 static void sa_application_init(SaApplication *self)
@@ -281,7 +323,10 @@ static void sa_application_init(SaApplication *self)
   const GOptionEntry entries[] = {
     { "background", 'b', 0, G_OPTION_ARG_NONE, NULL,
       N_("Start with only the tray icon (for autostart)"), NULL },
+    { "add", 'a', 0, G_OPTION_ARG_NONE, NULL,
+      N_("Open the window with the folders named after it ready to share"), NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Print the version and exit"), NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, NULL, NULL, N_("[FOLDER…]") },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_application_add_main_option_entries(G_APPLICATION(self), entries);
@@ -291,7 +336,7 @@ SaApplication *sa_application_new(void)
 {
   return g_object_new(SA_TYPE_APPLICATION,
                       "application-id", SA_APPLICATION_ID,
-                      "flags", G_APPLICATION_DEFAULT_FLAGS,
+                      "flags", G_APPLICATION_HANDLES_COMMAND_LINE,
                       "resource-base-path", "/org/sluice/Applet",
                       NULL);
 }

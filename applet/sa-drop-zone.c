@@ -14,7 +14,7 @@ G_DEFINE_TYPE(SaDropZone, sa_drop_zone, GTK_TYPE_BOX)
 enum { SIGNAL_FILES_DROPPED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-gboolean sa_drop_zone_check_folder(GFile *file, SaClient *client, const char *vm, char **message)
+gboolean sa_drop_zone_check_is_folder(GFile *file, gboolean dropped, char **message)
 {
   g_autofree char *path = g_file_get_path(file);
   g_autofree char *uri = g_file_get_uri(file);
@@ -31,12 +31,19 @@ gboolean sa_drop_zone_check_folder(GFile *file, SaClient *client, const char *vm
                                                 G_FILE_ATTRIBUTE_ACCESS_CAN_READ ","
                                                 G_FILE_ATTRIBUTE_ACCESS_CAN_EXECUTE,
                                                 G_FILE_QUERY_INFO_NONE, NULL, &error);
+  if (info == NULL && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND)) {
+    /* Translators: %s is a path */
+    *message = g_strdup_printf(_("“%s” does not exist."), path);
+    return FALSE;
+  }
   if (info == NULL) {
     *message = g_strdup_printf(_("Cannot open “%s”: %s"), path, error->message);
     return FALSE;
   }
   if (g_file_info_get_file_type(info) != G_FILE_TYPE_DIRECTORY) {
-    *message = g_strdup_printf(_("“%s” is a file. Drop the folder that contains it to share it."), name);
+    /* Translators: %s is a file name */
+    *message = dropped ? g_strdup_printf(_("“%s” is a file. Drop the folder that contains it to share it."), name)
+                       : g_strdup_printf(_("“%s” is not a folder. Only folders can be shared with a virtual machine."), name);
     return FALSE;
   }
   if (!g_file_info_get_attribute_boolean(info, G_FILE_ATTRIBUTE_ACCESS_CAN_READ) ||
@@ -44,6 +51,15 @@ gboolean sa_drop_zone_check_folder(GFile *file, SaClient *client, const char *vm
     *message = g_strdup_printf(_("You cannot open the folder “%s”, so it cannot be shared. Check its permissions."), name);
     return FALSE;
   }
+  return TRUE;
+}
+
+gboolean sa_drop_zone_check_folder(GFile *file, SaClient *client, const char *vm, char **message)
+{
+  if (!sa_drop_zone_check_is_folder(file, TRUE, message))
+    return FALSE;
+  g_autofree char *path = g_file_get_path(file);
+  g_autofree char *name = g_file_get_basename(file);
   if (sa_client_find_share_by_path(client, path, vm) != NULL) {
     if (vm != NULL && *vm)
       *message = g_strdup_printf(_("“%s” is already shared with %s."), name, vm);

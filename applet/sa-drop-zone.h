@@ -19,6 +19,11 @@ GtkWidget *sa_drop_zone_new(void);
  * zone showing the hover feedback. */
 void sa_drop_zone_attach(SaDropZone *self, GtkWidget *target);
 
+/* Checks that @file is a local directory the user can list; otherwise returns
+ * FALSE with a sentence for the user in @message (worded for a drop when
+ * @dropped, for a folder named on the command line otherwise). */
+gboolean sa_drop_zone_check_is_folder(GFile *file, gboolean dropped, char **message);
+
 /* Checks that @file is a folder Sluice can share with @vm: a directory, that
  * the user can list, and not yet shared with that VM.  Otherwise returns FALSE
  * with a sentence for the user in @message. */

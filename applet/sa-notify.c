@@ -56,6 +56,54 @@ static void on_open_action(NotifyNotification *n, char *action, gpointer user_da
   g_action_group_activate_action(G_ACTION_GROUP(self->app), "show", NULL);
 }
 
+typedef struct {
+  SaNotify *self;
+  char *summary;
+  char *fallback;   /* the event's message, for a guest hint that is empty */
+} AttachedNote;
+
+static void on_guest_hint(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  AttachedNote *note = user_data;
+  g_autoptr(GVariant) ret = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, NULL);
+  g_autoptr(GVariant) value = NULL;
+  const char *hint = "";
+  if (ret != NULL) {
+    g_variant_get(ret, "(v)", &value);
+    if (g_variant_is_of_type(value, G_VARIANT_TYPE_STRING))
+      hint = g_variant_get_string(value, NULL);
+  }
+  show_note(note->self, make_note(note->self, note->summary, *hint ? hint : note->fallback,
+                                  NOTIFY_URGENCY_NORMAL, "sluice-active-symbolic"));
+  g_object_unref(note->self);
+  g_free(note->summary);
+  g_free(note->fallback);
+  g_free(note);
+}
+
+/* "Attached" says what to do in the guest (GuestHint).  The service sets the
+ * hint before it emits the event, but property changes reach us after the
+ * signal (GDBus sends them from an idle), so the cached value can still be
+ * the old empty one: then ask the service for the value it has now. */
+static void notify_attached(SaNotify *self, SaShare *share, char *summary, const char *message)
+{
+  g_autofree char *hint = sa_share_dup_string(share, "GuestHint");
+  if (*hint) {
+    show_note(self, make_note(self, summary, hint, NOTIFY_URGENCY_NORMAL, "sluice-active-symbolic"));
+    g_free(summary);
+    return;
+  }
+  GDBusProxy *proxy = sa_share_get_proxy(share);
+  AttachedNote *note = g_new0(AttachedNote, 1);
+  note->self = g_object_ref(self);
+  note->summary = summary;
+  note->fallback = g_strdup(message);
+  g_dbus_connection_call(g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy),
+                         g_dbus_proxy_get_object_path(proxy), "org.freedesktop.DBus.Properties", "Get",
+                         g_variant_new("(ss)", g_dbus_proxy_get_interface_name(proxy), "GuestHint"),
+                         G_VARIANT_TYPE("(v)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_guest_hint, note);
+}
+
 static void on_share_event(SaClient *client, SaShare *share, const char *kind,
                            const char *message, gpointer user_data)
 {
@@ -68,10 +116,9 @@ static void on_share_event(SaClient *client, SaShare *share, const char *kind,
   const char *icon = "sluice-active-symbolic";
 
   if (g_str_equal(kind, "attached")) {
-    g_autofree char *hint = sa_share_dup_string(share, "GuestHint");
     /* Translators: "Projects" is now in win11 */
-    summary = g_strdup_printf(_("“%s” is now in %s"), name, vm);
-    body = g_strdup(*hint ? hint : message);
+    notify_attached(self, share, g_strdup_printf(_("“%s” is now in %s"), name, vm), message);
+    return;
   } else if (g_str_equal(kind, "crashed")) {
     summary = g_strdup_printf(_("Sharing “%s” stopped unexpectedly"), name);
     body = g_strdup(message);

@@ -3,8 +3,11 @@
  *
  * Why it exists: under Xvfb there is no accessibility bus (GTK_A11Y=none) and
  * reading text back from screenshots is unreliable, so tests ask the applet
- * (1) what its inline message says and (2) where a widget is, in X window
- * coordinates, so that they can click it for real with xdotool.  It never
+ * (1) what its inline message says, (2) where a widget is, in X window
+ * coordinates, so that they can click it for real with xdotool, (3) which
+ * folders wait to be shared and where the keyboard focus is, (4) the text of
+ * every label and button shown (to find translated text), and (5) whether a
+ * switch is on.  It never
  * changes state: every action a test takes goes through real input events or
  * the service's own D-Bus API. */
 #include "config.h"
@@ -15,6 +18,7 @@
 
 #include "sa-application.h"
 #include "sa-test-hook.h"
+#include "sa-vm-chooser.h"
 
 #define HOOK_PATH "/org/sluice/Applet/Test"
 
@@ -23,11 +27,18 @@ static const char hook_xml[] =
   " <interface name='org.sluice.Applet.Test'>"
   "  <property name='LastMessage' type='s' access='read'/>"
   "  <property name='WindowVisible' type='b' access='read'/>"
+  "  <property name='Pending' type='as' access='read'/>"
+  "  <property name='Focus' type='s' access='read'/>"
+  "  <property name='Labels' type='as' access='read'/>"
   "  <method name='Locate'>"
   "   <arg name='what' type='s' direction='in'/>"
   "   <arg name='window' type='t' direction='out'/>"
   "   <arg name='x' type='i' direction='out'/>"
   "   <arg name='y' type='i' direction='out'/>"
+  "  </method>"
+  "  <method name='IsActive'>"
+  "   <arg name='what' type='s' direction='in'/>"
+  "   <arg name='active' type='b' direction='out'/>"
   "  </method>"
   " </interface>"
   "</node>";
@@ -42,42 +53,78 @@ struct _SaTestHook {
 
 G_DEFINE_TYPE(SaTestHook, sa_test_hook, G_TYPE_OBJECT)
 
-/* The first visible button or menu entry under @widget labelled @label. */
-static GtkWidget *find_button(GtkWidget *widget, const char *label)
+typedef gboolean (*WidgetMatch)(GtkWidget *widget, const char *text);
+
+/* The first mapped widget under @widget (itself included) that @match accepts. */
+static GtkWidget *find_mapped(GtkWidget *widget, WidgetMatch match, const char *text)
 {
   if (!gtk_widget_get_mapped(widget))
     return NULL;
-  if (GTK_IS_BUTTON(widget)) {
-    const char *l = gtk_button_get_label(GTK_BUTTON(widget));
-    GtkWidget *child = gtk_button_get_child(GTK_BUTTON(widget));
-    if (l == NULL && GTK_IS_LABEL(child))
-      l = gtk_label_get_label(GTK_LABEL(child));
-    if (g_strcmp0(l, label) == 0)
-      return widget;
-  } else if (g_str_equal(G_OBJECT_TYPE_NAME(widget), "GtkModelButton")) {
-    /* menu entries of a GMenuModel popover (GTK-internal type, "text" property) */
-    g_autofree char *text = NULL;
-    g_object_get(widget, "text", &text, NULL);
-    if (g_strcmp0(text, label) == 0)
-      return widget;
-  }
+  if (match(widget, text))
+    return widget;
   for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_button(c, label);
+    GtkWidget *found = find_mapped(c, match, text);
     if (found != NULL)
       return found;
   }
   return NULL;
 }
 
-/* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), or "PART:PATH" for a
- * share row's part (read-only, remove, start-stop, queues). */
+/* A button or menu entry labelled @label. */
+static gboolean is_button(GtkWidget *widget, const char *label)
+{
+  if (GTK_IS_BUTTON(widget)) {
+    const char *l = gtk_button_get_label(GTK_BUTTON(widget));
+    GtkWidget *child = gtk_button_get_child(GTK_BUTTON(widget));
+    if (l == NULL && GTK_IS_LABEL(child))
+      l = gtk_label_get_label(GTK_LABEL(child));
+    return g_strcmp0(l, label) == 0;
+  }
+  if (g_str_equal(G_OBJECT_TYPE_NAME(widget), "GtkModelButton")) {
+    /* menu entries of a GMenuModel popover (GTK-internal type, "text" property) */
+    g_autofree char *text = NULL;
+    g_object_get(widget, "text", &text, NULL);
+    return g_strcmp0(text, label) == 0;
+  }
+  return FALSE;
+}
+
+static gboolean is_label(GtkWidget *widget, const char *text)
+{
+  return GTK_IS_LABEL(widget) && g_strcmp0(gtk_label_get_text(GTK_LABEL(widget)), text) == 0;
+}
+
+static gboolean is_popover(GtkWidget *widget, const char *unused)
+{
+  return GTK_IS_POPOVER(widget);
+}
+
+static gboolean is_dropdown(GtkWidget *widget, const char *unused)
+{
+  return GTK_IS_DROP_DOWN(widget);
+}
+
+/* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), "label:TEXT",
+ * "vm-chooser" (its drop-down), "vm-option:NAME" (a VM in the open drop-down's
+ * list), or "PART:PATH" for a share row's part (read-only, remove, start-stop,
+ * queues). */
 static GtkWidget *find_widget(SaWindow *window, const char *what)
 {
   if (g_str_equal(what, "drop-zone"))
     return sa_window_get_drop_zone(window);
   /* An open popover is a child widget of its button, so the walk reaches it. */
   if (g_str_has_prefix(what, "button:"))
-    return find_button(GTK_WIDGET(window), what + strlen("button:"));
+    return find_mapped(GTK_WIDGET(window), is_button, what + strlen("button:"));
+  if (g_str_has_prefix(what, "label:"))
+    return find_mapped(GTK_WIDGET(window), is_label, what + strlen("label:"));
+  GtkWidget *dropdown = find_mapped(sa_window_get_vm_chooser(window), is_dropdown, NULL);
+  if (g_str_equal(what, "vm-chooser"))
+    return dropdown;
+  if (g_str_has_prefix(what, "vm-option:")) {
+    /* the drop-down's list is an open popover under it */
+    GtkWidget *popover = dropdown != NULL ? find_mapped(dropdown, is_popover, NULL) : NULL;
+    return popover != NULL ? find_mapped(popover, is_label, what + strlen("vm-option:")) : NULL;
+  }
   const char *colon = strchr(what, ':');
   if (colon == NULL)
     return NULL;
@@ -99,6 +146,17 @@ static void method_call(GDBusConnection *bus, const char *sender, const char *pa
                                           "No visible widget “%s”", what);
     return;
   }
+  if (g_str_equal(method, "IsActive")) {
+    /* what a switch shows (tests wait for it before they click it) */
+    if (!GTK_IS_SWITCH(widget)) {
+      g_dbus_method_invocation_return_error(invocation, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
+                                            "“%s” is not a switch", what);
+      return;
+    }
+    g_dbus_method_invocation_return_value(invocation,
+                                          g_variant_new("(b)", gtk_switch_get_active(GTK_SWITCH(widget))));
+    return;
+  }
   graphene_point_t p;
   double sx, sy;
   GtkNative *native = gtk_widget_get_native(widget);
@@ -115,6 +173,32 @@ static void method_call(GDBusConnection *bus, const char *sender, const char *pa
   g_dbus_method_invocation_return_value(invocation, g_variant_new("(tii)", xid, (int)(p.x + sx), (int)(p.y + sy)));
 }
 
+/* What has the keyboard focus: "vm-chooser", "button:LABEL", or a type name. */
+static char *describe_focus(SaWindow *window)
+{
+  GtkWidget *focus = gtk_window_get_focus(GTK_WINDOW(window));
+  if (focus == NULL)
+    return g_strdup("");
+  if (sa_vm_chooser_has_focus(SA_VM_CHOOSER(sa_window_get_vm_chooser(window)), focus))
+    return g_strdup("vm-chooser");
+  for (GtkWidget *w = focus; w != NULL; w = gtk_widget_get_parent(w)) {
+    if (GTK_IS_BUTTON(w) && gtk_button_get_label(GTK_BUTTON(w)) != NULL)
+      return g_strdup_printf("button:%s", gtk_button_get_label(GTK_BUTTON(w)));
+  }
+  return g_strdup(G_OBJECT_TYPE_NAME(focus));
+}
+
+/* The text of every mapped label under @widget (buttons show theirs in one). */
+static void collect_labels(GtkWidget *widget, GVariantBuilder *labels)
+{
+  if (!gtk_widget_get_mapped(widget))
+    return;
+  if (GTK_IS_LABEL(widget) && *gtk_label_get_text(GTK_LABEL(widget)))
+    g_variant_builder_add(labels, "s", gtk_label_get_text(GTK_LABEL(widget)));
+  for (GtkWidget *c = gtk_widget_get_first_child(widget); c != NULL; c = gtk_widget_get_next_sibling(c))
+    collect_labels(c, labels);
+}
+
 static GVariant *get_property(GDBusConnection *bus, const char *sender, const char *path,
                               const char *iface, const char *name, GError **error,
                               gpointer user_data)
@@ -125,6 +209,20 @@ static GVariant *get_property(GDBusConnection *bus, const char *sender, const ch
     return g_variant_new_string(window != NULL ? sa_window_get_last_message(window) : "");
   if (g_str_equal(name, "WindowVisible"))
     return g_variant_new_boolean(window != NULL && gtk_widget_get_visible(GTK_WIDGET(window)));
+  if (g_str_equal(name, "Pending")) {
+    g_auto(GStrv) paths = window != NULL ? sa_window_dup_pending_paths(window) : NULL;
+    return g_variant_new_strv((const char *const *)paths, paths != NULL ? -1 : 0);
+  }
+  if (g_str_equal(name, "Focus")) {
+    g_autofree char *focus = window != NULL ? describe_focus(window) : g_strdup("");
+    return g_variant_new_string(focus);
+  }
+  if (g_str_equal(name, "Labels")) {
+    g_auto(GVariantBuilder) labels = G_VARIANT_BUILDER_INIT(G_VARIANT_TYPE_STRING_ARRAY);
+    if (window != NULL)
+      collect_labels(GTK_WIDGET(window), &labels);
+    return g_variant_builder_end(&labels);
+  }
   g_set_error(error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_PROPERTY, "No property %s", name);
   return NULL;
 }

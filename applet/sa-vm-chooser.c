@@ -52,6 +52,19 @@ gboolean sa_vm_chooser_select(SaVmChooser *self, const char *name)
   return FALSE;
 }
 
+gboolean sa_vm_chooser_grab_focus(SaVmChooser *self)
+{
+  if (!gtk_widget_get_visible(GTK_WIDGET(self->dropdown)))
+    return FALSE;
+  return gtk_widget_grab_focus(GTK_WIDGET(self->dropdown));
+}
+
+gboolean sa_vm_chooser_has_focus(SaVmChooser *self, GtkWidget *focus)
+{
+  return focus != NULL && (focus == GTK_WIDGET(self->dropdown) ||
+                           gtk_widget_is_ancestor(focus, GTK_WIDGET(self->dropdown)));
+}
+
 static void update_fix(SaVmChooser *self)
 {
   GDBusProxy *vm = selected_vm(self);

@@ -17,6 +17,11 @@ char *sa_vm_chooser_dup_selected(SaVmChooser *self);
 /* Selects a VM by name; FALSE when there is no such VM. */
 gboolean sa_vm_chooser_select(SaVmChooser *self, const char *name);
 
+/* Gives the drop-down the keyboard focus; FALSE when there is no VM to choose. */
+gboolean sa_vm_chooser_grab_focus(SaVmChooser *self);
+/* TRUE when @focus (a window's focus widget) is the drop-down or inside it. */
+gboolean sa_vm_chooser_has_focus(SaVmChooser *self, GtkWidget *focus);
+
 /* Calls Vm.EnableSharedMemory and reports through "message". */
 void sa_vm_enable_shared_memory(GDBusProxy *vm, GCallback report, gpointer user_data);
 

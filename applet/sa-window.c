@@ -5,6 +5,7 @@
 
 #include "sa-drop-zone.h"
 #include "sa-format.h"
+#include "sa-pending.h"
 #include "sa-share-row.h"
 #include "sa-vm-chooser.h"
 #include "sa-window.h"
@@ -16,9 +17,12 @@ struct _SaWindow {
   char *last_message;
   GHashTable *undo;          /* guint id → GVariant (ssa{sv}) to re-add a removed share */
   guint next_undo_id;
+  SaPending *pending;
+  gboolean focus_chooser;    /* folders came from outside: focus the VM chooser once it shows */
 
   AdwToastOverlay *toast_overlay;
   GtkWidget *content_box;
+  GtkBox *main_box;
   GtkRevealer *service_revealer, *message_revealer;
   GtkWidget *message_box;
   GtkImage *message_icon;
@@ -132,6 +136,71 @@ void sa_window_share_files(SaWindow *self, GListModel *files)
     sa_window_show_message(self, problems->str, TRUE);
   else
     gtk_revealer_set_reveal_child(self->message_revealer, FALSE);
+}
+
+/* The VM chooser takes the keyboard focus (the user's next step is to pick
+ * the VM); without a VM to pick, the Share button does. */
+static void focus_next_step(SaWindow *self)
+{
+  /* Show where the focus is: the user arrives from another application and
+   * goes on with the keyboard (arrow keys pick the VM, Tab reaches Share). */
+  gtk_window_set_focus_visible(GTK_WINDOW(self), TRUE);
+  if (sa_vm_chooser_grab_focus(SA_VM_CHOOSER(self->vm_chooser))) {
+    self->focus_chooser = FALSE;
+    return;
+  }
+  gtk_widget_grab_focus(sa_pending_get_share_button(self->pending));
+}
+
+void sa_window_add_folders(SaWindow *self, GListModel *files)
+{
+  g_autoptr(GString) problems = g_string_new(NULL);
+  guint n = g_list_model_get_n_items(files);
+  for (guint i = 0; i < n; i++) {
+    g_autoptr(GFile) file = g_list_model_get_item(files, i);
+    g_autofree char *message = NULL;
+    if (!sa_drop_zone_check_is_folder(file, FALSE, &message)) {
+      if (problems->len > 0)
+        g_string_append_c(problems, '\n');
+      g_string_append(problems, message);
+      continue;
+    }
+    sa_pending_add(self->pending, file);
+  }
+  if (problems->len > 0)
+    sa_window_show_message(self, problems->str, TRUE);
+  if (sa_pending_get_n_folders(self->pending) > 0) {
+    self->focus_chooser = TRUE;
+    focus_next_step(self);
+  }
+}
+
+char **sa_window_dup_pending_paths(SaWindow *self)
+{
+  return sa_pending_dup_paths(self->pending);
+}
+
+GtkWidget *sa_window_get_vm_chooser(SaWindow *self)
+{
+  return self->vm_chooser;
+}
+
+static void on_pending_share(SaPending *pending, GListModel *files, gpointer user_data)
+{
+  SaWindow *self = user_data;
+  self->focus_chooser = FALSE;
+  sa_window_share_files(self, files);
+}
+
+static void on_vms_changed(SaClient *client, gpointer user_data)
+{
+  SaWindow *self = user_data;
+  /* VMs arrive after the window opened: move the focus to the chooser, unless
+   * the user has put it somewhere else than where focus_next_step left it. */
+  GtkWidget *focus = gtk_window_get_focus(GTK_WINDOW(self));
+  if (self->focus_chooser && sa_pending_get_n_folders(self->pending) > 0 &&
+      (focus == NULL || focus == sa_pending_get_share_button(self->pending)))
+    focus_next_step(self);
 }
 
 static void on_files_dropped(SaDropZone *zone, GListModel *files, gpointer user_data)
@@ -310,6 +379,7 @@ static void sa_window_class_init(SaWindowClass *klass)
   gtk_widget_class_set_template_from_resource(widget_class, "/org/sluice/Applet/sa-window.ui");
   gtk_widget_class_bind_template_child(widget_class, SaWindow, toast_overlay);
   gtk_widget_class_bind_template_child(widget_class, SaWindow, content_box);
+  gtk_widget_class_bind_template_child(widget_class, SaWindow, main_box);
   gtk_widget_class_bind_template_child(widget_class, SaWindow, service_revealer);
   gtk_widget_class_bind_template_child(widget_class, SaWindow, message_revealer);
   gtk_widget_class_bind_template_child(widget_class, SaWindow, message_box);
@@ -346,6 +416,11 @@ SaWindow *sa_window_new(GtkApplication *app, SaClient *client)
   gtk_widget_set_margin_bottom(placeholder, 18);
   gtk_list_box_set_placeholder(self->share_list, placeholder);
   gtk_list_box_bind_model(self->share_list, sa_client_get_shares(client), create_row, self, NULL);
+
+  self->pending = SA_PENDING(sa_pending_new());
+  gtk_box_insert_child_after(self->main_box, GTK_WIDGET(self->pending), GTK_WIDGET(self->drop_zone));
+  g_signal_connect(self->pending, "share-requested", G_CALLBACK(on_pending_share), self);
+  g_signal_connect(client, "vms-changed", G_CALLBACK(on_vms_changed), self);
 
   sa_drop_zone_attach(self->drop_zone, self->content_box);
   g_signal_connect(self->drop_zone, "files-dropped", G_CALLBACK(on_files_dropped), self);

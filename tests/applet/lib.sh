@@ -218,6 +218,20 @@ shot() {
         [ "$colours" -ge "$min" ] || fail "screenshot $1 looks blank ($colours colours)"
 }
 
+# shot_settled NAME [MIN_COLOURS]: shot NAME once the screen has stopped
+# changing (two screenshots 0.3 s apart are the same): the window draws a
+# change some frames after the state the test waited for.
+shot_settled() {
+        local a="$SA_SHOTS/.settle-a.png" b="$SA_SHOTS/.settle-b.png"
+        screen_settled() {
+                import -window root "$a"; sleep 0.3; import -window root "$b"
+                [ "$(compare -metric AE "$a" "$b" null: 2>&1)" = 0 ]
+        }
+        wait_for 30 screen_settled || fail "the screen never stopped changing before screenshot $1"
+        rm -f "$a" "$b"
+        shot "$@"
+}
+
 message_contains() { hook_prop LastMessage | grep -qF "$1"; }
 share_state_is() { share_prop "$1" State | grep -qF "'$2'"; }
 name_gone() { ! bus_has_name "$1"; }

@@ -27,7 +27,7 @@ if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ]; then
         # The build tree may sit where that user cannot go: copy what runs.
         bin="$work/bin"
         mkdir -p "$bin"
-        for var in SLUICE_APPLET SLUICE_SERVICE SLUICE_FS SLUICE_TEST_VMM SA_DRAG_SOURCE SA_TEST_DESKTOP; do
+        for var in SLUICE_APPLET SLUICE_SERVICE SLUICE_FS SLUICE_TEST_VMM SA_DRAG_SOURCE SA_TEST_DESKTOP SLUICE_SHARE_DESKTOP SLUICE_CTL; do
                 path=${!var:-}
                 [ -n "$path" ] || continue
                 if ! "${run_as[@]}" test -x "$path"; then

@@ -42,9 +42,15 @@ wait_for 10 ro_is false || fail "the second click did not clear Share.ReadOnly"
 
 # The switch follows the service too: set ReadOnly over D-Bus, the switch shows it
 # (a click then turns it off again, proving the switch had turned on).
+# (Wait for the switch to show it, not a fixed time: clicked before, it would
+# turn on rather than off.)
 gdbus call --session -d org.sluice.Sluice1 -o "$share" -m org.freedesktop.DBus.Properties.Set \
         org.sluice.Sluice1.Share ReadOnly '<true>' >/dev/null
-sleep 1
+switch_on() {
+        gdbus call --session -d org.sluice.Applet -o /org/sluice/Applet/Test \
+                -m org.sluice.Applet.Test.IsActive "read-only:$folder" | grep -q true
+}
+wait_for 10 switch_on || fail "the switch did not follow ReadOnly set by another client"
 click_widget "read-only:$folder"
-wait_for 10 ro_is false || fail "the switch did not follow ReadOnly set by another client"
+wait_for 10 ro_is false || fail "clicking the switch turned on by another client did not clear ReadOnly"
 echo "PASS"

@@ -39,17 +39,9 @@ user=${SLUICE_TEST_USER:-sluice-test}
 id -u "$user" >/dev/null 2>&1 || useradd --create-home --user-group "$user" || exit 1
 uid=$(id -u "$user")
 
-# One instance per machine: it starts, restarts and stops the system libvirtd
-# and defines fixed domain names, so another worktree's run waits its turn.
-# -o: the processes this run starts (libvirtd, QEMU, workers) do not hold the lock.
-if [ -z "${SLUICE_LIBVIRT_TEST_LOCKED:-}" ]; then
-        lock=/run/lock/sluice-libvirt-test.lock
-        [ -d /run/lock ] || lock=/tmp/sluice-libvirt-test.lock
-        SLUICE_LIBVIRT_TEST_LOCKED=1 flock -o -w 600 -E 75 "$lock" "$0" "$@"
-        rc=$?
-        [ $rc = 75 ] && echo "FAIL: another run of this test held $lock for 10 minutes"
-        exit $rc
-fi
+# One instance per machine (lock.sh says why).
+. "$here/lock.sh"
+libvirt_test_lock "$0" "$@"
 
 failures=0
 t0=$(date +%s.%N)
