@@ -42,9 +42,9 @@ if [ "$backend" = sluice ]; then
         # The worker's fds and memory after each kill, from /proc (run-guest.sh
         # samples them once the worker has reset): the same fd count every
         # time, and no growth of VmRSS beyond allocator noise.
-        samples=$(sed -n 's/^run-guest: after kill \([0-9]*\): worker fds \([0-9]*\) VmRSS \([0-9]*\) KiB$/\1 \2 \3/p' "$daemon_log")
-        echo "kill  worker fds  VmRSS KiB"
-        awk '{ printf "%4d  %10d  %9d\n", $1, $2, $3 }' <<<"$samples"
+        samples=$(sed -n 's/^run-guest: after kill \([0-9]*\): worker fds \([0-9]*\) VmRSS \([0-9]*\) KiB maps \([0-9]*\)$/\1 \2 \3 \4/p' "$daemon_log")
+        echo "kill  worker fds  VmRSS KiB  mappings"
+        awk '{ printf "%4d  %10d  %9d  %8d\n", $1, $2, $3, $4 }' <<<"$samples"
         host_check fd-samples "$kills" "$(grep -c . <<<"$samples")"
         first_fds=$(awk 'NR == 1 { print $2 }' <<<"$samples")
         host_check fds-flat "$first_fds" "$(awk '{ print $2 }' <<<"$samples" | sort -u | tr '\n' ' ' | sed 's/ $//')"

@@ -346,7 +346,8 @@ while :; do
                                 sleep 0.1
                         done
                         echo "run-guest: after kill $kills: worker fds $(ls "/proc/$daemon_pid/fd" | wc -l)" \
-                             "VmRSS $(awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status") KiB" >>"$daemon_log"
+                             "VmRSS $(awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status") KiB" \
+                             "maps $(wc -l <"/proc/$daemon_pid/maps")" >>"$daemon_log"
                 fi
                 if [ -n "$daemon_pid" ] && ! kill -0 "$daemon_pid" 2>/dev/null; then
                         wait "$daemon_pid" 2>/dev/null

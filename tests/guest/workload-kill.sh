@@ -13,6 +13,10 @@
 . /workload-lib.sh
 mount_share
 
+# The busy files of a killed boot go first, so that the share (and with it
+# the worker's table of what the guest looked up) does not grow with every
+# kill: guest-kill.sh compares the worker's memory after each one.
+rm -f /mnt/busy-* /mnt/small-*
 n=$(ls /mnt | grep -c '^boot-')
 boot=$((n + 1))
 echo "BOOT $boot"
