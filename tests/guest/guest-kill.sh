@@ -40,14 +40,16 @@ if [ "$backend" = sluice ]; then
         resets=$(grep -c 'frontend disconnected; session reset' "$daemon_log")
         [ "$resets" -ge "$kills" ] && host_check resets ok ok || host_check resets ">= $kills" "$resets"
         # The worker's fds and memory after each kill, from /proc (run-guest.sh
-        # samples them once the worker has reset): the same fd count every
-        # time, and no growth of VmRSS beyond allocator noise.
+        # samples them once the worker has reset): the same fd and mapping
+        # counts every time, and no growth of VmRSS beyond allocator noise.
         samples=$(sed -n 's/^run-guest: after kill \([0-9]*\): worker fds \([0-9]*\) VmRSS \([0-9]*\) KiB maps \([0-9]*\)$/\1 \2 \3 \4/p' "$daemon_log")
         echo "kill  worker fds  VmRSS KiB  mappings"
         awk '{ printf "%4d  %10d  %9d  %8d\n", $1, $2, $3, $4 }' <<<"$samples"
         host_check fd-samples "$kills" "$(grep -c . <<<"$samples")"
         first_fds=$(awk 'NR == 1 { print $2 }' <<<"$samples")
         host_check fds-flat "$first_fds" "$(awk '{ print $2 }' <<<"$samples" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+        first_maps=$(awk 'NR == 1 { print $4 }' <<<"$samples")
+        host_check maps-flat "$first_maps" "$(awk '{ print $4 }' <<<"$samples" | sort -u | tr '\n' ' ' | sed 's/ $//')"
         growth=$(awk 'NR == 1 { first = $3 } { last = $3 } END { print last - first }' <<<"$samples")
         [ "${growth:-0}" -le 1024 ] && host_check rss-flat ok ok ||
                 host_check rss-flat "<= 1024 KiB of growth" "$growth KiB"
