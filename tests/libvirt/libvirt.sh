@@ -85,7 +85,9 @@ cleanup() {
         fi
         [ -n "$wrote_qemu_conf" ] && rm -f /etc/libvirt/qemu.conf
         if [ "$failures" != 0 ] || [ -n "${SLUICE_KEEP_LOGS:-}" ]; then
-                for f in "$work"/service.log "$work"/libvirtd.log "$work"/vm-*/console.log; do
+                # the service's log whole (a failure early in the run is far from its end)
+                [ -f "$work/service.log" ] && { echo "---- $work/service.log"; cat "$work/service.log"; }
+                for f in "$work"/libvirtd.log "$work"/vm-*/console.log; do
                         [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 40 "$f"; }
                 done
         fi
