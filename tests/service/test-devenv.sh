@@ -71,7 +71,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-runu dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >/dev/null 2>&1 &
+# exec: $! must be the bus itself (a function run with & is a subshell of its own,
+# and killing that subshell would leave the bus running)
+(exec "${as_user[@]}" env -u SLUICE_FS "${user_env[@]}" \
+        dbus-daemon --session --nofork --address="unix:path=$work/run/bus") >/dev/null 2>&1 &
 bus_pid=$!
 wait_for 60 test -S "$work/run/bus" || { fail "the session bus did not start"; exit 1; }
 
