@@ -35,11 +35,13 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "capabilities.h"
 #include "control.h"
 #include "cpu-spare.h"
 #include "credentials.h"
 #include "fs-session.h"
 #include "log.h"
+#include "mount-namespace.h"
 #include "notify.h"
 #include "options.h"
 #include "sandbox.h"
@@ -530,8 +532,14 @@ int main(int argc, char **argv)
                 if (r < 0)
                         goto out;
         }
-        /* Last step of the set-up: no queue thread exists yet (they start when a
-         * frontend sends its rings), so every thread inherits the sandbox. */
+        /* The last steps of the set-up, each needing what the next takes away:
+         * the file-system view (CAP_SYS_ADMIN, /proc by path), the capabilities
+         * (CAP_SETPCAP), the sandbox.  No queue thread exists yet (they start
+         * when a frontend sends its rings), so every thread inherits all three. */
+        if ((creds_root_mode() && app.opts.sandbox == FS_SANDBOX_SECCOMP &&
+             mountns_enter(app.root_fd) < 0) ||
+            caps_drop(&app.opts, creds_root_mode()) < 0)
+                goto out;
         if (app.opts.sandbox == FS_SANDBOX_SECCOMP) {
                 r = sandbox_apply(app.root_fd, app.socket_dir_fd);
                 if (r < 0) {

@@ -7,15 +7,18 @@
 #include <stdio.h>
 #include <sys/xattr.h>
 
+#include "mount-namespace.h"
+
 #define XATTR_PATH_SIZE 40
 
 /* Xattrs of an inode go through the path of our own fd in /proc (the f*xattr
- * calls do not take O_PATH fds).  Symlinks have no user xattrs on Linux. */
+ * calls do not take O_PATH fds; mountns_fd_path(): a root worker's "/" is the
+ * shared folder).  Symlinks have no user xattrs on Linux. */
 static int xattr_path(const struct inode *i, char buf[static XATTR_PATH_SIZE])
 {
         if (i->type == S_IFLNK)
                 return -ENOTSUP;
-        snprintf(buf, XATTR_PATH_SIZE, "/proc/self/fd/%d", i->fd);
+        mountns_fd_path(buf, XATTR_PATH_SIZE, i->fd);
         return 0;
 }
 

@@ -38,6 +38,7 @@
 
 #include "guest-memory.h"
 #include "log.h"
+#include "mount-namespace.h"
 #include "queue-thread.h"
 #include "vhost-user-proto.h"
 #include "virtqueue.h"
@@ -633,7 +634,8 @@ static const char *file_type(mode_t mode)
  * thread in write() once full (holding the used-ring lock, so the whole
  * device hangs), /dev/zero as kick fd is always readable and spins one.
  * fstat() rules out every file type with a name; the /proc/self/fd link
- * tells an eventfd from other anonymous inodes.  readlinkat() opens nothing,
+ * tells an eventfd from other anonymous inodes (named by mountns_fd_path():
+ * a root worker's "/" is the shared folder).  readlinkat() opens nothing,
  * so it works under Landlock too.  Then O_NONBLOCK: an eventfd whose counter
  * the frontend filled up would block write() as well.  (The flag is on the
  * frontend's open file too; QEMU creates its eventfds non-blocking anyway.)
@@ -653,7 +655,7 @@ static int eventfd_check(int fd, char *what, size_t size)
                 snprintf(what, size, "%s", type);
                 return -EINVAL;
         }
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        mountns_fd_path(path, sizeof(path), fd);
         n = readlinkat(AT_FDCWD, path, link, sizeof(link) - 1);
         if (n < 0) {
                 snprintf(what, size, "unknown (cannot read %s: %s)", path, strerror(errno));

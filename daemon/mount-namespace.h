@@ -1,0 +1,49 @@
+/* mount-namespace.h — a root worker's view of the file system: the shared
+ * folder and nothing else.
+ *
+ * A worker run by root (and not with --sandbox=none: the caller decides) moves into a mount
+ * namespace of its own, makes every mount in it private (nothing propagates
+ * back to the host), bind-mounts the shared folder (not its submounts) and
+ * pivots into it, then detaches the old root: its "/" is the shared folder
+ * and its mount table holds that one mount (virtiofsd's namespace sandbox).
+ * Where that cannot be done (a kernel or container refusing unshare or
+ * pivot_root, the folder renamed meanwhile) a warning says which step failed
+ * and the worker carries on with the host's view, as before.  It is also left
+ * out, with an info line, when $NOTIFY_SOCKET names a path (sd_notify connects
+ * to it by name at every message) and in sanitizer builds (their run-time reads
+ * /proc by path).
+ *
+ * An ordinary user's worker gets no namespace: it would need a user namespace,
+ * which many systems refuse to unprivileged users, and inside one it would
+ * hold capabilities over its own files; Landlock (sandbox.h) already keeps
+ * its file access inside the shared folder, without privilege.
+ *
+ * What keeps working is what was opened before: the shared folder's fd (the
+ * guest's requests go through it, so the guest's view does not change), the
+ * socket's folder (the socket's removal at exit), the session's /proc/self/fd,
+ * the frontend's sockets and fds.  From here on no code may name a host path:
+ * absolute paths resolve inside the shared folder.  Calls that must name one
+ * of our own fds by path (path-based xattr calls on O_PATH fds, the readlink of
+ * an eventfd) take it from mountns_fd_path(): "/proc/self/fd/N" without the
+ * namespace, "N" relative to the working directory inside it, which is then a
+ * /proc/self/fd opened before the old root went (a detached mount: no way up
+ * from it to the host's tree).
+ *
+ * Main thread only, before any other thread exists (the namespace, root and
+ * working directory are shared by the threads created later) and before the
+ * capabilities are dropped (it needs CAP_SYS_ADMIN) and the seccomp filter is
+ * loaded (unshare, mount, pivot_root, umount2, fchdir are not on its list). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* root_fd: the O_PATH fd of the shared folder being served.  Returns 1 when
+ * the worker's root is now the shared folder, 0 when it kept the host's view
+ * (logged), -errno (logged) when it entered the namespace but could not set
+ * its working directory (the caller exits). */
+int mountns_enter(int root_fd);
+
+/* The path naming our own fd `fd` through /proc, into buf (≥ 27 bytes): see
+ * above.  Any thread, once mountns_enter() has returned. */
+void mountns_fd_path(char *buf, size_t size, int fd);
