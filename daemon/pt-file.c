@@ -214,6 +214,10 @@ int pt_write(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 return -EINVAL;
         if (in->offset > (uint64_t)INT64_MAX)
                 return -EINVAL;
+        /* write_flags' KILL_SUIDGID is ignored (HANDLE_KILLPRIV_V2 is not
+         * negotiated): the host kernel clears the set-ID bits on this write
+         * whatever the guest says, as on a local one, because a root worker holds
+         * no CAP_FSETID without --allow-setuid (capabilities.h) — no cost here. */
         /* From the guest's pages; a short write tells the guest how much went. */
         done = file_io(r, h.p->fd, true, sizeof(struct fuse_in_header) + sizeof(*in), in->size,
                        in->offset);

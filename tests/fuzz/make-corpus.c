@@ -448,6 +448,28 @@ static void corpus_fuse(void)
         f_mkdir(&o, ON(0), "sgid", 02755);
         save(t, "devices-setid", &o);
 
+        /* Writes and truncates that ask (or not) for the set-ID bits to go
+         * (test-privileges.c): the host clears them whatever the flags say. */
+        o.n = 0;
+        f_lookup(&o, ON(0), "f1");
+        f_setattr(&o, ON_NODE(0, 1), (struct fuse_setattr_in){ .valid = FATTR_MODE, .mode = 06775 });
+        fuse_rec(&o, ON_NODE(FUSE_OPEN, 1),
+                 &(struct fuse_open_in){ .flags = O_RDWR, .open_flags = FUSE_OPEN_KILL_SUIDGID },
+                 sizeof(struct fuse_open_in), NULL, 0, NULL, 0);
+        fuse_rec(&o, ON_FH(FUSE_WRITE, 1, 1),
+                 &(struct fuse_write_in){ .size = 4, .write_flags = FUSE_WRITE_KILL_SUIDGID },
+                 sizeof(struct fuse_write_in), "kill", 4, NULL, 0);
+        fuse_rec(&o, ON_FH(FUSE_WRITE, 1, 1),
+                 &(struct fuse_write_in){ .offset = 4, .size = 4,
+                                          .write_flags = FUSE_WRITE_KILL_SUIDGID | FUSE_WRITE_LOCKOWNER |
+                                                         FUSE_WRITE_CACHE | 0xfffffff0u },
+                 sizeof(struct fuse_write_in), "keep", 4, NULL, 0);
+        f_setattr(&o, ON_NODE(0, 1),
+                  (struct fuse_setattr_in){ .valid = FATTR_SIZE | FATTR_KILL_SUIDGID, .size = 2 });
+        f_setattr(&o, ON_FH(0, 1, 1),
+                  (struct fuse_setattr_in){ .valid = FATTR_SIZE | FATTR_FH | FATTR_KILL_SUIDGID, .size = 1 });
+        save(t, "write-kill-setid", &o);
+
         o.n = 0;
         f_lookup(&o, ON(0), "f1");
         f_setxattr(&o, 1, "trusted.overlay.opaque", "y");
