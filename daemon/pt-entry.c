@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "credentials.h"
 
 /* ---- lookups and attributes ---- */
 
@@ -140,6 +141,18 @@ static int check_setattr(const struct pt_fs *fs, const struct freq *r, const str
         return 0;
 }
 
+/* A root worker holds no CAP_FSETID without --allow-setuid (capabilities.h),
+ * and the kernel keeps S_ISGID in a chmod only for a member of the file's
+ * group: for a set-group-ID directory, the thread joins its group (fsgid)
+ * for the call.  Outside root mode the scope stays inactive. */
+static int enter_dir_group(const struct inode *i, struct creds_scope *ret)
+{
+        struct stat st;
+        int err = pt_stat(i, &st);
+
+        return err < 0 ? err : creds_enter(0, st.st_gid, NULL, 0, ret);
+}
+
 int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         PT_ARG(fuse_setattr_in, in, r);
@@ -161,12 +174,15 @@ int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         confine_fd_name(name, sizeof(name), i->fd);
 
         if (in->valid & FATTR_MODE) {
+                _cleanup_creds_ group = { 0 };
                 mode_t mode;
                 int rc;
 
                 if (i->type == S_IFLNK)
                         return -EOPNOTSUPP;
                 mode = policy_mode(&fs->policy, i->type, in->mode, "a chmod", r->in.uid);
+                if (i->type == S_IFDIR && (mode & S_ISGID) && (err = enter_dir_group(i, &group)) < 0)
+                        return err;
                 rc = fd >= 0 ? fchmod(fd, mode) : fchmodat(fs->proc_fd, name, mode, 0);
                 if (rc < 0)
                         return -errno;
