@@ -97,9 +97,7 @@ static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd)
                 return -errno;
         /* The old root now sits on top of the new one: detach it. */
         *ret_step = "detaching the old root";
-        if (umount2(".", MNT_DETACH) < 0)
-                return -errno;
-        if (chdir("/") < 0)
+        if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
                 return -errno;
         *ret_proc_fd = TAKE_FD(proc_fd);
         return 0;
@@ -119,6 +117,11 @@ int mountns_enter(int root_fd)
                 return 0;
         }
         r = pivot_into(root_fd, &step, &proc_fd);
+        if (r < 0 && strcmp(step, "detaching the old root") == 0) {
+                /* Pivoted already: neither view works as the rest expects. */
+                log_error("mount namespace: %s failed: %s", step, strerror(-r));
+                return r;
+        }
         if (r < 0) {
                 log_warning("mount namespace: %s failed: %s; serving with the host's view of the "
                             "file system", step,

@@ -40,8 +40,8 @@
 
 /* root_fd: the O_PATH fd of the shared folder being served.  Returns 1 when
  * the worker's root is now the shared folder, 0 when it kept the host's view
- * (logged), -errno (logged) when it entered the namespace but could not set
- * its working directory (the caller exits). */
+ * (logged), -errno (logged) when it pivoted but could not finish (detach the
+ * old root, set its working directory): the caller exits. */
 int mountns_enter(int root_fd);
 
 /* The path naming our own fd `fd` through /proc, into buf (≥ 27 bytes): see

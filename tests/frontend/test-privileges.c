@@ -328,6 +328,50 @@ static void test_root_namespace(void)
         g_assert_cmpint(errno, ==, ENOENT);
 }
 
+/* Where the namespace cannot be made (here: no CAP_SYS_ADMIN, as in a
+ * container), the worker says so and serves as before, with the same set. */
+static void test_root_namespace_refused(void)
+{
+        if (!harness_daemon_as_root(TRUE))
+                return;
+        if (!g_file_test("/usr/bin/setpriv", G_FILE_TEST_IS_EXECUTABLE)) {
+                harness_daemon_as_root(FALSE);
+                g_test_skip("no /usr/bin/setpriv (util-linux)");
+                return;
+        }
+        static const char *const opts[] = { "--xattr", NULL };
+        g_autoptr(Harness) h = harness_new();
+        g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, opts);
+        g_ptr_array_insert(argv, 0, g_strdup("--"));
+        g_ptr_array_insert(argv, 0, g_strdup("--bounding-set=-sys_admin"));
+        g_ptr_array_insert(argv, 0, g_strdup("/usr/bin/setpriv"));
+        harness_start_argv(h, argv);
+        h->vmm = harness_connect(h, NULL);   /* its eventfds checked through /proc/self/fd */
+        harness_daemon_as_root(FALSE);
+
+        g_autofree char *root = g_strdup_printf("/proc/%d/root", (int)h->pid);
+        struct stat root_st, host_root;
+        g_assert_cmpint(stat(root, &root_st), ==, 0);
+        g_assert_cmpint(stat("/", &host_root), ==, 0);
+        g_assert_cmpuint(root_st.st_ino, ==, host_root.st_ino);   /* the host's view */
+        assert_thread_caps(h->pid, DOCUMENTED_SET, TRUE);
+
+        struct fuse_entry_out e;
+        uint64_t fh = 0;
+        assert_ok(vmm_create(h->vmm, VMM_ROOT, "f", O_RDWR | O_CREAT, S_IFREG | 0644, &e, &fh));
+        assert_ok(vmm_release(h->vmm, e.nodeid, fh));
+        int r = vmm_setxattr(h->vmm, e.nodeid, "user.sluice-test", "1", 1, 0);
+        if (r != -EOPNOTSUPP) {
+                char buf[4];
+                size_t got = 0;
+                assert_ok(r);
+                assert_ok(vmm_getxattr(h->vmm, e.nodeid, "user.sluice-test", buf, sizeof(buf), &got));
+                g_assert_cmpmem(buf, got, "1", 1);
+        }
+        kill(h->pid, SIGTERM);
+        harness_assert_clean_exit(h, 10000, "SIGTERM");
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
@@ -337,5 +381,6 @@ int main(int argc, char **argv)
         g_test_add_func("/privileges/root/allow-setuid-keeps", test_root_allow_setuid_keeps);
         g_test_add_func("/privileges/desktop/write-kills-setid", test_desktop_write_kills_setid);
         g_test_add_func("/privileges/root/namespace", test_root_namespace);
+        g_test_add_func("/privileges/root/namespace-refused", test_root_namespace_refused);
         return g_test_run();
 }
