@@ -39,7 +39,9 @@ enum {
 struct fs_options {
         char *socket_path;          /* --socket-path=PATH: listen here (one frontend at a time) */
         int fd;                     /* --fd=N: an already listening socket (libvirt); -1 if unset */
-        char *shared_dir;           /* --shared-dir=DIR or -o source=DIR */
+        char *shared_dir;           /* --shared-dir=DIR or -o source=DIR; with --shared-dir-fd,
+                                     * main.c sets it to the folder's name, for messages */
+        int shared_dir_fd;          /* --shared-dir-fd=N: the folder, opened by the caller; -1 */
         char tag[FS_TAG_MAX + 1];   /* --tag=TAG, or the folder's name */
         bool tag_given;             /* --tag was on the command line: offer the config space */
         bool readonly;              /* --readonly or -o readonly */
