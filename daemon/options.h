@@ -2,7 +2,7 @@
  *
  * Spellings follow QEMU's virtiofsd where the two overlap (so that libvirt can
  * use sluice-fs as a drop-in <binary path=…>); Sluice's own options are
- * --queues, --poll-us and --control-fd.  Parsed once in options.c; every other
+ * --queues, --poll-us, --control-fd and --shared-dir-fd.  Parsed once in options.c; every other
  * module reads the resulting struct fs_options. */
 #pragma once
 
