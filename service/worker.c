@@ -633,19 +633,19 @@ typedef struct {
 
 static void folder_open_free(gpointer data)
 {
-        FolderOpen *open = data;
+        FolderOpen *request = data;
 
-        g_free(open->path);
-        g_free(open);
+        g_free(request->path);
+        g_free(request);
 }
 
 /* In a thread: a network folder can hang. */
 static void folder_open_thread(GTask *task, gpointer source, gpointer task_data,
                                GCancellable *cancellable)
 {
-        FolderOpen *open = task_data;
+        FolderOpen *request = task_data;
         GError *error = NULL;
-        int fd = sluice_share_path_open(open->path, &open->expected, NULL, &error);
+        int fd = sluice_share_path_open(request->path, &request->expected, NULL, &error);
 
         if (fd < 0)
                 g_task_return_error(task, error);
@@ -679,16 +679,16 @@ static void on_folder_opened(GObject *source, GAsyncResult *result, gpointer use
 static void worker_launch(SluiceWorker *self)
 {
         g_autoptr(GTask) task = NULL;
-        FolderOpen *open = g_new0(FolderOpen, 1);
+        FolderOpen *request = g_new0(FolderOpen, 1);
 
-        open->path = g_strdup(self->config.shared_dir);
-        open->expected = self->folder;
+        request->path = g_strdup(self->config.shared_dir);
+        request->expected = self->folder;
         self->phase = PHASE_OPENING;
         self->folder_opening = ++self->folder_opens;
         if (self->folder_opening == 0)
                 self->folder_opening = ++self->folder_opens;
         task = g_task_new(self, NULL, on_folder_opened, GUINT_TO_POINTER(self->folder_opening));
-        g_task_set_task_data(task, open, folder_open_free);
+        g_task_set_task_data(task, request, folder_open_free);
         g_task_run_in_thread(task, folder_open_thread);
 }
 
