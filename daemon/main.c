@@ -20,6 +20,7 @@
  * and before the first queue thread exists, so every thread inherits it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -102,6 +103,50 @@ static int open_shared_dir(const char *dir, int *ret)
         fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return fail_usage("cannot open shared folder '%s': %s", dir, strerror(errno));
+        *ret = fd;
+        return 0;
+}
+
+/* --shared-dir-fd=N: the folder its caller opened and checked (sluice-service
+ * opens it without following links, service/share-path.c).  Served as it is:
+ * no path is resolved here, so a link put on the folder's path since the
+ * check changes nothing.  N is replaced by an O_PATH copy and closed. */
+static int adopt_shared_dir_fd(struct fs_options *opts, int *ret)
+{
+        int n = opts->shared_dir_fd, fd, probe;
+        char link[32], name[PATH_MAX];
+        struct stat st;
+        ssize_t len;
+
+        if (fcntl(n, F_GETFD) < 0)
+                return fail_usage("--shared-dir-fd=%d is not an open file descriptor", n);
+        /* an O_PATH descriptor of a link or a file is as wrong as a socket */
+        if (fstat(n, &st) < 0)
+                return fail_usage("cannot look at --shared-dir-fd=%d: %s", n, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+                return fail_usage("--shared-dir-fd=%d is not a folder", n);
+        probe = openat(n, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (probe < 0)
+                return fail_usage("cannot open the shared folder of --shared-dir-fd=%d: %s", n,
+                                  strerror(errno));
+        close(probe);
+        fd = openat(n, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return fail_usage("cannot open the shared folder of --shared-dir-fd=%d: %s", n,
+                                  strerror(errno));
+        close(n);
+        /* Its name where it is now, for messages only. */
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        len = readlink(link, name, sizeof(name) - 1);
+        if (len <= 0)
+                len = snprintf(name, sizeof(name), "(descriptor %d)", n);
+        name[len] = '\0';
+        free(opts->shared_dir);
+        opts->shared_dir = strdup(name);
+        if (!opts->shared_dir) {
+                close(fd);
+                return -ENOMEM;
+        }
         *ret = fd;
         return 0;
 }
@@ -411,9 +456,12 @@ static int setup(struct app *app)
         /* Before the socket exists too: whoever sees it may count on the limit. */
         raise_nofile_limit();
 
-        r = open_shared_dir(app->opts.shared_dir, &root_fd);
+        if (app->opts.shared_dir_fd >= 0)
+                r = adopt_shared_dir_fd(&app->opts, &root_fd);
+        else
+                r = open_shared_dir(app->opts.shared_dir, &root_fd);
         if (r < 0)
-                return r;
+                return r == -ENOMEM ? -1 : r;
         if (app->opts.socket_path) {
                 r = listen_on_path(app);
         } else {

@@ -43,6 +43,7 @@ enum {
         OPT_ALLOW_DEVICES,
         OPT_ALLOW_SETUID,
         OPT_XATTR_NAMESPACES,
+        OPT_SHARED_DIR_FD,
 };
 
 static const struct option long_options[] = {
@@ -69,6 +70,7 @@ static const struct option long_options[] = {
         { "allow-devices", no_argument, NULL, OPT_ALLOW_DEVICES },
         { "allow-setuid", no_argument, NULL, OPT_ALLOW_SETUID },
         { "xattr-namespaces", required_argument, NULL, OPT_XATTR_NAMESPACES },
+        { "shared-dir-fd", required_argument, NULL, OPT_SHARED_DIR_FD },
         { "foreground", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -87,7 +89,10 @@ static const char help_text[] =
         "      --fd=N                 serve on the listening socket N (as libvirt passes it)\n"
         "\n"
         "What is shared:\n"
-        "      --shared-dir=DIR       the host folder to share (also: -o source=DIR)\n"
+        "      --shared-dir=DIR       the host folder to share (also: -o source=DIR); a\n"
+        "                             symbolic link is followed once, at the start\n"
+        "      --shared-dir-fd=N      share the folder open as descriptor N (3 or more),\n"
+        "                             as sluice-service passes it: no path is resolved\n"
         "      --tag=TAG              mount tag offered in the device's config space (at\n"
         "                             most 36 bytes); without it the frontend's own tag\n"
         "                             is used (QEMU's tag=, libvirt's <target dir>)\n"
@@ -379,7 +384,8 @@ static int parse_o_list(const char *list, struct fs_options *o)
 
 static void default_tag(struct fs_options *o)
 {
-        const char *base, *dir = o->shared_dir;
+        /* --shared-dir-fd alone: no name yet (main.c finds it), the fallback tag */
+        const char *base, *dir = o->shared_dir ? o->shared_dir : "";
         size_t len;
 
         /* The folder's last component, without trailing slashes. */
@@ -405,6 +411,7 @@ static void options_init(struct fs_options *o)
         memset(o, 0, sizeof(*o));
         o->fd = -1;
         o->control_fd = -1;
+        o->shared_dir_fd = -1;
         o->cache = FS_CACHE_AUTO;
         o->sandbox = FS_SANDBOX_SECCOMP;
         o->queues = 1;
@@ -492,6 +499,13 @@ static int parse_one(int c, const char *arg, struct fs_options *o,
                 return 0;
         case OPT_XATTR_NAMESPACES:
                 return parse_xattr_namespaces(arg, o);
+        case OPT_SHARED_DIR_FD:
+                if (parse_fd("--shared-dir-fd", arg, &o->shared_dir_fd) < 0)
+                        return -EINVAL;
+                if (o->shared_dir_fd <= 2)
+                        return usage_error("--shared-dir-fd must be 3 or more (0, 1 and 2 are the "
+                                           "standard streams), not %d", o->shared_dir_fd);
+                return 0;
         case 'f':
         case OPT_SYSLOG:
                 return 0;
@@ -536,8 +550,12 @@ int options_parse(int argc, char **argv, struct fs_options *o)
                 fputs(capabilities_json, stdout);
                 return 1;
         }
-        if (!o->shared_dir)
+        if (!o->shared_dir && o->shared_dir_fd < 0)
                 return usage_error("no folder to share: give --shared-dir=DIR");
+        if (o->shared_dir && o->shared_dir_fd >= 0)
+                return usage_error("--shared-dir (or -o source=) and --shared-dir-fd cannot be used together");
+        if (o->shared_dir_fd >= 0 && (o->shared_dir_fd == o->fd || o->shared_dir_fd == o->control_fd))
+                return usage_error("--shared-dir-fd must be a descriptor of its own, not that of --fd or --control-fd");
         if (!o->socket_path && o->fd < 0)
                 return usage_error("no socket: give --socket-path=PATH or --fd=N");
         if (o->socket_path && o->fd >= 0)

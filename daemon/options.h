@@ -2,7 +2,7 @@
  *
  * Spellings follow QEMU's virtiofsd where the two overlap (so that libvirt can
  * use sluice-fs as a drop-in <binary path=…>); Sluice's own options are
- * --queues, --poll-us and --control-fd.  Parsed once in options.c; every other
+ * --queues, --poll-us, --control-fd and --shared-dir-fd.  Parsed once in options.c; every other
  * module reads the resulting struct fs_options. */
 #pragma once
 
@@ -39,7 +39,9 @@ enum {
 struct fs_options {
         char *socket_path;          /* --socket-path=PATH: listen here (one frontend at a time) */
         int fd;                     /* --fd=N: an already listening socket (libvirt); -1 if unset */
-        char *shared_dir;           /* --shared-dir=DIR or -o source=DIR */
+        char *shared_dir;           /* --shared-dir=DIR or -o source=DIR; with --shared-dir-fd,
+                                     * main.c sets it to the folder's name, for messages */
+        int shared_dir_fd;          /* --shared-dir-fd=N: the folder, opened by the caller; -1 */
         char tag[FS_TAG_MAX + 1];   /* --tag=TAG, or the folder's name */
         bool tag_given;             /* --tag was on the command line: offer the config space */
         bool readonly;              /* --readonly or -o readonly */

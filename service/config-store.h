@@ -13,6 +13,7 @@
 
 #include <glib.h>
 
+#include "share-path.h"
 #include "share-tag.h"
 
 G_BEGIN_DECLS
@@ -28,6 +29,7 @@ typedef struct {
         gboolean readonly;
         gboolean autostart;
         guint queues;
+        SluiceFolderId folder;  /* not saved: the folder checked in this run (share-path.h) */
 } SluiceShareConfig;
 
 SluiceShareConfig *sluice_share_config_new(void);

@@ -378,13 +378,14 @@ static void add_share_from_call(SluiceServiceManager *self, GDBusMethodInvocatio
         g_auto(AddOptions) opts = { 0 };
         g_autoptr(SluiceShareConfig) config = NULL;
         g_autofree char *resolved = NULL;
+        SluiceFolderId folder = { 0 };
         SluiceSharedFolder *share;
         GError *error = NULL;
 
         g_variant_get(g_dbus_method_invocation_get_parameters(invocation), "(&s&s@a{sv})",
                       &path, &vm, &options);
         /* The folder's real path: a link changed later does not move the share. */
-        if (!sluice_share_path_resolve(path, &resolved, &error) ||
+        if (!sluice_share_path_resolve(path, &resolved, &folder, &error) ||
             !sluice_config_check_vm(vm, &error) ||
             !parse_add_options(options, &opts, &error) ||
             (opts.tag != NULL && !sluice_share_tag_check(opts.tag, &error)) ||
@@ -406,6 +407,7 @@ static void add_share_from_call(SluiceServiceManager *self, GDBusMethodInvocatio
         config->id = self->next_id;
         g_free(config->path);
         config->path = g_steal_pointer(&resolved);
+        config->folder = folder;  /* every launch serves this folder or none */
         g_free(config->tag);
         config->tag = opts.tag != NULL ? g_strdup(opts.tag) : derive_tag(self, config->path);
         g_free(config->vm);

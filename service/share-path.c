@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,20 @@ static gboolean is_user_place_in_run(const char *path)
         return rest != NULL && g_str_has_prefix(rest, "/gvfs/") && rest[strlen("/gvfs/")] != '\0';
 }
 
+/* SHOWN: the folder as the messages name it, in quotes. */
+static gboolean check_file_system(const struct statfs *sfs, const char *shown, GError **error)
+{
+        for (gsize i = 0; i < G_N_ELEMENTS(pseudo_file_systems); i++) {
+                if ((unsigned long)sfs->f_type != pseudo_file_systems[i].magic)
+                        continue;
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                            _("%s is on a %s file system, which the kernel makes up as it is read: it has no files to share; share a folder on a disk"),
+                            shown, pseudo_file_systems[i].name);
+                return FALSE;
+        }
+        return TRUE;
+}
+
 /* SHOWN: PATH as the messages name it, in quotes.  LOOK: also ask the
  * file system what it is (statfs), not only the name. */
 static gboolean check_location(const char *path, const char *shown, gboolean look, GError **error)
@@ -109,15 +124,7 @@ static gboolean check_location(const char *path, const char *shown, gboolean loo
         }
         if (!look || statfs(path, &sfs) < 0)
                 return TRUE; /* not there (yet): its name was all there is to check */
-        for (gsize i = 0; i < G_N_ELEMENTS(pseudo_file_systems); i++) {
-                if ((unsigned long)sfs.f_type != pseudo_file_systems[i].magic)
-                        continue;
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
-                            _("%s is on a %s file system, which the kernel makes up as it is read: it has no files to share; share a folder on a disk"),
-                            shown, pseudo_file_systems[i].name);
-                return FALSE;
-        }
-        return TRUE;
+        return check_file_system(&sfs, shown, error);
 }
 
 static gboolean check_named(const char *path, gboolean look, GError **error)
@@ -175,12 +182,14 @@ static void set_resolve_error(const char *path, int err, GError **error)
         }
 }
 
-gboolean sluice_share_path_resolve(const char *path, char **ret_resolved, GError **error)
+gboolean sluice_share_path_resolve(const char *path, char **ret_resolved, SluiceFolderId *ret_id,
+                                   GError **error)
 {
         g_autofree char *shown = NULL;
         g_autofree char *real = NULL;
         g_autofree char *name = NULL;
         struct stat st;
+        int fd;
 
         if (path == NULL || *path == '\0' || !g_path_is_absolute(path)) {
                 g_autofree char *relative = sluice_share_tag_printable(path != NULL ? path : "");
@@ -221,6 +230,122 @@ gboolean sluice_share_path_resolve(const char *path, char **ret_resolved, GError
                             shown);
                 return FALSE;
         }
+        /* The identity of what the checks above saw, opened the way every
+         * launch opens it: a link that appeared on the path meanwhile fails. */
+        fd = sluice_share_path_open(real, NULL, ret_id, error);
+        if (fd < 0)
+                return FALSE;
+        (void)close(fd);
         *ret_resolved = g_steal_pointer(&real);
         return TRUE;
+}
+
+/* The error of opening COMPONENT (the part of PATH that ends at END) in
+ * PARENT with O_PATH|O_DIRECTORY|O_NOFOLLOW failing with ERR. */
+static void set_open_error(const char *path, const char *end, int parent, const char *component,
+                           int err, GError **error)
+{
+        g_autofree char *shown = sluice_share_tag_printable(path);
+        g_autofree char *prefix = g_strndup(path, (gsize)(end - path));
+        g_autofree char *link = sluice_share_tag_printable(prefix);
+        struct stat st;
+
+        if ((err == ENOTDIR || err == ELOOP) &&
+            fstatat(parent, component, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+                g_autofree char *real = realpath(path, NULL);
+                g_autofree char *target = sluice_share_tag_printable(real != NULL ? real : "?");
+
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                            _("“%s” is no longer the folder that was shared: “%s” on its path is now a symbolic link (it leads to “%s”). Sluice does not follow links on a shared folder's path and stopped sharing it; remove the share and add the folder you mean"),
+                            shown, link, target);
+                return;
+        }
+        switch (err) {
+        case ENOENT:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
+                            _("The folder “%s” does not exist (any more): plug in its drive, or remove the share"),
+                            shown);
+                break;
+        case ENOTDIR:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_A_DIRECTORY,
+                            _("“%s” is no longer a folder (“%s” is a file): remove the share and add the folder you mean"),
+                            shown, link);
+                break;
+        case EACCES:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
+                            _("You cannot reach the folder “%s” (a folder above it is closed to you): fix the permissions or share another folder"),
+                            shown);
+                break;
+        default:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                            _("Cannot open the folder “%s”: %s"), shown, g_strerror(err));
+                break;
+        }
+}
+
+int sluice_share_path_open(const char *path, const SluiceFolderId *expected, SluiceFolderId *ret_id,
+                           GError **error)
+{
+        g_autofree char *copy = g_strdup(path);
+        g_autofree char *name = sluice_share_tag_printable(path);
+        g_autofree char *shown = g_strdup_printf(_("“%s”"), name);
+        char *component, *save = NULL;
+        struct statfs sfs;
+        struct stat st;
+        int fd;
+
+        if (!g_path_is_absolute(path)) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                            _("%s is not an absolute path: remove the share and add the folder again"),
+                            shown);
+                return -1;
+        }
+        fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                set_open_error(path, path + 1, AT_FDCWD, "/", errno, error);
+                return -1;
+        }
+        /* One component at a time: O_NOFOLLOW refuses a link at each step,
+         * as openat2(RESOLVE_NO_SYMLINKS) would, and works on every kernel. */
+        for (component = strtok_r(copy, "/", &save); component != NULL;
+             component = strtok_r(NULL, "/", &save)) {
+                const char *end = path + (component - copy) + strlen(component);
+                int next;
+
+                if (strcmp(component, ".") == 0 || strcmp(component, "..") == 0) {
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                                    _("%s is not a real path (it holds “.” or “..”): remove the share and add the folder again"),
+                                    shown);
+                        (void)close(fd);
+                        return -1;
+                }
+                next = openat(fd, component, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0) {
+                        set_open_error(path, end, fd, component, errno, error);
+                        (void)close(fd);
+                        return -1;
+                }
+                (void)close(fd);
+                fd = next;
+        }
+        if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0) {
+                set_open_error(path, path + strlen(path), fd, ".", errno, error);
+                (void)close(fd);
+                return -1;
+        }
+        if (!check_file_system(&sfs, shown, error)) {
+                (void)close(fd);
+                return -1;
+        }
+        if (expected != NULL && expected->known &&
+            (st.st_dev != expected->dev || st.st_ino != expected->ino)) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                            _("%s is no longer the folder that was shared: another folder was put in its place (it was moved or replaced after Sluice checked it). Sluice stopped sharing it; remove the share and add the folder again if this is intended"),
+                            shown);
+                (void)close(fd);
+                return -1;
+        }
+        if (ret_id != NULL)
+                *ret_id = (SluiceFolderId){ .known = TRUE, .dev = st.st_dev, .ino = st.st_ino };
+        return fd;
 }

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gi18n.h>
 
@@ -389,17 +390,32 @@ static void ensure_worker(SluiceSharedFolder *self)
         g_signal_connect(self->worker, "failed", G_CALLBACK(on_worker_failed), self);
 }
 
+typedef struct {
+        char *path;
+        SluiceFolderId expected;  /* unknown at the first start after loading */
+        SluiceFolderId found;     /* written by the thread, read once it is done */
+} FolderCheck;
+
+static void folder_check_free(gpointer data)
+{
+        FolderCheck *check = data;
+
+        g_free(check->path);
+        g_free(check);
+}
+
 /* The folder was resolved when the share was added: if a link took its
  * place since, the worker would serve wherever it points now.  In a thread:
  * realpath and statfs of a network folder can hang. */
 static void folder_check_thread(GTask *task, gpointer source, gpointer task_data,
                                 GCancellable *cancellable)
 {
-        const char *path = task_data;
+        FolderCheck *check = task_data;
+        const char *path = check->path;
         g_autofree char *real = realpath(path, NULL);
         GError *error = NULL;
+        int fd;
 
-        /* gone (a drive not plugged in): the worker says so in its words */
         if (real != NULL && strcmp(real, path) != 0) {
                 g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
                         _("“%s” is no longer the folder that was shared: it now leads to “%s”. Sluice does not follow it there; remove the share and add the folder you mean"),
@@ -410,12 +426,21 @@ static void folder_check_thread(GTask *task, gpointer source, gpointer task_data
                 g_task_return_error(task, error);
                 return;
         }
+        /* Opened the way each launch of the worker opens it (worker.c): a
+         * share loaded from shares.ini has its folder recorded here. */
+        fd = sluice_share_path_open(path, &check->expected, &check->found, &error);
+        if (fd < 0) {
+                g_task_return_error(task, error);
+                return;
+        }
+        (void)close(fd);
         g_task_return_boolean(task, TRUE);
 }
 
 static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         SluiceSharedFolder *self = SLUICE_SHARED_FOLDER(source);
+        FolderCheck *check = g_task_get_task_data(G_TASK(result));
         g_autoptr(GError) error = NULL;
         gboolean ok = g_task_propagate_boolean(G_TASK(result), &error);
 
@@ -430,14 +455,18 @@ static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer us
                 complete_waiters(&self->attach_waiters, error, NULL);
                 return;
         }
+        if (!self->config->folder.known)
+                self->config->folder = check->found;
         ensure_worker(self);
-        sluice_worker_start(self->worker);
+        /* every launch, restarts too, serves this folder or fails (worker.h) */
+        sluice_worker_start(self->worker, &self->config->folder);
 }
 
 /* Completes task (boolean) once the worker is ready. */
 static void share_ensure_running(SluiceSharedFolder *self, GTask *task)
 {
         g_autoptr(GTask) check = NULL;
+        FolderCheck *folder;
 
         if (self->stopping) {
                 g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_FAILED,
@@ -461,7 +490,10 @@ static void share_ensure_running(SluiceSharedFolder *self, GTask *task)
         if (self->folder_check == 0)
                 self->folder_check = ++self->folder_checks;
         check = g_task_new(self, NULL, on_folder_checked, GUINT_TO_POINTER(self->folder_check));
-        g_task_set_task_data(check, g_strdup(self->config->path), g_free);
+        folder = g_new0(FolderCheck, 1);
+        folder->path = g_strdup(self->config->path);
+        folder->expected = self->config->folder;
+        g_task_set_task_data(check, folder, folder_check_free);
         g_task_run_in_thread(check, folder_check_thread);
 }
 

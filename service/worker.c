@@ -48,6 +48,7 @@
 #include "worker.h"
 
 #define WORKER_CONTROL_FD 3
+#define WORKER_FOLDER_FD 4   /* --shared-dir-fd: the folder the service opened and checked */
 #define WORKER_STOP_TIMEOUT_S 5
 /* Generous: a worker under AddressSanitizer on a busy machine is slow to start. */
 #define WORKER_READY_TIMEOUT_S 30
@@ -57,6 +58,7 @@
 
 typedef enum {
         PHASE_IDLE,      /* no process, nothing scheduled */
+        PHASE_OPENING,   /* the folder is being opened and checked, in a thread */
         PHASE_STARTING,  /* launched, control channel not answered yet */
         PHASE_READY,
         PHASE_STOPPING,  /* asked to stop, waiting for the exit */
@@ -68,6 +70,9 @@ struct _SluiceWorker {
         GObject parent_instance;
 
         SluiceWorkerConfig config;
+        SluiceFolderId folder;              /* what every launch must serve (sluice_worker_start) */
+        guint folder_opening;               /* the pending open before a launch, 0: none */
+        guint folder_opens;                 /* opens made: each gets the next number */
         WorkerPhase phase;
         GSubprocess *process;
         GCancellable *launch_cancellable;  /* cancels the connect and stderr reads */
@@ -541,7 +546,7 @@ static void on_control_connected(GObject *source, GAsyncResult *result, gpointer
         g_signal_emit(self, worker_signals[SIGNAL_READY], 0, restarted);
 }
 
-static void worker_launch(SluiceWorker *self)
+static void worker_spawn(SluiceWorker *self, int folder_fd)
 {
         g_autoptr(GSubprocessLauncher) launcher = NULL;
         g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
@@ -559,6 +564,7 @@ static void worker_launch(SluiceWorker *self)
          * once (no restarts), saying where it looked and what to do. */
         missing = worker_binary_problem();
         if (missing != NULL) {
+                (void)close(folder_fd);
                 worker_give_up(self, missing);
                 return;
         }
@@ -567,13 +573,16 @@ static void worker_launch(SluiceWorker *self)
                 g_autofree char *message = g_strdup_printf(
                         _("Could not create the control channel for sluice-fs: %s"),
                         g_strerror(errno));
+                (void)close(folder_fd);
                 worker_give_up(self, message);
                 return;
         }
 
         g_ptr_array_add(argv, g_strdup(sluice_worker_binary()));
         g_ptr_array_add(argv, g_strdup_printf("--socket-path=%s", self->config.socket_path));
-        g_ptr_array_add(argv, g_strdup_printf("--shared-dir=%s", self->config.shared_dir));
+        /* The folder opened and checked (worker_launch), never its path: the
+         * path may lead elsewhere by now (share-path.h). */
+        g_ptr_array_add(argv, g_strdup_printf("--shared-dir-fd=%d", WORKER_FOLDER_FD));
         /* No --tag: the guest sees the tag of the hot-plugged device (libvirt's
          * <target dir>), and a worker offering its own config space makes
          * QEMU's vhost-user-fs-pci warn on every start. */
@@ -590,6 +599,7 @@ static void worker_launch(SluiceWorker *self)
         /* No PR_SET_PDEATHSIG: a worker serving a guest outlives a killed
          * service (DESIGN above); the closed control channel ends an idle one. */
         g_subprocess_launcher_take_fd(launcher, fds[1], WORKER_CONTROL_FD);
+        g_subprocess_launcher_take_fd(launcher, folder_fd, WORKER_FOLDER_FD);
         self->process = g_subprocess_launcher_spawnv(launcher,
                                                      (const char *const *)argv->pdata, &error);
         if (self->process == NULL) {
@@ -616,11 +626,79 @@ static void worker_launch(SluiceWorker *self)
                                                            on_ready_timeout, self);
 }
 
-void sluice_worker_start(SluiceWorker *self)
+typedef struct {
+        char *path;
+        SluiceFolderId expected;
+} FolderOpen;
+
+static void folder_open_free(gpointer data)
+{
+        FolderOpen *request = data;
+
+        g_free(request->path);
+        g_free(request);
+}
+
+/* In a thread: a network folder can hang. */
+static void folder_open_thread(GTask *task, gpointer source, gpointer task_data,
+                               GCancellable *cancellable)
+{
+        FolderOpen *request = task_data;
+        GError *error = NULL;
+        int fd = sluice_share_path_open(request->path, &request->expected, NULL, &error);
+
+        if (fd < 0)
+                g_task_return_error(task, error);
+        else
+                g_task_return_int(task, fd);
+}
+
+static void on_folder_opened(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        SluiceWorker *self = SLUICE_WORKER(source);
+        g_autoptr(GError) error = NULL;
+        int fd = (int)g_task_propagate_int(G_TASK(result), &error);
+
+        /* stopped (and maybe started again) meanwhile: not this launch's folder */
+        if (GPOINTER_TO_UINT(user_data) != self->folder_opening || self->phase != PHASE_OPENING) {
+                if (fd >= 0)
+                        (void)close(fd);
+                return;
+        }
+        self->folder_opening = 0;
+        if (fd < 0) {
+                /* a link or another folder at its path: a restart cannot mend that */
+                worker_give_up(self, error->message);
+                return;
+        }
+        worker_spawn(self, fd);
+}
+
+/* Every launch, a restart too, opens the folder again and checks it is the
+ * one the share checked: nothing resolves the path between that and serving. */
+static void worker_launch(SluiceWorker *self)
+{
+        g_autoptr(GTask) task = NULL;
+        FolderOpen *request = g_new0(FolderOpen, 1);
+
+        request->path = g_strdup(self->config.shared_dir);
+        request->expected = self->folder;
+        self->phase = PHASE_OPENING;
+        self->folder_opening = ++self->folder_opens;
+        if (self->folder_opening == 0)
+                self->folder_opening = ++self->folder_opens;
+        task = g_task_new(self, NULL, on_folder_opened, GUINT_TO_POINTER(self->folder_opening));
+        g_task_set_task_data(task, request, folder_open_free);
+        g_task_run_in_thread(task, folder_open_thread);
+}
+
+void sluice_worker_start(SluiceWorker *self, const SluiceFolderId *folder)
 {
         g_return_if_fail(SLUICE_IS_WORKER(self));
 
+        self->folder = *folder;
         switch (self->phase) {
+        case PHASE_OPENING:
         case PHASE_STARTING:
         case PHASE_READY:
                 return;
@@ -661,6 +739,10 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
         g_task_set_source_tag(task, sluice_worker_stop_async);
         worker_end_orphans(self, "the share is stopping");
         switch (self->phase) {
+        case PHASE_OPENING:
+                /* nothing runs yet: the pending open's answer is dropped */
+                self->folder_opening = 0;
+                G_GNUC_FALLTHROUGH;
         case PHASE_BACKOFF:
                 clear_source(&self->backoff_source);
                 self->phase = PHASE_IDLE;

@@ -1,7 +1,8 @@
 /* worker.h — one supervised sluice-fs process (a share's worker).
  *
  * The service is the worker's parent: it spawns it with one end of a
- * socketpair as --control-fd, waits for readiness on that channel, restarts
+ * socketpair as --control-fd and the shared folder, opened by the service,
+ * as --shared-dir-fd; waits for readiness on that channel, restarts
  * it with backoff (1 s, 2 s, 4 s … at most 30 s) when it dies unexpectedly
  * and gives up after 5 failures within 60 s.  Stopping sends SIGTERM and,
  * after a timeout, SIGKILL; the process is always reaped.  Workers a killed
@@ -11,6 +12,7 @@
 
 #include <gio/gio.h>
 
+#include "share-path.h"
 #include "sluice-worker-dbus.h"
 
 G_BEGIN_DECLS
@@ -37,8 +39,12 @@ SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config);
  * build tree's sluice-service (never an installed one), else the installed one. */
 const char *sluice_worker_binary(void);
 
-/* Launches the process (no-op when it runs or is starting). */
-void sluice_worker_start(SluiceWorker *self);
+/* Launches the process (no-op when it runs or is starting).  Before every
+ * launch, this one and each restart, the folder (config's shared_dir) is
+ * opened in a thread with sluice_share_path_open(): it must be FOLDER (known)
+ * or the worker fails ("failed") without being run; the worker gets the
+ * opened folder and resolves no path itself. */
+void sluice_worker_start(SluiceWorker *self, const SluiceFolderId *folder);
 /* Stops the process and any pending restart; completes once it is reaped. */
 void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data);
 void sluice_worker_stop_finish(SluiceWorker *self, GAsyncResult *result);
