@@ -126,6 +126,7 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
 {
         _cleanup_close_ int fd = -1;
         struct stat st;
+        int err;
 
         if (dir->type != S_IFDIR)
                 return -ENOTDIR;
@@ -134,6 +135,9 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
                 return fd;
         if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
+        /* Another file system mounted here: what kind (only then, one statfs). */
+        if (st.st_dev != dir->dev && (err = policy_check_mount(fd, name)) < 0)
+                return err;
         return add_lookup(fs, TAKE_FD(fd), &st, dir, ret_entry);
 }
 
