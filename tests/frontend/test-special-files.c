@@ -65,6 +65,19 @@ static void check_never_opened(Harness *h, const char *name, mode_t type, dev_t 
         g_assert_cmpint(ifd, >=, 0);
         wd = inotify_add_watch(ifd, path, IN_OPEN);
         g_assert_cmpint(wd, >=, 0);
+        /* LOOKUP takes every name with O_PATH, which opens nothing; kernels
+         * before 6.5 still reported IN_OPEN for it, and then tell nothing. */
+        {
+                int fd = open(path, O_PATH | O_CLOEXEC);
+
+                g_assert_cmpint(fd, >=, 0);
+                close(fd);
+                if (count_opens(ifd) != 0) {
+                        g_test_skip("this kernel reports IN_OPEN for O_PATH opens");
+                        close(ifd);
+                        return;
+                }
+        }
 
         g_test_message("%s: CREATE without O_EXCL, OPEN", name);
         g_assert_cmpint(vmm_create(v, VMM_ROOT, name, O_RDWR | O_CREAT, S_IFREG | 0644, NULL, NULL), ==, -ENXIO);
