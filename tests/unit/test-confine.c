@@ -250,6 +250,14 @@ static void test_check_inside_deep(void)
                 g_assert_cmpint(renameat(far_deep, "moved", root_fd, name), ==, 0);
                 g_assert_cmpint(confine_check_inside(proc_fd, root_fd, deep), ==, 0);
         }
+        {
+                /* Renaming the shared folder itself takes its inside along. */
+                g_autofree char *renamed = g_build_filename(dir, "share2", NULL);
+
+                g_assert_cmpint(rename(share, renamed), ==, 0);
+                g_assert_cmpint(confine_check_inside(proc_fd, root_fd, deep), ==, 0);
+                g_assert_cmpint(rename(renamed, share), ==, 0);
+        }
 
         close(leaf);
         close(deep);
