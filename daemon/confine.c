@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/openat2.h>
 
@@ -123,6 +124,74 @@ static ssize_t fd_path(int proc_fd, int fd, char buf[static PATH_MAX])
         return n;
 }
 
+/* Where a directory is: (dev, ino) and the mount it was reached through. */
+struct place {
+        uint64_t dev, ino, mnt_id;
+        bool has_mnt_id;
+};
+
+static int place_of(int fd, struct place *ret, uint16_t *ret_mode, uint32_t *ret_nlink)
+{
+        struct statx stx;
+
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+                  STATX_TYPE | STATX_INO | STATX_NLINK | STATX_MNT_ID, &stx) < 0)
+                return -errno;
+        ret->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+        ret->ino = stx.stx_ino;
+        ret->has_mnt_id = stx.stx_mask & STATX_MNT_ID;
+        ret->mnt_id = ret->has_mnt_id ? stx.stx_mnt_id : 0;
+        if (ret_mode)
+                *ret_mode = stx.stx_mode;
+        if (ret_nlink)
+                *ret_nlink = stx.stx_nlink;
+        return 0;
+}
+
+static bool same_place(const struct place *a, const struct place *b)
+{
+        return a->dev == b->dev && a->ino == b->ino &&
+               (!a->has_mnt_id || !b->has_mnt_id || a->mnt_id == b->mnt_id);
+}
+
+/* For paths too long for a /proc link: walks up from the directory `fd` with
+ * "..", as the kernel sees it now (mount points crossed, bind mounts told
+ * apart by mount id), until it meets the shared folder (0) or the top, where
+ * ".." is itself (-EACCES).  A ".." that leaves a bind mount's tree fails
+ * (ENOENT): outside too.  Two system calls a level. */
+static int inside_by_walk(int root_fd, int fd)
+{
+        struct place root, here, up;
+        _cleanup_close_ int cur = -1;
+        uint32_t root_nlink;
+        uint16_t mode;
+
+        if (place_of(root_fd, &root, NULL, &root_nlink) < 0 || root_nlink == 0)
+                return -EACCES;    /* a deleted shared folder: nothing is inside */
+        if (place_of(fd, &here, &mode, NULL) < 0)
+                return -EACCES;
+        if (!S_ISDIR(mode))
+                return -ENAMETOOLONG;  /* no ".." to walk: the caller asks about its directory */
+        for (unsigned depth = 0; depth <= CONFINE_INSIDE_MAX_DEPTH; depth++) {
+                int next;
+
+                if (same_place(&here, &root))
+                        return 0;
+                next = openat(cur >= 0 ? cur : fd, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0)
+                        return -EACCES;
+                if (cur >= 0)
+                        (void) close(cur);
+                cur = next;
+                if (place_of(cur, &up, NULL, NULL) < 0)
+                        return -EACCES;
+                if (same_place(&up, &here))
+                        return -EACCES;  /* the top: the shared folder was not on the way */
+                here = up;
+        }
+        return -EACCES;  /* deeper than we look (or a tree moving under us): cannot tell */
+}
+
 int confine_check_inside(int proc_fd, int root_fd, int fd)
 {
         static const char deleted[] = " (deleted)";
@@ -131,6 +200,9 @@ int confine_check_inside(int proc_fd, int root_fd, int fd)
 
         rlen = fd_path(proc_fd, root_fd, root);
         plen = fd_path(proc_fd, fd, path);
+        /* The strings cannot tell: ask the tree itself (rare: paths of 4 KiB). */
+        if (rlen == -ENAMETOOLONG || plen == -ENAMETOOLONG)
+                return inside_by_walk(root_fd, fd);
         if (rlen < 0 || plen < 0)
                 return -EACCES;
         if ((size_t)rlen >= sizeof(deleted) - 1 && strcmp(root + rlen - (sizeof(deleted) - 1), deleted) == 0)

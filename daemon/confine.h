@@ -46,9 +46,17 @@ int confine_path_of_open_fd(int proc_fd, int open_fd);
  * folder after the guest looked it up.  Landlock refuses every open, create
  * and link there, but not chmod, chown, utimes or xattrs, and it grants
  * removals (so renames away) anywhere below the socket's folder, for the
- * socket's own removal at exit: this guards those.  A path that does not fit PATH_MAX, or a
- * deleted shared folder, also answers -EACCES (we cannot tell).  Renaming
- * the shared folder itself moves its inside with it: still 0. */
+ * socket's own removal at exit: this guards those.  A deleted shared folder
+ * also answers -EACCES (we cannot tell).  Renaming the shared folder itself
+ * moves its inside with it: still 0.
+ *
+ * A link longer than PATH_MAX cannot be read: then a directory `fd` is
+ * walked up with ".." (openat O_PATH and statx, two calls a level, at most
+ * CONFINE_INSIDE_MAX_DEPTH levels, the caller's fsuid needing search
+ * permission on the way) until it meets the shared folder's (st_dev, st_ino,
+ * mount id); any other `fd` answers -ENAMETOOLONG: the caller asks about the
+ * directory it found it in (a non-directory has no ".."). */
+#define CONFINE_INSIDE_MAX_DEPTH 65536
 int confine_check_inside(int proc_fd, int root_fd, int fd);
 
 /* Whether Landlock confines this process to the shared folder (set once by

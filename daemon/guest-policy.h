@@ -18,6 +18,11 @@
  *    POSIX write locks and exclusive flock()s fail with EBADF, as on a file
  *    opened read-only (what NFS answers for flock(LOCK_EX) there too); shared
  *    locks still work.
+ *  - a LOOKUP that crosses into a mount of a pseudo file system (proc, sysfs,
+ *    debugfs, cgroup, … mounted somewhere below the shared folder) is refused
+ *    with EACCES: their files are the kernel's live state (a root worker
+ *    would hand the guest the host's processes and settings), not data;
+ *    READDIRPLUS lists such a name without attributes;
  * Each refusal (and each stripped bit) is logged at warning level, at most
  * LOG_RATELIMIT_BURST lines a minute per kind, so a guest cannot flood the log. */
 #pragma once
@@ -43,6 +48,11 @@ int policy_check_mknod(const struct policy *p, mode_t mode, const char *name, ui
 /* The permission bits (07777) a node of `type` (S_IFMT bits) gets when the
  * guest asks for `mode`; logs when it drops a bit. */
 mode_t policy_mode(const struct policy *p, mode_t type, mode_t mode, const char *what, uint32_t uid);
+
+/* A lookup of `name` landed on `fd` (O_PATH), a mount point (its st_dev is
+ * not its directory's): 0, or -EACCES when a pseudo file system is mounted
+ * there.  One fstatfs(). */
+int policy_check_mount(int fd, const char *name);
 
 /* SETXATTR or REMOVEXATTR of `name`: 0, -EPERM or -EOPNOTSUPP. */
 int policy_check_xattr_write(const struct policy *p, const char *name, uint32_t uid);

@@ -428,7 +428,8 @@ void inode_put(struct inode_table *t, struct inode *inode)
                 inode_gone(t, inode);
 }
 
-int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t *ret_nodeid)
+int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t parent,
+                     uint64_t *ret_nodeid)
 {
         _cleanup_close_ int owned_fd = fd;   /* closed unless a new inode keeps it */
         struct inode *inode, *fresh;
@@ -465,9 +466,24 @@ int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint6
         }
         atomic_store_explicit(&inode->nlookup, atomic_load_explicit(&inode->nlookup, memory_order_relaxed) + 1,
                               memory_order_relaxed);
+        if (parent)
+                atomic_store_explicit(&inode->parent, parent, memory_order_relaxed);
         *ret_nodeid = inode->nodeid;
         pthread_mutex_unlock(&t->mutex);
         return 0;
+}
+
+void inode_note_parent(struct inode_table *t, dev_t dev, ino_t ino, uint64_t parent)
+{
+        struct inode *inode;
+
+        pthread_mutex_lock(&t->mutex);
+        inode = hash_find(t, dev, ino);
+        /* Only a live one: a dying inode's union holds its list link. */
+        if (inode && atomic_load_explicit(&inode->nlookup, memory_order_relaxed) > 0 &&
+            atomic_load_explicit(&inode->refs, memory_order_relaxed) > 0)
+                atomic_store_explicit(&inode->parent, parent, memory_order_relaxed);
+        pthread_mutex_unlock(&t->mutex);
 }
 
 /* Under the mutex: drops n lookups; true when that dropped the last reference. */

@@ -45,7 +45,16 @@ struct inode {
         /* The fields below belong to the table: nlookup is written under its
          * lock and read without it; refs is atomic (see above). */
         _Atomic uint64_t nlookup;
-        struct inode *dead_next; /* inode_forget_all()'s list of inodes to destroy */
+        union {
+                /* While the guest knows it: the nodeid of the directory it was
+                 * last looked up in or renamed into (0: none), for telling
+                 * where a non-directory is when its path is too long to read
+                 * (pt_check_inside()).  A stale nodeid finds nothing. */
+                _Atomic uint64_t parent;
+                /* Once no one holds it: inode_forget_all()'s list of inodes
+                 * to destroy, or the spare list. */
+                struct inode *dead_next;
+        };
         /* The guest's lock owners on this inode (pt-lock.c), under the lock
          * pt-lock.c keeps for it: one of a few shared ones, since most inodes
          * never see a lock and a mutex each would be 40 bytes more. */
@@ -72,9 +81,14 @@ void inode_put(struct inode_table *t, struct inode *inode);
 void inode_ref(struct inode_table *t, struct inode *inode);
 
 /* Counts one lookup of the object behind `fd` (O_PATH, consumed, also on
- * failure) whose stat is `st`: the existing inode when (dev, ino) is known, a
- * new one otherwise.  Stores its nodeid in *ret_nodeid; -ENOMEM. */
-int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t *ret_nodeid);
+ * failure) whose stat is `st`, found in the directory `parent` (a nodeid; 0
+ * when none): the existing inode when (dev, ino) is known, a new one
+ * otherwise.  Stores its nodeid in *ret_nodeid; -ENOMEM. */
+int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t parent,
+                     uint64_t *ret_nodeid);
+/* The guest renamed the object (dev, ino) into the directory `parent`: notes
+ * it there, when the guest knows it.  Cheap: one hash lookup. */
+void inode_note_parent(struct inode_table *t, dev_t dev, ino_t ino, uint64_t parent);
 /* FORGET: drops n lookups; the inode goes when no lookup and no request holds it. */
 void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
 /* Forgets every inode but the root (DESTROY, session reset). */

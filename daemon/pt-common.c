@@ -59,6 +59,20 @@ static void fill_entry(const struct pt_fs *fs, struct fuse_entry_out *e, uint64_
         pt_fill_attr(fs, &e->attr, st);
 }
 
+/* A non-directory whose path is too long to read: it is where the directory
+ * the guest last found it in is (a host move of the file alone, deep down,
+ * goes unseen; one of a directory above it does not). */
+static int check_inside_by_parent(struct pt_fs *fs, const struct inode *root, const struct inode *i)
+{
+        _cleanup_iref_ dir = PT_INODE(fs, atomic_load_explicit(&i->parent, memory_order_relaxed));
+
+        if (!dir.p || dir.p->type != S_IFDIR)
+                return -EACCES;
+        if (dir.p == root)
+                return 0;
+        return confine_check_inside(fs->proc_fd, root->fd, dir.p->fd) < 0 ? -EACCES : 0;
+}
+
 int pt_check_inside(struct pt_fs *fs, const struct inode *i)
 {
         _cleanup_iref_ root = PT_INODE(fs, INODE_ROOT_ID);
@@ -69,6 +83,8 @@ int pt_check_inside(struct pt_fs *fs, const struct inode *i)
         if (i == root.p)
                 return 0;
         err = confine_check_inside(fs->proc_fd, root.p->fd, i->fd);
+        if (err == -ENAMETOOLONG)
+                err = check_inside_by_parent(fs, root.p, i);
         if (err < 0)
                 log_debug("nodeid %" PRIu64 " is no longer inside the shared folder: change refused",
                           i->nodeid);
@@ -91,11 +107,13 @@ int pt_reply_attr(struct pt_fs *fs, struct freq *r, const struct stat *st)
         return pt_reply(r, &out, sizeof(out));
 }
 
-/* Counts one lookup of the object behind `fd` (O_PATH, consumed) and fills its entry. */
-static int add_lookup(struct pt_fs *fs, int fd, const struct stat *st, struct fuse_entry_out *ret_entry)
+/* Counts one lookup of the object behind `fd` (O_PATH, consumed), found in
+ * `dir`, and fills its entry. */
+static int add_lookup(struct pt_fs *fs, int fd, const struct stat *st, const struct inode *dir,
+                      struct fuse_entry_out *ret_entry)
 {
         uint64_t nodeid;
-        int r = inode_add_lookup(fs->inodes, fd, st, &nodeid);
+        int r = inode_add_lookup(fs->inodes, fd, st, dir ? dir->nodeid : 0, &nodeid);
 
         if (r < 0)
                 return r;
@@ -108,6 +126,7 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
 {
         _cleanup_close_ int fd = -1;
         struct stat st;
+        int err;
 
         if (dir->type != S_IFDIR)
                 return -ENOTDIR;
@@ -116,7 +135,10 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
                 return fd;
         if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
-        return add_lookup(fs, TAKE_FD(fd), &st, ret_entry);
+        /* Another file system mounted here: what kind (only then, one statfs). */
+        if (st.st_dev != dir->dev && (err = policy_check_mount(fd, name)) < 0)
+                return err;
+        return add_lookup(fs, TAKE_FD(fd), &st, dir, ret_entry);
 }
 
 int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
@@ -143,7 +165,7 @@ int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const
         path_fd = pt_fd_keep(fs, confine_path_of_open_fd(fs->proc_fd, fd));
         if (path_fd < 0)
                 return path_fd;
-        err = add_lookup(fs, TAKE_FD(path_fd), &st, &out.e);
+        err = add_lookup(fs, TAKE_FD(path_fd), &st, dir, &out.e);
         if (err < 0)
                 return err;
         {

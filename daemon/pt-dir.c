@@ -124,6 +124,15 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
 
                                 if (lerr == -ENOENT)
                                         continue;       /* removed meanwhile */
+                                if (lerr == -EACCES) {
+                                        /* Listed, not entered (a pseudo file system's mount,
+                                         * a directory without search permission): nodeid 0,
+                                         * the kernel makes no dentry and a LOOKUP says why. */
+                                        memset(&ent.p.entry_out, 0, sizeof(ent.p.entry_out));
+                                        ent.p.entry_out.attr.ino = de->d_ino;
+                                        ent.p.entry_out.attr.mode = (uint32_t)DTTOIF(de->d_type);
+                                        lerr = 0;
+                                }
                                 if (lerr < 0) {
                                         err = used ? 0 : lerr;
                                         full = true;

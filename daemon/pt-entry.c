@@ -321,6 +321,17 @@ int pt_rmdir(struct pt_fs *fs, struct freq *r, struct inode *dir)
         return remove_name(fs, r, dir, AT_REMOVEDIR);
 }
 
+/* A rename moved `name` into `dir`: a non-directory the guest knows is there
+ * now (pt_check_inside() of a deep one asks that directory; directories have
+ * their own ".."). */
+static void note_moved(struct pt_fs *fs, const struct inode *dir, const char *name)
+{
+        struct stat st;
+
+        if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+                inode_note_parent(fs->inodes, st.st_dev, st.st_ino, dir->nodeid);
+}
+
 static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uint64_t newdir_id,
                      size_t pos, unsigned flags)
 {
@@ -351,6 +362,11 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
         /* Both ends are single names under inode fds inside the folder. */
         if (renameat2(olddir->fd, oldname, newdir.p->fd, newname, flags) < 0)
                 return -errno;
+        if (newdir.p != olddir) {
+                note_moved(fs, newdir.p, newname);
+                if (flags & RENAME_EXCHANGE)
+                        note_moved(fs, olddir, oldname);
+        }
         return pt_reply_ok(r);
 }
 

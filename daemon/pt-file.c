@@ -68,61 +68,78 @@ int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
         return pt_reply(r, &out, sizeof(out));
 }
 
-/* CREATE opened an existing name: only a regular file may become a handle
- * (as in pt_open()); the O_NONBLOCK used for the open goes unless asked for.
- * *st is the file's stat (for the reply). */
-static int check_created_regular(int fd, int flags, struct stat *st)
-{
-        int fl;
+/* A CREATE without O_EXCL races with whoever else makes or removes the name:
+ * this many rounds of "not there" / "there after all", then its error. */
+#define CREATE_ROUNDS 16
 
-        if (fstat(fd, st) < 0)
+/* CREATE without O_EXCL of a name that exists: only a regular file may
+ * become a handle (as in pt_open()), and its type is known before anything
+ * opens it for I/O.  Opening a device node runs its driver's open even with
+ * O_NONBLOCK (as root a tape rewinds, a modem hangs up) and a FIFO's would
+ * block the queue, so the name is taken with O_PATH, which opens nothing, and
+ * a regular file is opened again through that fd: a node swapped in between
+ * is not the object reopened.  An fd and *st, or -ENOENT when the name is
+ * not there. */
+static int open_existing(struct pt_fs *fs, struct inode *dir, const char *name, int flags,
+                         struct stat *st)
+{
+        _cleanup_close_ int path_fd = confine_open_child(dir->fd, name, O_PATH, 0);
+        int fd;
+
+        if (path_fd < 0)
+                return path_fd;
+        if (fstat(path_fd, st) < 0)
                 return -errno;
         if (!S_ISREG(st->st_mode))
-                return S_ISDIR(st->st_mode) ? -EISDIR : -ENXIO;
-        if (!(flags & O_NONBLOCK)) {
-                fl = fcntl(fd, F_GETFL);
-                if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
-                        return -errno;
-        }
-        return 0;
+                return S_ISDIR(st->st_mode) ? -EISDIR : S_ISLNK(st->st_mode) ? -ELOOP : -ENXIO;
+        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, path_fd, flags & ~(O_CREAT | O_EXCL)));
+        if (fd < 0)
+                return fd == -ENOENT ? -ESTALE : fd;   /* not "absent": it was there */
+        return fstat(fd, st) < 0 ? -errno : fd;
 }
 
 int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
 {
         PT_ARG(fuse_create_in, in, r);
-        _cleanup_close_ int fd = -1;
         size_t pos = sizeof(*in);
         const char *name;
         int flags = pt_open_flags(in->flags) | (int)(in->flags & O_EXCL);
         bool exclusive = flags & O_EXCL;
         struct stat st;
-        int err = freq_name(r, &pos, &name);
+        int fd = -ENOENT, err = freq_name(r, &pos, &name);
 
         if (err < 0)
                 return err;
         if ((err = check_create(fs, r, dir, name, flags)) < 0 ||
             (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
-        /* Without O_EXCL the name may already be a FIFO (made by the guest or on
-         * the host): a blocking open of it would hang this queue until a writer
-         * came.  Open without blocking and refuse what OPEN refuses too.  With
-         * O_EXCL (what open(O_CREAT) in a Linux guest sends for a new name) the
-         * open fails on any existing name, symlinks included, so what it opens
-         * is the regular file it just made: no O_NONBLOCK to take back, no check. */
-        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name,
-                                               flags | O_CREAT | (exclusive ? 0 : O_NONBLOCK),
-                                               policy_mode(&fs->policy, S_IFREG,
-                                                           pt_masked(in->mode, in->umask),
-                                                           name, r->in.uid)));
+        /* With O_EXCL (what open(O_CREAT) in a Linux guest sends for a new
+         * name) the open fails on any existing name, symlinks included, so what
+         * it opens is the regular file it just made.  Without it, an existing
+         * name is opened only once it is known to be a regular file
+         * (open_existing()), and a new one is made with O_EXCL all the same, so
+         * that nothing that appears meanwhile is opened blindly. */
+        for (unsigned round = 0; round < CREATE_ROUNDS; round++) {
+                if (!exclusive) {
+                        fd = open_existing(fs, dir, name, flags, &st);
+                        if (fd != -ENOENT)
+                                break;
+                }
+                fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT | O_EXCL,
+                                                       policy_mode(&fs->policy, S_IFREG,
+                                                                   pt_masked(in->mode, in->umask),
+                                                                   name, r->in.uid)));
+                if (fd >= 0 && fstat(fd, &st) < 0) {
+                        err = -errno;
+                        (void) close(fd);
+                        return err;
+                }
+                if (exclusive || fd != -EEXIST)
+                        break;
+        }
         if (fd < 0)
                 return fd;
-        if (exclusive)
-                err = fstat(fd, &st) < 0 ? -errno : 0;
-        else
-                err = check_created_regular(fd, flags, &st);
-        if (err < 0)
-                return err;
-        return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), &st, (flags & O_ACCMODE) != O_RDONLY);
+        return pt_reply_new_node(fs, r, dir, name, fd, &st, (flags & O_ACCMODE) != O_RDONLY);
 }
 
 int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <dirent.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -134,22 +134,61 @@ static inline void fz_quiet_log(void)
         log_set_level(level);
 }
 
-static inline int fz_remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+/* Empties the current directory, descending with fchdir(): a tree the guest
+ * built deeper than PATH_MAX has no path nftw() could stat.  Symlinks are
+ * removed, never entered (O_NOFOLLOW). */
+static inline void fz_empty_cwd(void)
 {
-        (void)st;
-        if (ftw->level == 0)
-                return 0;
-        if (type == FTW_DP)
-                (void)rmdir(path);
-        else
-                (void)unlink(path);
-        return 0;
+        DIR *d = opendir(".");
+        struct dirent *de;
+        char **names = NULL;
+        size_t n = 0;
+
+        if (!d)
+                return;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+                        char **more = realloc(names, (n + 1) * sizeof(*names));
+
+                        if (!more || !(more[n] = strdup(de->d_name)))
+                                abort();
+                        names = more;
+                        n++;
+                }
+        closedir(d);
+        for (size_t i = 0; i < n; i++) {
+                int fd = open(names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                if (fd >= 0) {
+                        bool in = fchdir(fd) == 0;
+
+                        close(fd);      /* no fd per level: a deep tree would use them up */
+                        if (in) {
+                                fz_empty_cwd();
+                                if (chdir("..") < 0)
+                                        abort();
+                        }
+                        (void)rmdir(names[i]);
+                } else {
+                        (void)unlink(names[i]);
+                }
+                free(names[i]);
+        }
+        free(names);
 }
 
 /* Empties a directory (as root: whatever modes the guest gave its files). */
 static inline void fz_empty_dir(const char *path)
 {
-        (void)nftw(path, fz_remove_one, 16, FTW_DEPTH | FTW_PHYS);
+        int here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        if (here < 0)
+                abort();
+        if (chdir(path) == 0)
+                fz_empty_cwd();
+        if (fchdir(here) < 0)
+                abort();
+        close(here);
 }
 
 /* Files the guest makes in the scratch share stay small: without a bound the

@@ -530,6 +530,52 @@ static void corpus_fuse(void)
         fuse_rec(&o, ON_NODE(FUSE_OPENDIR, 1), &(struct fuse_open_in){ 0 }, sizeof(struct fuse_open_in),
                  NULL, 0, NULL, 0);
         save(t, "open-fifo-and-kinds", &o);
+
+        /* CREATE without O_EXCL over every kind of existing name (issue 17
+         * point 9): only a regular file is opened, and only after its type is
+         * known; a new name is made with O_EXCL underneath. */
+        o.n = 0;
+        f_create(&o, "fifo", S_IFREG | 0644, O_RDONLY);
+        f_create(&o, "fifo", S_IFREG | 0644, O_WRONLY | O_TRUNC);
+        f_create(&o, "lnk", S_IFREG | 0644, O_RDWR);
+        f_create(&o, "sub", S_IFREG | 0644, O_RDONLY);
+        f_create(&o, "f1", S_IFREG | 0644, O_RDWR | O_TRUNC);
+        f_create(&o, "f1", S_IFREG | 0644, O_RDWR | O_EXCL);
+        f_create(&o, "fresh", S_IFREG | 0644, O_RDWR);
+        f_create(&o, "fresh", S_IFREG | 0644, O_RDWR);
+        f_mknod(&o, "chr", S_IFCHR | 0666, 0x103);
+        f_create(&o, "chr", S_IFREG | 0644, O_RDWR);
+        save(t, "create-over-kinds", &o);
+
+        /* A tree deeper than PATH_MAX (issue 17 point 8): 20 MKDIRs of
+         * 255-byte names, each in the directory the one before made, then at
+         * its end what a POSIX suite does there: create, chmod, truncate,
+         * xattrs, a rename out, an unlink. */
+        o.n = 0;
+        {
+                char name[256];
+
+                memset(name, 'd', 255);
+                name[255] = '\0';
+                for (uint8_t level = 0; level < 20; level++) {
+                        name[0] = (char)('a' + level);
+                        f_mkdir(&o, ON_NODE(0, level), name, 0755);
+                }
+        }
+        {
+                struct fuse_create_in in = { .flags = O_RDWR | O_CREAT, .mode = S_IFREG | 0644, .umask = 022 };
+
+                fuse_rec(&o, ON_NODE(FUSE_CREATE, 20), &in, sizeof(in), NAME("leaf"), NULL, 0);
+                fuse_rec(&o, ON_NODE(FUSE_CREATE, 20), &in, sizeof(in), NAME("victim"), NULL, 0);
+        }
+        f_setattr(&o, ON_NODE(0, 21), (struct fuse_setattr_in){ .valid = FATTR_MODE, .mode = S_IFREG | 0600 });
+        f_setattr(&o, ON_NODE(0, 21), (struct fuse_setattr_in){ .valid = FATTR_SIZE, .size = 7 });
+        f_setattr(&o, ON_NODE(0, 20), (struct fuse_setattr_in){ .valid = FATTR_MODE, .mode = S_IFDIR | 0700 });
+        f_setxattr(&o, 21, "user.deep", "yes");
+        fuse_rec(&o, ON_NODE(FUSE_REMOVEXATTR, 21), NAME("user.deep"), NULL, 0, NULL, 0);
+        f_rename(&o, ON_NODE(0, 20), "leaf", "up", 0);
+        fuse_rec(&o, ON_NODE(FUSE_UNLINK, 20), NAME("victim"), NULL, 0, NULL, 0);
+        save(t, "deep-paths", &o);
 }
 
 /* ---- fuzz-virtqueue: a ring header, then guest memory from gpa 0 ---- */

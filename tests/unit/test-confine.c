@@ -172,6 +172,106 @@ static void test_dir_moved_outside(void)
         ft_teardown(&t);
 }
 
+/* Makes `levels` directories of 255-byte names below dir_fd, one openat at a
+ * time (their paths do not fit PATH_MAX); returns an O_PATH fd of the last. */
+static int make_deep(int dir_fd, unsigned levels)
+{
+        char name[256];
+        int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+
+        memset(name, 'x', 255);
+        name[255] = '\0';
+        for (unsigned i = 0; i < levels; i++) {
+                int next;
+
+                g_assert_cmpint(mkdirat(fd, name, 0755), ==, 0);
+                next = openat(fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                g_assert_cmpint(next, >=, 0);
+                close(fd);
+                fd = next;
+        }
+        return fd;
+}
+
+static void rm_deep(int dir_fd, unsigned levels)
+{
+        char name[256];
+        int fds[64];
+
+        g_assert_cmpuint(levels, <=, G_N_ELEMENTS(fds));
+        memset(name, 'x', 255);
+        name[255] = '\0';
+        fds[0] = dir_fd;
+        for (unsigned i = 1; i < levels; i++)
+                fds[i] = openat(fds[i - 1], name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        for (unsigned i = levels; i-- > 0;) {
+                unlinkat(fds[i], "leaf", 0);
+                unlinkat(fds[i], name, AT_REMOVEDIR);
+                if (i)
+                        close(fds[i]);
+        }
+}
+
+/* Paths beyond PATH_MAX (issue 17 point 8): a directory is walked up with
+ * "..", a file is left to its caller (-ENAMETOOLONG), and a deep directory
+ * moved out, into a tree just as deep, is still outside. */
+static void test_check_inside_deep(void)
+{
+        g_autofree char *dir = g_dir_make_tmp("sluice-deep-XXXXXX", NULL);
+        g_autofree char *share = g_build_filename(dir, "share", NULL);
+        g_autofree char *far = g_build_filename(dir, "far", NULL);
+        int proc_fd = confine_open_proc_fd(), root_fd, far_fd, deep, far_deep, leaf;
+
+        g_assert_cmpint(proc_fd, >=, 0);
+        g_assert_cmpint(mkdir(share, 0755), ==, 0);
+        g_assert_cmpint(mkdir(far, 0755), ==, 0);
+        root_fd = open(share, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        far_fd = open(far, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        deep = make_deep(root_fd, 40);
+        far_deep = make_deep(far_fd, 20);
+        g_assert_cmpint(mknodat(deep, "leaf", S_IFREG | 0644, 0), ==, 0);
+        leaf = openat(deep, "leaf", O_PATH | O_CLOEXEC);
+        g_assert_cmpint(leaf, >=, 0);
+
+        g_assert_cmpint(confine_check_inside(proc_fd, root_fd, deep), ==, 0);
+        g_assert_cmpint(confine_check_inside(proc_fd, root_fd, leaf), ==, -ENAMETOOLONG);
+        g_assert_cmpint(confine_check_inside(proc_fd, far_fd, deep), ==, -EACCES);
+        g_assert_cmpint(confine_check_inside(proc_fd, deep, deep), ==, 0);
+        g_assert_cmpint(confine_check_inside(proc_fd, deep, root_fd), ==, -EACCES);
+
+        {
+                char name[256];
+
+                memset(name, 'x', 255);
+                name[255] = '\0';
+                g_assert_cmpint(renameat(root_fd, name, far_deep, "moved"), ==, 0);
+                g_assert_cmpint(confine_check_inside(proc_fd, root_fd, deep), ==, -EACCES);
+                g_assert_cmpint(confine_check_inside(proc_fd, far_fd, deep), ==, 0);
+                g_assert_cmpint(renameat(far_deep, "moved", root_fd, name), ==, 0);
+                g_assert_cmpint(confine_check_inside(proc_fd, root_fd, deep), ==, 0);
+        }
+        {
+                /* Renaming the shared folder itself takes its inside along. */
+                g_autofree char *renamed = g_build_filename(dir, "share2", NULL);
+
+                g_assert_cmpint(rename(share, renamed), ==, 0);
+                g_assert_cmpint(confine_check_inside(proc_fd, root_fd, deep), ==, 0);
+                g_assert_cmpint(rename(renamed, share), ==, 0);
+        }
+
+        close(leaf);
+        close(deep);
+        close(far_deep);
+        rm_deep(root_fd, 41);
+        rm_deep(far_fd, 21);
+        close(root_fd);
+        close(far_fd);
+        close(proc_fd);
+        g_assert_cmpint(rmdir(share), ==, 0);
+        g_assert_cmpint(rmdir(far), ==, 0);
+        g_assert_cmpint(rmdir(dir), ==, 0);
+}
+
 /* The host moves a directory the guest knows out of the share (guest-faults
  * does it under a real guest): Landlock keeps opens and creates out, but not
  * chmod, chown, utimes or xattrs, nor removals below the socket's folder; the
@@ -291,5 +391,6 @@ int main(int argc, char **argv)
         g_test_add_func("/confine/symlinks-not-followed", test_symlinks_not_followed);
         g_test_add_func("/confine/dir-moved-outside", test_dir_moved_outside);
         g_test_add_func("/confine/moved-outside-no-changes", test_moved_outside_no_changes);
+        g_test_add_func("/confine/check-inside-deep", test_check_inside_deep);
         return g_test_run();
 }

@@ -79,6 +79,31 @@ static void test_readonly_locks(void)
         g_assert_cmpint(policy_check_lock(false, F_WRLCK, false, 1), ==, 0);
 }
 
+/* Mounts of the kernel's own state are not entered; data file systems are. */
+static void test_pseudo_fs_mounts(void)
+{
+        const char *const refused[] = { "/proc", "/proc/self", "/sys", "/sys/kernel" };
+        const char *const allowed[] = { "/", "/tmp", "/dev/shm" };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+                int fd = open(refused[i], O_PATH | O_CLOEXEC);
+
+                if (fd < 0)
+                        continue;       /* not mounted here */
+                g_test_message("%s", refused[i]);
+                g_assert_cmpint(policy_check_mount(fd, refused[i]), ==, -EACCES);
+                close(fd);
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(allowed); i++) {
+                int fd = open(allowed[i], O_PATH | O_CLOEXEC);
+
+                if (fd < 0)
+                        continue;
+                g_assert_cmpint(policy_check_mount(fd, allowed[i]), ==, 0);
+                close(fd);
+        }
+}
+
 static void test_perm_access(void)
 {
         const struct perm_who a = { 1000, 1000 }, b = { 1001, 1001 }, root = { 0, 0 };
@@ -152,6 +177,7 @@ int main(int argc, char **argv)
         g_test_add_func("/policy/setid-bits", test_setid_bits);
         g_test_add_func("/policy/xattr-namespaces", test_xattr_namespaces);
         g_test_add_func("/policy/readonly-locks", test_readonly_locks);
+        g_test_add_func("/policy/pseudo-fs-mounts", test_pseudo_fs_mounts);
         g_test_add_func("/perm/access", test_perm_access);
         g_test_add_func("/perm/owner-and-sticky", test_perm_owner_and_sticky);
         g_test_add_func("/log/ratelimit", test_ratelimit);

@@ -46,7 +46,7 @@ static uint64_t add(struct fixture *f, const char *name)
 
         g_assert_cmpint(fd, >=, 0);
         g_assert_cmpint(fstat(fd, &st), ==, 0);
-        g_assert_cmpint(inode_add_lookup(f->t, fd, &st, &id), ==, 0);
+        g_assert_cmpint(inode_add_lookup(f->t, fd, &st, 0, &id), ==, 0);
         g_assert_cmpuint(id, !=, 0);
         return id;
 }
