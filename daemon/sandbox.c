@@ -190,7 +190,12 @@ static const int allowed_syscalls[] = {
          * AT_EMPTY_PATH, on an O_PATH fd that Landlock does not restrict
          * either) can name any file of the host.  An fd that fchmod & co.
          * take is one opened for I/O (they refuse O_PATH fds: EBADF), and
-         * Landlock lets such opens land only inside the shared folder. */
+         * Landlock lets such opens land only inside the shared folder; the
+         * fds held from before the sandbox are sockets, memfds, eventfds and
+         * the stdio the worker was started with.  The path-taking calls left
+         * above either create, remove or open (Landlock confines them to the
+         * folder) or only read (newfstatat, statx, readlinkat, readlink,
+         * faccessat: what stat() tells). */
         SCMP_SYS(fchmod), SCMP_SYS(fchown), SCMP_SYS(fsetxattr), SCMP_SYS(fremovexattr),
         /* xattr reads: by fd, and by /proc/self/fd/N path for O_PATH fds (a
          * planted read by path learns no more than stat() tells) */
