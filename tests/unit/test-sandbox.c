@@ -33,6 +33,7 @@ typedef struct {
         char *share;
         char *victim;      /* outside the share */
         struct stat before;
+        bool xattrs;       /* the temp folder's file system takes user.* xattrs (tmpfs < 6.6 does not) */
 } Fixture;
 
 static void fixture_set_up(Fixture *f, gconstpointer unused)
@@ -44,7 +45,9 @@ static void fixture_set_up(Fixture *f, gconstpointer unused)
         g_assert_cmpint(mkdir(f->share, 0755), ==, 0);
         g_assert_true(g_file_set_contents(f->victim, "host file", -1, NULL));
         g_assert_cmpint(chmod(f->victim, 0640), ==, 0);
-        g_assert_cmpint(setxattr(f->victim, "user.orig", "1", 1, 0), ==, 0);
+        f->xattrs = setxattr(f->victim, "user.orig", "1", 1, 0) == 0;
+        if (!f->xattrs)
+                g_assert_cmpint(errno, ==, EOPNOTSUPP);
         g_assert_cmpint(stat(f->victim, &f->before), ==, 0);
 }
 
@@ -212,6 +215,8 @@ static void assert_victim_untouched(Fixture *f)
         g_assert_cmpuint(st.st_gid, ==, f->before.st_gid);
         g_assert_cmpint(st.st_mtim.tv_sec, ==, f->before.st_mtim.tv_sec);
         g_assert_cmpint(st.st_mtim.tv_nsec, ==, f->before.st_mtim.tv_nsec);
+        if (!f->xattrs)
+                return;
         g_assert_cmpint(getxattr(f->victim, "user.orig", value, sizeof(value)), ==, 1);
         g_assert_cmpint(getxattr(f->victim, "user.planted", value, sizeof(value)), <, 0);
 }
@@ -252,6 +257,8 @@ static int change_inside_by_fd(Fixture *f, int share_fd)
                 return 12;
         if (futimens(fd, ts) < 0)
                 return 13;
+        if (!f->xattrs)
+                return 0;
         if (fsetxattr(fd, "user.set", "ok", 2, 0) < 0)
                 return 14;
         if (fremovexattr(fd, "user.gone") < 0)
@@ -269,7 +276,8 @@ static void test_fd_calls_inside_work(Fixture *f, gconstpointer unused)
 
         g_assert_true(g_file_set_contents(inside, "guest file", -1, NULL));
         g_assert_cmpint(chmod(inside, 0644), ==, 0);
-        g_assert_cmpint(setxattr(inside, "user.gone", "1", 1, 0), ==, 0);
+        if (f->xattrs)
+                g_assert_cmpint(setxattr(inside, "user.gone", "1", 1, 0), ==, 0);
         status = run_sandboxed(f, change_inside_by_fd, &err);
         if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NO_SECCOMP) {
                 g_test_skip("built without libseccomp");
@@ -280,8 +288,10 @@ static void test_fd_calls_inside_work(Fixture *f, gconstpointer unused)
         g_assert_cmpint(stat(inside, &st), ==, 0);
         g_assert_cmpuint(st.st_mode & 07777, ==, 0600);
         g_assert_cmpint(st.st_mtim.tv_sec, ==, 7);
-        g_assert_cmpint(getxattr(inside, "user.set", value, sizeof(value)), ==, 2);
-        g_assert_cmpint(getxattr(inside, "user.gone", value, sizeof(value)), <, 0);
+        if (f->xattrs) {
+                g_assert_cmpint(getxattr(inside, "user.set", value, sizeof(value)), ==, 2);
+                g_assert_cmpint(getxattr(inside, "user.gone", value, sizeof(value)), <, 0);
+        }
         assert_victim_untouched(f);
 }
 
