@@ -383,9 +383,25 @@ static void md_run(gboolean as_root, gboolean sandboxed)
         g_assert_cmpint(chmod(fifo, 0640), ==, 0);
         assert_ok(vmm_setattr(v, nodes[3].node, &same, NULL));
 
+        /* A root worker gives a file and a folder away for real (fchown). */
+        gboolean worker_is_root = as_root || harness_daemon_uid() == 0;
+        if (worker_is_root) {
+                for (unsigned i = 0; i < 2; i++) {
+                        struct fuse_setattr_in away = { .valid = FATTR_UID | FATTR_GID,
+                                                        .uid = 4242, .gid = 4243 };
+                        assert_ok(vmm_setattr(v, nodes[i].node, &away, NULL));
+                        struct stat st = md_host_stat(h, nodes[i].name);
+                        g_assert_cmpuint(st.st_uid, ==, 4242);
+                        g_assert_cmpuint(st.st_gid, ==, 4243);
+                        struct fuse_setattr_in back = { .valid = FATTR_UID | FATTR_GID,
+                                                        .uid = harness_daemon_uid(),
+                                                        .gid = harness_daemon_gid() };
+                        assert_ok(vmm_setattr(v, nodes[i].node, &back, NULL));
+                }
+        }
+
         /* chmod 000 and back: the way back must open a file its owner may
          * not read, which only root can; without the sandbox a path works. */
-        gboolean worker_is_root = as_root || harness_daemon_uid() == 0;
         struct fuse_setattr_in lock = { .valid = FATTR_MODE, .mode = S_IFREG };
         struct fuse_setattr_in unlock = { .valid = FATTR_MODE, .mode = S_IFREG | 0644 };
         assert_ok(vmm_setattr(v, nodes[0].node, &lock, NULL));
