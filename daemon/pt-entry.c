@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "log.h"
 
 /* ---- lookups and attributes ---- */
 
@@ -116,6 +117,7 @@ static int setattr_by_path(struct pt_fs *fs, struct inode *i, const struct fuse_
 static int setattr_unopenable(const struct inode *i, const struct fuse_setattr_in *in, mode_t mode,
                               uid_t uid, gid_t gid)
 {
+        static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
         struct stat st;
         int err = pt_stat(i, &st);
 
@@ -124,8 +126,14 @@ static int setattr_unopenable(const struct inode *i, const struct fuse_setattr_i
         if ((in->valid & PT_FATTR_TIMES) ||
             ((in->valid & FATTR_MODE) && mode != (st.st_mode & 07777)) ||
             ((in->valid & FATTR_UID) && uid != st.st_uid) ||
-            ((in->valid & FATTR_GID) && gid != st.st_gid))
+            ((in->valid & FATTR_GID) && gid != st.st_gid)) {
+                log_ratelimited(&rl, LOG_LEVEL_INFO,
+                                "not supported under the sandbox: changing the mode, owner or times "
+                                "of a %s (--sandbox=none allows it)",
+                                i->type == S_IFLNK ? "symlink" : i->type == S_IFIFO ? "FIFO"
+                                : i->type == S_IFSOCK ? "socket" : "device node");
                 return -EOPNOTSUPP;
+        }
         return 0;
 }
 
