@@ -237,3 +237,16 @@ int confine_path_of_open_fd(int proc_fd, int open_fd)
         fd = openat(proc_fd, name, O_PATH | O_CLOEXEC);
         return fd >= 0 ? fd : -errno;
 }
+
+/* Written once by the main thread before the queue threads exist, as landlock_active. */
+static bool fd_metadata_only;
+
+void confine_note_fd_metadata_only(void)
+{
+        fd_metadata_only = true;
+}
+
+bool confine_fd_metadata_only(void)
+{
+        return fd_metadata_only;
+}

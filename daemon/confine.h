@@ -75,3 +75,13 @@ int confine_open_proc_fd(void);
 
 /* Whether openat2() with RESOLVE_BENEATH works on this kernel (probed once). */
 int confine_have_openat2(void);
+
+/* Whether metadata may change only through fds opened for I/O (fchmod,
+ * fchown, futimens, fsetxattr, fremovexattr): set once by the seccomp
+ * sandbox, before any queue thread starts, because its allow-list refuses the
+ * path-based calls (a path, even "" with AT_EMPTY_PATH on an O_PATH fd, can
+ * name any file on the host: Landlock does not cover metadata nor O_PATH
+ * opens).  Then the owner, mode and times of symlinks and special files,
+ * which cannot be opened without effects, cannot be changed (sandbox.c). */
+void confine_note_fd_metadata_only(void);
+bool confine_fd_metadata_only(void);

@@ -12,6 +12,7 @@
 
 #include "confine.h"
 #include "credentials.h"
+#include "log.h"
 
 /* ---- lookups and attributes ---- */
 
@@ -68,13 +69,13 @@ int pt_getattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         return err < 0 ? err : pt_reply_attr(fs, r, &st);
 }
 
-static int set_times(struct pt_fs *fs, struct inode *i, int fd, const struct fuse_setattr_in *in)
-{
-        struct timespec ts[2] = {
-                { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT },
-        };
-        char name[16];
+#define PT_FATTR_TIMES (FATTR_ATIME | FATTR_MTIME | FATTR_ATIME_NOW | FATTR_MTIME_NOW)
 
+/* The two timespecs of a SETATTR (UTIME_OMIT where it sets none); -EINVAL
+ * for nanoseconds out of range. */
+static int setattr_times(const struct fuse_setattr_in *in, struct timespec ts[2])
+{
+        ts[0] = ts[1] = (struct timespec){ .tv_nsec = UTIME_OMIT };
         if (in->valid & FATTR_ATIME_NOW)
                 ts[0].tv_nsec = UTIME_NOW;
         else if (in->valid & FATTR_ATIME)
@@ -86,14 +87,55 @@ static int set_times(struct pt_fs *fs, struct inode *i, int fd, const struct fus
         if ((ts[0].tv_nsec != UTIME_OMIT && ts[0].tv_nsec != UTIME_NOW && ts[0].tv_nsec >= 1000000000) ||
             (ts[1].tv_nsec != UTIME_OMIT && ts[1].tv_nsec != UTIME_NOW && ts[1].tv_nsec >= 1000000000))
                 return -EINVAL;
-        if (fd >= 0)
-                return futimens(fd, ts) < 0 ? -errno : 0;
-        if (i->type == S_IFLNK) {
-                /* Symlink times: only where the kernel takes an empty path. */
-                return utimensat(i->fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
-        }
+        return 0;
+}
+
+/* Without the seccomp sandbox only (confine.h): the path-based calls, for
+ * what cannot be opened (symlinks, special files) or may not be read by its
+ * owner (mode 000).  The paths are our own fds: "" or /proc/self/fd/N. */
+static int setattr_by_path(struct pt_fs *fs, struct inode *i, const struct fuse_setattr_in *in,
+                           mode_t mode, uid_t uid, gid_t gid, const struct timespec ts[2])
+{
+        char name[16];
+
         confine_fd_name(name, sizeof(name), i->fd);
+        if ((in->valid & FATTR_MODE) && fchmodat(fs->proc_fd, name, mode, 0) < 0)
+                return -errno;
+        if ((in->valid & (FATTR_UID | FATTR_GID)) &&
+            fchownat(i->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (!(in->valid & PT_FATTR_TIMES))
+                return 0;
+        if (i->type == S_IFLNK)   /* symlink times: only where the kernel takes an empty path */
+                return utimensat(i->fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
         return utimensat(fs->proc_fd, name, ts, 0) < 0 ? -errno : 0;
+}
+
+/* Under the sandbox a symlink or special file has no fd to change it
+ * through (opening a FIFO wakes its writers, a device runs its driver, a
+ * socket cannot be opened): a change that changes nothing (mkfifo -m, cp -a
+ * by the owner) succeeds, any other is not supported. */
+static int setattr_unopenable(const struct inode *i, const struct fuse_setattr_in *in, mode_t mode,
+                              uid_t uid, gid_t gid)
+{
+        static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
+        struct stat st;
+        int err = pt_stat(i, &st);
+
+        if (err < 0)
+                return err;
+        if ((in->valid & PT_FATTR_TIMES) ||
+            ((in->valid & FATTR_MODE) && mode != (st.st_mode & 07777)) ||
+            ((in->valid & FATTR_UID) && uid != st.st_uid) ||
+            ((in->valid & FATTR_GID) && gid != st.st_gid)) {
+                log_ratelimited(&rl, LOG_LEVEL_INFO,
+                                "not supported under the sandbox: changing the mode, owner or times "
+                                "of a %s (--sandbox=none allows it)",
+                                i->type == S_IFLNK ? "symlink" : i->type == S_IFIFO ? "FIFO"
+                                : i->type == S_IFSOCK ? "socket" : "device node");
+                return -EOPNOTSUPP;
+        }
+        return 0;
 }
 
 /* A write or truncate by a non-owner makes the guest kernel drop the file's
@@ -157,66 +199,82 @@ int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         PT_ARG(fuse_setattr_in, in, r);
         _cleanup_href_ h = { fs->handles, NULL };
+        _cleanup_close_ int own_fd = -1;
+        _cleanup_creds_ group = { 0 };
+        struct timespec ts[2];
         struct stat st;
-        int fd = -1, err;
-        char name[16];
+        mode_t mode = 0;
+        uid_t uid = (uid_t)-1;
+        gid_t gid = (gid_t)-1;
+        int fd = -1, size_fd = -1, err;
 
         if (in->valid & FATTR_FH) {
                 h.p = handle_get(fs->handles, in->fh, false);
                 if (!h.p || h.p->inode != i)
                         return -EBADF;
                 fd = h.p->fd;
+                if (h.p->writable)
+                        size_fd = fd;
         }
-        if ((err = check_setattr(fs, r, i, in, fd >= 0 && h.p->writable)) < 0)
+        if ((err = check_setattr(fs, r, i, in, size_fd >= 0)) < 0)
                 return err;
         if ((err = pt_check_inside(fs, i)) < 0)
                 return err;
-        confine_fd_name(name, sizeof(name), i->fd);
 
+        /* What cannot be done is refused before anything changes. */
+        if ((err = setattr_times(in, ts)) < 0)
+                return err;
         if (in->valid & FATTR_MODE) {
-                _cleanup_creds_ group = { 0 };
-                mode_t mode;
-                int rc;
-
                 if (i->type == S_IFLNK)
                         return -EOPNOTSUPP;
                 mode = policy_mode(&fs->policy, i->type, in->mode, "a chmod", r->in.uid);
+                /* The group is joined for the rest of the request (the fchmod below). */
                 if (i->type == S_IFDIR && (mode & S_ISGID) && (err = enter_dir_group(i, &group)) < 0)
                         return err;
-                rc = fd >= 0 ? fchmod(fd, mode) : fchmodat(fs->proc_fd, name, mode, 0);
-                if (rc < 0)
-                        return -errno;
         }
-        if (in->valid & (FATTR_UID | FATTR_GID)) {
-                uid_t uid = (in->valid & FATTR_UID) ? idmap_uid_to_host(&fs->idmap, in->uid) : (uid_t)-1;
-                gid_t gid = (in->valid & FATTR_GID) ? idmap_gid_to_host(&fs->idmap, in->gid) : (gid_t)-1;
-
-                if (fchownat(i->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-                        return -errno;
-        }
+        if (in->valid & FATTR_UID)
+                uid = idmap_uid_to_host(&fs->idmap, in->uid);
+        if (in->valid & FATTR_GID)
+                gid = idmap_gid_to_host(&fs->idmap, in->gid);
         if (in->valid & FATTR_SIZE) {
                 if (in->size > (uint64_t)INT64_MAX)
                         return -EFBIG;
-                if (fd >= 0 && h.p->writable) {
-                        if (ftruncate(fd, (off_t)in->size) < 0)
-                                return -errno;
-                } else {
-                        _cleanup_close_ int wfd = -1;
-
-                        if (i->type != S_IFREG)
-                                return i->type == S_IFDIR ? -EISDIR : -EINVAL;
-                        wfd = confine_reopen(fs->proc_fd, i->fd, O_WRONLY);
-                        if (wfd < 0)
-                                return wfd;
-                        if (ftruncate(wfd, (off_t)in->size) < 0)
-                                return -errno;
-                }
+                if (size_fd < 0 && i->type != S_IFREG)
+                        return i->type == S_IFDIR ? -EISDIR : -EINVAL;
         }
-        if (in->valid & (FATTR_ATIME | FATTR_MTIME | FATTR_ATIME_NOW | FATTR_MTIME_NOW)) {
-                err = set_times(fs, i, fd, in);
+
+        /* Metadata changes only through an fd we opened inside the folder
+         * (sandbox.c refuses the path-based calls): the handle's, or one
+         * re-open of the inode, for writing when it truncates. */
+        if ((in->valid & FATTR_SIZE) && size_fd < 0) {
+                own_fd = confine_reopen(fs->proc_fd, i->fd, O_WRONLY);
+                if (own_fd < 0)
+                        return own_fd;
+                size_fd = own_fd;
+        } else if (fd < 0 && (in->valid & (FATTR_MODE | FATTR_UID | FATTR_GID | PT_FATTR_TIMES)) &&
+                   (i->type == S_IFREG || i->type == S_IFDIR)) {
+                own_fd = confine_reopen(fs->proc_fd, i->fd, O_RDONLY);
+                /* EACCES: its owner may not read it (chmod 000); by path where allowed. */
+                if (own_fd < 0 && (own_fd != -EACCES || confine_fd_metadata_only()))
+                        return own_fd;
+        }
+        if (fd < 0)
+                fd = own_fd;
+        if (fd < 0) {
+                err = confine_fd_metadata_only() ? setattr_unopenable(i, in, mode, uid, gid)
+                                                 : setattr_by_path(fs, i, in, mode, uid, gid, ts);
                 if (err < 0)
                         return err;
+        } else {
+                if ((in->valid & FATTR_MODE) && fchmod(fd, mode) < 0)
+                        return -errno;
+                if ((in->valid & (FATTR_UID | FATTR_GID)) && fchown(fd, uid, gid) < 0)
+                        return -errno;
         }
+        if ((in->valid & FATTR_SIZE) && ftruncate(size_fd, (off_t)in->size) < 0)
+                return -errno;
+        if (fd >= 0 && (in->valid & PT_FATTR_TIMES) && futimens(fd, ts) < 0)
+                return -errno;
         err = pt_stat(i, &st);
         return err < 0 ? err : pt_reply_attr(fs, r, &st);
 }

@@ -4,16 +4,21 @@
 #include "pt-internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/xattr.h>
 
+#include "confine.h"
 #include "mount-namespace.h"
 
 #define XATTR_PATH_SIZE 40
 
-/* Xattrs of an inode go through the path of our own fd in /proc (the f*xattr
- * calls do not take O_PATH fds; mountns_fd_path(): a root worker's "/" is the
- * shared folder).  Symlinks have no user xattrs on Linux. */
+/* Reading an inode's xattrs goes through the path of our own fd in /proc
+ * (the f*xattr calls do not take O_PATH fds, and a re-open per GETXATTR would
+ * cost two system calls and open FIFOs): a read names no file but ours, and a
+ * planted one learns what stat() would.  mountns_fd_path(): a root worker's
+ * "/" is the shared folder.  Changes go through an fd (below).
+ * Symlinks have no user xattrs on Linux. */
 static int xattr_path(const struct inode *i, char buf[static XATTR_PATH_SIZE])
 {
         if (i->type == S_IFLNK)
@@ -51,6 +56,24 @@ static int check_xattr_write(struct pt_fs *fs, const struct freq *r, const struc
         return err < 0 ? err : pt_check_inside(fs, i);
 }
 
+/* SETXATTR and REMOVEXATTR change a file only through an fd opened inside the
+ * folder: sandbox.c refuses setxattr and removexattr by path.  A special
+ * file cannot be opened without effects, and Linux refuses user.* xattrs on
+ * it anyway: under the sandbox it answers EPERM, as the kernel does for
+ * user.*.  Without the sandbox, a special file and a file its owner may not
+ * read (mode 000) go through the /proc path as before (*ret_fd -1 then).
+ * 0 or -errno. */
+static int xattr_write_fd(struct pt_fs *fs, const struct inode *i, int *ret_fd)
+{
+        bool openable = i->type == S_IFREG || i->type == S_IFDIR;
+        int fd = openable ? confine_reopen(fs->proc_fd, i->fd, O_RDONLY) : -EPERM;
+
+        *ret_fd = fd >= 0 ? fd : -1;
+        if (fd >= 0 || (!confine_fd_metadata_only() && (!openable || fd == -EACCES)))
+                return 0;
+        return fd;
+}
+
 int pt_setxattr(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         /* We do not negotiate FUSE_SETXATTR_EXT: the argument is the 8-byte form. */
@@ -58,6 +81,7 @@ int pt_setxattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         size_t pos = FUSE_COMPAT_SETXATTR_IN_SIZE;
         const char *name;
         char path[XATTR_PATH_SIZE];
+        _cleanup_close_ int fd = -1;
         int err;
 
         if (!in)
@@ -70,7 +94,10 @@ int pt_setxattr(struct pt_fs *fs, struct freq *r, struct inode *i)
                 return -EINVAL;
         if ((err = check_xattr_write(fs, r, i, name)) < 0)
                 return err;
-        if (setxattr(path, name, r->arg + pos, in->size, (int)in->flags) < 0)
+        if ((err = xattr_write_fd(fs, i, &fd)) < 0)
+                return err;
+        if ((fd >= 0 ? fsetxattr(fd, name, r->arg + pos, in->size, (int)in->flags)
+                     : setxattr(path, name, r->arg + pos, in->size, (int)in->flags)) < 0)
                 return -errno;
         return pt_reply_ok(r);
 }
@@ -120,13 +147,16 @@ int pt_removexattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         size_t pos = 0;
         const char *name;
         char path[XATTR_PATH_SIZE];
+        _cleanup_close_ int fd = -1;
         int err;
 
         if ((err = xattr_target(r, i, &pos, -ENODATA, &name, path)) < 0)
                 return err;
         if ((err = check_xattr_write(fs, r, i, name)) < 0)
                 return err;
-        if (removexattr(path, name) < 0)
+        if ((err = xattr_write_fd(fs, i, &fd)) < 0)
+                return err;
+        if ((fd >= 0 ? fremovexattr(fd, name) : removexattr(path, name)) < 0)
                 return -errno;
         return pt_reply_ok(r);
 }

@@ -178,16 +178,29 @@ static const int allowed_syscalls[] = {
         SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(fstat), SCMP_SYS(newfstatat),
         SCMP_SYS(statx), SCMP_SYS(fstatfs), SCMP_SYS(getdents64), SCMP_SYS(flock),
         SCMP_SYS(dup), SCMP_SYS(dup3), SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(syncfs),
-        SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(fchmod), SCMP_SYS(fchmodat),
-        SCMP_SYS(fchown), SCMP_SYS(fchownat), SCMP_SYS(utimensat), SCMP_SYS(mkdirat),
+        SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(mkdirat),
         SCMP_SYS(mknodat), SCMP_SYS(symlinkat), SCMP_SYS(readlinkat), SCMP_SYS(linkat),
         SCMP_SYS(readlink),   /* glibc's readlink() of /proc/self/fd/N (fd type checks) */
         SCMP_SYS(unlinkat), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(copy_file_range),
         SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(umask),
-        /* xattrs: by fd, and by /proc/self/fd/N path for O_PATH fds */
-        SCMP_SYS(getxattr), SCMP_SYS(setxattr), SCMP_SYS(listxattr), SCMP_SYS(removexattr),
-        SCMP_SYS(lgetxattr), SCMP_SYS(lsetxattr), SCMP_SYS(llistxattr), SCMP_SYS(lremovexattr),
-        SCMP_SYS(fgetxattr), SCMP_SYS(fsetxattr), SCMP_SYS(flistxattr), SCMP_SYS(fremovexattr),
+        /* Metadata changes: by fd only (utimensat: add_filtered_rules).  The
+         * path-based fchmodat, fchmodat2, fchownat, setxattr, lsetxattr,
+         * removexattr, lremovexattr and utimensat with a path are left out on
+         * purpose: Landlock does not cover metadata, and a path (even "" with
+         * AT_EMPTY_PATH, on an O_PATH fd that Landlock does not restrict
+         * either) can name any file of the host.  An fd that fchmod & co.
+         * take is one opened for I/O (they refuse O_PATH fds: EBADF), and
+         * Landlock lets such opens land only inside the shared folder; the
+         * fds held from before the sandbox are sockets, memfds, eventfds and
+         * the stdio the worker was started with.  The path-taking calls left
+         * above either create, remove or open (Landlock confines them to the
+         * folder) or only read (newfstatat, statx, readlinkat, readlink,
+         * faccessat: what stat() tells). */
+        SCMP_SYS(fchmod), SCMP_SYS(fchown), SCMP_SYS(fsetxattr), SCMP_SYS(fremovexattr),
+        /* xattr reads: by fd, and by /proc/self/fd/N path for O_PATH fds (a
+         * planted read by path learns no more than stat() tells) */
+        SCMP_SYS(getxattr), SCMP_SYS(listxattr), SCMP_SYS(lgetxattr), SCMP_SYS(llistxattr),
+        SCMP_SYS(fgetxattr), SCMP_SYS(flistxattr),
         /* memory: guest RAM is mmap(MAP_SHARED) of the frontend's fds */
         SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(mprotect),
         SCMP_SYS(madvise), SCMP_SYS(brk),
@@ -273,6 +286,13 @@ static int add_filtered_rules(scmp_filter_ctx ctx)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
                                      SCMP_A0(SCMP_CMP_EQ, SB_LSAN_CLONE_FLAGS));
 #endif
+        /* futimens(): utimensat with a NULL path is the fd's own file, and
+         * only an fd opened for I/O (O_PATH: EBADF).  This is the one path-
+         * taking metadata call left, and only without a path: a pointer a
+         * filter compares with 0 cannot name a file. */
+        if (r == 0)
+                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(utimensat), 1,
+                                     SCMP_A1(SCMP_CMP_EQ, 0));
         /* The daemon itself makes no ioctl; glibc's isatty() asks TCGETS (of
          * stderr, say): "not a terminal" is the right answer for a worker. */
         if (r == 0)
@@ -406,9 +426,11 @@ static int apply_seccomp(void)
         if (r == 0)
                 r = seccomp_load(ctx);
         seccomp_release(ctx);
-        if (r == 0)
+        if (r == 0) {
+                confine_note_fd_metadata_only();
                 log_info("sandbox: seccomp allow-list installed (%zu calls, plus kill/tgkill to "
-                         "ourselves, thread clone, fcntl and prctl by command)", n);
+                         "ourselves, thread clone, fcntl and prctl by command, utimensat by fd)", n);
+        }
         return r;
 }
 #endif

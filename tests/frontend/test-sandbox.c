@@ -2,15 +2,20 @@
  * with no sandbox option runs under seccomp and no_new_privs in every thread,
  * still serves FUSE requests, removes its socket on exit, and dies with a
  * clear last log line when it makes a call the sandbox denies, and cannot
- * open files outside the folder it serves; --sandbox=none turns all of it off. */
+ * open files outside the folder it serves; --sandbox=none turns all of it off.
+ * Metadata (issue 17 item 3): every SETATTR and xattr request on every kind
+ * of node is served by fd under the sandbox, with no SIGSYS death. */
 #include "harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /* The value of "Key:" in /proc/PID[/task/TID]/status, or -1. */
@@ -207,6 +212,238 @@ static void test_landlock_confines_to_share(void)
         g_assert_nonnull(strstr(err_none, "opening the shared folder's parent: opened"));
 }
 
+/* ---- metadata changes through fds (issue 17 item 3) ----
+ *
+ * The sandbox refuses chmod, chown, utimes and xattr changes by path; the
+ * worker makes them through an fd it opened inside the share.  A request it
+ * served with a path-based call would die of SIGSYS: every combination of
+ * SETATTR fields on a file, a directory, a symlink, a FIFO and a socket, and
+ * the xattr requests on each, as the desktop user's and as a root worker,
+ * with the sandbox and without. */
+
+#define MD_TIMES (FATTR_ATIME | FATTR_MTIME | FATTR_ATIME_NOW | FATTR_MTIME_NOW)
+
+static const uint32_t md_fields[] = {
+        FATTR_MODE, FATTR_UID, FATTR_GID, FATTR_SIZE, FATTR_ATIME, FATTR_MTIME,
+        FATTR_ATIME_NOW, FATTR_MTIME_NOW, FATTR_FH,
+};
+
+typedef struct {
+        const char *name;
+        mode_t type;
+        uint64_t node;
+        uint64_t fh;        /* file: a handle for FATTR_FH (Linux sends it with ftruncate only) */
+} MdNode;
+
+static void md_make_nodes(Harness *h)
+{
+        harness_write(h, "file", "0123456789");
+        harness_mkdir(h, "dir");
+        harness_symlink(h, "file", "link");
+        g_autofree char *fifo = harness_path(h, "fifo");
+        g_assert_cmpint(mkfifo(fifo, 0644), ==, 0);
+        harness_chown_to_user(fifo);
+        g_autofree char *sock = harness_path(h, "sock");
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        g_assert_cmpuint(strlen(sock), <, sizeof(sa.sun_path));
+        strcpy(sa.sun_path, sock);
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        g_assert_cmpint(s, >=, 0);
+        g_assert_cmpint(bind(s, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+        close(s);
+        harness_chown_to_user(sock);
+}
+
+/* What SETATTR answers: the kernel's own refusals first; then, under the
+ * sandbox, a symlink or special file changes nothing it would have to open
+ * (its owner stays as it is here, its mode and times would change). */
+static int md_expected(mode_t type, uint32_t valid, gboolean sandboxed)
+{
+        if (type == S_IFLNK && (valid & FATTR_MODE))
+                return -EOPNOTSUPP;
+        if ((valid & FATTR_SIZE) && type != S_IFREG)
+                return type == S_IFDIR ? -EISDIR : -EINVAL;
+        if (type == S_IFREG || type == S_IFDIR || !sandboxed)
+                return 0;
+        return (valid & (FATTR_MODE | MD_TIMES)) ? -EOPNOTSUPP : 0;
+}
+
+static struct stat md_host_stat(Harness *h, const char *rel)
+{
+        g_autofree char *path = harness_path(h, rel);
+        struct stat st;
+        g_assert_cmpint(lstat(path, &st), ==, 0);
+        return st;
+}
+
+static void md_setattr_matrix(Harness *h, MdNode *n, gboolean sandboxed)
+{
+        unsigned nfields = G_N_ELEMENTS(md_fields) - (n->fh ? 0 : 1);
+        for (uint32_t combo = 0; combo < (1u << nfields); combo++) {
+                struct fuse_setattr_in in = {
+                        .uid = harness_daemon_uid(), .gid = harness_daemon_gid(),
+                        .size = combo % 7, .fh = n->fh,
+                        .atime = 1000000000 + combo, .atimensec = combo,
+                        .mtime = 1100000000 + combo, .mtimensec = combo,
+                };
+                for (unsigned b = 0; b < nfields; b++)
+                        if (combo & (1u << b))
+                                in.valid |= md_fields[b];
+                /* Owner bits stay, so the next truncate may write; a special
+                 * file's mode always differs from what it has (0644). */
+                in.mode = n->type | (n->type == S_IFREG || n->type == S_IFDIR ? 0700 : 0200) |
+                          (combo & 077);
+                struct fuse_attr a;
+                int want = md_expected(n->type, in.valid, sandboxed);
+                int got = vmm_setattr(h->vmm, n->node, &in, &a);
+                if (got != want) {
+                        g_test_message("FAIL: SETATTR valid %#x on %s = %d (%s), expected %d (%s)",
+                                       in.valid, n->name, got, got ? strerrorname_np(-got) : "0",
+                                       want, want ? strerrorname_np(-want) : "0");
+                        g_test_fail();
+                        continue;
+                }
+                if (got < 0)
+                        continue;
+                struct stat st = md_host_stat(h, n->name);
+                if (in.valid & FATTR_MODE)
+                        g_assert_cmpuint(st.st_mode & 07777, ==, in.mode & 07777);
+                if (in.valid & FATTR_SIZE)
+                        g_assert_cmpint(st.st_size, ==, (off_t)in.size);
+                if ((in.valid & FATTR_MTIME) && !(in.valid & FATTR_MTIME_NOW)) {
+                        g_assert_cmpint(st.st_mtim.tv_sec, ==, (time_t)in.mtime);
+                        g_assert_cmpint(st.st_mtim.tv_nsec, ==, (long)in.mtimensec);
+                }
+                g_assert_cmpuint(a.mode & 07777, ==, st.st_mode & 07777);
+        }
+}
+
+/* user.* xattrs: on a file and a directory through an fd; Linux refuses
+ * them on symlinks and special files (EPERM to write, ENODATA to read). */
+static void md_xattrs(Harness *h, MdNode *n)
+{
+        struct vmm *v = h->vmm;
+        gboolean plain = n->type == S_IFREG || n->type == S_IFDIR;
+        char buf[256];
+        size_t len = 0;
+
+        assert_errno(vmm_setxattr(v, n->node, "user.sluice", "v1", 2, 0), plain ? 0 : -EPERM);
+        assert_errno(vmm_getxattr(v, n->node, "user.sluice", buf, sizeof(buf), &len),
+                     plain ? 0 : -ENODATA);
+        if (plain)
+                g_assert_cmpmem(buf, len, "v1", 2);
+        assert_ok(vmm_listxattr(v, n->node, buf, sizeof(buf), &len));
+        if (plain)
+                g_assert_nonnull(memmem(buf, len, "user.sluice", 12));
+        assert_errno(vmm_removexattr(v, n->node, "user.sluice"),
+                     plain ? 0 : n->type == S_IFLNK ? -ENODATA : -EPERM);
+        assert_errno(vmm_getxattr(v, n->node, "user.sluice", buf, sizeof(buf), &len), -ENODATA);
+        if (plain) {
+                g_autofree char *path = harness_path(h, n->name);
+                g_assert_cmpint(getxattr(path, "user.sluice", buf, sizeof(buf)), <, 0);
+        }
+}
+
+static void md_run(gboolean as_root, gboolean sandboxed)
+{
+        if (!harness_require_sluice("sluice-fs's own sandbox") || !harness_daemon_as_root(as_root))
+                return;
+        const char *const seccomp_opts[] = { "--xattr", NULL };
+        const char *const none_opts[] = { "--xattr", "--sandbox=none", NULL };
+        g_autoptr(Harness) h = harness_new();
+        md_make_nodes(h);
+        harness_up(h, sandboxed ? seccomp_opts : none_opts);
+        struct vmm *v = h->vmm;
+        MdNode nodes[] = {
+                { "file", S_IFREG, 0, 0 }, { "dir", S_IFDIR, 0, 0 }, { "link", S_IFLNK, 0, 0 },
+                { "fifo", S_IFIFO, 0, 0 }, { "sock", S_IFSOCK, 0, 0 },
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(nodes); i++) {
+                struct fuse_entry_out e;
+                assert_ok(vmm_lookup(v, VMM_ROOT, nodes[i].name, &e));
+                nodes[i].node = e.nodeid;
+                g_assert_cmpuint(e.attr.mode & S_IFMT, ==, nodes[i].type);
+        }
+        assert_ok(vmm_open(v, nodes[0].node, O_RDWR, &nodes[0].fh));
+        for (unsigned i = 0; i < G_N_ELEMENTS(nodes); i++) {
+                MdNode without_fh = nodes[i];
+                without_fh.fh = 0;
+                md_setattr_matrix(h, &without_fh, sandboxed);
+                if (nodes[i].fh)
+                        md_setattr_matrix(h, &nodes[i], sandboxed);
+                md_xattrs(h, &nodes[i]);
+        }
+
+        /* A change that changes nothing needs no fd: mkfifo -m, cp -a. */
+        struct fuse_setattr_in same = {
+                .valid = FATTR_MODE | FATTR_UID | FATTR_GID, .mode = S_IFIFO | 0640,
+                .uid = harness_daemon_uid(), .gid = harness_daemon_gid(),
+        };
+        g_autofree char *fifo = harness_path(h, "fifo");
+        g_assert_cmpint(chmod(fifo, 0640), ==, 0);
+        assert_ok(vmm_setattr(v, nodes[3].node, &same, NULL));
+
+        /* A root worker gives a file and a folder away for real (fchown). */
+        gboolean worker_is_root = as_root || harness_daemon_uid() == 0;
+        if (worker_is_root) {
+                for (unsigned i = 0; i < 2; i++) {
+                        struct fuse_setattr_in away = { .valid = FATTR_UID | FATTR_GID,
+                                                        .uid = 4242, .gid = 4243 };
+                        assert_ok(vmm_setattr(v, nodes[i].node, &away, NULL));
+                        struct stat st = md_host_stat(h, nodes[i].name);
+                        g_assert_cmpuint(st.st_uid, ==, 4242);
+                        g_assert_cmpuint(st.st_gid, ==, 4243);
+                        struct fuse_setattr_in back = { .valid = FATTR_UID | FATTR_GID,
+                                                        .uid = harness_daemon_uid(),
+                                                        .gid = harness_daemon_gid() };
+                        assert_ok(vmm_setattr(v, nodes[i].node, &back, NULL));
+                }
+        }
+
+        /* chmod 000 and back: the way back must open a file its owner may
+         * not read, which only root can; without the sandbox a path works. */
+        struct fuse_setattr_in lock = { .valid = FATTR_MODE, .mode = S_IFREG };
+        struct fuse_setattr_in unlock = { .valid = FATTR_MODE, .mode = S_IFREG | 0644 };
+        assert_ok(vmm_setattr(v, nodes[0].node, &lock, NULL));
+        g_assert_cmpuint(md_host_stat(h, "file").st_mode & 07777, ==, 0);
+        assert_errno(vmm_setattr(v, nodes[0].node, &unlock, NULL),
+                     worker_is_root || !sandboxed ? 0 : -EACCES);
+        g_assert_cmpuint(md_host_stat(h, "file").st_mode & 07777, ==,
+                         worker_is_root || !sandboxed ? 0644 : 0);
+        /* ... through a handle it needs nothing more. */
+        g_autofree char *file = harness_path(h, "file");
+        g_assert_cmpint(chmod(file, 0), ==, 0);
+        unlock.valid |= FATTR_FH;
+        unlock.fh = nodes[0].fh;
+        assert_ok(vmm_setattr(v, nodes[0].node, &unlock, NULL));
+        g_assert_cmpuint(md_host_stat(h, "file").st_mode & 07777, ==, 0644);
+
+        assert_ok(vmm_release(v, nodes[0].node, nodes[0].fh));
+        harness_assert_alive(h);
+        harness_assert_outside_untouched(h);
+        harness_daemon_as_root(FALSE);
+}
+
+static void test_metadata_desktop_user(void)
+{
+        md_run(FALSE, TRUE);
+}
+
+static void test_metadata_root_worker(void)
+{
+        md_run(TRUE, TRUE);
+}
+
+static void test_metadata_desktop_user_no_sandbox(void)
+{
+        md_run(FALSE, FALSE);
+}
+
+static void test_metadata_root_worker_no_sandbox(void)
+{
+        md_run(TRUE, FALSE);
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
@@ -215,5 +452,11 @@ int main(int argc, char **argv)
         g_test_add_func("/sandbox/none-turns-it-off", test_none_turns_it_off);
         g_test_add_func("/sandbox/denied-call-is-reported", test_denied_call_is_reported);
         g_test_add_func("/sandbox/landlock-confines-to-share", test_landlock_confines_to_share);
+        g_test_add_func("/sandbox/metadata/desktop-user", test_metadata_desktop_user);
+        g_test_add_func("/sandbox/metadata/root-worker", test_metadata_root_worker);
+        g_test_add_func("/sandbox/metadata/desktop-user-no-sandbox",
+                        test_metadata_desktop_user_no_sandbox);
+        g_test_add_func("/sandbox/metadata/root-worker-no-sandbox",
+                        test_metadata_root_worker_no_sandbox);
         return g_test_run();
 }

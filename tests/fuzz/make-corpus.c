@@ -576,6 +576,46 @@ static void corpus_fuse(void)
         f_rename(&o, ON_NODE(0, 20), "leaf", "up", 0);
         fuse_rec(&o, ON_NODE(FUSE_UNLINK, 20), NAME("victim"), NULL, 0, NULL, 0);
         save(t, "deep-paths", &o);
+
+        /* Metadata of symlinks and special files (issue 17 item 3): served
+         * through an fd, or refused without one; never by path under the
+         * sandbox.  Nodes: 1 lnk, 2 fifo, 3 a new socket, 4 f1, 5 sub. */
+        o.n = 0;
+        f_lookup(&o, ON(0), "lnk");
+        f_lookup(&o, ON(0), "fifo");
+        f_mknod(&o, "sock", S_IFSOCK | 0644, 0);
+        f_lookup(&o, ON(0), "f1");
+        f_lookup(&o, ON(0), "sub");
+        for (uint8_t n = 1; n <= 5; n++) {
+                f_setattr(&o, ON_NODE(0, n), (struct fuse_setattr_in){
+                        .valid = FATTR_ATIME | FATTR_MTIME, .atime = 1, .mtime = 2 });
+                f_setattr(&o, ON_NODE(0, n), (struct fuse_setattr_in){
+                        .valid = FATTR_ATIME | FATTR_MTIME | FATTR_ATIME_NOW | FATTR_MTIME_NOW });
+                f_setattr(&o, ON_NODE(0, n), (struct fuse_setattr_in){
+                        .valid = FATTR_UID | FATTR_GID, .uid = 0, .gid = 0 });
+                f_setattr(&o, ON_NODE(0, n), (struct fuse_setattr_in){ .valid = FATTR_MODE, .mode = 0 });
+                f_setattr(&o, ON_NODE(0, n), (struct fuse_setattr_in){
+                        .valid = FATTR_MODE | FATTR_UID | FATTR_GID | FATTR_SIZE | FATTR_ATIME |
+                                 FATTR_MTIME,
+                        .mode = 0644, .size = 1, .atime = 3, .mtime = 4 });
+        }
+        save(t, "setattr-symlink-special", &o);
+
+        o.n = 0;
+        f_lookup(&o, ON(0), "lnk");
+        f_lookup(&o, ON(0), "fifo");
+        f_mknod(&o, "sock", S_IFSOCK | 0644, 0);
+        f_lookup(&o, ON(0), "f1");
+        f_lookup(&o, ON(0), "sub");
+        for (uint8_t n = 1; n <= 5; n++) {
+                f_setxattr(&o, n, "user.k", "v");
+                fuse_rec(&o, ON_NODE(FUSE_GETXATTR, n), &(struct fuse_getxattr_in){ .size = 64 },
+                         sizeof(struct fuse_getxattr_in), NAME("user.k"), NULL, 0);
+                fuse_rec(&o, ON_NODE(FUSE_LISTXATTR, n), &(struct fuse_getxattr_in){ .size = 256 },
+                         sizeof(struct fuse_getxattr_in), NULL, 0, NULL, 0);
+                fuse_rec(&o, ON_NODE(FUSE_REMOVEXATTR, n), NAME("user.k"), NULL, 0, NULL, 0);
+        }
+        save(t, "xattr-symlink-special", &o);
 }
 
 /* ---- fuzz-virtqueue: a ring header, then guest memory from gpa 0 ---- */
