@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -43,11 +45,98 @@ static int check_create(const struct pt_fs *fs, const struct freq *r, const stru
         return pt_check_access(fs, r, dir, W_OK | X_OK);
 }
 
+/* A host process's lease on the file (Samba's oplocks, knfsd's delegations)
+ * makes an open that conflicts with it break the lease, and wait until the
+ * holder lets go or the lease-break time (/proc/sys/fs/lease-break-time)
+ * runs out.  Our opens of existing files use O_NONBLOCK (on a regular file
+ * it changes nothing else; it is taken back unless the guest asked for it),
+ * so such an open answers EAGAIN at once, the kernel having told the holder;
+ * unless the guest asked for O_NONBLOCK (then EAGAIN is its answer, as for a
+ * local open), the request then waits in a thread of its own retrying it
+ * (pt_lock_wait_defer()), and the queue goes on. */
+struct open_wait {
+        struct inode *inode;     /* referenced: OPEN's file, CREATE's directory */
+        int flags;               /* the guest's: without O_NONBLOCK */
+        mode_t mode;             /* CREATE's, the policy's applied */
+        bool create;
+        char name[];             /* CREATE's */
+};
+
+static int drop_nonblock(int fd, int flags)
+{
+        int fl;
+
+        if (flags & O_NONBLOCK)
+                return 0;
+        fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                return -errno;
+        return 0;
+}
+
+/* OPEN's open of i and its reply; -EAGAIN: a lease is being broken. */
+static int open_reply(struct pt_fs *fs, struct freq *r, struct inode *i, int flags)
+{
+        struct fuse_open_out out = { 0 };
+        int fd, err;
+
+        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, i->fd, flags | O_NONBLOCK));
+        if (fd < 0)
+                return fd;
+        if ((err = drop_nonblock(fd, flags)) < 0) {
+                (void) close(fd);
+                return err;
+        }
+        err = handle_add(fs->handles, fd, i, false, (flags & O_ACCMODE) != O_RDONLY, &out.fh);
+        if (err < 0)
+                return err;
+        out.open_flags = pt_file_open_flags(fs);
+        return pt_reply(r, &out, sizeof(out));
+}
+
+static int create_reply(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
+                        int flags, mode_t mode);
+
+static int open_wait_try(struct pt_fs *fs, struct freq *d, void *arg)
+{
+        struct open_wait *w = arg;
+
+        return w->create ? create_reply(fs, d, w->inode, w->name, w->flags, w->mode)
+                         : open_reply(fs, d, w->inode, w->flags);
+}
+
+static void open_wait_done(struct pt_fs *fs, void *arg)
+{
+        struct open_wait *w = arg;
+
+        inode_put(fs->inodes, w->inode);
+        free(w);
+}
+
+/* The open got EAGAIN from a lease: wait as a local open would, unless the
+ * guest asked not to.  Too many waiting already: EAGAIN too. */
+static int open_wait_defer(struct pt_fs *fs, struct freq *r, struct inode *inode, const char *name,
+                           int flags, mode_t mode)
+{
+        size_t len = name ? strlen(name) + 1 : 0;
+        struct open_wait *w;
+
+        if (flags & O_NONBLOCK)
+                return -EAGAIN;
+        w = calloc(1, sizeof(*w) + len);
+        if (!w)
+                return -ENOMEM;
+        inode_ref(fs->inodes, inode);
+        *w = (struct open_wait){ .inode = inode, .flags = flags, .mode = mode, .create = name != NULL };
+        if (name)
+                memcpy(w->name, name, len);
+        return pt_lock_wait_defer(fs, r, open_wait_try, open_wait_done, w);
+}
+
 int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         PT_ARG(fuse_open_in, in, r);
-        struct fuse_open_out out = { 0 };
-        int flags = pt_open_flags(in->flags), fd, err;
+        int flags = pt_open_flags(in->flags), err;
 
         if (wants_write(flags) && pt_is_readonly(fs))
                 return -EROFS;
@@ -58,14 +147,8 @@ int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
         if ((err = pt_check_access(fs, r, i, open_mask(flags))) < 0 ||
             (err = pt_check_inside_unconfined(fs, i)) < 0)
                 return err;
-        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, i->fd, flags));
-        if (fd < 0)
-                return fd;
-        err = handle_add(fs->handles, fd, i, false, (flags & O_ACCMODE) != O_RDONLY, &out.fh);
-        if (err < 0)
-                return err;
-        out.open_flags = pt_file_open_flags(fs);
-        return pt_reply(r, &out, sizeof(out));
+        err = open_reply(fs, r, i, flags);
+        return err == -EAGAIN ? open_wait_defer(fs, r, i, NULL, flags, 0) : err;
 }
 
 /* CREATE opened an existing name: only a regular file may become a handle
@@ -87,6 +170,22 @@ static int check_created_regular(int fd, int flags, struct stat *st)
         return 0;
 }
 
+/* CREATE without O_EXCL: the open and its reply; -EAGAIN: a lease is being broken. */
+static int create_reply(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
+                        int flags, mode_t mode)
+{
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        int err;
+
+        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT | O_NONBLOCK, mode));
+        if (fd < 0)
+                return fd;
+        if ((err = check_created_regular(fd, flags, &st)) < 0)
+                return err;
+        return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), &st, (flags & O_ACCMODE) != O_RDONLY);
+}
+
 int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
 {
         PT_ARG(fuse_create_in, in, r);
@@ -94,7 +193,7 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
         size_t pos = sizeof(*in);
         const char *name;
         int flags = pt_open_flags(in->flags) | (int)(in->flags & O_EXCL);
-        bool exclusive = flags & O_EXCL;
+        mode_t mode;
         struct stat st;
         int err = freq_name(r, &pos, &name);
 
@@ -103,25 +202,24 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
         if ((err = check_create(fs, r, dir, name, flags)) < 0 ||
             (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
+        mode = policy_mode(&fs->policy, S_IFREG, pt_masked(in->mode, in->umask), name, r->in.uid);
         /* Without O_EXCL the name may already be a FIFO (made by the guest or on
          * the host): a blocking open of it would hang this queue until a writer
-         * came.  Open without blocking and refuse what OPEN refuses too.  With
-         * O_EXCL (what open(O_CREAT) in a Linux guest sends for a new name) the
-         * open fails on any existing name, symlinks included, so what it opens
-         * is the regular file it just made: no O_NONBLOCK to take back, no check. */
-        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name,
-                                               flags | O_CREAT | (exclusive ? 0 : O_NONBLOCK),
-                                               policy_mode(&fs->policy, S_IFREG,
-                                                           pt_masked(in->mode, in->umask),
-                                                           name, r->in.uid)));
+         * came.  Open without blocking and refuse what OPEN refuses too; a
+         * lease on the file makes the request wait (see struct open_wait).
+         * With O_EXCL (what open(O_CREAT) in a Linux guest sends for a new name)
+         * the open fails on any existing name, symlinks included, so what it
+         * opens is the regular file it just made: no O_NONBLOCK to take back,
+         * no check, no lease. */
+        if (!(flags & O_EXCL)) {
+                err = create_reply(fs, r, dir, name, flags, mode);
+                return err == -EAGAIN ? open_wait_defer(fs, r, dir, name, flags, mode) : err;
+        }
+        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT, mode));
         if (fd < 0)
                 return fd;
-        if (exclusive)
-                err = fstat(fd, &st) < 0 ? -errno : 0;
-        else
-                err = check_created_regular(fd, flags, &st);
-        if (err < 0)
-                return err;
+        if (fstat(fd, &st) < 0)
+                return -errno;
         return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), &st, (flags & O_ACCMODE) != O_RDONLY);
 }
 
