@@ -204,6 +204,48 @@ static void test_records_bounded(void)
         harness_assert_alive(h);
 }
 
+/* Random locks, unlocks and write locks inside read ones (a fixed seed):
+ * the daemon's count of the kernel's records never lets them pass the
+ * bound, and it refuses only at the bound (one call adds two records at
+ * most: a range split in two around a new one). */
+static void test_records_model(void)
+{
+        g_autoptr(Harness) h = harness_new();
+        g_autoptr(GRand) rand = g_rand_new_with_seed(17);
+        g_autofree char *path = NULL;
+        unsigned refused = 0, most = 0;
+        uint64_t node, fh;
+
+        if (!harness_require_sluice("bounds are sluice-fs's"))
+                return;
+        harness_up(h, NULL);
+        harness_write(h, "f", "random locks");
+        path = harness_path(h, "f");
+        node = lookup_open(h->vmm, "f", O_RDWR, &fh);
+        for (int i = 0; i < 3000 && !g_test_failed(); i++) {
+                static const uint32_t types[] = { F_RDLCK, F_RDLCK, F_WRLCK, F_UNLCK };
+                uint32_t type = types[g_rand_int_range(rand, 0, 4)];
+                uint64_t start = (uint64_t)g_rand_int_range(rand, 0, 600);
+                uint64_t end = g_rand_int_range(rand, 0, 50) == 0 ? OFFSET_MAX
+                             : start + (uint64_t)g_rand_int_range(rand, 0, 3);
+                int r = setlk(h->vmm, node, fh, 1, type, start, end);
+                unsigned held = proc_locks_of(path);
+
+                if (r == -ENOLCK) {
+                        refused++;
+                        g_assert_cmpuint(held + 2, >, RECORDS_PER_OWNER);
+                } else {
+                        assert_ok(r);
+                }
+                g_assert_cmpuint(held, <=, RECORDS_PER_OWNER);
+                if (held > most)
+                        most = held;
+        }
+        g_test_message("%u calls refused, %u records at most", refused, most);
+        g_assert_cmpuint(refused, >, 0);
+        harness_assert_alive(h);
+}
+
 /* ---- 4b: opened for what they lock ---- */
 
 /* A guest's read lock on a script: the host can still run it. */
@@ -485,6 +527,7 @@ int main(int argc, char **argv)
         pthread_sigmask(SIG_BLOCK, &sigio, NULL);
         harness_test_init(&argc, &argv);
         g_test_add_func("/locks/records-bounded", test_records_bounded);
+        g_test_add_func("/locks/records-model", test_records_model);
         g_test_add_func("/locks/read-lock-exec", test_read_lock_exec);
         g_test_add_func("/locks/read-only-mount", test_read_only_mount);
         g_test_add_func("/locks/getlk-no-close-write", test_getlk_no_close_write);
