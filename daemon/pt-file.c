@@ -62,16 +62,13 @@ struct open_wait {
         char name[];             /* CREATE's */
 };
 
+/* F_SETFL sets only the status flags (O_APPEND, O_NONBLOCK among ours) and
+ * ignores the rest of `flags`: one call. */
 static int drop_nonblock(int fd, int flags)
 {
-        int fl;
-
         if (flags & O_NONBLOCK)
                 return 0;
-        fl = fcntl(fd, F_GETFL);
-        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
-                return -errno;
-        return 0;
+        return fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ? -errno : 0;
 }
 
 /* OPEN's open of i and its reply; -EAGAIN: a lease is being broken. */

@@ -78,10 +78,22 @@ static pthread_mutex_t *owners_lock(const struct inode *inode)
         return &owners_locks[((uintptr_t)inode / 64) % OWNERS_LOCKS];
 }
 
+/* Drops every lock of description fd, then closes it.  close() alone drops
+ * them only with the description's last reference, and whoever looks at our
+ * fds (a /proc/PID/fd reader) may hold one for a moment: the records would
+ * outlive what we count. */
+static void unlock_close(int fd)
+{
+        struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+
+        (void) fcntl(fd, F_OFD_SETLK, &fl);
+        (void) close(fd);
+}
+
 static void lock_owner_free(struct pt_lock_owner *o)
 {
         atomic_fetch_sub_explicit(o->session_records, o->n_ranges, memory_order_relaxed);
-        (void) close(o->fd);
+        unlock_close(o->fd);
         free(o->ranges);
         free(o);
 }
@@ -237,7 +249,7 @@ static int owner_upgrade(const struct pt_fs *fs, struct inode *inode, struct pt_
                 if (fcntl(fd, F_OFD_SETLK, &fl) < 0)
                         return -errno;
         }
-        (void) close(o->fd);
+        unlock_close(o->fd);
         o->fd = TAKE_FD(fd);
         o->writable = true;
         return 0;
@@ -253,6 +265,7 @@ static int owner_setlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, ui
         struct pt_lock_owner *o;
         uint64_t start, end;
         unsigned n_owners = 0, n_after;
+        bool made = false;
         int err;
 
         flock_range(fl, &start, &end);
@@ -282,6 +295,7 @@ static int owner_setlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, ui
                                              .session_records = &fs->lock_records };
                 o->next = inode->lock_owners;
                 inode->lock_owners = o;
+                made = true;
         }
         if (fl->l_type == F_WRLCK && !o->writable && (err = owner_upgrade(fs, inode, o)) < 0)
                 goto out;
@@ -318,6 +332,12 @@ static int owner_setlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, ui
                 o->pid = pid;
         err = 0;
 out:
+        if (err < 0 && made) {
+                /* Refused at once: the owner keeps no description (a made-up
+                 * owner per call would cost an fd each). */
+                inode->lock_owners = o->next;
+                lock_owner_free(o);
+        }
         pthread_mutex_unlock(owners_lock(inode));
         free(after);
         return err;
