@@ -530,6 +530,73 @@ static void test_lease_open(void)
         lease_case(FALSE);
 }
 
+/* A leased open waiting when QEMU stops its ring (GET_VRING_BASE): finished
+ * with EINTR before the stop is acknowledged; when the guest unmounts
+ * (DESTROY): dropped without a reply, and nothing of it is left to answer
+ * once the lease goes. */
+static void test_lease_wait_ended(void)
+{
+        for (int reset = 0; reset < 2; reset++) {
+                g_autoptr(Harness) h = harness_new();
+                g_autofree char *path = NULL;
+                struct fuse_entry_out e = { 0 };
+                struct fuse_open_in oi = { .flags = O_WRONLY };
+                struct fuse_open_out oo = { 0 };
+                struct fuse_getattr_in gi = { 0 };
+                struct fuse_attr_out ao;
+                struct vmm_op ga = { .opcode = FUSE_GETATTR, .nodeid = VMM_ROOT, .arg_cnt = 1,
+                                     .arg = { { &gi, sizeof(gi) } }, .out = &ao,
+                                     .out_size = sizeof(ao) };
+                struct vmm_op op;
+                sigset_t sigio;
+                int lease_fd, sig_fd;
+
+                if (!harness_require_sluice("sluice-fs's waiting opens"))
+                        return;
+                if (geteuid() != 0) {
+                        g_test_skip("needs CAP_LEASE for a lease on the test user's file");
+                        return;
+                }
+                sigemptyset(&sigio);
+                sigaddset(&sigio, SIGIO);
+                sig_fd = signalfd(-1, &sigio, SFD_CLOEXEC);
+                g_assert_cmpint(sig_fd, >=, 0);
+                harness_up(h, NULL);
+                harness_write(h, "leased", "shared by Samba");
+                path = harness_path(h, "leased");
+                assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "leased", &e));
+                lease_fd = open(path, O_RDONLY | O_CLOEXEC);
+                g_assert_cmpint(lease_fd, >=, 0);
+                g_assert_cmpint(fcntl(lease_fd, F_SETLEASE, F_RDLCK), ==, 0);
+                op = (struct vmm_op){ .opcode = FUSE_OPEN, .nodeid = e.nodeid, .arg_cnt = 1,
+                                      .arg = { { &oi, sizeof(oi) } }, .out = &oo,
+                                      .out_size = sizeof(oo) };
+                assert_ok(vmm_op_submit(h->vmm, &op));
+                g_assert_true(wait_lease_break(sig_fd));
+                assert_ok(vmm_op_run(h->vmm, &ga));     /* the open waits in its thread */
+                assert_errno(vmm_op_wait(h->vmm, &op, 0), -ETIMEDOUT);
+
+                if (!reset) {
+                        uint32_t base = 0;
+
+                        assert_ok(vmm_get_vring_base(h->vmm, 1, &base));
+                        /* Finished before the stop's reply: in the used ring already. */
+                        assert_ok(vmm_op_wait(h->vmm, &op, 0));
+                        assert_errno(op.error, -EINTR);
+                } else {
+                        assert_ok(vmm_destroy(h->vmm));
+                        g_assert_cmpint(fcntl(lease_fd, F_SETLEASE, F_UNLCK), ==, 0);
+                        /* A negative check: a leftover waiter retries at least
+                         * every 20 ms; 10x that can only make this pass wrongly. */
+                        g_usleep(200000);
+                        assert_errno(vmm_op_wait(h->vmm, &op, 0), -ETIMEDOUT);
+                }
+                close(lease_fd);
+                close(sig_fd);
+                harness_assert_alive(h);
+        }
+}
+
 int main(int argc, char **argv)
 {
         sigset_t sigio;
@@ -546,5 +613,6 @@ int main(int argc, char **argv)
         g_test_add_func("/locks/getlk-no-close-write", test_getlk_no_close_write);
         g_test_add_func("/locks/lease-create", test_lease_create);
         g_test_add_func("/locks/lease-open", test_lease_open);
+        g_test_add_func("/locks/lease-wait-ended", test_lease_wait_ended);
         return g_test_run();
 }
