@@ -6,6 +6,7 @@
 #include <sys/xattr.h>
 
 #include "fuse-test-util.h"
+#include "pt-internal.h"
 
 static void test_init_flags(void)
 {
@@ -606,6 +607,61 @@ static void test_posix_locks_and_setlkw(void)
         ft_teardown(&t);
 }
 
+/* Takes separate read locks (every other byte) on nodeid/fh, owner after
+ * owner, until the session's bound refuses a new owner's first one; returns
+ * how many were granted. */
+static unsigned fill_lock_records(struct ft *t, uint64_t nodeid, uint64_t fh)
+{
+        unsigned granted = 0;
+
+        for (uint64_t owner = 1; owner <= LOCK_RECORDS_PER_SESSION / LOCK_RECORDS_PER_OWNER + 2; owner++) {
+                for (uint64_t k = 0;; k++) {
+                        struct fuse_lk_in lk = { .fh = fh, .owner = owner,
+                                                 .lk = { .start = 2 * k, .end = 2 * k, .type = F_RDLCK } };
+                        int err = ft_send(t, FUSE_SETLK, nodeid, &lk, sizeof(lk), NULL, 0);
+
+                        if (err == -ENOLCK) {
+                                if (k == 0)
+                                        return granted;
+                                break;
+                        }
+                        g_assert_cmpint(err, ==, 0);
+                        granted++;
+                }
+        }
+        return granted;
+}
+
+/* The session's count of lock records goes down again when they go: with
+ * their file (RELEASE, then FORGET) and with the session (DESTROY). */
+static void test_lock_records_freed(void)
+{
+        struct fuse_init_in init = { .major = 7, .minor = 38, .max_readahead = 128 * 1024 };
+        struct fuse_release_in rel = { 0 };
+        struct fuse_forget_in fg = { .nlookup = 1 };
+        struct fuse_entry_out e;
+        struct ft t;
+        uint64_t fh;
+
+        ft_setup(&t);
+        g_assert_cmpint(ft_create(&t, 1, "locked", 0644, O_RDWR, &e, &fh), ==, 0);
+        g_assert_cmpuint(fill_lock_records(&t, e.nodeid, fh), ==, LOCK_RECORDS_PER_SESSION);
+
+        rel.fh = fh;
+        g_assert_cmpint(ft_send(&t, FUSE_RELEASE, e.nodeid, &rel, sizeof(rel), NULL, 0), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_FORGET, e.nodeid, &fg, sizeof(fg), NULL, 0), ==, 1);
+        g_assert_cmpint(ft_lookup(&t, 1, "locked", &e), ==, 0);
+        g_assert_cmpint(ft_open(&t, e.nodeid, O_RDWR, &fh), ==, 0);
+        g_assert_cmpuint(fill_lock_records(&t, e.nodeid, fh), ==, LOCK_RECORDS_PER_SESSION);
+
+        g_assert_cmpint(ft_send(&t, FUSE_DESTROY, 0, NULL, 0, NULL, 0), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_INIT, 0, &init, sizeof(init), NULL, 0), ==, 0);
+        g_assert_cmpint(ft_lookup(&t, 1, "locked", &e), ==, 0);
+        g_assert_cmpint(ft_open(&t, e.nodeid, O_RDWR, &fh), ==, 0);
+        g_assert_cmpuint(fill_lock_records(&t, e.nodeid, fh), ==, LOCK_RECORDS_PER_SESSION);
+        ft_teardown(&t);
+}
+
 /* A guest reset: the new kernel sends INIT without the old one's DESTROY.  It
  * gets a fresh session — nothing of the old one's nodeids, handles, locks or
  * waiting SETLKWs survives, and the old SETLKW writes nothing. */
@@ -923,6 +979,7 @@ int main(int argc, char **argv)
         g_test_add_func("/passthrough/idmap", test_idmap_in_replies);
         g_test_add_func("/passthrough/xattr", test_xattr);
         g_test_add_func("/passthrough/posix-locks-setlkw", test_posix_locks_and_setlkw);
+        g_test_add_func("/passthrough/lock-records-freed", test_lock_records_freed);
         g_test_add_func("/passthrough/init-again-after-guest-reset", test_init_again_after_guest_reset);
         g_test_add_func("/passthrough/finish-deferred-per-queue", test_finish_deferred_per_queue);
         g_test_add_func("/passthrough/flock", test_flock);
