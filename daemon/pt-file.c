@@ -53,7 +53,10 @@ static int check_create(const struct pt_fs *fs, const struct freq *r, const stru
  * so such an open answers EAGAIN at once, the kernel having told the holder;
  * unless the guest asked for O_NONBLOCK (then EAGAIN is its answer, as for a
  * local open), the request then waits in a thread of its own retrying it
- * (pt_lock_wait_defer()), and the queue goes on. */
+ * (pt_lock_wait_defer()), and the queue goes on.  That thread starts with the
+ * handler's credentials (per thread, inherited: credentials.h), so a CREATE
+ * that makes the file after all (the name went meanwhile) makes it as the
+ * requester, as on the queue thread. */
 struct open_wait {
         struct inode *inode;     /* referenced: OPEN's file, CREATE's directory */
         int flags;               /* the guest's: without O_NONBLOCK */

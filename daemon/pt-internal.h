@@ -239,12 +239,12 @@ void pt_lock_owners_free(struct inode *inode);
 
 void pt_lock_waiters_init(struct pt_lock_waiters *lw);
 void pt_lock_waiters_fini(struct pt_lock_waiters *lw);
-/* INTERRUPT: a SETLKW still waiting for `unique` ends with EINTR. */
+/* INTERRUPT: a request (SETLKW, leased open) still waiting for `unique` ends with EINTR. */
 void pt_lock_interrupt(struct pt_fs *fs, uint64_t unique);
-/* Finishes with EINTR (they reply) every waiting SETLKW from queue
+/* Finishes with EINTR (they reply) every waiting request from queue
  * `queue_index` (< 0: all queues) and returns when none of them is left. */
 void pt_lock_finish_waiters(struct pt_fs *fs, int queue_index);
-/* Stops every waiting SETLKW (they reply nothing) and waits for them. */
+/* Stops every waiting request (they reply nothing) and waits for them. */
 void pt_lock_cancel_waiters(struct pt_fs *fs);
 /* A request that has to wait for a lock or a lease (an open behind a host
  * lease being broken) without holding up its queue: pt_lock_wait_defer()
@@ -252,11 +252,12 @@ void pt_lock_cancel_waiters(struct pt_fs *fs);
  * arg) on the deferred copy d with a 1 → 20 ms backoff while it returns
  * -EAGAIN.  Any other result ends the wait: 0 after try replied on d
  * (pt_reply*(); without a reply, an empty success is sent), -errno to reply
- * that error.  INTERRUPT and a ring stop end it with EINTR (those above
- * name "SETLKW" for every such request), a session reset drops it without a
- * reply.  done(fs, arg) runs once in every case, before the reply leaves
- * (and before this returns an error).  Returns 0 (deferred: the handler
- * returns 0), -EAGAIN when too many wait already, -ENOMEM, -EDEADLK. */
+ * that error.  INTERRUPT and a ring stop end it with EINTR, a session reset
+ * drops it without a reply (the three calls above).  done(fs, arg) runs
+ * once in every case, before the reply leaves (and before this returns an
+ * error).  The thread starts with the caller's credentials (per thread:
+ * credentials.h).  Returns 0 (deferred: the handler returns 0), -EAGAIN when
+ * too many wait already (256), -ENOMEM, -EDEADLK. */
 typedef int (*pt_lock_try_fn)(struct pt_fs *fs, struct freq *d, void *arg);
 typedef void (*pt_lock_done_fn)(struct pt_fs *fs, void *arg);
 int pt_lock_wait_defer(struct pt_fs *fs, struct freq *r, pt_lock_try_fn try, pt_lock_done_fn done,

@@ -597,6 +597,64 @@ static void test_lease_wait_ended(void)
         }
 }
 
+/* A root worker (libvirt's <binary> route) creates as the requesting guest
+ * user, also when the create waited for a lease and the name went meanwhile:
+ * the file it then makes is the requester's, not root's. */
+static void test_lease_create_as_requester(void)
+{
+        g_autoptr(Harness) h = NULL;
+        g_autofree char *path = NULL;
+        struct fuse_create_in ci = { .flags = O_WRONLY, .mode = S_IFREG | 0644 };
+        struct {
+                struct fuse_entry_out e;
+                struct fuse_open_out o;
+        } reply = { 0 };
+        struct fuse_getattr_in gi = { 0 };
+        struct fuse_attr_out ao;
+        struct vmm_op ga = { .opcode = FUSE_GETATTR, .nodeid = VMM_ROOT, .arg_cnt = 1,
+                             .arg = { { &gi, sizeof(gi) } }, .out = &ao, .out_size = sizeof(ao) };
+        struct vmm_op op = { .opcode = FUSE_CREATE, .nodeid = VMM_ROOT, .arg_cnt = 2,
+                             .arg = { { &ci, sizeof(ci) }, { "leased", 7 } },
+                             .out = &reply, .out_size = sizeof(reply) };
+        struct stat st;
+        sigset_t sigio;
+        int lease_fd, sig_fd;
+
+        if (!harness_daemon_as_root(TRUE))
+                return;
+        h = harness_new();
+        g_assert_cmpint(chmod(h->share, 0777), ==, 0);
+        harness_up(h, NULL);
+        harness_daemon_as_root(FALSE);
+        harness_write(h, "leased", "shared by Samba");
+        path = harness_path(h, "leased");
+        g_assert_cmpint(chmod(path, 0666), ==, 0);
+        sigemptyset(&sigio);
+        sigaddset(&sigio, SIGIO);
+        sig_fd = signalfd(-1, &sigio, SFD_CLOEXEC);
+        g_assert_cmpint(sig_fd, >=, 0);
+        lease_fd = open(path, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(lease_fd, >=, 0);
+        g_assert_cmpint(fcntl(lease_fd, F_SETLEASE, F_RDLCK), ==, 0);
+
+        vmm_set_creds(h->vmm, 1234, 1234, 0);
+        assert_ok(vmm_op_submit(h->vmm, &op));
+        g_assert_true(wait_lease_break(sig_fd));
+        assert_ok(vmm_op_run(h->vmm, &ga));     /* the create waits in its thread */
+        assert_errno(vmm_op_wait(h->vmm, &op, 0), -ETIMEDOUT);
+        /* The name goes (an unlink breaks no lease), then the lease. */
+        g_assert_cmpint(unlink(path), ==, 0);
+        g_assert_cmpint(fcntl(lease_fd, F_SETLEASE, F_UNLCK), ==, 0);
+        close(lease_fd);
+        assert_ok(vmm_op_wait(h->vmm, &op, -1));
+        assert_errno(op.error, 0);
+        g_assert_cmpint(stat(path, &st), ==, 0);
+        g_assert_cmpuint(st.st_uid, ==, 1234);
+        g_assert_cmpuint(st.st_gid, ==, 1234);
+        close(sig_fd);
+        harness_assert_alive(h);
+}
+
 int main(int argc, char **argv)
 {
         sigset_t sigio;
@@ -614,5 +672,6 @@ int main(int argc, char **argv)
         g_test_add_func("/locks/lease-create", test_lease_create);
         g_test_add_func("/locks/lease-open", test_lease_open);
         g_test_add_func("/locks/lease-wait-ended", test_lease_wait_ended);
+        g_test_add_func("/locks/lease-create-as-requester", test_lease_create_as_requester);
         return g_test_run();
 }
