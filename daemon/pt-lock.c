@@ -290,9 +290,9 @@ static int owner_setlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, ui
                 o = calloc(1, sizeof(*o));
                 if (!o)
                         goto out;
-                *o = (struct pt_lock_owner){ .owner = owner, .fd = TAKE_FD(fd),
-                                             .writable = fd_may_write(fd),
+                *o = (struct pt_lock_owner){ .owner = owner, .writable = fd_may_write(fd),
                                              .session_records = &fs->lock_records };
+                o->fd = TAKE_FD(fd);
                 o->next = inode->lock_owners;
                 inode->lock_owners = o;
                 made = true;

@@ -362,6 +362,14 @@ static void test_getlk_no_close_write(void)
         assert_ok(setlk(h->vmm, e.nodeid, fh, 8, F_RDLCK, 0, OFFSET_MAX));
         assert_ok(flush_owner(h->vmm, e.nodeid, fh, 8));
         g_assert_cmpuint(next_close_event(ino_fd), ==, IN_CLOSE_NOWRITE);
+        /* An owner's first lock a write lock: one read-write description,
+         * kept (the next close is the throwaway one of another owner's GETLK). */
+        assert_ok(setlk(h->vmm, e.nodeid, fh, 9, F_WRLCK, 0, 9));
+        assert_ok(lk_call(h->vmm, FUSE_GETLK, e.nodeid, fh, 10, F_RDLCK, 0, 9, &out));
+        g_assert_cmpuint(out.lk.type, ==, F_WRLCK);
+        g_assert_cmpuint(next_close_event(ino_fd), ==, IN_CLOSE_NOWRITE);
+        assert_ok(flush_owner(h->vmm, e.nodeid, fh, 9));
+        g_assert_cmpuint(next_close_event(ino_fd), ==, IN_CLOSE_WRITE);
         close(ino_fd);
         harness_assert_alive(h);
 }
