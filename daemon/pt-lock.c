@@ -383,9 +383,12 @@ static int lk_to_flock(const struct fuse_file_lock *lk, struct flock *fl)
 }
 
 /* F_OFD_GETLK as `owner` sees it: through its description (its own locks
- * are no conflict), or a throwaway read-only one when it holds nothing (a
- * query makes no owner). */
-static int owner_getlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, struct flock *fl)
+ * are no conflict).  An owner that holds nothing sees what any description
+ * without OFD locks sees: the guest's handle `fh` of this file (its flock()
+ * locks are another kind), or else a throwaway read-only one (a query makes
+ * no owner). */
+static int owner_getlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, uint64_t fh,
+                       struct flock *fl)
 {
         _cleanup_close_ int fd = -1;
         struct pt_lock_owner *o;
@@ -398,6 +401,12 @@ static int owner_getlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, st
         pthread_mutex_unlock(owners_lock(inode));
         if (o)
                 return err;
+        {
+                _cleanup_href_ h = PT_FILE(fs, fh);
+
+                if (h.p && h.p->inode == inode)
+                        return fcntl(h.p->fd, F_OFD_GETLK, fl) < 0 ? -errno : 0;
+        }
         fd = lock_owner_open(fs, inode, false);
         if (fd < 0)
                 return fd;
@@ -415,7 +424,7 @@ int pt_getlk(struct pt_fs *fs, struct freq *r, struct inode *i)
                 return err;
         if (i->type != S_IFREG)
                 return -EINVAL;
-        if ((err = owner_getlk(fs, i, in->owner, &fl)) < 0)
+        if ((err = owner_getlk(fs, i, in->owner, in->fh, &fl)) < 0)
                 return err;
         out.lk.type = (uint32_t)fl.l_type;
         if (fl.l_type != F_UNLCK) {

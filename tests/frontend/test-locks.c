@@ -355,17 +355,20 @@ static void test_getlk_no_close_write(void)
         g_assert_cmpint(ino_fd, >=, 0);
         g_assert_cmpint(inotify_add_watch(ino_fd, path, IN_CLOSE_WRITE | IN_CLOSE_NOWRITE), >=, 0);
 
-        /* An owner that holds nothing asks through a throwaway description. */
+        /* An owner that holds nothing asks through the guest's handle (no
+         * open, no close), or without one through a throwaway description. */
         assert_ok(lk_call(h->vmm, FUSE_GETLK, e.nodeid, fh, 7, F_WRLCK, 0, OFFSET_MAX, &out));
+        assert_ok(lk_call(h->vmm, FUSE_GETLK, e.nodeid, 0, 7, F_WRLCK, 0, OFFSET_MAX, &out));
         g_assert_cmpuint(next_close_event(ino_fd), ==, IN_CLOSE_NOWRITE);
         /* A read lock's description, closed by the owner's FLUSH. */
         assert_ok(setlk(h->vmm, e.nodeid, fh, 8, F_RDLCK, 0, OFFSET_MAX));
         assert_ok(flush_owner(h->vmm, e.nodeid, fh, 8));
         g_assert_cmpuint(next_close_event(ino_fd), ==, IN_CLOSE_NOWRITE);
         /* An owner's first lock a write lock: one read-write description,
-         * kept (the next close is the throwaway one of another owner's GETLK). */
+         * kept (the next close is the throwaway one of another owner's GETLK
+         * without a handle). */
         assert_ok(setlk(h->vmm, e.nodeid, fh, 9, F_WRLCK, 0, 9));
-        assert_ok(lk_call(h->vmm, FUSE_GETLK, e.nodeid, fh, 10, F_RDLCK, 0, 9, &out));
+        assert_ok(lk_call(h->vmm, FUSE_GETLK, e.nodeid, 0, 10, F_RDLCK, 0, 9, &out));
         g_assert_cmpuint(out.lk.type, ==, F_WRLCK);
         g_assert_cmpuint(next_close_event(ino_fd), ==, IN_CLOSE_NOWRITE);
         assert_ok(flush_owner(h->vmm, e.nodeid, fh, 9));
