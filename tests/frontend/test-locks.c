@@ -296,7 +296,10 @@ static void test_read_only_mount(void)
                 return;
         }
         harness_write(h, "f", "on a read-only mount");
-        g_assert_cmpint(mount(h->share, h->share, NULL, MS_BIND, NULL), ==, 0);
+        if (mount(h->share, h->share, NULL, MS_BIND, NULL) < 0) {
+                g_test_skip("no bind mount here (a container without CAP_SYS_ADMIN)");
+                return;
+        }
         g_assert_cmpint(mount(NULL, h->share, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL), ==, 0);
         harness_up(h, NULL);
         node = lookup_open(h->vmm, "f", O_RDONLY, &fh);
@@ -466,7 +469,13 @@ static void lease_case(gboolean create)
         /* A host read lease (an oplock): a write open breaks it. */
         lease_fd = open(path, O_RDONLY | O_CLOEXEC);
         g_assert_cmpint(lease_fd, >=, 0);
-        g_assert_cmpint(fcntl(lease_fd, F_SETLEASE, F_RDLCK), ==, 0);
+        if (fcntl(lease_fd, F_SETLEASE, F_RDLCK) < 0 && errno == EINVAL) {
+                g_test_skip("no leases on this file system");
+                close(lease_fd);
+                close(sig_fd);
+                return;
+        }
+        g_assert_cmpint(fcntl(lease_fd, F_GETLEASE), ==, F_RDLCK);
 
         if (create)
                 op = (struct vmm_op){ .opcode = FUSE_CREATE, .nodeid = VMM_ROOT, .arg_cnt = 2,
