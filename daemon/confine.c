@@ -49,6 +49,10 @@ int confine_have_openat2(void)
         return v;
 }
 
+/* openat2() tries on RESOLVE_BENEATH's EAGAIN: bounded, so that no EAGAIN
+ * can keep a queue thread spinning. */
+#define CONFINE_RACE_RETRIES 16
+
 int confine_open_child(int dir_fd, const char *name, int flags, mode_t mode)
 {
         int fd;
@@ -61,9 +65,16 @@ int confine_open_child(int dir_fd, const char *name, int flags, mode_t mode)
                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
                 };
 
-                do
+                /* RESOLVE_BENEATH's EAGAIN (a rename or mount raced a ".." in
+                 * the walk: never for our single names) is retried a few
+                 * times.  With O_NONBLOCK, EAGAIN is a host lease being broken
+                 * (a blocking open would wait for it): that goes back at once. */
+                for (unsigned tries = 0;; tries++) {
                         fd = (int)syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
-                while (fd < 0 && errno == EAGAIN); /* RESOLVE_BENEATH raced with a rename */
+                        if (fd >= 0 || errno != EAGAIN || (flags & O_NONBLOCK) ||
+                            tries >= CONFINE_RACE_RETRIES)
+                                break;
+                }
                 if (fd >= 0 || errno != ENOSYS)
                         return fd >= 0 ? fd : -errno;
                 atomic_store_explicit(&have_openat2, 0, memory_order_relaxed);

@@ -24,7 +24,9 @@ int confine_check_name(const char *name, size_t len);
  * and O_CLOEXEC are always added).  Uses openat2(RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS) where the kernel has it and
  * plain openat() otherwise.  `name` must have passed confine_check_name()
- * (or be "." for O_TMPFILE).  Returns an fd or -errno. */
+ * (or be "." for O_TMPFILE).  Returns an fd or -errno; -EAGAIN with
+ * O_NONBLOCK: a host lease on the file is being broken (the kernel told its
+ * holder), and an open without O_NONBLOCK would wait for it (pt-file.c). */
 int confine_open_child(int dir_fd, const char *name, int flags, mode_t mode);
 
 /* Opens the object behind the O_PATH fd `path_fd` again, for I/O, through

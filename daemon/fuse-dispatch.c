@@ -261,7 +261,7 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
 }
 
 /* Forgets everything the guest knew: its nodeids but the root's, its handles,
- * its waiting SETLKWs (dropped without a reply). */
+ * its waiting SETLKWs and leased opens (dropped without a reply). */
 static void session_forget_guest(struct fs_session *s)
 {
         pt_lock_cancel_waiters(&s->fs);
@@ -499,8 +499,9 @@ static int op_interrupt(struct pt_fs *fs, struct freq *r, struct inode *unused)
 {
         const struct fuse_interrupt_in *in = freq_arg(r, sizeof(*in));
 
-        /* Only a SETLKW waiting for a lock can be interrupted (it ends with
-         * EINTR); everything else runs to completion.  No reply either way. */
+        /* Only a request waiting for a lock or a lease (SETLKW, a leased
+         * open) can be interrupted (it ends with EINTR); everything else
+         * runs to completion.  No reply either way. */
         if (in)
                 pt_lock_interrupt(fs, in->unique);
         return pt_reply_none(r);

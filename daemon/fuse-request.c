@@ -319,7 +319,7 @@ void freq_finish(struct freq *d, int error)
 {
         if (error < 0)
                 freq_reply_error(d, error);
-        else
+        else if (!d->replied)
                 freq_reply(d, NULL, 0);
         freq_done(d);
         d->origin.complete(d->origin.token, d->reply_len, d->origin.complete_data);

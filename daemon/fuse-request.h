@@ -145,8 +145,10 @@ void freq_done(const struct freq *r);
  * descriptor chain until the completion runs.  -EDEADLK when the transport
  * cannot finish requests later, -ENOMEM. */
 int freq_defer(struct freq *r, struct freq **ret);
-/* Replies `error` (< 0) or an empty success (0), counts and traces the request,
- * runs the transport's completion and frees d.  Thread-safe per request. */
+/* Replies `error` (< 0) or, with 0, an empty success unless a reply was
+ * written on d already (freq_reply() & co. work on a deferred copy); counts
+ * and traces the request, runs the transport's completion and frees d.
+ * Thread-safe per request. */
 void freq_finish(struct freq *d, int error);
 /* Frees a deferred request without a reply (the session is going away and the
  * transport forgets its chains). */

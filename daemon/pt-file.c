@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -43,11 +45,98 @@ static int check_create(const struct pt_fs *fs, const struct freq *r, const stru
         return pt_check_access(fs, r, dir, W_OK | X_OK);
 }
 
+/* A host process's lease on the file (Samba's oplocks, knfsd's delegations)
+ * makes an open that conflicts with it break the lease, and wait until the
+ * holder lets go or the lease-break time (/proc/sys/fs/lease-break-time)
+ * runs out.  Our opens of existing files use O_NONBLOCK (on a regular file
+ * it changes nothing else; it is taken back unless the guest asked for it),
+ * so such an open answers EAGAIN at once, the kernel having told the holder;
+ * unless the guest asked for O_NONBLOCK (then EAGAIN is its answer, as for a
+ * local open), the request then waits in a thread of its own retrying it
+ * (pt_lock_wait_defer()), and the queue goes on.  That thread starts with the
+ * handler's credentials (per thread, inherited: credentials.h), so a CREATE
+ * that makes the file after all (the name went meanwhile) makes it as the
+ * requester, as on the queue thread. */
+struct open_wait {
+        struct inode *inode;     /* referenced: OPEN's file, CREATE's directory */
+        int flags;               /* the guest's: without O_NONBLOCK */
+        mode_t mode;             /* CREATE's, the policy's applied */
+        bool create;
+        char name[];             /* CREATE's */
+};
+
+/* F_SETFL sets only the status flags (O_APPEND, O_NONBLOCK among ours) and
+ * ignores the rest of `flags`: one call. */
+static int drop_nonblock(int fd, int flags)
+{
+        if (flags & O_NONBLOCK)
+                return 0;
+        return fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+/* OPEN's open of i and its reply; -EAGAIN: a lease is being broken. */
+static int open_reply(struct pt_fs *fs, struct freq *r, struct inode *i, int flags)
+{
+        struct fuse_open_out out = { 0 };
+        int fd, err;
+
+        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, i->fd, flags | O_NONBLOCK));
+        if (fd < 0)
+                return fd;
+        if ((err = drop_nonblock(fd, flags)) < 0) {
+                (void) close(fd);
+                return err;
+        }
+        err = handle_add(fs->handles, fd, i, false, (flags & O_ACCMODE) != O_RDONLY, &out.fh);
+        if (err < 0)
+                return err;
+        out.open_flags = pt_file_open_flags(fs);
+        return pt_reply(r, &out, sizeof(out));
+}
+
+static int create_reply(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
+                        int flags, mode_t mode);
+
+static int open_wait_try(struct pt_fs *fs, struct freq *d, void *arg)
+{
+        struct open_wait *w = arg;
+
+        return w->create ? create_reply(fs, d, w->inode, w->name, w->flags, w->mode)
+                         : open_reply(fs, d, w->inode, w->flags);
+}
+
+static void open_wait_done(struct pt_fs *fs, void *arg)
+{
+        struct open_wait *w = arg;
+
+        inode_put(fs->inodes, w->inode);
+        free(w);
+}
+
+/* The open got EAGAIN from a lease: wait as a local open would, unless the
+ * guest asked not to.  Too many waiting already: EAGAIN too. */
+static int open_wait_defer(struct pt_fs *fs, struct freq *r, struct inode *inode, const char *name,
+                           int flags, mode_t mode)
+{
+        size_t len = name ? strlen(name) + 1 : 0;
+        struct open_wait *w;
+
+        if (flags & O_NONBLOCK)
+                return -EAGAIN;
+        w = calloc(1, sizeof(*w) + len);
+        if (!w)
+                return -ENOMEM;
+        inode_ref(fs->inodes, inode);
+        *w = (struct open_wait){ .inode = inode, .flags = flags, .mode = mode, .create = name != NULL };
+        if (name)
+                memcpy(w->name, name, len);
+        return pt_lock_wait_defer(fs, r, open_wait_try, open_wait_done, w);
+}
+
 int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         PT_ARG(fuse_open_in, in, r);
-        struct fuse_open_out out = { 0 };
-        int flags = pt_open_flags(in->flags), fd, err;
+        int flags = pt_open_flags(in->flags), err;
 
         if (wants_write(flags) && pt_is_readonly(fs))
                 return -EROFS;
@@ -58,14 +147,8 @@ int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
         if ((err = pt_check_access(fs, r, i, open_mask(flags))) < 0 ||
             (err = pt_check_inside_unconfined(fs, i)) < 0)
                 return err;
-        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, i->fd, flags));
-        if (fd < 0)
-                return fd;
-        err = handle_add(fs->handles, fd, i, false, (flags & O_ACCMODE) != O_RDONLY, &out.fh);
-        if (err < 0)
-                return err;
-        out.open_flags = pt_file_open_flags(fs);
-        return pt_reply(r, &out, sizeof(out));
+        err = open_reply(fs, r, i, flags);
+        return err == -EAGAIN ? open_wait_defer(fs, r, i, NULL, flags, 0) : err;
 }
 
 /* A CREATE without O_EXCL races with whoever else makes or removes the name:
@@ -84,7 +167,7 @@ static int open_existing(struct pt_fs *fs, struct inode *dir, const char *name, 
                          struct stat *st)
 {
         _cleanup_close_ int path_fd = confine_open_child(dir->fd, name, O_PATH, 0);
-        int fd;
+        int fd, err;
 
         if (path_fd < 0)
                 return path_fd;
@@ -92,10 +175,46 @@ static int open_existing(struct pt_fs *fs, struct inode *dir, const char *name, 
                 return -errno;
         if (!S_ISREG(st->st_mode))
                 return S_ISDIR(st->st_mode) ? -EISDIR : S_ISLNK(st->st_mode) ? -ELOOP : -ENXIO;
-        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, path_fd, flags & ~(O_CREAT | O_EXCL)));
+        /* O_NONBLOCK: a lease answers EAGAIN at once (struct open_wait). */
+        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, path_fd,
+                                           (flags & ~(O_CREAT | O_EXCL)) | O_NONBLOCK));
         if (fd < 0)
                 return fd == -ENOENT ? -ESTALE : fd;   /* not "absent": it was there */
-        return fstat(fd, st) < 0 ? -errno : fd;
+        err = fstat(fd, st) < 0 ? -errno : drop_nonblock(fd, flags);
+        if (err < 0) {
+                (void) close(fd);
+                return err;
+        }
+        return fd;
+}
+
+/* CREATE without O_EXCL: the open and its reply; -EAGAIN: a lease is being
+ * broken.  An existing name is opened only once it is known to be a regular
+ * file (open_existing()), and a new one is made with O_EXCL all the same, so
+ * that nothing that appears meanwhile is opened blindly. */
+static int create_reply(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
+                        int flags, mode_t mode)
+{
+        struct stat st;
+        int fd = -ENOENT;
+
+        for (unsigned round = 0; round < CREATE_ROUNDS; round++) {
+                fd = open_existing(fs, dir, name, flags, &st);
+                if (fd != -ENOENT)
+                        break;
+                fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT | O_EXCL, mode));
+                if (fd >= 0 && fstat(fd, &st) < 0) {
+                        int err = -errno;
+
+                        (void) close(fd);
+                        return err;
+                }
+                if (fd != -EEXIST)
+                        break;
+        }
+        if (fd < 0)
+                return fd;
+        return pt_reply_new_node(fs, r, dir, name, fd, &st, (flags & O_ACCMODE) != O_RDONLY);
 }
 
 int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
@@ -104,42 +223,34 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
         size_t pos = sizeof(*in);
         const char *name;
         int flags = pt_open_flags(in->flags) | (int)(in->flags & O_EXCL);
-        bool exclusive = flags & O_EXCL;
+        mode_t mode;
         struct stat st;
-        int fd = -ENOENT, err = freq_name(r, &pos, &name);
+        _cleanup_close_ int fd = -1;
+        int err = freq_name(r, &pos, &name);
 
         if (err < 0)
                 return err;
         if ((err = check_create(fs, r, dir, name, flags)) < 0 ||
             (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
-        /* With O_EXCL (what open(O_CREAT) in a Linux guest sends for a new
-         * name) the open fails on any existing name, symlinks included, so what
-         * it opens is the regular file it just made.  Without it, an existing
-         * name is opened only once it is known to be a regular file
-         * (open_existing()), and a new one is made with O_EXCL all the same, so
-         * that nothing that appears meanwhile is opened blindly. */
-        for (unsigned round = 0; round < CREATE_ROUNDS; round++) {
-                if (!exclusive) {
-                        fd = open_existing(fs, dir, name, flags, &st);
-                        if (fd != -ENOENT)
-                                break;
-                }
-                fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT | O_EXCL,
-                                                       policy_mode(&fs->policy, S_IFREG,
-                                                                   pt_masked(in->mode, in->umask),
-                                                                   name, r->in.uid)));
-                if (fd >= 0 && fstat(fd, &st) < 0) {
-                        err = -errno;
-                        (void) close(fd);
-                        return err;
-                }
-                if (exclusive || fd != -EEXIST)
-                        break;
+        mode = policy_mode(&fs->policy, S_IFREG, pt_masked(in->mode, in->umask), name, r->in.uid);
+        /* Without O_EXCL the name may already be a FIFO or a device node (made
+         * by the guest or on the host): create_reply() opens only regular files,
+         * and a lease on the file makes the request wait (see struct open_wait).
+         * With O_EXCL (what open(O_CREAT) in a Linux guest sends for a new name)
+         * the open fails on any existing name, symlinks included, so what it
+         * opens is the regular file it just made: no O_NONBLOCK to take back,
+         * no check, no lease. */
+        if (!(flags & O_EXCL)) {
+                err = create_reply(fs, r, dir, name, flags, mode);
+                return err == -EAGAIN ? open_wait_defer(fs, r, dir, name, flags, mode) : err;
         }
+        fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT, mode));
         if (fd < 0)
                 return fd;
-        return pt_reply_new_node(fs, r, dir, name, fd, &st, (flags & O_ACCMODE) != O_RDONLY);
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), &st, (flags & O_ACCMODE) != O_RDONLY);
 }
 
 int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)

@@ -1,13 +1,36 @@
-/* pt-lock.c — locks: GETLK, SETLK, SETLKW, the guest's lock owners and the
- * SETLKWs that have to wait.
+/* pt-lock.c — locks: GETLK, SETLK, SETLKW, the guest's lock owners, and the
+ * requests that wait for a lock or a lease.
  *
  * POSIX locks are taken as OFD locks, one open file description per guest
  * lock owner and inode (a host process has one pid for all guest processes);
- * flock() locks belong to the guest's handle.  A SETLKW on a contended lock
- * is deferred (freq_defer()): a thread of its own retries the non-blocking
- * lock with a 1 → 20 ms backoff and finishes the request when it gets the
- * lock, when INTERRUPT or a ring stop ends it with EINTR, or drops it without
- * a reply when the session is reset. */
+ * flock() locks belong to the guest's handle.  The description is opened
+ * with the access its locks need: read-only for read locks (so a guest's read
+ * lock neither makes the host's exec of the file fail with ETXTBSY nor fails
+ * on a read-only mount, and closing it is no IN_CLOSE_WRITE), read-write
+ * once the owner takes a write lock.  That upgrade opens a new description,
+ * takes the owner's read locks again on it (read locks never conflict with
+ * read locks, so nothing can come between) and closes the old one: an owner
+ * always has one description, as OFD locks need (two would conflict).
+ *
+ * The kernel keeps every record a guest makes it keep, and its work per lock
+ * grows with the records on the file.  So each owner's records are tracked
+ * exactly as the kernel keeps them (same-type ranges that overlap or touch
+ * merge, an unlock or a lock of the other type inside a range splits it),
+ * and a call that would leave an owner with more than LOCK_RECORDS_PER_OWNER
+ * records, or the session with more than LOCK_RECORDS_PER_SESSION, fails with
+ * ENOLCK before it reaches the kernel, as the kernel's own limits answer.
+ * The count, the kernel call and the note are one step under the inode's
+ * stripe lock, so concurrent requests cannot overshoot the bounds.  Records
+ * go with their owner: FLUSH (the guest's close), the inode's end (FORGET
+ * once no handle holds it, or the last RELEASE after the last FORGET) and the
+ * session's end.
+ *
+ * A request that has to wait (a SETLKW on a contended lock, an open behind a
+ * host lease that is being broken: pt-file.c) is deferred (freq_defer()): a
+ * thread of its own retries the non-blocking attempt with a 1 → 20 ms backoff
+ * and finishes the request when it succeeds or fails for another reason,
+ * when INTERRUPT or a ring stop ends it with EINTR, or drops it without a
+ * reply when the session is reset. */
 #include "pt-internal.h"
 
 #include <errno.h>
@@ -22,31 +45,29 @@
 
 /* ---- lock owners ---- */
 
-/* What an owner holds, as far as we applied it: F_GETLK's answer names the
- * guest process holding the conflicting lock (OFD locks have no pid of their
- * own), which the guest kernel passes on as l_pid. */
+/* One record the kernel keeps for an owner's description.  F_GETLK's answer
+ * also names the guest process holding the conflicting lock from them (OFD
+ * locks have no pid of their own), which the guest kernel passes on as l_pid. */
 struct pt_lock_range {
         uint64_t start, end;     /* inclusive */
         uint32_t type;           /* F_RDLCK or F_WRLCK */
 };
 
-/* Ranges per owner we keep track of; beyond, the owner "may hold anything". */
-#define LOCK_RANGES_MAX 64
-
 struct pt_lock_owner {
         uint64_t owner;
         int fd;
+        bool writable;           /* fd may take write locks */
         uint32_t pid;            /* the guest's pid of the latest lock (lk.pid) */
-        bool ranges_lost;        /* more than LOCK_RANGES_MAX: ranges unknown */
-        unsigned n_ranges;
+        unsigned n_ranges;       /* the kernel's records of fd, at most LOCK_RECORDS_PER_OWNER */
         struct pt_lock_range *ranges;
+        atomic_uint *session_records;  /* the session's count these are part of */
         struct pt_lock_owner *next;
 };
 
 /* The locks of the inodes' lock-owner lists: striped by the inode's address
  * (inode structs are kept for reuse, so an address names one inode for the
  * table's life).  Two inodes may share a stripe: the critical sections are
- * short list walks and never take a second stripe. */
+ * list walks, opens and non-blocking lock calls, and never take a second stripe. */
 #define OWNERS_LOCKS 64
 static pthread_mutex_t owners_locks[OWNERS_LOCKS] = {
         [0 ... OWNERS_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER
@@ -57,9 +78,22 @@ static pthread_mutex_t *owners_lock(const struct inode *inode)
         return &owners_locks[((uintptr_t)inode / 64) % OWNERS_LOCKS];
 }
 
+/* Drops every lock of description fd, then closes it.  close() alone drops
+ * them only with the description's last reference, and whoever looks at our
+ * fds (a /proc/PID/fd reader) may hold one for a moment: the records would
+ * outlive what we count. */
+static void unlock_close(int fd)
+{
+        struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+
+        (void) fcntl(fd, F_OFD_SETLK, &fl);
+        (void) close(fd);
+}
+
 static void lock_owner_free(struct pt_lock_owner *o)
 {
-        (void) close(o->fd);
+        atomic_fetch_sub_explicit(o->session_records, o->n_ranges, memory_order_relaxed);
+        unlock_close(o->fd);
         free(o->ranges);
         free(o);
 }
@@ -82,21 +116,40 @@ static bool ranges_overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, u
         return a_start <= b_end && b_start <= a_end;
 }
 
-/* Applies a successful lock call of type `type` on [start, end] to o's
- * ranges, with POSIX semantics: the new range replaces whatever o held there. */
-static void ranges_apply(struct pt_lock_owner *o, uint64_t start, uint64_t end, uint32_t type)
+/* Overlapping or adjacent (ends are at most INT64_MAX: no overflow). */
+static bool ranges_touch(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end)
 {
-        unsigned n = 0, need = o->n_ranges + 2;
-        struct pt_lock_range *out;
+        return a_start <= b_end + 1 && b_start <= a_end + 1;
+}
 
-        if (o->ranges_lost)
-                return;
-        out = malloc(need * sizeof(*out));
-        if (!out || need > LOCK_RANGES_MAX + 2)
-                goto lost;
+/* The records o's description holds after a successful lock call of `type`
+ * on [start, end], as the kernel's posix_lock_inode() leaves them: the new
+ * range replaces whatever o held there, and merges with o's ranges of the
+ * same type that overlap or touch it.  Stores a new array (n_ranges + 2 at
+ * most: one range split in two, plus the new one) and its count;
+ * -ENOMEM. */
+static int ranges_after(const struct pt_lock_owner *o, uint64_t start, uint64_t end, uint32_t type,
+                        struct pt_lock_range **ret, unsigned *ret_n)
+{
+        struct pt_lock_range *out = malloc((o->n_ranges + 2) * sizeof(*out));
+        uint64_t new_start = start, new_end = end;
+        unsigned n = 0;
+
+        if (!out)
+                return -ENOMEM;
         for (unsigned k = 0; k < o->n_ranges; k++) {
                 struct pt_lock_range cur = o->ranges[k];
 
+                if (type != F_UNLCK && cur.type == type &&
+                    ranges_touch(cur.start, cur.end, start, end)) {
+                        /* Same type: one record.  Its other neighbours of that
+                         * type never touch it (records were merged before). */
+                        if (cur.start < new_start)
+                                new_start = cur.start;
+                        if (cur.end > new_end)
+                                new_end = cur.end;
+                        continue;
+                }
                 if (!ranges_overlap(cur.start, cur.end, start, end)) {
                         out[n++] = cur;
                         continue;
@@ -107,37 +160,16 @@ static void ranges_apply(struct pt_lock_owner *o, uint64_t start, uint64_t end, 
                         out[n++] = (struct pt_lock_range){ end + 1, cur.end, cur.type };
         }
         if (type != F_UNLCK)
-                out[n++] = (struct pt_lock_range){ start, end, type };
-        if (n > LOCK_RANGES_MAX)
-                goto lost;
-        free(o->ranges);
-        o->ranges = out;
-        o->n_ranges = n;
-        return;
-lost:
-        free(out);
-        free(o->ranges);
-        o->ranges = NULL;
-        o->n_ranges = 0;
-        o->ranges_lost = true;
+                out[n++] = (struct pt_lock_range){ new_start, new_end, type };
+        *ret = out;
+        *ret_n = n;
+        return 0;
 }
 
-/* Records what guest owner `owner` (process `pid`) now holds after a lock
- * call with `fl` succeeded.  An owner gone meanwhile (FLUSH) holds nothing. */
-static void lock_owner_note(struct inode *inode, uint64_t owner, uint32_t pid, const struct flock *fl)
+static void flock_range(const struct flock *fl, uint64_t *ret_start, uint64_t *ret_end)
 {
-        uint64_t start = (uint64_t)fl->l_start;
-        uint64_t end = fl->l_len == 0 ? (uint64_t)INT64_MAX : start + (uint64_t)fl->l_len - 1;
-
-        pthread_mutex_lock(owners_lock(inode));
-        for (struct pt_lock_owner *o = inode->lock_owners; o; o = o->next)
-                if (o->owner == owner) {
-                        if (fl->l_type != F_UNLCK && pid)
-                                o->pid = pid;
-                        ranges_apply(o, start, end, (uint32_t)fl->l_type);
-                        break;
-                }
-        pthread_mutex_unlock(owners_lock(inode));
+        *ret_start = (uint64_t)fl->l_start;
+        *ret_end = fl->l_len == 0 ? (uint64_t)INT64_MAX : *ret_start + (uint64_t)fl->l_len - 1;
 }
 
 /* The guest pid of the owner (not `asker`) holding a lock of `type` that
@@ -151,10 +183,6 @@ static uint32_t lock_holder_pid(struct inode *inode, uint64_t asker, uint64_t st
         for (struct pt_lock_owner *o = inode->lock_owners; o && !pid; o = o->next) {
                 if (o->owner == asker)
                         continue;
-                if (o->ranges_lost) {
-                        pid = o->pid;
-                        continue;
-                }
                 for (unsigned k = 0; k < o->n_ranges; k++)
                         if (o->ranges[k].type == type &&
                             ranges_overlap(o->ranges[k].start, o->ranges[k].end, start, end)) {
@@ -166,16 +194,153 @@ static uint32_t lock_holder_pid(struct inode *inode, uint64_t asker, uint64_t st
         return pid;
 }
 
-static int lock_owner_open(struct inode *inode, int proc_fd, bool may_write)
+/* An open file description of `inode` for locks: read-write when write locks
+ * are wanted, else read-only (a write-only one where reading is denied: it
+ * still answers GETLK and unlocks).  O_NONBLOCK: a host lease being broken
+ * answers EAGAIN ("busy") instead of holding the stripe lock for the
+ * lease-break time; on a regular file it changes nothing else. */
+static int lock_owner_open(const struct pt_fs *fs, struct inode *inode, bool write)
 {
-        /* Read and write locks need an fd open for reading resp. writing. */
-        int fd = may_write ? confine_reopen(proc_fd, inode->fd, O_RDWR) : -EACCES;
+        int fd = confine_reopen(fs->proc_fd, inode->fd, (write ? O_RDWR : O_RDONLY) | O_NONBLOCK);
 
-        if (fd == -EACCES || fd == -EISDIR || fd == -ETXTBSY)
-                fd = confine_reopen(proc_fd, inode->fd, O_RDONLY);
-        if (fd == -EACCES && may_write)
-                fd = confine_reopen(proc_fd, inode->fd, O_WRONLY);
+        if (fd == -EACCES)
+                fd = confine_reopen(fs->proc_fd, inode->fd, O_WRONLY | O_NONBLOCK);
         return fd;
+}
+
+static bool fd_may_write(int fd)
+{
+        int flags = fcntl(fd, F_GETFL);
+
+        return flags >= 0 && (flags & O_ACCMODE) != O_RDONLY;
+}
+
+static struct pt_lock_owner *owner_find(struct inode *inode, uint64_t owner, unsigned *ret_count)
+{
+        unsigned n = 0;
+
+        for (struct pt_lock_owner *o = inode->lock_owners; o; o = o->next, n++)
+                if (o->owner == owner)
+                        return o;
+        if (ret_count)
+                *ret_count = n;
+        return NULL;
+}
+
+/* Gives owner o a description that may take write locks: a new read-write
+ * one carrying o's (read) locks, which replaces the read-only one. */
+static int owner_upgrade(const struct pt_fs *fs, struct inode *inode, struct pt_lock_owner *o)
+{
+        _cleanup_close_ int fd = pt_fd_keep(fs, lock_owner_open(fs, inode, true));
+
+        if (fd < 0)
+                return fd;
+        for (unsigned k = 0; k < o->n_ranges; k++) {
+                const struct pt_lock_range *rg = &o->ranges[k];
+                struct flock fl = {
+                        .l_type = (short)rg->type,
+                        .l_whence = SEEK_SET,
+                        .l_start = (off_t)rg->start,
+                        .l_len = rg->end >= (uint64_t)INT64_MAX ? 0 : (off_t)(rg->end - rg->start + 1),
+                };
+
+                /* Read locks here (a read-only description holds no other):
+                 * they cannot conflict with the ones they copy. */
+                if (fcntl(fd, F_OFD_SETLK, &fl) < 0)
+                        return -errno;
+        }
+        unlock_close(o->fd);
+        o->fd = TAKE_FD(fd);
+        o->writable = true;
+        return 0;
+}
+
+/* SETLK of guest lock owner `owner` (process `pid`) on `inode`, POSIX
+ * semantics, without waiting: 0, -EAGAIN when another lock is in the way,
+ * -ENOLCK beyond the bounds, -errno. */
+static int owner_setlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, uint32_t pid,
+                       const struct flock *fl)
+{
+        struct pt_lock_range *after = NULL;
+        struct pt_lock_owner *o;
+        uint64_t start, end;
+        unsigned n_owners = 0, n_after;
+        bool made = false;
+        int err;
+
+        flock_range(fl, &start, &end);
+        pthread_mutex_lock(owners_lock(inode));
+        o = owner_find(inode, owner, &n_owners);
+        if (!o) {
+                _cleanup_close_ int fd = -1;
+
+                /* An owner we never saw holds nothing to unlock. */
+                err = 0;
+                if (fl->l_type == F_UNLCK)
+                        goto out;
+                err = -ENOLCK;
+                if (n_owners >= INODE_LOCK_OWNERS_MAX)
+                        goto out;
+                /* Kept as long as the owner's locks: it counts against the guest's share. */
+                fd = pt_fd_keep(fs, lock_owner_open(fs, inode, fl->l_type == F_WRLCK));
+                err = fd;
+                if (fd < 0)
+                        goto out;
+                err = -ENOMEM;
+                o = calloc(1, sizeof(*o));
+                if (!o)
+                        goto out;
+                *o = (struct pt_lock_owner){ .owner = owner, .writable = fd_may_write(fd),
+                                             .session_records = &fs->lock_records };
+                o->fd = TAKE_FD(fd);
+                o->next = inode->lock_owners;
+                inode->lock_owners = o;
+                made = true;
+        }
+        if (fl->l_type == F_WRLCK && !o->writable && (err = owner_upgrade(fs, inode, o)) < 0)
+                goto out;
+
+        if ((err = ranges_after(o, start, end, (uint32_t)fl->l_type, &after, &n_after)) < 0) {
+                err = -ENOLCK;
+                goto out;
+        }
+        if (n_after > o->n_ranges) {
+                unsigned more = n_after - o->n_ranges;
+                unsigned total = atomic_fetch_add_explicit(&fs->lock_records, more,
+                                                           memory_order_relaxed);
+
+                if (n_after > LOCK_RECORDS_PER_OWNER || total + more > LOCK_RECORDS_PER_SESSION) {
+                        atomic_fetch_sub_explicit(&fs->lock_records, more, memory_order_relaxed);
+                        err = -ENOLCK;
+                        goto out;
+                }
+        }
+        if (fcntl(o->fd, F_OFD_SETLK, fl) < 0) {
+                err = errno == EACCES ? -EAGAIN : -errno;
+                if (n_after > o->n_ranges)
+                        atomic_fetch_sub_explicit(&fs->lock_records, n_after - o->n_ranges,
+                                                  memory_order_relaxed);
+                goto out;
+        }
+        if (n_after < o->n_ranges)
+                atomic_fetch_sub_explicit(&fs->lock_records, o->n_ranges - n_after,
+                                          memory_order_relaxed);
+        free(o->ranges);
+        o->ranges = TAKE_PTR(after);
+        o->n_ranges = n_after;
+        if (fl->l_type != F_UNLCK && pid)
+                o->pid = pid;
+        err = 0;
+out:
+        if (err < 0 && made) {
+                /* Refused at once: the owner keeps no description (a made-up
+                 * owner per call would cost an fd each). */
+                inode->lock_owners = o->next;
+                lock_owner_free(o);
+        }
+        pthread_mutex_unlock(owners_lock(inode));
+        free(after);
+        return err;
 }
 
 static int dup_fd(int fd)
@@ -183,58 +348,6 @@ static int dup_fd(int fd)
         int r = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 
         return r < 0 ? -errno : r;
-}
-
-/* A dup of the fd that carries guest lock owner `owner`'s OFD locks on
- * `inode` (the caller closes it; a concurrent FLUSH cannot pull it away).
- * An owner seen for the first time gets an fd (read-write where permitted)
- * when `create`; without it (GETLK, unlocking) a fresh unregistered fd is
- * returned instead, so that queries by made-up owners cost no lasting fd. */
-static int lock_owner_fd(const struct pt_fs *fs, struct inode *inode, uint64_t owner, bool may_write,
-                         bool create)
-{
-        int proc_fd = fs->proc_fd;
-        struct pt_lock_owner *o;
-        _cleanup_close_ int fd = -1;
-        unsigned n = 0;
-        int r;
-
-        pthread_mutex_lock(owners_lock(inode));
-        for (o = inode->lock_owners; o; o = o->next, n++)
-                if (o->owner == owner) {
-                        r = dup_fd(o->fd);
-                        goto out;
-                }
-        if (!create) {
-                /* Nothing of this owner's to see or drop: a throwaway open file. */
-                pthread_mutex_unlock(owners_lock(inode));
-                return lock_owner_open(inode, proc_fd, may_write);
-        }
-        if (n >= INODE_LOCK_OWNERS_MAX) {
-                r = -ENOLCK;
-                goto out;
-        }
-        /* Kept as long as the owner's locks: it counts against the guest's share. */
-        fd = pt_fd_keep(fs, lock_owner_open(inode, proc_fd, may_write));
-        if (fd < 0) {
-                r = fd;
-                goto out;
-        }
-        r = dup_fd(fd);
-        if (r < 0)
-                goto out;
-        o = malloc(sizeof(*o));
-        if (!o) {
-                (void) close(r);
-                r = -ENOMEM;
-                goto out;
-        }
-        *o = (struct pt_lock_owner){ .owner = owner, .fd = TAKE_FD(fd) };
-        o->next = inode->lock_owners;
-        inode->lock_owners = o;
-out:
-        pthread_mutex_unlock(owners_lock(inode));
-        return r;
 }
 
 void pt_lock_owner_release(struct inode *inode, uint64_t owner)
@@ -269,24 +382,50 @@ static int lk_to_flock(const struct fuse_file_lock *lk, struct flock *fl)
         return 0;
 }
 
+/* F_OFD_GETLK as `owner` sees it: through its description (its own locks
+ * are no conflict).  An owner that holds nothing sees what any description
+ * without OFD locks sees: the guest's handle `fh` of this file (its flock()
+ * locks are another kind), or else a throwaway read-only one (a query makes
+ * no owner). */
+static int owner_getlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, uint64_t fh,
+                       struct flock *fl)
+{
+        _cleanup_close_ int fd = -1;
+        struct pt_lock_owner *o;
+        int err = 0;
+
+        pthread_mutex_lock(owners_lock(inode));
+        o = owner_find(inode, owner, NULL);
+        if (o && fcntl(o->fd, F_OFD_GETLK, fl) < 0)
+                err = -errno;
+        pthread_mutex_unlock(owners_lock(inode));
+        if (o)
+                return err;
+        {
+                _cleanup_href_ h = PT_FILE(fs, fh);
+
+                if (h.p && h.p->inode == inode)
+                        return fcntl(h.p->fd, F_OFD_GETLK, fl) < 0 ? -errno : 0;
+        }
+        fd = lock_owner_open(fs, inode, false);
+        if (fd < 0)
+                return fd;
+        return fcntl(fd, F_OFD_GETLK, fl) < 0 ? -errno : 0;
+}
+
 int pt_getlk(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         PT_ARG(fuse_lk_in, in, r);
         struct fuse_lk_out out = { 0 };
         struct flock fl;
-        _cleanup_close_ int fd = -1;
         int err;
 
         if ((err = lk_to_flock(&in->lk, &fl)) < 0)
                 return err;
         if (i->type != S_IFREG)
                 return -EINVAL;
-        /* A query makes no owner: an owner without locks sees what any fd sees. */
-        fd = lock_owner_fd(fs, i, in->owner, !pt_is_readonly(fs), false);
-        if (fd < 0)
-                return fd;
-        if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
-                return -errno;
+        if ((err = owner_getlk(fs, i, in->owner, in->fh, &fl)) < 0)
+                return err;
         out.lk.type = (uint32_t)fl.l_type;
         if (fl.l_type != F_UNLCK) {
                 out.lk.start = (uint64_t)fl.l_start;
@@ -297,21 +436,17 @@ int pt_getlk(struct pt_fs *fs, struct freq *r, struct inode *i)
         return pt_reply(r, &out, sizeof(out));
 }
 
-/* ---- SETLKW that has to wait ---- */
+/* ---- requests that wait ---- */
 
-/* A deferred SETLKW: the request (its reply side) and the lock it retries. */
+/* A deferred request and the attempt it retries. */
 struct pt_lock_waiter {
         struct pt_fs *fs;
         struct freq *req;         /* from freq_defer(); only the waiter thread touches it */
         uint64_t unique;          /* the request's, for INTERRUPT */
         int queue_index;          /* the request's, for ring stops */
-        int fd;                   /* a dup: the lock's open file description */
-        struct inode *inode;      /* referenced: where a POSIX lock is noted once taken */
-        uint64_t owner;
-        uint32_t pid;
-        bool is_flock;
-        int flock_op;
-        struct flock fl;
+        pt_lock_try_fn try;
+        pt_lock_done_fn done;
+        void *arg;
         /* under fs->waiters.mutex */
         bool interrupted;
         struct pt_lock_waiter *next;
@@ -337,18 +472,6 @@ void pt_lock_waiters_fini(struct pt_lock_waiters *lw)
         pthread_cond_destroy(&lw->cond);
 }
 
-static int try_lock(struct pt_lock_waiter *w)
-{
-        if (w->is_flock)
-                return flock(w->fd, w->flock_op | LOCK_NB) < 0 ? -errno : 0;
-        return fcntl(w->fd, F_OFD_SETLK, &w->fl) < 0 ? -errno : 0;
-}
-
-static bool lock_busy(int err)
-{
-        return err == -EAGAIN || err == -EACCES || err == -EWOULDBLOCK;
-}
-
 /* Called with the waiters' mutex held. */
 static void waiter_unlink(struct pt_lock_waiters *set, struct pt_lock_waiter *w)
 {
@@ -359,15 +482,6 @@ static void waiter_unlink(struct pt_lock_waiters *set, struct pt_lock_waiter *w)
                 }
 }
 
-static void waiter_free(struct pt_lock_waiter *w)
-{
-        if (w->fd >= 0)
-                (void) close(w->fd);
-        if (w->inode)
-                inode_put(w->fs->inodes, w->inode);
-        free(w);
-}
-
 static void *lock_waiter_thread(void *arg)
 {
         struct pt_lock_waiter *w = arg;
@@ -376,13 +490,13 @@ static void *lock_waiter_thread(void *arg)
         bool cancelled = false;
         int err;
 
-        /* Retrying with a short backoff, rather than blocking in F_OFD_SETLKW,
-         * lets a session reset stop the wait without signals. */
+        /* Retrying with a short backoff, rather than blocking in F_OFD_SETLKW
+         * or a blocking open, lets a session reset stop the wait without signals. */
         for (;;) {
                 struct timespec ts;
 
-                err = try_lock(w);
-                if (!lock_busy(err))
+                err = w->try(w->fs, w->req, w->arg);
+                if (err != -EAGAIN)
                         break;
                 pthread_mutex_lock(&set->mutex);
                 cancelled = set->cancel;
@@ -407,17 +521,10 @@ static void *lock_waiter_thread(void *arg)
                 if (delay_us < 20000)
                         delay_us *= 2;
         }
-        if (err == 0 && !w->is_flock)
-                lock_owner_note(w->inode, w->owner, w->pid, &w->fl);
         /* Closed, put, replied and the transport told before it leaves the
          * list: whoever waits for the list to empty may then unmap the guest
          * memory or free the inode table, and finds nothing of the waiter left. */
-        (void) close(w->fd);
-        w->fd = -1;
-        if (w->inode) {
-                inode_put(w->fs->inodes, w->inode);
-                w->inode = NULL;
-        }
+        w->done(w->fs, w->arg);
         if (cancelled)
                 freq_drop(w->req);
         else
@@ -427,14 +534,13 @@ static void *lock_waiter_thread(void *arg)
         set->n--;
         pthread_cond_broadcast(&set->cond);
         pthread_mutex_unlock(&set->mutex);
-        waiter_free(w);
+        free(w);
         return NULL;
 }
 
-static int defer_lock(struct pt_fs *fs, struct freq *r, struct inode *inode, int fd, bool is_flock,
-                      int flock_op, const struct flock *fl)
+int pt_lock_wait_defer(struct pt_fs *fs, struct freq *r, pt_lock_try_fn try, pt_lock_done_fn done,
+                       void *arg)
 {
-        const struct fuse_lk_in *in = freq_arg(r, sizeof(*in));
         struct pt_lock_waiters *set = &fs->waiters;
         struct pt_lock_waiter *w;
         pthread_attr_t attr;
@@ -442,37 +548,20 @@ static int defer_lock(struct pt_fs *fs, struct freq *r, struct inode *inode, int
         int err;
 
         w = calloc(1, sizeof(*w));
-        if (!w)
-                return -ENOLCK;
-        w->fs = fs;
-        w->fd = dup_fd(fd);
-        if (w->fd < 0) {
-                waiter_free(w);
-                return -ENOLCK;
+        if (!w) {
+                done(fs, arg);
+                return -ENOMEM;
         }
-        w->is_flock = is_flock;
-        w->flock_op = flock_op;
-        if (fl)
-                w->fl = *fl;
-        if (!is_flock) {
-                inode_ref(fs->inodes, inode);
-                w->inode = inode;
-                w->owner = in->owner;
-                w->pid = in->lk.pid ? in->lk.pid : r->in.pid;
-        }
+        *w = (struct pt_lock_waiter){ .fs = fs, .try = try, .done = done, .arg = arg };
 
         pthread_mutex_lock(&set->mutex);
         if (set->n >= MAX_LOCK_WAITERS || set->cancel) {
-                pthread_mutex_unlock(&set->mutex);
-                waiter_free(w);
-                return -ENOLCK;
+                err = -EAGAIN;
+                goto fail;
         }
         err = freq_defer(r, &w->req);
-        if (err < 0) {
-                pthread_mutex_unlock(&set->mutex);
-                waiter_free(w);
-                return err == -ENOMEM ? -ENOLCK : err;
-        }
+        if (err < 0)
+                goto fail;
         w->unique = r->in.unique;
         w->queue_index = r->origin.queue_index;
         set->n++;
@@ -494,10 +583,16 @@ static int defer_lock(struct pt_fs *fs, struct freq *r, struct inode *inode, int
                 /* Not deferred after all: the dispatcher replies the error. */
                 r->deferred = false;
                 freq_drop(w->req);
-                waiter_free(w);
-                return -ENOLCK;
+                done(fs, arg);
+                free(w);
+                return -EAGAIN;
         }
         return 0;
+fail:
+        pthread_mutex_unlock(&set->mutex);
+        done(fs, arg);
+        free(w);
+        return err;
 }
 
 void pt_lock_interrupt(struct pt_fs *fs, uint64_t unique)
@@ -550,18 +645,74 @@ void pt_lock_cancel_waiters(struct pt_fs *fs)
 
 /* ---- SETLK, SETLKW ---- */
 
+/* A SETLKW that waits: the lock it retries. */
+struct setlkw_wait {
+        int fd;                   /* flock(): a dup of the handle's fd */
+        struct inode *inode;      /* POSIX: referenced, where the owner's description is */
+        uint64_t owner;
+        uint32_t pid;
+        int flock_op;
+        struct flock fl;
+};
+
+static int setlkw_try(struct pt_fs *fs, struct freq *d, void *arg)
+{
+        struct setlkw_wait *s = arg;
+
+        if (s->fd >= 0)
+                return flock(s->fd, s->flock_op | LOCK_NB) == 0 ? 0
+                       : errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        return owner_setlk(fs, s->inode, s->owner, s->pid, &s->fl);
+}
+
+static void setlkw_done(struct pt_fs *fs, void *arg)
+{
+        struct setlkw_wait *s = arg;
+
+        if (s->fd >= 0)
+                (void) close(s->fd);
+        if (s->inode)
+                inode_put(fs->inodes, s->inode);
+        free(s);
+}
+
+/* A SETLKW that got EAGAIN waits; the queue goes on.  Too many waiting: ENOLCK. */
+static int setlkw_defer(struct pt_fs *fs, struct freq *r, struct inode *inode, int flock_fd,
+                        int flock_op, uint64_t owner, uint32_t pid, const struct flock *fl)
+{
+        struct setlkw_wait *s = calloc(1, sizeof(*s));
+        int err;
+
+        if (!s)
+                return -ENOLCK;
+        *s = (struct setlkw_wait){ .fd = -1, .owner = owner, .pid = pid, .flock_op = flock_op,
+                                   .fl = *fl };
+        if (flock_fd >= 0) {
+                s->fd = dup_fd(flock_fd);
+                if (s->fd < 0) {
+                        free(s);
+                        return -ENOLCK;
+                }
+        } else {
+                inode_ref(fs->inodes, inode);
+                s->inode = inode;
+        }
+        err = pt_lock_wait_defer(fs, r, setlkw_try, setlkw_done, s);
+        return err == -EAGAIN || err == -ENOMEM ? -ENOLCK : err;
+}
+
 static int do_setlk(struct pt_fs *fs, struct freq *r, struct inode *i, bool wait)
 {
         PT_ARG(fuse_lk_in, in, r);
+        uint32_t pid = in->lk.pid ? in->lk.pid : r->in.pid;
         struct flock fl;
-        _cleanup_close_ int fd = -1;
         int err;
 
         if ((err = lk_to_flock(&in->lk, &fl)) < 0)
                 return err;
         /* Read-only: nothing that could keep a host writer waiting (guest-policy.h). */
         if ((err = policy_check_lock(pt_is_readonly(fs), fl.l_type, in->lk_flags & FUSE_LK_FLOCK,
-                                     in->lk.pid ? in->lk.pid : r->in.pid)) < 0)
+                                     pid)) < 0)
                 return err;
 
         if (in->lk_flags & FUSE_LK_FLOCK) {
@@ -577,28 +728,20 @@ static int do_setlk(struct pt_fs *fs, struct freq *r, struct inode *i, bool wait
                 if (flock(h.p->fd, op | LOCK_NB) == 0)
                         return pt_reply_ok(r);
                 err = -errno;
-                if (!wait || !lock_busy(err) || op == LOCK_UN)
+                if (!wait || err != -EWOULDBLOCK || op == LOCK_UN)
                         return err;
-                return defer_lock(fs, r, i, h.p->fd, true, op, NULL);
+                return setlkw_defer(fs, r, i, h.p->fd, op, 0, 0, &fl);
         }
 
         /* POSIX locks: one open file description per guest lock owner. */
         if (i->type != S_IFREG)
                 return -EINVAL;
-        /* Unlocking by an owner we never saw drops nothing: no fd kept for it. */
-        fd = lock_owner_fd(fs, i, in->owner, !pt_is_readonly(fs), fl.l_type != F_UNLCK);
-        if (fd < 0)
-                return fd;
-        if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
-                lock_owner_note(i, in->owner, in->lk.pid ? in->lk.pid : r->in.pid, &fl);
+        err = owner_setlk(fs, i, in->owner, pid, &fl);
+        if (err == 0)
                 return pt_reply_ok(r);
-        }
-        err = -errno;
-        if (!lock_busy(err))
+        if (err != -EAGAIN || !wait)
                 return err;
-        if (!wait)
-                return -EAGAIN;
-        return defer_lock(fs, r, i, fd, false, 0, &fl);
+        return setlkw_defer(fs, r, i, -1, 0, in->owner, pid, &fl);
 }
 
 int pt_setlk(struct pt_fs *fs, struct freq *r, struct inode *i)

@@ -206,6 +206,25 @@ static void f_lk(struct out *o, uint32_t op, uint8_t node, uint8_t fh, uint64_t 
         fuse_rec(o, ON_FH(op, node, fh), &in, sizeof(in), NULL, 0, NULL, 0);
 }
 
+/* A POSIX lock call on [start, end] (tests/frontend/test-locks.c). */
+static void f_lk_range(struct out *o, uint32_t op, uint8_t node, uint8_t fh, uint64_t owner,
+                       uint32_t type, uint64_t start, uint64_t end)
+{
+        struct fuse_lk_in in = {
+                .owner = owner, .lk = { .start = start, .end = end, .type = type, .pid = 1 },
+        };
+
+        fuse_rec(o, ON_FH(op, node, fh), &in, sizeof(in), NULL, 0, NULL, 0);
+}
+
+/* close() in the guest: FLUSH with the closing process's lock owner. */
+static void f_flush_owner(struct out *o, uint8_t node, uint8_t fh, uint64_t owner)
+{
+        struct fuse_flush_in in = { .lock_owner = owner };
+
+        fuse_rec(o, ON_FH(FUSE_FLUSH, node, fh), &in, sizeof(in), NULL, 0, NULL, 0);
+}
+
 static void f_handle_op(struct out *o, uint32_t op, uint8_t node, uint8_t fh)
 {
         struct fuse_release_in in = { 0 };   /* fh first, like flush/fsync/release */
@@ -303,6 +322,39 @@ static void corpus_fuse(void)
         f_lk(&o, FUSE_SETLK, 1, 1, 1, F_UNLCK, 0);          /* wakes the waiters */
         f_handle_op(&o, FUSE_RELEASE, 1, 1);
         save(t, "locks-setlkw-interrupt", &o);
+
+        /* One owner's separate read locks past its bound (ENOLCK), merging
+         * neighbours, unlocks that split, the owner's close (test-locks.c). */
+        o.n = 0;
+        f_lookup(&o, ON(0), "f1");
+        f_open(&o, 1, O_RDWR);
+        for (uint64_t b = 0; b < 2 * 140; b += 2)
+                f_lk_range(&o, FUSE_SETLK, 1, 1, 1, F_RDLCK, b, b);
+        f_lk_range(&o, FUSE_SETLK, 1, 1, 1, F_RDLCK, 1, 1);              /* merges three */
+        f_lk_range(&o, FUSE_SETLK, 1, 1, 2, F_RDLCK, 1000, 2000);
+        for (uint64_t b = 1002; b < 1002 + 2 * 20; b += 2)
+                f_lk_range(&o, FUSE_SETLK, 1, 1, 2, F_UNLCK, b, b);     /* splits */
+        f_lk_range(&o, FUSE_SETLK, 1, 1, 2, F_WRLCK, 1500, INT64_MAX);
+        f_flush_owner(&o, 1, 1, 1);
+        f_flush_owner(&o, 1, 1, 2);
+        f_handle_op(&o, FUSE_RELEASE, 1, 1);
+        save(t, "locks-many-records", &o);
+
+        /* Locks on a read-only handle: GETLK and a read lock through a
+         * read-only description, then a write lock that re-opens it
+         * read-write, GETLK by another owner, unlock (test-locks.c). */
+        o.n = 0;
+        f_lookup(&o, ON(0), "f1");
+        f_open(&o, 1, O_RDONLY);
+        f_lk_range(&o, FUSE_GETLK, 1, 1, 7, F_WRLCK, 0, INT64_MAX);
+        f_lk_range(&o, FUSE_SETLK, 1, 1, 7, F_RDLCK, 0, INT64_MAX);
+        f_lk_range(&o, FUSE_SETLK, 1, 1, 7, F_WRLCK, 10, 19);
+        f_lk_range(&o, FUSE_GETLK, 1, 1, 8, F_RDLCK, 0, INT64_MAX);
+        f_lk_range(&o, FUSE_SETLK, 1, 1, 8, F_RDLCK, 0, 9);
+        f_lk_range(&o, FUSE_SETLK, 1, 1, 7, F_UNLCK, 0, INT64_MAX);
+        f_flush_owner(&o, 1, 1, 8);
+        f_handle_op(&o, FUSE_RELEASE, 1, 1);
+        save(t, "locks-access", &o);
 
         o.n = 0;
         f_create(&o, "a", S_IFREG | 0644, O_RDWR);

@@ -6,6 +6,7 @@
 #include <sys/xattr.h>
 
 #include "fuse-test-util.h"
+#include "pt-internal.h"
 
 static void test_init_flags(void)
 {
@@ -606,6 +607,96 @@ static void test_posix_locks_and_setlkw(void)
         ft_teardown(&t);
 }
 
+#define RECORD_FILES (LOCK_RECORDS_PER_SESSION / LOCK_RECORDS_PER_OWNER + 2)
+
+/* Looks up and opens "locked-K" for each K (made when `create`). */
+static void open_record_files(struct ft *t, bool create, uint64_t *nodeid, uint64_t *fh)
+{
+        for (unsigned k = 0; k < RECORD_FILES; k++) {
+                g_autofree char *name = g_strdup_printf("locked-%u", k);
+                struct fuse_entry_out e;
+
+                if (create)
+                        g_assert_cmpint(ft_create(t, 1, name, 0644, O_RDWR, &e, &fh[k]), ==, 0);
+                else {
+                        g_assert_cmpint(ft_lookup(t, 1, name, &e), ==, 0);
+                        g_assert_cmpint(ft_open(t, e.nodeid, O_RDWR, &fh[k]), ==, 0);
+                }
+                nodeid[k] = e.nodeid;
+        }
+}
+
+/* Takes separate read locks (every other byte), owner K on file K (the
+ * kernel's work per lock grows with the records on one file), until the
+ * session's bound refuses a new owner's first one; returns how many were
+ * granted. */
+static unsigned fill_lock_records(struct ft *t, const uint64_t *nodeid, const uint64_t *fh)
+{
+        unsigned granted = 0;
+
+        for (unsigned owner = 0; owner < RECORD_FILES; owner++) {
+                for (uint64_t k = 0;; k++) {
+                        struct fuse_lk_in lk = { .fh = fh[owner], .owner = owner + 1,
+                                                 .lk = { .start = 2 * k, .end = 2 * k, .type = F_RDLCK } };
+                        int err = ft_send(t, FUSE_SETLK, nodeid[owner], &lk, sizeof(lk), NULL, 0);
+
+                        if (err == -ENOLCK) {
+                                if (k == 0)
+                                        return granted;
+                                break;
+                        }
+                        g_assert_cmpint(err, ==, 0);
+                        granted++;
+                }
+        }
+        return granted;
+}
+
+/* The session's count of lock records goes down again when they go: with
+ * their file (RELEASE, then FORGET) and with the session (DESTROY + INIT:
+ * the whole bound is free again). */
+static void test_lock_records_freed(void)
+{
+        struct fuse_init_in init = { .major = 7, .minor = 38, .max_readahead = 128 * 1024 };
+        struct fuse_forget_in fg = { .nlookup = 1 };
+        uint64_t nodeid[RECORD_FILES], fh[RECORD_FILES];
+        struct ft t;
+
+        ft_setup(&t);
+        open_record_files(&t, true, nodeid, fh);
+        g_assert_cmpuint(fill_lock_records(&t, nodeid, fh), ==, LOCK_RECORDS_PER_SESSION);
+
+        /* The first file goes (its owner's 128 records with it): exactly
+         * that many can be taken again, on it once more. */
+        {
+                struct fuse_release_in rel = { .fh = fh[0] };
+                struct fuse_entry_out e;
+                unsigned again = 0;
+                int err = 0;
+
+                g_assert_cmpint(ft_send(&t, FUSE_RELEASE, nodeid[0], &rel, sizeof(rel), NULL, 0), ==, 0);
+                g_assert_cmpint(ft_send(&t, FUSE_FORGET, nodeid[0], &fg, sizeof(fg), NULL, 0), ==, 1);
+                g_assert_cmpint(ft_lookup(&t, 1, "locked-0", &e), ==, 0);
+                g_assert_cmpint(ft_open(&t, e.nodeid, O_RDWR, &fh[0]), ==, 0);
+                for (uint64_t owner = 100; err == 0; owner++) {
+                        struct fuse_lk_in lk = { .fh = fh[0], .owner = owner,
+                                                 .lk = { .start = 0, .end = 0, .type = F_RDLCK } };
+
+                        err = ft_send(&t, FUSE_SETLK, e.nodeid, &lk, sizeof(lk), NULL, 0);
+                        if (err == 0)
+                                again++;
+                }
+                g_assert_cmpint(err, ==, -ENOLCK);
+                g_assert_cmpuint(again, ==, LOCK_RECORDS_PER_OWNER);
+        }
+
+        g_assert_cmpint(ft_send(&t, FUSE_DESTROY, 0, NULL, 0, NULL, 0), ==, 0);
+        g_assert_cmpint(ft_send(&t, FUSE_INIT, 0, &init, sizeof(init), NULL, 0), ==, 0);
+        open_record_files(&t, false, nodeid, fh);
+        g_assert_cmpuint(fill_lock_records(&t, nodeid, fh), ==, LOCK_RECORDS_PER_SESSION);
+        ft_teardown(&t);
+}
+
 /* A guest reset: the new kernel sends INIT without the old one's DESTROY.  It
  * gets a fresh session — nothing of the old one's nodeids, handles, locks or
  * waiting SETLKWs survives, and the old SETLKW writes nothing. */
@@ -923,6 +1014,7 @@ int main(int argc, char **argv)
         g_test_add_func("/passthrough/idmap", test_idmap_in_replies);
         g_test_add_func("/passthrough/xattr", test_xattr);
         g_test_add_func("/passthrough/posix-locks-setlkw", test_posix_locks_and_setlkw);
+        g_test_add_func("/passthrough/lock-records-freed", test_lock_records_freed);
         g_test_add_func("/passthrough/init-again-after-guest-reset", test_init_again_after_guest_reset);
         g_test_add_func("/passthrough/finish-deferred-per-queue", test_finish_deferred_per_queue);
         g_test_add_func("/passthrough/flock", test_flock);
