@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -195,9 +196,11 @@ static int enter_dir_group(const struct inode *i, struct creds_scope *ret)
         return err < 0 ? err : creds_enter(0, st.st_gid, NULL, 0, ret);
 }
 
-int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
+/* SETATTR's work; -EAGAIN (from the O_NONBLOCK re-open, before anything
+ * changed): a host lease on the file is being broken (pt_setattr()). */
+static int setattr_apply(struct pt_fs *fs, struct freq *r, struct inode *i,
+                         const struct fuse_setattr_in *in)
 {
-        PT_ARG(fuse_setattr_in, in, r);
         _cleanup_href_ h = { fs->handles, NULL };
         _cleanup_close_ int own_fd = -1;
         _cleanup_creds_ group = { 0 };
@@ -247,13 +250,13 @@ int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
          * (sandbox.c refuses the path-based calls): the handle's, or one
          * re-open of the inode, for writing when it truncates. */
         if ((in->valid & FATTR_SIZE) && size_fd < 0) {
-                own_fd = confine_reopen(fs->proc_fd, i->fd, O_WRONLY);
+                own_fd = confine_reopen(fs->proc_fd, i->fd, O_WRONLY | O_NONBLOCK);
                 if (own_fd < 0)
                         return own_fd;
                 size_fd = own_fd;
         } else if (fd < 0 && (in->valid & (FATTR_MODE | FATTR_UID | FATTR_GID | PT_FATTR_TIMES)) &&
                    (i->type == S_IFREG || i->type == S_IFDIR)) {
-                own_fd = confine_reopen(fs->proc_fd, i->fd, O_RDONLY);
+                own_fd = confine_reopen(fs->proc_fd, i->fd, O_RDONLY | O_NONBLOCK);
                 /* EACCES: its owner may not read it (chmod 000); by path where allowed. */
                 if (own_fd < 0 && (own_fd != -EACCES || confine_fd_metadata_only()))
                         return own_fd;
@@ -277,6 +280,47 @@ int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
                 return -errno;
         err = pt_stat(i, &st);
         return err < 0 ? err : pt_reply_attr(fs, r, &st);
+}
+
+/* A SETATTR waiting for a lease: a deferred request keeps only its reply
+ * side (freq_defer()), so the arguments are kept here. */
+struct setattr_wait {
+        struct inode *inode;     /* referenced */
+        struct fuse_setattr_in in;
+};
+
+static int setattr_try(struct pt_fs *fs, struct freq *d, void *arg)
+{
+        struct setattr_wait *w = arg;
+
+        return setattr_apply(fs, d, w->inode, &w->in);
+}
+
+static void setattr_done(struct pt_fs *fs, void *arg)
+{
+        struct setattr_wait *w = arg;
+
+        inode_put(fs->inodes, w->inode);
+        free(w);
+}
+
+/* A re-open that meets a host lease (a truncate breaks a read lease, any
+ * open a write lease) waits as a leased OPEN does (pt-file.c, struct
+ * open_wait): in a thread of its own, so the queue goes on. */
+int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
+{
+        PT_ARG(fuse_setattr_in, in, r);
+        struct setattr_wait *w;
+        int err = setattr_apply(fs, r, i, in);
+
+        if (err != -EAGAIN)
+                return err;
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        inode_ref(fs->inodes, i);
+        *w = (struct setattr_wait){ .inode = i, .in = *in };
+        return pt_lock_wait_defer(fs, r, setattr_try, setattr_done, w);
 }
 
 int pt_readlink(struct pt_fs *fs, struct freq *r, struct inode *i)

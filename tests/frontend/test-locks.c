@@ -418,8 +418,15 @@ static gboolean wait_lease_break(int sig_fd)
         return read(sig_fd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo == SIGIO;
 }
 
-static void lease_case(gboolean create)
+/* What waits behind the lease: a CREATE without O_EXCL, an OPEN for
+ * writing, a SETATTR truncating without a handle. */
+enum lease_kind { LEASE_CREATE, LEASE_OPEN, LEASE_TRUNCATE };
+
+static void lease_case(enum lease_kind kind)
 {
+        const gboolean create = kind == LEASE_CREATE;
+        struct fuse_setattr_in si = { .valid = FATTR_SIZE, .size = 0 };
+        struct fuse_attr_out so = { 0 };
         g_autoptr(Harness) h = harness_new();
         g_autofree char *path = NULL;
         struct fuse_entry_out e = { 0 };
@@ -481,6 +488,10 @@ static void lease_case(gboolean create)
                 op = (struct vmm_op){ .opcode = FUSE_CREATE, .nodeid = VMM_ROOT, .arg_cnt = 2,
                                       .arg = { { &ci, sizeof(ci) }, { "leased", 7 } },
                                       .out = &reply, .out_size = sizeof(reply) };
+        else if (kind == LEASE_TRUNCATE)
+                op = (struct vmm_op){ .opcode = FUSE_SETATTR, .nodeid = e.nodeid, .arg_cnt = 1,
+                                      .arg = { { &si, sizeof(si) } },
+                                      .out = &so, .out_size = sizeof(so) };
         else
                 op = (struct vmm_op){ .opcode = FUSE_OPEN, .nodeid = e.nodeid, .arg_cnt = 1,
                                       .arg = { { &oi, sizeof(oi) } },
@@ -506,7 +517,7 @@ static void lease_case(gboolean create)
         g_assert_cmpfloat((cpu1 - cpu0) / hz, <, 0.1 * (t1 - t0));
         assert_errno(vmm_op_wait(h->vmm, &op, 0), -ETIMEDOUT);
 
-        if (!create) {
+        if (kind == LEASE_OPEN) {
                 /* Ctrl-C of the waiting process: EINTR, as a local open's wait. */
                 struct fuse_interrupt_in ii = { .unique = op.unique };
                 struct vmm_op intr = { .hiprio = true, .opcode = FUSE_INTERRUPT, .arg_cnt = 1,
@@ -529,6 +540,16 @@ static void lease_case(gboolean create)
         assert_errno(op.error, 0);
         if (create)
                 g_assert_cmpuint(reply.e.nodeid, !=, 0);
+        if (kind == LEASE_TRUNCATE) {
+                struct stat st;
+
+                g_assert_cmpuint(so.attr.size, ==, 0);
+                g_assert_cmpint(stat(path, &st), ==, 0);
+                g_assert_cmpint(st.st_size, ==, 0);
+                close(sig_fd);
+                harness_assert_alive(h);
+                return;
+        }
         {
                 uint32_t written = 0;
 
@@ -542,12 +563,18 @@ static void lease_case(gboolean create)
 
 static void test_lease_create(void)
 {
-        lease_case(TRUE);
+        lease_case(LEASE_CREATE);
 }
 
 static void test_lease_open(void)
 {
-        lease_case(FALSE);
+        lease_case(LEASE_OPEN);
+}
+
+/* A truncate without a handle re-opens the file for writing: the same wait. */
+static void test_lease_truncate(void)
+{
+        lease_case(LEASE_TRUNCATE);
 }
 
 /* A leased open waiting when QEMU stops its ring (GET_VRING_BASE): finished
@@ -690,6 +717,7 @@ int main(int argc, char **argv)
         g_test_add_func("/locks/read-only-mount", test_read_only_mount);
         g_test_add_func("/locks/getlk-no-close-write", test_getlk_no_close_write);
         g_test_add_func("/locks/lease-create", test_lease_create);
+        g_test_add_func("/locks/lease-truncate", test_lease_truncate);
         g_test_add_func("/locks/lease-open", test_lease_open);
         g_test_add_func("/locks/lease-wait-ended", test_lease_wait_ended);
         g_test_add_func("/locks/lease-create-as-requester", test_lease_create_as_requester);
