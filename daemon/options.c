@@ -43,6 +43,7 @@ enum {
         OPT_ALLOW_DEVICES,
         OPT_ALLOW_SETUID,
         OPT_XATTR_NAMESPACES,
+        OPT_ALLOW_PEER_UID,
 };
 
 static const struct option long_options[] = {
@@ -69,6 +70,7 @@ static const struct option long_options[] = {
         { "allow-devices", no_argument, NULL, OPT_ALLOW_DEVICES },
         { "allow-setuid", no_argument, NULL, OPT_ALLOW_SETUID },
         { "xattr-namespaces", required_argument, NULL, OPT_XATTR_NAMESPACES },
+        { "allow-peer-uid", required_argument, NULL, OPT_ALLOW_PEER_UID },
         { "foreground", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -129,6 +131,9 @@ static const char help_text[] =
         "                             spins while the host has no CPU to spare\n"
         "\n"
         "Supervision and diagnostics:\n"
+        "      --allow-peer-uid=UID   accept a frontend only from user UID (repeatable),\n"
+        "                             the worker's own user or root; others are refused\n"
+        "                             with a log line (default: any the socket lets in)\n"
         "      --control-fd=N         serve org.sluice.Worker1 on the D-Bus peer socket N\n"
         "                             (sluice-service); the worker exits when it closes\n"
         "      --log-level=LEVEL      error, warning, info (default) or debug (a line per\n"
@@ -490,6 +495,14 @@ static int parse_one(int c, const char *arg, struct fs_options *o,
                 return 0;
         case OPT_XATTR_NAMESPACES:
                 return parse_xattr_namespaces(arg, o);
+        case OPT_ALLOW_PEER_UID:
+                if (parse_uint(arg, UINT32_MAX - 1, &v) < 0)
+                        return usage_error("--allow-peer-uid needs a user id, not '%s'", arg);
+                if (o->n_allow_peer_uids == FS_MAX_PEER_UIDS)
+                        return usage_error("--allow-peer-uid may be given at most %d times",
+                                           FS_MAX_PEER_UIDS);
+                o->allow_peer_uids[o->n_allow_peer_uids++] = (uint32_t)v;
+                return 0;
         case 'f':
         case OPT_SYSLOG:
                 return 0;

@@ -160,6 +160,18 @@ static gboolean is_my_vm(SluiceSharedFolder *self, const char *vm)
         return info != NULL && g_strcmp0(info->name, vm) == 0;
 }
 
+/* The user the share's VM's QEMU runs as when it is not ours, or -1 (not
+ * known: the VM does not run; or ours). */
+static gint64 share_qemu_uid(SluiceSharedFolder *self)
+{
+        g_autoptr(SluiceVmInfo) info = NULL;
+
+        if (self->vms == NULL || *self->config->vm == '\0')
+                return -1;
+        info = sluice_vm_manager_lookup(self->vms, self->config->vm, NULL);
+        return info != NULL && info->running ? info->qemu_uid : -1;
+}
+
 static gboolean vm_is_running(SluiceSharedFolder *self)
 {
         g_autoptr(SluiceVmInfo) info = NULL;
@@ -431,6 +443,7 @@ static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer us
                 return;
         }
         ensure_worker(self);
+        sluice_worker_set_peer_uid(self->worker, share_qemu_uid(self));
         sluice_worker_start(self->worker);
 }
 
