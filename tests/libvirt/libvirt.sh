@@ -284,6 +284,11 @@ case $socket_dir in "$work/run"*) fail "the socket is in the runtime folder: $so
         ! runuser -u libvirt-qemu -- test -x "$work/run" &&
         pass "$(basename "$socket_dir")/: search-only ACL for libvirt-qemu; the runtime folder: none, closed to it" ||
         fail "folder ACLs after attach: run: '$(qemu_acl "$work/run")' $(basename "$socket_dir"): '$(qemu_acl "$socket_dir")'"
+# the worker serves libvirt-qemu's connection and no other user's (sluice-fs --allow-peer-uid)
+wpid=$(pgrep -u "$user" -f "$work/bin/sluice-fs.*$share_dir" | head -1)
+[ -n "$wpid" ] && tr '\0' ' ' < "/proc/$wpid/cmdline" | grep -q -- "--allow-peer-uid=$(id -u libvirt-qemu) " &&
+        pass "the worker accepts a frontend of libvirt-qemu only (--allow-peer-uid)" ||
+        fail "worker's command line: $([ -n "$wpid" ] && tr '\0' ' ' < "/proc/$wpid/cmdline")"
 if wait_for 30 more_than "$(console $A)" "PASS read" 0 && wait_for 10 more_than "$(console $A)" "PASS write" 0; then
         ls "$share_dir"/guest-*-0.txt >/dev/null 2>&1 && [ "$(stat -c %U "$share_dir"/guest-*-0.txt)" = "$user" ] &&
                 pass "guest read the host file and wrote one back (owned by $user)" ||
