@@ -10,7 +10,9 @@
 # tests/guest/build-image.sh) and run guest-workload.sh, which mounts every
 # virtiofs device that appears, reads hello.txt and writes a file back.
 #
-# Checks: live attach → guest reads/writes, QEMU's user gets ACL entries;
+# Checks: live attach → guest reads/writes, QEMU's user gets ACL entries (on
+# the sockets' folder under /tmp, none on the runtime folder) and is the one
+# peer its worker accepts (--allow-peer-uid);
 # detach → device gone, the folders' ACL entries Sluice added gone; VM stopped
 # and started → share back; worker SIGKILLed → recovered, guest reads again;
 # sluice-service SIGKILLed → the VM keeps its share, the restarted service
