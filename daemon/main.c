@@ -343,10 +343,29 @@ static void pause_accepting(struct app *app, int error)
         app->accept_starved = true;
 }
 
+/* Whether the peer on conn may be our frontend (--allow-peer-uid): its user
+ * is listed, ours, or root.  *ret_cred: who it is (uid -1 if unknown). */
+static bool peer_allowed(const struct fs_options *opts, int conn, struct ucred *ret_cred)
+{
+        socklen_t len = sizeof(*ret_cred);
+
+        ret_cred->pid = 0;
+        ret_cred->uid = (uid_t)-1;
+        if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, ret_cred, &len) < 0 || len != sizeof(*ret_cred))
+                return opts->n_allow_peer_uids == 0;
+        if (opts->n_allow_peer_uids == 0 || ret_cred->uid == 0 || ret_cred->uid == geteuid())
+                return true;
+        for (unsigned i = 0; i < opts->n_allow_peer_uids; i++)
+                if (ret_cred->uid == opts->allow_peer_uids[i])
+                        return true;
+        return false;
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
         struct app *app = userdata;
         struct timeval timeout = { .tv_sec = 10 };
+        struct ucred cred;
         int conn, r;
 
         conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
@@ -358,6 +377,12 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 return 0;
         }
         app->accept_starved = false;
+        if (!peer_allowed(&app->opts, conn, &cred)) {
+                log_warning("refusing a frontend of user %d (pid %d): not allowed by --allow-peer-uid",
+                            (int)cred.uid, (int)cred.pid);
+                close(conn);
+                return 0;
+        }
         if (app->dev) {
                 log_warning("refusing a second frontend: one is already connected");
                 close(conn);

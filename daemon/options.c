@@ -44,6 +44,7 @@ enum {
         OPT_ALLOW_SETUID,
         OPT_XATTR_NAMESPACES,
         OPT_SHARED_DIR_FD,
+        OPT_ALLOW_PEER_UID,
 };
 
 static const struct option long_options[] = {
@@ -71,6 +72,7 @@ static const struct option long_options[] = {
         { "allow-setuid", no_argument, NULL, OPT_ALLOW_SETUID },
         { "xattr-namespaces", required_argument, NULL, OPT_XATTR_NAMESPACES },
         { "shared-dir-fd", required_argument, NULL, OPT_SHARED_DIR_FD },
+        { "allow-peer-uid", required_argument, NULL, OPT_ALLOW_PEER_UID },
         { "foreground", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -136,6 +138,9 @@ static const char help_text[] =
         "                             spins while the host has no CPU to spare\n"
         "\n"
         "Supervision and diagnostics:\n"
+        "      --allow-peer-uid=UID   accept a frontend only from user UID (repeatable),\n"
+        "                             the worker's own user or root; others are refused\n"
+        "                             with a log line (default: any the socket lets in)\n"
         "      --control-fd=N         serve org.sluice.Worker1 on the D-Bus peer socket N\n"
         "                             (sluice-service); the worker exits when it closes\n"
         "      --log-level=LEVEL      error, warning, info (default) or debug (a line per\n"
@@ -505,6 +510,14 @@ static int parse_one(int c, const char *arg, struct fs_options *o,
                 if (o->shared_dir_fd <= 2)
                         return usage_error("--shared-dir-fd must be 3 or more (0, 1 and 2 are the "
                                            "standard streams), not %d", o->shared_dir_fd);
+                return 0;
+        case OPT_ALLOW_PEER_UID:
+                if (parse_uint(arg, UINT32_MAX - 1, &v) < 0)
+                        return usage_error("--allow-peer-uid needs a user id, not '%s'", arg);
+                if (o->n_allow_peer_uids == FS_MAX_PEER_UIDS)
+                        return usage_error("--allow-peer-uid may be given at most %d times",
+                                           FS_MAX_PEER_UIDS);
+                o->allow_peer_uids[o->n_allow_peer_uids++] = (uint32_t)v;
                 return 0;
         case 'f':
         case OPT_SYSLOG:

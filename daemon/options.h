@@ -36,6 +36,9 @@ enum {
         FS_XATTR_NS_SYSTEM   = 1 << 2,  /* system.*: POSIX ACLs */
 };
 
+/* How many --allow-peer-uid a command line may hold. */
+#define FS_MAX_PEER_UIDS 16
+
 struct fs_options {
         char *socket_path;          /* --socket-path=PATH: listen here (one frontend at a time) */
         int fd;                     /* --fd=N: an already listening socket (libvirt); -1 if unset */
@@ -63,6 +66,11 @@ struct fs_options {
         bool allow_devices;
         bool allow_setuid;
         unsigned xattr_namespaces;
+        /* --allow-peer-uid=UID (repeatable): accept a frontend only from these
+         * users, the worker's own and root (SO_PEERCRED); none given: any peer
+         * the socket's permissions let in. */
+        uint32_t allow_peer_uids[FS_MAX_PEER_UIDS];
+        unsigned n_allow_peer_uids;
         bool exit_on_disconnect;    /* --fd implies it; --socket-path serves the next frontend */
         enum log_level log_level;   /* --log-level=…, -d/--debug = debug */
         bool print_capabilities;

@@ -17,6 +17,7 @@
 #include "config-store.h"
 #include "errors.h"
 #include "manager.h"
+#include "socket-dir.h"
 
 #define SLUICE_BUS_NAME "org.sluice.Sluice1"
 #define DEFAULT_STATS_INTERVAL_MS 1000
@@ -110,44 +111,18 @@ static void on_name_lost(GDBusConnection *connection, const char *name, gpointer
         }
 }
 
-/* $XDG_RUNTIME_DIR/sluice, private to the user: the sockets give access to
- * the shared folders. */
+/* The sockets give access to the shared folders: a private folder of their
+ * own, outside the runtime folder (socket-dir.h says why). */
 static char *prepare_socket_dir(GError **error)
 {
         const char *runtime = g_getenv("XDG_RUNTIME_DIR");
-        g_autofree char *dir = NULL;
-        struct stat st;
 
         if (runtime == NULL || *runtime == '\0' || !g_path_is_absolute(runtime)) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
                             _("XDG_RUNTIME_DIR is not set: run sluice-service in your desktop session, or set XDG_RUNTIME_DIR to a private folder of yours"));
                 return NULL;
         }
-        dir = g_build_filename(runtime, "sluice", NULL);
-        /* Room for "/<id>.sock" in a socket address. */
-        if (strlen(dir) + 16 >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                            _("XDG_RUNTIME_DIR (%s) is too long for socket paths: use a shorter one"),
-                            runtime);
-                return NULL;
-        }
-        if (g_mkdir(dir, 0700) < 0 && errno != EEXIST) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                            _("Cannot create %s: %s"), dir, g_strerror(errno));
-                return NULL;
-        }
-        if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                            _("%s is not a folder of yours: remove it and start sluice-service again"),
-                            dir);
-                return NULL;
-        }
-        if ((st.st_mode & 07777) != 0700 && chmod(dir, 0700) < 0) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                            _("Cannot make %s private (chmod 0700): %s"), dir, g_strerror(errno));
-                return NULL;
-        }
-        return g_steal_pointer(&dir);
+        return sluice_socket_dir_prepare(runtime, error);
 }
 
 static guint stats_interval_from_env(void)

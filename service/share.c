@@ -161,6 +161,29 @@ static gboolean is_my_vm(SluiceSharedFolder *self, const char *vm)
         return info != NULL && g_strcmp0(info->name, vm) == 0;
 }
 
+/* The user whose frontend the share's worker accepts besides root: the user
+ * the VM's QEMU runs as (ours for qemu:///session), or -1 when that is not
+ * known (a qemu:///system VM that does not run: its socket's permissions,
+ * which Sluice grants at attach, decide alone). */
+static gint64 share_qemu_uid(SluiceSharedFolder *self)
+{
+        g_autoptr(SluiceVmInfo) info = NULL;
+        g_autoptr(GUri) uri = NULL;
+
+        if (self->vms == NULL || *self->config->vm == '\0')
+                return -1;
+        info = sluice_vm_manager_lookup(self->vms, self->config->vm, NULL);
+        if (info == NULL)
+                return -1;
+        if (info->running)
+                return info->qemu_uid >= 0 ? info->qemu_uid : (gint64)geteuid();
+        uri = info->uri != NULL ? g_uri_parse(info->uri, G_URI_FLAGS_NONE, NULL) : NULL;
+        if (uri != NULL && g_str_has_prefix(g_uri_get_scheme(uri), "qemu") &&
+            g_str_equal(g_uri_get_path(uri), "/session") && geteuid() != 0)
+                return (gint64)geteuid();
+        return -1;
+}
+
 static gboolean vm_is_running(SluiceSharedFolder *self)
 {
         g_autoptr(SluiceVmInfo) info = NULL;
@@ -458,6 +481,7 @@ static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer us
         if (!self->config->folder.known)
                 self->config->folder = check->found;
         ensure_worker(self);
+        sluice_worker_set_peer_uid(self->worker, share_qemu_uid(self));
         /* every launch, restarts too, serves this folder or fails (worker.h) */
         sluice_worker_start(self->worker, &self->config->folder);
 }

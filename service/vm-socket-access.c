@@ -1,7 +1,9 @@
 /* vm-socket-access.c — see vm-socket-access.h.  libacl reads and writes the
  * ACLs in-process, in the queue's thread, never in the service's main thread.
- * Each change is read-modify-write of the path's whole access ACL, with the
- * mask recalculated as setfacl(1) does, so entries of others are kept. */
+ * Each change is read-modify-write of the path's whole access ACL: the mask
+ * grows by what QEMU's user needs only (not recalculated as setfacl(1) does,
+ * which would let other entries the mask held back do more), and the whole
+ * ACL before and after is kept, so that the give-back restores it exactly. */
 #include "config.h"
 
 #include "vm-socket-access.h"
@@ -27,9 +29,9 @@ typedef struct {
         char *key;        /* "uid:path" */
         char *path;
         uid_t uid;
-        gboolean had_before; /* the path had an entry for uid before ... */
-        guint before;        /* ... with these permissions */
         gboolean changed; /* FALSE: the entry already allowed enough, nothing to undo */
+        char *acl_before; /* changed: the path's whole ACL before (acl_to_text) ... */
+        char *acl_after;  /* ... and as Sluice left it, to tell whether someone changed it since */
         guint users;      /* devices that need it */
 } AclEntry;
 
@@ -169,78 +171,201 @@ static gboolean path_acl_read(const char *path, uid_t uid, gboolean *ret_had, gu
         return TRUE;
 }
 
-/* The mask after a change, as setfacl makes it: the union of the group
- * class, or none once no named entry needs one.  Then writes the ACL.
- * (*acl: acl_calc_mask() may replace it.) */
-static gboolean path_acl_write(const char *path, acl_t *acl, char **ret_why)
+/* The entry in acl with the tag and (for named entries) the qualifier of
+ * like, which belongs to another ACL.  NULL: none. */
+static acl_entry_t find_like(acl_t acl, acl_entry_t like)
 {
-        acl_entry_t mask = find_entry(*acl, ACL_MASK, 0);
+        acl_tag_t tag;
+        id_t *qualifier;
+        acl_entry_t entry;
 
-        if (has_named_entries(*acl)) {
-                if (acl_calc_mask(acl) < 0)
-                        goto fail;
-        } else if (mask && acl_delete_entry(*acl, mask) < 0) {
-                goto fail;
+        if (acl_get_tag_type(like, &tag) < 0)
+                return NULL;
+        if (tag != ACL_USER && tag != ACL_GROUP)
+                return find_entry(acl, tag, 0);
+        qualifier = acl_get_qualifier(like);
+        if (!qualifier)
+                return NULL;
+        for (int r = acl_get_entry(acl, ACL_FIRST_ENTRY, &entry); r == 1;
+             r = acl_get_entry(acl, ACL_NEXT_ENTRY, &entry)) {
+                acl_tag_t other;
+                id_t *q;
+                gboolean match;
+
+                if (acl_get_tag_type(entry, &other) < 0 || other != tag)
+                        continue;
+                q = acl_get_qualifier(entry);
+                match = q && *q == *qualifier;
+                acl_free(q);
+                if (match) {
+                        acl_free(qualifier);
+                        return entry;
+                }
         }
-        if (acl_valid(*acl) < 0 || acl_set_file(path, ACL_TYPE_ACCESS, *acl) < 0)
+        acl_free(qualifier);
+        return NULL;
+}
+
+static gboolean set_perms(acl_entry_t entry, guint perms)
+{
+        acl_permset_t permset;
+
+        if (acl_get_permset(entry, &permset) < 0 || acl_clear_perms(permset) < 0)
+                return FALSE;
+        for (guint bit = ACL_EXECUTE; bit <= ACL_READ; bit <<= 1)
+                if ((perms & bit) && acl_add_perm(permset, bit) < 0)
+                        return FALSE;
+        return acl_set_permset(entry, permset) == 0;
+}
+
+/* Whether entry is in the group class (the mask limits it) and is not uid's. */
+static gboolean is_other_group_class(acl_entry_t entry, uid_t uid)
+{
+        acl_tag_t tag;
+        uid_t *qualifier;
+        gboolean ours;
+
+        if (acl_get_tag_type(entry, &tag) < 0)
+                return FALSE;
+        if (tag == ACL_GROUP_OBJ || tag == ACL_GROUP)
+                return TRUE;
+        if (tag != ACL_USER)
+                return FALSE;
+        qualifier = acl_get_qualifier(entry);
+        ours = qualifier && *qualifier == uid;
+        acl_free(qualifier);
+        return !ours;
+}
+
+/* path's access ACL as text (canonical: as the kernel stores it), or NULL. */
+static char *acl_text_of(const char *path)
+{
+        g_auto(acl_t) acl = acl_get_file(path, ACL_TYPE_ACCESS);
+        char *text, *copy;
+
+        if (!acl || !(text = acl_to_text(acl, NULL)))
+                return NULL;
+        copy = g_strdup(text);
+        acl_free(text);
+        return copy;
+}
+
+/* Gives uid the needed permissions on path, and nobody anything more: the
+ * mask grows by what uid needs only, and each other entry of the group class
+ * that the wider mask would let do more is cut to what it could do before.
+ * *ret_before / *ret_after: the whole ACL before and after, as text. */
+static gboolean path_acl_grant(const char *path, uid_t uid, guint needed, char **ret_before,
+                               char **ret_after, char **ret_why)
+{
+        g_auto(acl_t) acl = acl_get_file(path, ACL_TYPE_ACCESS);
+        g_autofree char *before = NULL;
+        acl_entry_t entry, mask, e;
+
+        if (!acl || !(before = acl_text_of(path)))
+                goto fail;
+        entry = find_entry(acl, ACL_USER, uid);
+        if (!entry && (acl_create_entry(&acl, &entry) < 0 || acl_set_tag_type(entry, ACL_USER) < 0 ||
+                       acl_set_qualifier(entry, &uid) < 0 || !set_perms(entry, 0)))
+                goto fail;
+        if (!set_perms(entry, entry_perms(entry) | needed))
+                goto fail;
+        mask = find_entry(acl, ACL_MASK, 0);
+        if (mask) {
+                guint old_mask = entry_perms(mask), new_mask = old_mask | needed;
+
+                for (int r = acl_get_entry(acl, ACL_FIRST_ENTRY, &e); r == 1;
+                     r = acl_get_entry(acl, ACL_NEXT_ENTRY, &e)) {
+                        guint perms = entry_perms(e);
+
+                        if (is_other_group_class(e, uid) && (perms & new_mask) != (perms & old_mask) &&
+                            !set_perms(e, perms & old_mask))
+                                goto fail;
+                }
+                if (!set_perms(mask, new_mask))
+                        goto fail;
+        } else {
+                /* a minimal ACL: the owning group is all the group class there is */
+                acl_entry_t group = find_entry(acl, ACL_GROUP_OBJ, 0);
+
+                if (!group || acl_create_entry(&acl, &mask) < 0 || acl_set_tag_type(mask, ACL_MASK) < 0 ||
+                    !set_perms(mask, entry_perms(group) | needed))
+                        goto fail;
+        }
+        if (acl_valid(acl) < 0 || acl_set_file(path, ACL_TYPE_ACCESS, acl) < 0)
+                goto fail;
+        if (!(*ret_after = acl_text_of(path)))
+                goto fail;
+        *ret_before = g_steal_pointer(&before);
+        return TRUE;
+fail:
+        *ret_why = g_strdup(g_strerror(errno ? errno : EINVAL));
+        return FALSE;
+}
+
+/* Gives back a grant.  Unchanged since (text == after): the ACL as it was
+ * before, exactly.  Changed by someone meanwhile: their changes stay; uid's
+ * entry goes back (if still as granted), and the mask and the entries the
+ * grant cut are put back only if the mask is still the grant's, so that
+ * nothing ends up allowed that neither they nor the ACL before allowed. */
+static gboolean path_acl_give_back(const char *path, uid_t uid, const char *before_text,
+                                   const char *after_text, char **ret_why)
+{
+        g_autofree char *now_text = acl_text_of(path);
+        g_auto(acl_t) now = NULL;
+        g_auto(acl_t) before = NULL;
+        g_auto(acl_t) after = NULL;
+        acl_entry_t entry, e, mask_now, mask_after, mask_before;
+
+        if (!now_text)
+                goto fail;
+        if (g_str_equal(now_text, after_text)) {
+                before = acl_from_text(before_text);
+                if (!before || acl_set_file(path, ACL_TYPE_ACCESS, before) < 0)
+                        goto fail;
+                return TRUE;
+        }
+        g_message("The ACL of %s changed since Sluice granted user %u access: giving back only what "
+                  "is still as Sluice set it", path, (unsigned)uid);
+        now = acl_get_file(path, ACL_TYPE_ACCESS);
+        before = acl_from_text(before_text);
+        after = acl_from_text(after_text);
+        if (!now || !before || !after)
+                goto fail;
+        entry = find_entry(now, ACL_USER, uid);
+        e = find_entry(after, ACL_USER, uid);
+        if (entry && e && entry_perms(entry) == entry_perms(e)) {
+                acl_entry_t old = find_entry(before, ACL_USER, uid);
+
+                if (old ? !set_perms(entry, entry_perms(old)) : acl_delete_entry(now, entry) < 0)
+                        goto fail;
+        }
+        mask_now = find_entry(now, ACL_MASK, 0);
+        mask_after = find_entry(after, ACL_MASK, 0);
+        mask_before = find_entry(before, ACL_MASK, 0);
+        if (mask_now && mask_after && entry_perms(mask_now) == entry_perms(mask_after)) {
+                for (int r = acl_get_entry(now, ACL_FIRST_ENTRY, &e); r == 1;
+                     r = acl_get_entry(now, ACL_NEXT_ENTRY, &e)) {
+                        acl_entry_t as_granted, old;
+
+                        if (!is_other_group_class(e, uid) || !(as_granted = find_like(after, e)) ||
+                            !(old = find_like(before, e)) || entry_perms(e) != entry_perms(as_granted))
+                                continue;
+                        if (!set_perms(e, entry_perms(old)))
+                                goto fail;
+                }
+                if (mask_before) {
+                        if (!set_perms(mask_now, entry_perms(mask_before)))
+                                goto fail;
+                } else if (!has_named_entries(now) && acl_delete_entry(now, mask_now) < 0) {
+                        goto fail;
+                }
+        }
+        if (acl_valid(now) < 0 || acl_set_file(path, ACL_TYPE_ACCESS, now) < 0)
                 goto fail;
         return TRUE;
 fail:
-        *ret_why = g_strdup(g_strerror(errno));
+        *ret_why = g_strdup(g_strerror(errno ? errno : EINVAL));
         return FALSE;
-}
-
-/* Sets path's entry for uid to perms, adding it if there is none. */
-static gboolean path_acl_set(const char *path, uid_t uid, guint perms, char **ret_why)
-{
-        g_auto(acl_t) acl = acl_get_file(path, ACL_TYPE_ACCESS);
-        acl_entry_t entry;
-        acl_permset_t permset;
-
-        if (!acl)
-                goto fail;
-        entry = find_entry(acl, ACL_USER, uid);
-        if (!entry && (acl_create_entry(&acl, &entry) < 0 ||
-                       acl_set_tag_type(entry, ACL_USER) < 0 ||
-                       acl_set_qualifier(entry, &uid) < 0))
-                goto fail;
-        if (acl_get_permset(entry, &permset) < 0 || acl_clear_perms(permset) < 0)
-                goto fail;
-        for (guint bit = ACL_EXECUTE; bit <= ACL_READ; bit <<= 1)
-                if ((perms & bit) && acl_add_perm(permset, bit) < 0)
-                        goto fail;
-        if (acl_set_permset(entry, permset) < 0)
-                goto fail;
-        return path_acl_write(path, &acl, ret_why);
-fail:
-        *ret_why = g_strdup(g_strerror(errno));
-        return FALSE;
-}
-
-/* Removes path's entry for uid (and the mask, once nothing else needs it). */
-static gboolean path_acl_remove(const char *path, uid_t uid, char **ret_why)
-{
-        g_auto(acl_t) acl = acl_get_file(path, ACL_TYPE_ACCESS);
-        acl_entry_t entry;
-
-        if (!acl) {
-                *ret_why = g_strdup(g_strerror(errno));
-                return FALSE;
-        }
-        entry = find_entry(acl, ACL_USER, uid);
-        if (!entry)
-                return TRUE;
-        if (acl_delete_entry(acl, entry) < 0) {
-                *ret_why = g_strdup(g_strerror(errno));
-                return FALSE;
-        }
-        return path_acl_write(path, &acl, ret_why);
-}
-
-static char *perms_text(guint perms)
-{
-        return g_strdup_printf("%c%c%c", (perms & ACL_READ) ? 'r' : '-',
-                               (perms & ACL_WRITE) ? 'w' : '-', (perms & ACL_EXECUTE) ? 'x' : '-');
 }
 
 static void grant_entry_free(gpointer data)
@@ -249,10 +374,12 @@ static void grant_entry_free(gpointer data)
 
         g_free(e->key);
         g_free(e->path);
+        g_free(e->acl_before);
+        g_free(e->acl_after);
         g_free(e);
 }
 
-/* Puts an entry back as it was before Sluice changed it. */
+/* Puts the path's ACL back as it was before Sluice changed it. */
 static void grant_undo(AclEntry *e)
 {
         g_autofree char *why = NULL;
@@ -260,17 +387,8 @@ static void grant_undo(AclEntry *e)
 
         if (!e->changed || lstat(e->path, &st) < 0) /* a socket takes its ACL with it */
                 return;
-        if (e->had_before) {
-                if (!path_acl_set(e->path, e->uid, e->before, &why)) {
-                        g_autofree char *before = perms_text(e->before);
-
-                        g_message("Cannot restore the ACL entry of user %u on %s (%s): %s",
-                                  (unsigned)e->uid, e->path, before, why);
-                }
-                return;
-        }
-        if (!path_acl_remove(e->path, e->uid, &why))
-                g_message("Cannot remove the ACL entry of user %u from %s: %s", (unsigned)e->uid,
+        if (!path_acl_give_back(e->path, e->uid, e->acl_before, e->acl_after, &why))
+                g_message("Cannot give back the ACL entry of user %u on %s: %s", (unsigned)e->uid,
                           e->path, why);
 }
 
@@ -293,10 +411,8 @@ static AclEntry *grant_take(const char *path, uid_t uid, guint needed, GError **
         e->path = g_strdup(path);
         e->uid = uid;
         e->users = 1;
-        e->had_before = had;
-        e->before = before;
         if ((effective & needed) != needed) {
-                if (!path_acl_set(path, uid, before | needed, &why)) {
+                if (!path_acl_grant(path, uid, needed, &e->acl_before, &e->acl_after, &why)) {
                         set_acl_error(error, uid, path, why);
                         grant_entry_free(e);
                         return NULL;
@@ -370,7 +486,19 @@ static gboolean grant_folders(DeviceGrant *grant, const char *socket_path, uid_t
                                 return FALSE;
                         }
                 } else if (!can_search(&st, uid)) {
-                        AclEntry *e = grant_take(dir, uid, PERM_X, error);
+                        AclEntry *e;
+
+                        /* other programs' sockets there rely on its 0700 (socket-dir.h) */
+                        if (g_strcmp0(dir, g_getenv("XDG_RUNTIME_DIR")) == 0) {
+                                g_autofree char *who = user_name(uid);
+                                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
+                                            _("QEMU runs as user “%s”, which would need to enter your "
+                                              "runtime folder “%s”: Sluice does not open it to another "
+                                              "user. Restart sluice-service to move its sockets out."),
+                                            who, dir);
+                                return FALSE;
+                        }
+                        e = grant_take(dir, uid, PERM_X, error);
                         if (!e)
                                 return FALSE;
                         g_ptr_array_add(grant->entries, e);

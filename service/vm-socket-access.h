@@ -3,10 +3,15 @@
  * entry for QEMU's user on the socket (rw, to connect) and search-only (x) on
  * each of our own directories above it that the user could not enter.
  *
- * Every entry Sluice adds is remembered (with what the entry was before, if
- * the path already had one for that user) and counted: a folder's entry is
- * shared by every device whose socket lies below it, and is taken back when
- * the last of them goes.  Entries Sluice did not add are never removed.
+ * A grant lets nobody else do more: where the ACL's mask must grow for QEMU's
+ * user, the other entries it limits are cut to what they could do before.
+ * Every change is remembered (the path's whole ACL before and after) and
+ * counted: a folder's entry is shared by every device whose socket lies below
+ * it, and is given back when the last of them goes.  The give-back restores
+ * the ACL exactly (getfacl before == after) when nobody changed it meanwhile;
+ * otherwise their changes stay, and only what is still as Sluice set it goes
+ * back (never more than either allowed: vm-socket-access.c).  Entries Sluice
+ * did not add are never removed.
  * Grants are keyed by device: (domain UUID, tag).  Thread-safe.  The work
  * (libacl: local file-system calls, but they may block on a slow or remote
  * file system) runs in one thread of its own, in the order it was asked for:

@@ -90,6 +90,7 @@ struct _SluiceWorker {
         GList *stop_tasks;
         GPtrArray *orphans;                 /* WorkerOrphan: a previous service's workers */
         guint orphan_kill_source;
+        gint64 peer_uid;                    /* --allow-peer-uid at the next launch; -1: none */
 };
 
 /* A sluice-fs a killed service left serving a frontend on our socket. */
@@ -591,6 +592,8 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
         g_ptr_array_add(argv, g_strdup_printf("--cache=%s", self->config.cache));
         g_ptr_array_add(argv, g_strdup_printf("--queues=%u", self->config.queues));
         g_ptr_array_add(argv, g_strdup_printf("--control-fd=%d", WORKER_CONTROL_FD));
+        if (self->peer_uid >= 0)
+                g_ptr_array_add(argv, g_strdup_printf("--allow-peer-uid=%" G_GINT64_FORMAT, self->peer_uid));
         g_ptr_array_add(argv, NULL);
 
         /* GLib closes every other descriptor in the child; only the control
@@ -872,6 +875,11 @@ gboolean sluice_worker_set_readonly_finish(SluiceWorker *self, GAsyncResult *res
         return g_task_propagate_boolean(G_TASK(result), error);
 }
 
+void sluice_worker_set_peer_uid(SluiceWorker *self, gint64 uid)
+{
+        self->peer_uid = uid;
+}
+
 SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config)
 {
         SluiceWorker *self = g_object_new(SLUICE_TYPE_WORKER, NULL);
@@ -882,6 +890,7 @@ SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config)
         self->config.cache = g_strdup(config->cache != NULL ? config->cache : "auto");
         self->config.readonly = config->readonly;
         self->config.queues = config->queues > 0 ? config->queues : 1;
+        self->peer_uid = -1;
         worker_find_orphans(self);
         return self;
 }

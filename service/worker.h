@@ -45,6 +45,11 @@ const char *sluice_worker_binary(void);
  * or the worker fails ("failed") without being run; the worker gets the
  * opened folder and resolves no path itself. */
 void sluice_worker_start(SluiceWorker *self, const SluiceFolderId *folder);
+/* The one user besides ours (and root) whose frontend the worker accepts
+ * from its next launch on (sluice-fs --allow-peer-uid): the user a
+ * qemu:///system VM's QEMU runs as.  -1 (the default): whoever the socket's
+ * permissions let in. */
+void sluice_worker_set_peer_uid(SluiceWorker *self, gint64 uid);
 /* Stops the process and any pending restart; completes once it is reaped. */
 void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data);
 void sluice_worker_stop_finish(SluiceWorker *self, GAsyncResult *result);

@@ -10,7 +10,9 @@
 # tests/guest/build-image.sh) and run guest-workload.sh, which mounts every
 # virtiofs device that appears, reads hello.txt and writes a file back.
 #
-# Checks: live attach → guest reads/writes, QEMU's user gets ACL entries;
+# Checks: live attach → guest reads/writes, QEMU's user gets ACL entries (on
+# the sockets' folder under /tmp, none on the runtime folder) and is the one
+# peer its worker accepts (--allow-peer-uid);
 # detach → device gone, the folders' ACL entries Sluice added gone; VM stopped
 # and started → share back; worker SIGKILLed → recovered, guest reads again;
 # sluice-service SIGKILLed → the VM keeps its share, the restarted service
@@ -91,6 +93,9 @@ cleanup() {
                         [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 40 "$f"; }
                 done
         fi
+        # the service's sockets' folder (/tmp/sluice-UID-XXXXXX), named by its link
+        sockets=$(readlink "$work/run/sluice/sockets" 2>/dev/null)
+        case $sockets in /tmp/sluice-*) rm -rf "$sockets" ;; esac
         rm -rf "$work"
 }
 trap cleanup EXIT
@@ -274,9 +279,18 @@ getfacl -p "$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)" 2>/dev/null |
         pass "socket ACL grants rw to libvirt-qemu only" || fail "no ACL for libvirt-qemu on the socket"
 socket_dir=$(dirname "$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)")
 qemu_acl() { getfacl -p "$1" 2>/dev/null | grep "^user:libvirt-qemu:"; }
-[ "$(qemu_acl "$work/run")" = "user:libvirt-qemu:--x" ] && [ "$(qemu_acl "$socket_dir")" = "user:libvirt-qemu:--x" ] &&
-        pass "runtime folder and $(basename "$socket_dir")/: search-only ACL for libvirt-qemu" ||
+# the sockets' folder is outside the runtime folder, which libvirt-qemu never enters
+# (its other sockets, pipewire-0 and such, rely on its 0700: socket-dir.h)
+case $socket_dir in "$work/run"*) fail "the socket is in the runtime folder: $socket_dir" ;; esac
+[ -z "$(qemu_acl "$work/run")" ] && [ "$(qemu_acl "$socket_dir")" = "user:libvirt-qemu:--x" ] &&
+        ! runuser -u libvirt-qemu -- test -x "$work/run" &&
+        pass "$(basename "$socket_dir")/: search-only ACL for libvirt-qemu; the runtime folder: none, closed to it" ||
         fail "folder ACLs after attach: run: '$(qemu_acl "$work/run")' $(basename "$socket_dir"): '$(qemu_acl "$socket_dir")'"
+# the worker serves libvirt-qemu's connection and no other user's (sluice-fs --allow-peer-uid)
+wpid=$(pgrep -u "$user" -f "$work/bin/sluice-fs.*$share_dir" | head -1)
+[ -n "$wpid" ] && tr '\0' ' ' < "/proc/$wpid/cmdline" | grep -q -- "--allow-peer-uid=$(id -u libvirt-qemu) " &&
+        pass "the worker accepts a frontend of libvirt-qemu only (--allow-peer-uid)" ||
+        fail "worker's command line: $([ -n "$wpid" ] && tr '\0' ' ' < "/proc/$wpid/cmdline")"
 if wait_for 30 more_than "$(console $A)" "PASS read" 0 && wait_for 10 more_than "$(console $A)" "PASS write" 0; then
         ls "$share_dir"/guest-*-0.txt >/dev/null 2>&1 && [ "$(stat -c %U "$share_dir"/guest-*-0.txt)" = "$user" ] &&
                 pass "guest read the host file and wrote one back (owned by $user)" ||
@@ -301,8 +315,8 @@ wait_for 15 more_than "$(console $A)" GONE 0 && ! vsh qemu:///system dumpxml $A 
         pass "detach: the device left the guest and the live definition" || fail "detach did not remove the device"
 # the last (only) system-mode share is detached: the entries Sluice added go
 if [ -z "$(qemu_acl "$work/run")" ] && [ -z "$(qemu_acl "$socket_dir")" ] &&
-   ! getfacl -p "$work/run" 2>/dev/null | grep -q "^mask::"; then
-        pass "detach: libvirt-qemu's ACL entries on the runtime folder and $(basename "$socket_dir")/ are gone"
+   ! getfacl -p "$work/run" "$socket_dir" 2>/dev/null | grep -q "^mask::"; then
+        pass "detach: libvirt-qemu's ACL entry on $(basename "$socket_dir")/ is gone, its ACL as before"
 else
         fail "ACLs after detach: $(getfacl -p "$work/run" "$socket_dir" 2>&1 | tr '\n' ' ')"
 fi

@@ -67,6 +67,8 @@ cleanup() {
         if [ "$failures" != 0 ]; then
                 for f in "$work"/service-*.log; do [ -f "$f" ] && { echo "---- $f"; tail -n 30 "$f"; }; done
         fi
+        sockets=$(readlink "$work/run/sluice/sockets" 2>/dev/null)
+        case $sockets in /tmp/sluice-*) rm -rf "$sockets" ;; esac
         rm -rf "$work"
 }
 trap cleanup EXIT
@@ -105,8 +107,10 @@ for s in json.load(sys.stdin):
 }
 has_state() { [ "$(json_field "$1" state)" = "$2" ]; }
 worker_exe() { # the executable of this test's running sluice-fs (one share at a time)
-        local pid
-        for pid in $(pgrep -u "$user" -f -- "--socket-path=$work/run/"); do
+        local pid sockets
+        # the sockets' folder (/tmp/sluice-UID-XXXXXX), named by its link in the runtime folder
+        sockets=$(readlink "$work/run/sluice/sockets") || return 1
+        for pid in $(pgrep -u "$user" -f -- "--socket-path=$sockets/"); do
                 readlink "/proc/$pid/exe" && return 0
         done
         return 1

@@ -279,7 +279,7 @@ class Frontend:
 
 
 def share_socket(env, tag):
-    return env.path("run", "sluice", f"{env.share(tag)['id']}.sock")
+    return os.path.join(env.socket_dir(), f"{env.share(tag)['id']}.sock")
 
 
 def case_service_kill(env):

@@ -237,15 +237,17 @@ class Env:
         self.check_no_workers()
 
     def worker_pids(self, tag=None):
-        """sluice-fs processes of this test (their socket is in our runtime dir);
+        """sluice-fs processes of this test (their socket is in our service's sockets' folder);
         with tag, only the worker of that share (its socket is named for the share's id)."""
         pids = []
-        socket_arg = "--socket-path=" + self.path("run")
+        if self.socket_dir() is None:
+            return []
+        socket_arg = "--socket-path=" + self.socket_dir() + "/"
         if tag is not None:
             share = self.share(tag)
             if share is None:
                 return []
-            socket_arg = "--socket-path=" + self.path("run", "sluice", f"{share['id']}.sock")
+            socket_arg = "--socket-path=" + os.path.join(self.socket_dir(), f"{share['id']}.sock")
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
@@ -328,6 +330,14 @@ class Env:
     def vmm(self, socket, *args):
         return self.run([self.vmm_bin, "--socket", socket, *args], timeout=60)
 
+    def socket_dir(self):
+        """The workers' sockets' folder (/tmp/sluice-UID-XXXXXX, service/socket-dir.h),
+        named by the link in the runtime folder; None before the service made it."""
+        try:
+            return os.readlink(self.path("run", "sluice", "sockets"))
+        except OSError:
+            return None
+
     def close(self):
         for proc in self.services:
             if proc.poll() is None:
@@ -338,6 +348,8 @@ class Env:
         if self.bus:
             self.bus.terminate()
             self.bus.wait()
+        if self.socket_dir() is not None:
+            shutil.rmtree(self.socket_dir(), ignore_errors=True)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def dump_logs(self):
@@ -363,9 +375,13 @@ def case_lifecycle(env):
     s = env.share("share")
     check(s["state"] == "running", f"after start: {s}")
     sock = s["socket_path"]
-    check(sock.startswith(env.path("run", "sluice") + "/"), f"socket path {sock}")
+    # outside the runtime folder (a system VM's QEMU is let into the sockets' folder)
+    check(env.socket_dir() is not None and env.socket_dir().startswith("/tmp/sluice-")
+          and sock.startswith(env.socket_dir() + "/"), f"socket path {sock}")
     check(os.path.exists(sock), "the worker's socket does not exist")
-    check(os.stat(env.path("run", "sluice")).st_mode & 0o777 == 0o700, "socket dir is not 0700")
+    check(os.stat(env.socket_dir()).st_mode & 0o777 == 0o700, "socket dir is not 0700")
+    check(os.stat(env.socket_dir()).st_uid == os.stat(env.path("run")).st_uid,
+          "the socket dir is not the user's")
     workers = env.worker_pids("share")
     check(len(workers) == 1, f"workers: {env.worker_pids()}")
     check([p for p, _ in env.children(service.pid)] == workers, "the worker is not the service's child")

@@ -67,6 +67,14 @@ static void test_guest_policy_options(void)
         g_assert_cmpuint(o.xattr_namespaces, ==, FS_XATTR_NS_SYSTEM);
         options_free(&o);
 
+        /* --allow-peer-uid: repeatable, kept in order; none given: none */
+        g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/srv", "--allow-peer-uid=64055",
+                              "--allow-peer-uid", "0", NULL), ==, 0);
+        g_assert_cmpuint(o.n_allow_peer_uids, ==, 2);
+        g_assert_cmpuint(o.allow_peer_uids[0], ==, 64055);
+        g_assert_cmpuint(o.allow_peer_uids[1], ==, 0);
+        options_free(&o);
+
         /* The last one wins; an empty list is "user.* only". */
         g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/srv", "--xattr-namespaces=security",
                               "--xattr-namespaces=", NULL), ==, 0);
@@ -178,6 +186,9 @@ static const struct {
         { { "--fd=3", "--shared-dir=/srv", "--thread-pool-size=many" }, "--thread-pool-size needs" },
         { { "--fd=3", "--shared-dir=/srv", "--xattr-namespaces=trusted,selinux" }, "unknown xattr namespace 'selinux'" },
         { { "--fd=3", "--shared-dir=/srv", "--xattr-namespaces=Security" }, "unknown xattr namespace 'Security'" },
+        { { "--fd=3", "--shared-dir=/srv", "--allow-peer-uid=qemu" }, "--allow-peer-uid needs a user id" },
+        { { "--fd=3", "--shared-dir=/srv", "--allow-peer-uid=4294967295" }, "--allow-peer-uid needs a user id" },
+        { { "--fd=3", "--shared-dir=/srv", "--allow-peer-uid=-1" }, "--allow-peer-uid needs a user id" },
 };
 
 static void test_bad_line(gconstpointer data)
@@ -214,7 +225,7 @@ static void test_help_version(void)
         g_test_trap_assert_stdout("*--socket-path*--fd*--shared-dir*--tag*--readonly*--cache*"
                                   "--xattr*--translate-uid*--translate-gid*--allow-devices*--allow-setuid*"
                                   "--xattr-namespaces*--sandbox*--queues*"
-                                  "--poll-us*--control-fd*--log-level*--debug*"
+                                  "--poll-us*--allow-peer-uid*--control-fd*--log-level*--debug*"
                                   "--print-capabilities*--help*--version*disconnects*");
 }
 
