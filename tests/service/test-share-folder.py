@@ -94,7 +94,7 @@ def case_folder_swapped(env):
 
     service = env.start_service()
     env.ctl("add", sub, "--tag", "sub", "--no-autostart")
-    sock = env.path("run", "sluice", f"{env.share('sub')['id']}.sock")
+    sock = os.path.join(env.socket_dir(), f"{env.share('sub')['id']}.sock")
 
     # 1. Another folder of P in its place after AddShare: Start refuses it.
     swap_in("folder")
