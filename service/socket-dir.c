@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
+#include <fcntl.h>
 #include <sys/acl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -67,6 +69,27 @@ static char *folder_from_link(const char *link)
         return g_steal_pointer(&target);
 }
 
+/* systemd-tmpfiles ages /tmp (10 days on Fedora) but leaves alone a folder
+ * someone holds a BSD lock on: the service holds one while it runs, so a
+ * long session's sockets are not cleaned away under its workers.  A
+ * (shared) lock is enough: tmpfiles asks for an exclusive one and skips. */
+static void hold_against_cleaning(const char *dir)
+{
+        static int held = -1;
+        int fd;
+
+        if (held >= 0)
+                return;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return;
+        if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+                (void)close(fd);
+                return;
+        }
+        held = fd;
+}
+
 char *sluice_socket_dir_prepare(const char *runtime, GError **error)
 {
         g_autofree char *own = g_build_filename(runtime, "sluice", NULL);
@@ -82,8 +105,12 @@ char *sluice_socket_dir_prepare(const char *runtime, GError **error)
         if (!private_folder(own, error))
                 return NULL;
         dir = folder_from_link(link);
-        if (dir)
-                return private_folder(dir, error) ? g_steal_pointer(&dir) : NULL;
+        if (dir) {
+                if (!private_folder(dir, error))
+                        return NULL;
+                hold_against_cleaning(dir);
+                return g_steal_pointer(&dir);
+        }
 
         dir = g_strdup_printf("/tmp/sluice-%u-XXXXXX", (unsigned)geteuid());
         if (!g_mkdtemp_full(dir, 0700)) {
@@ -112,5 +139,6 @@ char *sluice_socket_dir_prepare(const char *runtime, GError **error)
                             g_strerror(err));
                 return NULL;
         }
+        hold_against_cleaning(dir);
         return g_steal_pointer(&dir);
 }

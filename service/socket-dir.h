@@ -9,6 +9,8 @@
  * only ACL entries QEMU's user needs are on that folder and on a socket
  * (vm-socket-access.h).  The link $XDG_RUNTIME_DIR/sluice/sockets names it,
  * so that a restarted service finds the sockets its old workers listen on.
+ * The service holds a BSD lock on the folder while it runs: systemd-tmpfiles
+ * does not age a locked folder out of /tmp (tmpfiles.d(5)).
  * Main thread; plain file-system calls. */
 #pragma once
 

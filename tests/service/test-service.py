@@ -10,6 +10,7 @@ client run as that user, the way a desktop user runs Sluice.  Each case checks
 at the end that the service exits cleanly (status 0: under ASan, no report)
 and that no sluice-fs of the case outlives it.
 """
+import fcntl
 import json
 import os
 import pwd
@@ -382,6 +383,15 @@ def case_lifecycle(env):
     check(os.stat(env.socket_dir()).st_mode & 0o777 == 0o700, "socket dir is not 0700")
     check(os.stat(env.socket_dir()).st_uid == os.stat(env.path("run")).st_uid,
           "the socket dir is not the user's")
+    # systemd-tmpfiles' ageing of /tmp skips a folder it cannot lock exclusively
+    probe = os.open(env.socket_dir(), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        check(False, "the service holds no lock on its sockets' folder (tmpfiles would age it)")
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(probe)
     workers = env.worker_pids("share")
     check(len(workers) == 1, f"workers: {env.worker_pids()}")
     check([p for p, _ in env.children(service.pid)] == workers, "the worker is not the service's child")
@@ -389,6 +399,9 @@ def case_lifecycle(env):
     # the worker holds (sockets, pipes, files) is also open in the service.
     shared = {t for t in env.fd_targets(workers[0], 3) & env.fd_targets(service.pid)
               if not t.startswith("/dev/") and not t.startswith("anon_inode:")}
+    # both open the sockets' folder themselves: the worker to remove its socket
+    # at exit, the service to keep it locked (neither inherited the other's)
+    shared.discard(env.socket_dir())
     check(not shared, f"descriptors shared by the service and its worker: {shared}")
 
     env.ctl("stop", "share")
