@@ -282,13 +282,13 @@ def case_share_unit(env):
     wait_for(lambda: env.share(tag)["state"] == "running" and env.worker_pids(tag) not in ([], old),
              60, "the service to restart the worker")
     check(proc.poll() is None, f"a recovered worker crash ended the unit: {proc.poll()}")
-    # A share that fails for good (its folder is gone, the worker cannot
-    # start): the unit fails, with the service's reason in its log.
+    # A share that fails for good (its folder is gone: the service's check
+    # before the restart fails it): the unit fails, with the reason in its log.
     os.rename(env.path("share"), env.path("share-gone"))
     os.kill(env.worker_pids(tag)[0], signal.SIGKILL)
     status, err = exit_status(proc, 120)
     os.rename(env.path("share-gone"), env.path("share"))
-    check(status == 1 and f"“{tag}” failed: sluice-fs failed" in err,
+    check(status == 1 and f"“{tag}” failed: The folder" in err and "does not exist" in err,
           f"a failed share: ExecStart exited {status}: {err}")
 
     # The service killed: the unit fails (Restart=on-failure starts it again).
