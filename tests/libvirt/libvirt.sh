@@ -287,7 +287,11 @@ case $socket_dir in "$work/run"*) fail "the socket is in the runtime folder: $so
         pass "$(basename "$socket_dir")/: search-only ACL for libvirt-qemu; the runtime folder: none, closed to it" ||
         fail "folder ACLs after attach: run: '$(qemu_acl "$work/run")' $(basename "$socket_dir"): '$(qemu_acl "$socket_dir")'"
 # the worker serves libvirt-qemu's connection and no other user's (sluice-fs --allow-peer-uid)
-wpid=$(pgrep -u "$user" -f "$work/bin/sluice-fs.*$share_dir" | head -1)
+# the worker of share A, found by its socket (the service hands it the folder
+# opened, --shared-dir-fd: no path on its command line)
+sockA=$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)
+worker_of_A() { pgrep -u "$user" -f "$work/bin/sluice-fs --socket-path=$sockA( |\$)" | head -1; }
+wpid=$(worker_of_A)
 [ -n "$wpid" ] && tr '\0' ' ' < "/proc/$wpid/cmdline" | grep -q -- "--allow-peer-uid=$(id -u libvirt-qemu) " &&
         pass "the worker accepts a frontend of libvirt-qemu only (--allow-peer-uid)" ||
         fail "worker's command line: $([ -n "$wpid" ] && tr '\0' ' ' < "/proc/$wpid/cmdline")"
@@ -339,7 +343,7 @@ wait_for 40 more_than "$(console $A)" "PASS read" "$reads" && pass "VM stopped a
 wait_for 10 has_share_state "$shareA" attached || true
 wait_for 60 guest_idle "$(console $A)" ||
         fail "the guest did not finish its round before the SIGKILL test"
-wpid=$(pgrep -u "$user" -f "$work/bin/sluice-fs.*$share_dir" | head -1)
+wpid=$(worker_of_A)
 if [ -n "$wpid" ]; then
         reads=$(count "$(console $A)" "PASS read")
         kill -KILL "$wpid"
@@ -361,7 +365,7 @@ fi
 wait_for 10 has_share_state "$shareA" attached || true
 wait_for 60 guest_idle "$(console $A)" || fail "the guest did not finish its round before the service SIGKILL"
 sockA=$(prop "$shareA" org.sluice.Sluice1.Share SocketPath)
-orphan=$(pgrep -u "$user" -f "$work/bin/sluice-fs.*$share_dir" | head -1)
+orphan=$(worker_of_A)
 listening() { grep -c " 00010000 .* $1\$" /proc/net/unix 2>/dev/null || true; }
 listeners_are() { [ "$(listening "$1")" = "$2" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
