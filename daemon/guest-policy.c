@@ -4,12 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
 #include "log.h"
 #include "options.h"
+#include "pseudo-fs.h"
 
 void policy_init(struct policy *p, const struct fs_options *opts)
 {
@@ -49,61 +49,21 @@ mode_t policy_mode(const struct policy *p, mode_t type, mode_t mode, const char 
         return mode & ~drop;
 }
 
-/* Not in Debian 12's linux/magic.h (values from the kernel's sources). */
-#ifndef CONFIGFS_MAGIC
-#define CONFIGFS_MAGIC 0x62656570
-#endif
-#ifndef FUSECTL_SUPER_MAGIC
-#define FUSECTL_SUPER_MAGIC 0x65735543
-#endif
-#ifndef MQUEUE_MAGIC
-#define MQUEUE_MAGIC 0x19800202
-#endif
-
-/* The pseudo file systems AddShare refuses as a shared folder
- * (service/share-path.c): the kernel's live state, not data. */
-static const struct {
-        unsigned long magic;
-        const char *name;
-} pseudo_file_systems[] = {
-        { PROC_SUPER_MAGIC, "proc" },
-        { SYSFS_MAGIC, "sysfs" },
-        { CGROUP_SUPER_MAGIC, "cgroup" },
-        { CGROUP2_SUPER_MAGIC, "cgroup2" },
-        { DEBUGFS_MAGIC, "debugfs" },
-        { SECURITYFS_MAGIC, "securityfs" },
-        { TRACEFS_MAGIC, "tracefs" },
-        { BPF_FS_MAGIC, "bpf" },
-        { PSTOREFS_MAGIC, "pstore" },
-        { EFIVARFS_MAGIC, "efivarfs" },
-        { SELINUX_MAGIC, "selinuxfs" },
-        { SMACK_MAGIC, "smackfs" },
-        { DEVPTS_SUPER_MAGIC, "devpts" },
-        { NSFS_MAGIC, "nsfs" },
-        { BINFMTFS_MAGIC, "binfmt_misc" },
-        { CONFIGFS_MAGIC, "configfs" },
-        { FUSECTL_SUPER_MAGIC, "fusectl" },
-        { MQUEUE_MAGIC, "mqueue" },
-        { HUGETLBFS_MAGIC, "hugetlbfs" },
-};
-
 int policy_check_mount(int fd, const char *name)
 {
         static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
         struct statfs sfs;
+        const char *fs;
 
         if (fstatfs(fd, &sfs) < 0)
                 return -errno;
-        for (size_t i = 0; i < sizeof(pseudo_file_systems) / sizeof(pseudo_file_systems[0]); i++) {
-                if ((unsigned long)sfs.f_type != pseudo_file_systems[i].magic)
-                        continue;
-                log_ratelimited(&rl, LOG_LEVEL_WARNING,
-                                "refused: the guest looked up '%.64s', a mount of %s inside the shared "
-                                "folder (EACCES: pseudo file systems are not shared)",
-                                name, pseudo_file_systems[i].name);
-                return -EACCES;
-        }
-        return 0;
+        fs = pseudo_fs_name((unsigned long)sfs.f_type);
+        if (fs == NULL)
+                return 0;
+        log_ratelimited(&rl, LOG_LEVEL_WARNING,
+                        "refused: the guest looked up '%.64s', a mount of %s inside the shared "
+                        "folder (EACCES: pseudo file systems are not shared)", name, fs);
+        return -EACCES;
 }
 
 struct xattr_namespace {

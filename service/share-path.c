@@ -10,52 +10,13 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include <linux/magic.h>
 
 #include <glib/gi18n.h>
 
+#include "daemon/pseudo-fs.h"
 #include "errors.h"
 #include "share-path.h"
 #include "share-tag.h"
-
-/* Not in Debian 12's linux/magic.h (values from the kernel's sources). */
-#ifndef CONFIGFS_MAGIC
-#define CONFIGFS_MAGIC 0x62656570
-#endif
-#ifndef FUSECTL_SUPER_MAGIC
-#define FUSECTL_SUPER_MAGIC 0x65735543
-#endif
-#ifndef MQUEUE_MAGIC
-#define MQUEUE_MAGIC 0x19800202
-#endif
-
-/* File systems whose files are the kernel's live state, not data: a guest
- * writing there would change the host's settings, and reads are not files. */
-static const struct {
-        unsigned long magic;
-        const char *name;
-} pseudo_file_systems[] = {
-        { PROC_SUPER_MAGIC, "proc" },
-        { SYSFS_MAGIC, "sysfs" },
-        { CGROUP_SUPER_MAGIC, "cgroup" },
-        { CGROUP2_SUPER_MAGIC, "cgroup2" },
-        { DEBUGFS_MAGIC, "debugfs" },
-        { SECURITYFS_MAGIC, "securityfs" },
-        { TRACEFS_MAGIC, "tracefs" },
-        { BPF_FS_MAGIC, "bpf" },
-        { PSTOREFS_MAGIC, "pstore" },
-        { EFIVARFS_MAGIC, "efivarfs" },
-        { SELINUX_MAGIC, "selinuxfs" },
-        { SMACK_MAGIC, "smackfs" },
-        { DEVPTS_SUPER_MAGIC, "devpts" },
-        { NSFS_MAGIC, "nsfs" },
-        { BINFMTFS_MAGIC, "binfmt_misc" },
-        { CONFIGFS_MAGIC, "configfs" },
-        { FUSECTL_SUPER_MAGIC, "fusectl" },
-        { MQUEUE_MAGIC, "mqueue" },
-        /* its files must be mapped in huge pages: read and write fail */
-        { HUGETLBFS_MAGIC, "hugetlbfs" },
-};
 
 /* PATH is TREE or below it. */
 static gboolean is_in(const char *path, const char *tree)
@@ -83,15 +44,14 @@ static gboolean is_user_place_in_run(const char *path)
 /* SHOWN: the folder as the messages name it, in quotes. */
 static gboolean check_file_system(const struct statfs *sfs, const char *shown, GError **error)
 {
-        for (gsize i = 0; i < G_N_ELEMENTS(pseudo_file_systems); i++) {
-                if ((unsigned long)sfs->f_type != pseudo_file_systems[i].magic)
-                        continue;
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
-                            _("%s is on a %s file system, which the kernel makes up as it is read: it has no files to share; share a folder on a disk"),
-                            shown, pseudo_file_systems[i].name);
-                return FALSE;
-        }
-        return TRUE;
+        const char *fs = pseudo_fs_name((unsigned long)sfs->f_type);
+
+        if (fs == NULL)
+                return TRUE;
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
+                    _("%s is on a %s file system, which the kernel makes up as it is read: it has no files to share; share a folder on a disk"),
+                    shown, fs);
+        return FALSE;
 }
 
 /* SHOWN: PATH as the messages name it, in quotes.  LOOK: also ask the
