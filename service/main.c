@@ -17,9 +17,9 @@
 #include "config-store.h"
 #include "errors.h"
 #include "manager.h"
+#include "sluice-names.h"
 #include "socket-dir.h"
 
-#define SLUICE_BUS_NAME "org.sluice.Sluice1"
 #define DEFAULT_STATS_INTERVAL_MS 1000
 /* Workers get SIGKILL after 5 s; this only guards against a hang elsewhere. */
 #define SHUTDOWN_GUARD_S 15

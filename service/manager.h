@@ -5,9 +5,9 @@
 
 #include <gio/gio.h>
 
-G_BEGIN_DECLS
+#include "sluice-names.h"
 
-#define SLUICE_OBJECT_ROOT "/org/sluice/Sluice1"
+G_BEGIN_DECLS
 
 typedef struct {
         const char *config_file;            /* shares.ini */

@@ -11,6 +11,7 @@
 #include "share-path.h"
 #include "share-service.h"
 #include "share.h"
+#include "sluice-names.h"
 #include "stats.h"
 #include "worker-control.h"
 #include "worker.h"
@@ -78,7 +79,7 @@ static void share_attach_internal(SluiceSharedFolder *self, GTask *task);
 
 char *sluice_shared_folder_path_for_id(guint id)
 {
-        return g_strdup_printf("/org/sluice/Sluice1/share/%u", id);
+        return g_strdup_printf(SLUICE_SHARE_PATH_PREFIX "%u", id);
 }
 
 static void set_state(SluiceSharedFolder *self, ShareState state)

@@ -8,13 +8,12 @@
 #include "domain-xml.h"
 #include "errors.h"
 #include "hotplug.h"
+#include "sluice-names.h"
 #include "vm-socket-access.h"
 
 #include <glib/gi18n.h>
 #include <libvirt/virterror.h>
 #include <unistd.h>
-
-#define VM_PATH_PREFIX "/org/sluice/Sluice1/vm/"
 
 static gboolean on_enable_shared_memory(SluiceVm *iface, GDBusMethodInvocation *invocation,
                                         gpointer user_data);
@@ -23,7 +22,7 @@ static gboolean on_enable_shared_memory(SluiceVm *iface, GDBusMethodInvocation *
 
 static char *object_path_for(const char *uuid)
 {
-        g_autoptr(GString) path = g_string_new(VM_PATH_PREFIX);
+        g_autoptr(GString) path = g_string_new(SLUICE_VM_PATH_PREFIX);
 
         for (const char *c = uuid; *c; c++)
                 if (g_ascii_isxdigit(*c))

@@ -7,6 +7,7 @@
 
 #include "errors.h"
 #include "sluice-dbus.h"
+#include "sluice-names.h"
 #include "vm-manager.h"
 
 #include <libvirt/libvirt.h>
@@ -70,7 +71,7 @@ static gboolean has_event(Fixture *f, gconstpointer event)
 static SluiceVm *vm_object(Fixture *f, const char *name)
 {
         g_autoptr(SluiceVmInfo) info = sluice_vm_manager_lookup(f->manager, name, NULL);
-        g_autoptr(GString) path = g_string_new("/org/sluice/Sluice1/vm/");
+        g_autoptr(GString) path = g_string_new(SLUICE_VM_PATH_PREFIX);
         g_autoptr(GDBusObject) object = NULL;
 
         g_assert_nonnull(info);
@@ -79,7 +80,7 @@ static SluiceVm *vm_object(Fixture *f, const char *name)
                         g_string_append_c(path, *c);
         object = g_dbus_object_manager_get_object(G_DBUS_OBJECT_MANAGER(f->server), path->str);
         g_assert_nonnull(object);
-        return SLUICE_VM(g_dbus_object_get_interface(object, "org.sluice.Sluice1.Vm"));
+        return SLUICE_VM(g_dbus_object_get_interface(object, SLUICE_VM_INTERFACE));
 }
 
 static void fixture_setup(Fixture *f, gconstpointer data)
@@ -93,7 +94,7 @@ static void fixture_setup(Fixture *f, gconstpointer data)
                                                          G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
                                                          NULL, NULL, NULL);
         g_assert_nonnull(f->conn);
-        f->server = g_dbus_object_manager_server_new("/org/sluice/Sluice1");
+        f->server = g_dbus_object_manager_server_new(SLUICE_OBJECT_ROOT);
         g_dbus_object_manager_server_set_connection(f->server, f->conn);
         f->events = g_ptr_array_new_with_free_func(g_free);
         f->manager = sluice_vm_manager_new(f->server, uris);
@@ -330,7 +331,7 @@ static void test_enable_shared_memory_refused(Fixture *f, gconstpointer data)
         r = enable_shared_memory_call(f, vm);
         g_assert_false(r.ok);
         remote = g_dbus_error_get_remote_error(r.error);
-        g_assert_cmpstr(remote, ==, "org.sluice.Sluice1.Error.Unsupported");
+        g_assert_cmpstr(remote, ==, SLUICE_ERROR_NAME_PREFIX "Unsupported");
         g_assert_error(r.error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED);
         g_assert_nonnull(strstr(r.error->message, "huge pages"));
         g_clear_error(&r.error);

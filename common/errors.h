@@ -27,3 +27,7 @@ typedef enum {
 /* Registered with g_dbus_error_register_error_domain(), so a GError of this
  * domain crosses D-Bus as its named error and comes back as the same code. */
 GQuark sluice_error_quark(void);
+
+/* A message for a person from a failed call: the service's named errors carry
+ * a sentence meant for the user, so the remote error's name is dropped. */
+char *sluice_error_dup_user_message(const GError *error);

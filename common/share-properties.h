@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* share-properties.h — Share properties read from and written to the service
+ * itself, where the generated proxy's own accessors fall short:
+ *
+ *  - its setters only log a refusal (a g_warning) and never tell the caller,
+ *    so a client could not show why ReadOnly did not change;
+ *  - its getters read the proxy's cache, which is behind the service until
+ *    the PropertiesChanged that follows a method's reply is dispatched.
+ *
+ * The calls use the proxy's default timeout; errors are the service's named
+ * errors (errors.h). */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sluice-dbus.h"
+
+G_BEGIN_DECLS
+
+/* Properties.Set of ReadOnly / Autostart. */
+void sluice_client_share_set_read_only(SluiceShare *share, gboolean read_only,
+                                       GCancellable *cancellable, GAsyncReadyCallback callback,
+                                       gpointer user_data);
+void sluice_client_share_set_autostart(SluiceShare *share, gboolean autostart,
+                                       GCancellable *cancellable, GAsyncReadyCallback callback,
+                                       gpointer user_data);
+gboolean sluice_client_share_set_finish(SluiceShare *share, GAsyncResult *result, GError **error);
+gboolean sluice_client_share_set_read_only_sync(SluiceShare *share, gboolean read_only,
+                                                GCancellable *cancellable, GError **error);
+gboolean sluice_client_share_set_autostart_sync(SluiceShare *share, gboolean autostart,
+                                                GCancellable *cancellable, GError **error);
+
+/* Properties.Get of State / GuestHint: the value the service has now. */
+char *sluice_client_share_fetch_state_sync(SluiceShare *share, GCancellable *cancellable,
+                                           GError **error);
+void sluice_client_share_fetch_guest_hint(SluiceShare *share, GCancellable *cancellable,
+                                          GAsyncReadyCallback callback, gpointer user_data);
+/* Returns the string fetched (never NULL on success). */
+char *sluice_client_share_fetch_finish(SluiceShare *share, GAsyncResult *result, GError **error);
+
+G_END_DECLS

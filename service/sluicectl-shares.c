@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* sluicectl-shares.c — finding a share by tag, id or object path, and the
+ * commands on shares: list, add, remove, start, stop, attach, detach, set. */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n.h>
+
+#include "share-properties.h"
+#include "sluicectl.h"
+#include "state-labels.h"
+
+gint ctl_compare_objects(gconstpointer a, gconstpointer b)
+{
+        const char *pa = g_dbus_object_get_object_path(G_DBUS_OBJECT(a));
+        const char *pb = g_dbus_object_get_object_path(G_DBUS_OBJECT(b));
+
+        /* Shares in id order: compare the numeric tails. */
+        if (g_str_has_prefix(pa, SLUICE_SHARE_PATH_PREFIX) && g_str_has_prefix(pb, SLUICE_SHARE_PATH_PREFIX)) {
+                guint64 ia = g_ascii_strtoull(pa + strlen(SLUICE_SHARE_PATH_PREFIX), NULL, 10);
+                guint64 ib = g_ascii_strtoull(pb + strlen(SLUICE_SHARE_PATH_PREFIX), NULL, 10);
+
+                if (ia != ib)
+                        return ia < ib ? -1 : 1;
+        }
+        return strcmp(pa, pb);
+}
+
+GList *ctl_shares(Ctl *ctl)
+{
+        GList *objects = g_dbus_object_manager_get_objects(ctl->objects);
+        GList *shares = NULL;
+
+        for (GList *l = objects; l != NULL; l = l->next) {
+                SluiceShare *share = sluice_object_get_share(SLUICE_OBJECT(l->data));
+
+                if (share != NULL) {
+                        shares = g_list_prepend(shares, g_object_ref(l->data));
+                        g_object_unref(share);
+                }
+        }
+        g_list_free_full(objects, g_object_unref);
+        return g_list_sort(shares, ctl_compare_objects);
+}
+
+const char *ctl_share_id(SluiceShare *share)
+{
+        const char *path = g_dbus_proxy_get_object_path(G_DBUS_PROXY(share));
+
+        return g_str_has_prefix(path, SLUICE_SHARE_PATH_PREFIX) ? path + strlen(SLUICE_SHARE_PATH_PREFIX) : path;
+}
+
+/* SHARE: an object path, an id or a tag. */
+/* SHARE: an object path, an id or a tag. */
+SluiceShare *ctl_find_share(Ctl *ctl, const char *name, GError **error)
+{
+        g_autolist(GObject) shares = ctl_shares(ctl);
+        gboolean numeric = *name != '\0' && strspn(name, "0123456789") == strlen(name);
+
+        for (GList *l = shares; l != NULL; l = l->next) {
+                SluiceShare *share = sluice_object_get_share(SLUICE_OBJECT(l->data));
+                const char *path = g_dbus_proxy_get_object_path(G_DBUS_PROXY(share));
+
+                if (g_strcmp0(path, name) == 0 || (numeric && g_strcmp0(ctl_share_id(share), name) == 0) ||
+                    g_strcmp0(sluice_share_get_tag(share), name) == 0) {
+                        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(share), CTL_CALL_TIMEOUT_MS);
+                        return share;
+                }
+                g_object_unref(share);
+        }
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
+                    _("There is no share “%s”: see the shares with “sluicectl list”"), name);
+        return NULL;
+}
+
+int ctl_cmd_list(Ctl *ctl, int argc, char **argv)
+{
+        g_autolist(GObject) shares = NULL;
+        g_autoptr(CtlTable) table = NULL;
+
+        if (argc != 1)
+                return ctl_usage_error(_("“list” takes no arguments"));
+        shares = ctl_shares(ctl);
+        if (ctl->json) {
+                g_autoptr(JsonNode) root = json_node_new(JSON_NODE_ARRAY);
+                JsonArray *array = json_array_new();
+
+                for (GList *l = shares; l != NULL; l = l->next) {
+                        g_autoptr(SluiceShare) share = sluice_object_get_share(SLUICE_OBJECT(l->data));
+
+                        json_array_add_element(array, ctl_share_to_json(share));
+                }
+                json_node_take_array(root, array);
+                ctl_print_json(root);
+                return EXIT_OK;
+        }
+        if (shares == NULL) {
+                g_print("%s\n", _("No shares.  Add one with “sluicectl add PATH --vm NAME”."));
+                return EXIT_OK;
+        }
+        table = ctl_table_new(6, _("ID"), _("TAG"), _("STATE"), _("VM"), _("RO"), _("PATH"));
+        for (GList *l = shares; l != NULL; l = l->next) {
+                g_autoptr(SluiceShare) share = sluice_object_get_share(SLUICE_OBJECT(l->data));
+                const char *vm = sluice_share_get_vm(share);
+
+                ctl_table_add(table, sluice_share_get_error(share), ctl_share_id(share),
+                          sluice_share_get_tag(share),
+                          sluice_share_state_label(sluice_share_get_state(share)),
+                          vm != NULL && *vm != '\0' ? vm : "-",
+                          sluice_share_get_read_only(share) ? _("yes") : _("no"),
+                          sluice_share_get_path(share));
+        }
+        ctl_table_print(table);
+        return EXIT_OK;
+}
+
+gboolean ctl_parse_uint(const char *text, guint64 min, guint64 max, guint64 *out)
+{
+        return text != NULL && g_ascii_string_to_unsigned(text, 10, min, max, out, NULL);
+}
+
+int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
+{
+        g_autoptr(GVariantBuilder) options = g_variant_builder_new(G_VARIANT_TYPE_VARDICT);
+        g_autofree char *object_path = NULL;
+        g_autofree char *absolute = NULL;
+        g_autofree char *cwd = g_get_current_dir();
+        g_autoptr(SluiceShare) share = NULL;
+        g_autoptr(GError) error = NULL;
+        const char *path = NULL, *vm = "";
+
+        for (int i = 1; i < argc; i++) {
+                const char *arg = argv[i];
+                const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+                guint64 number;
+
+                if (strcmp(arg, "--vm") == 0 || strcmp(arg, "--tag") == 0 ||
+                    strcmp(arg, "--cache") == 0 || strcmp(arg, "--queues") == 0) {
+                        if (value == NULL)
+                                return ctl_usage_error(_("%s needs a value"), arg);
+                        i++;
+                        if (strcmp(arg, "--vm") == 0)
+                                vm = value;
+                        else if (strcmp(arg, "--tag") == 0)
+                                g_variant_builder_add(options, "{sv}", "tag", g_variant_new_string(value));
+                        else if (strcmp(arg, "--cache") == 0)
+                                g_variant_builder_add(options, "{sv}", "cache", g_variant_new_string(value));
+                        else if (ctl_parse_uint(value, 1, G_MAXUINT32, &number))
+                                g_variant_builder_add(options, "{sv}", "queues",
+                                                      g_variant_new_uint32((guint32)number));
+                        else
+                                return ctl_usage_error(_("--queues needs a number, not “%s”"), value);
+                } else if (strcmp(arg, "--readonly") == 0 || strcmp(arg, "--read-only") == 0) {
+                        g_variant_builder_add(options, "{sv}", "read-only", g_variant_new_boolean(TRUE));
+                } else if (strcmp(arg, "--no-autostart") == 0) {
+                        g_variant_builder_add(options, "{sv}", "autostart", g_variant_new_boolean(FALSE));
+                } else if (strcmp(arg, "--attach") == 0) {
+                        g_variant_builder_add(options, "{sv}", "attach", g_variant_new_boolean(TRUE));
+                } else if (g_str_has_prefix(arg, "-") && strcmp(arg, "-") != 0) {
+                        return ctl_usage_error(_("Unknown option “%s” for “add”"), arg);
+                } else if (path == NULL) {
+                        path = arg;
+                } else {
+                        return ctl_usage_error(_("“add” takes one folder"));
+                }
+        }
+        if (path == NULL)
+                return ctl_usage_error(_("“add” needs the folder to share"));
+        if (!g_utf8_validate(path, -1, NULL) || !g_utf8_validate(vm, -1, NULL))
+                return ctl_usage_error(_("The path and the VM name must be UTF-8 text"));
+
+        /* The service runs elsewhere: a relative path means ours. */
+        absolute = g_canonicalize_filename(path, cwd);
+        if (!sluice_manager_call_add_share_sync(ctl->manager, absolute, vm,
+                                                g_variant_builder_end(options), &object_path,
+                                                NULL, &error))
+                return ctl_fail(error);
+        if (!ctl->json) {
+                g_print("%s\n", object_path);
+                return EXIT_OK;
+        }
+        share = sluice_share_proxy_new_sync(g_dbus_proxy_get_connection(G_DBUS_PROXY(ctl->manager)),
+                                            G_DBUS_PROXY_FLAGS_NONE, SLUICE_BUS_NAME, object_path, NULL,
+                                            &error);
+        if (share == NULL)
+                return ctl_fail(error);
+        ctl_print_share_json(share);
+        return EXIT_OK;
+}
+
+/* remove, stop, attach, detach: SHARE is the only argument. */
+int ctl_cmd_share_action(Ctl *ctl, int argc, char **argv)
+{
+        g_autoptr(SluiceShare) share = NULL;
+        g_autoptr(GError) error = NULL;
+        g_autofree char *hint = NULL;
+        const char *command = argv[0];
+        gboolean ok;
+
+        if (argc != 2)
+                return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), command);
+        share = ctl_find_share(ctl, argv[1], &error);
+        if (share == NULL)
+                return ctl_fail(error);
+        if (strcmp(command, "remove") == 0)
+                ok = sluice_manager_call_remove_share_sync(ctl->manager,
+                        g_dbus_proxy_get_object_path(G_DBUS_PROXY(share)), NULL, &error);
+        else if (strcmp(command, "stop") == 0)
+                ok = sluice_share_call_stop_sync(share, NULL, &error);
+        else if (strcmp(command, "attach") == 0)
+                ok = sluice_share_call_attach_sync(share, &hint, NULL, &error);
+        else
+                ok = sluice_share_call_detach_sync(share, NULL, &error);
+        if (!ok)
+                return ctl_fail(error);
+        return ctl_print_done(ctl, share, hint);
+}
+
+int ctl_cmd_start(Ctl *ctl, int argc, char **argv)
+{
+        g_autoptr(SluiceShare) share = NULL;
+        g_autoptr(GError) error = NULL;
+        const char *name = NULL;
+        gboolean wait = FALSE;
+
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--wait") == 0)
+                        wait = TRUE;
+                else if (argv[i][0] == '-')
+                        return ctl_usage_error(_("Unknown option “%s” for “start”"), argv[i]);
+                else if (name == NULL)
+                        name = argv[i];
+                else
+                        return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
+        }
+        if (name == NULL)
+                return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
+        share = ctl_find_share(ctl, name, &error);
+        if (share == NULL)
+                return ctl_fail(error);
+        if (wait)
+                return ctl_start_and_wait(ctl, share);
+        if (!sluice_share_call_start_sync(share, NULL, &error))
+                return ctl_fail(error);
+        return ctl_print_done(ctl, share, NULL);
+}
+
+static gboolean parse_on_off(const char *text, gboolean *value)
+{
+        if (g_strcmp0(text, "on") == 0 || g_strcmp0(text, "true") == 0 || g_strcmp0(text, "yes") == 0) {
+                *value = TRUE;
+                return TRUE;
+        }
+        if (g_strcmp0(text, "off") == 0 || g_strcmp0(text, "false") == 0 || g_strcmp0(text, "no") == 0) {
+                *value = FALSE;
+                return TRUE;
+        }
+        return FALSE;
+}
+
+int ctl_cmd_set(Ctl *ctl, int argc, char **argv)
+{
+        g_autoptr(SluiceShare) share = NULL;
+        g_autoptr(GError) error = NULL;
+        gboolean (*set)(SluiceShare *, gboolean, GCancellable *, GError **) = NULL;
+        gboolean value = FALSE;
+
+        if (argc != 4)
+                return ctl_usage_error(_("Use “set SHARE readonly on|off”, “set SHARE autostart on|off” or “set SHARE vm NAME”"));
+        if (strcmp(argv[2], "vm") != 0) {
+                if (strcmp(argv[2], "readonly") == 0 || strcmp(argv[2], "read-only") == 0)
+                        set = sluice_client_share_set_read_only_sync;
+                else if (strcmp(argv[2], "autostart") == 0)
+                        set = sluice_client_share_set_autostart_sync;
+                else
+                        return ctl_usage_error(_("Unknown setting “%s”: use readonly, autostart or vm"), argv[2]);
+                if (!parse_on_off(argv[3], &value))
+                        return ctl_usage_error(_("“%s” is not on or off"), argv[3]);
+        }
+        share = ctl_find_share(ctl, argv[1], &error);
+        if (share == NULL)
+                return ctl_fail(error);
+        if (strcmp(argv[2], "vm") == 0) {
+                if (!g_utf8_validate(argv[3], -1, NULL))
+                        return ctl_usage_error(_("The VM name must be UTF-8 text"));
+                if (!sluice_share_call_set_vm_sync(share, argv[3], NULL, &error))
+                        return ctl_fail(error);
+                return ctl_print_done(ctl, share, NULL);
+        }
+        /* Not the generated setter: it would not report a refusal. */
+        if (!set(share, value, NULL, &error))
+                return ctl_fail(error);
+        return ctl_print_done(ctl, share, NULL);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* sluicectl.h — what sluicectl's files share.
+ *
+ *   sluicectl.c         main: global options, the command table, connecting, exit status
+ *   sluicectl-shares.c  finding a share; list, add, remove, start, stop, attach, detach, set
+ *   sluicectl-wait.c    start --wait: the share for as long as the command runs (systemd)
+ *   sluicectl-stats.c   stats [--watch]
+ *   sluicectl-vms.c     vms
+ *   sluicectl-output.c  --json documents and the tables people read
+ *
+ * Exit status: 0 done, 1 the service refused or failed (its message is
+ * printed), 2 usage error.  --json prints one JSON document per command
+ * (stats --watch: one per line). */
+#pragma once
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "errors.h"
+#include "sluice-dbus.h"
+#include "sluice-names.h"
+
+/* Start and Attach wait for a worker and for libvirt. */
+#define CTL_CALL_TIMEOUT_MS (120 * 1000)
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+typedef struct {
+        gboolean json;
+        GDBusObjectManager *objects;
+        SluiceManager *manager;
+} Ctl;
+
+/* ---- sluicectl.c ---- */
+/* Prints the problem and the hint to --help; returns EXIT_USAGE. */
+int ctl_usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
+/* Prints @error for a person; returns EXIT_FAILED. */
+int ctl_fail(GError *error);
+
+/* ---- sluicectl-shares.c ---- */
+/* Share objects (GDBusObject) in id order; VMs after them by path. */
+gint ctl_compare_objects(gconstpointer a, gconstpointer b);
+/* The share objects, in id order (free with g_list_free_full(…, g_object_unref)). */
+GList *ctl_shares(Ctl *ctl);
+/* A share's id: its object path's last part. */
+const char *ctl_share_id(SluiceShare *share);
+/* SHARE as a person gives it: an object path, an id or a tag. */
+SluiceShare *ctl_find_share(Ctl *ctl, const char *name, GError **error);
+gboolean ctl_parse_uint(const char *text, guint64 min, guint64 max, guint64 *out);
+
+int ctl_cmd_list(Ctl *ctl, int argc, char **argv);
+int ctl_cmd_add(Ctl *ctl, int argc, char **argv);
+/* remove, stop, attach, detach */
+int ctl_cmd_share_action(Ctl *ctl, int argc, char **argv);
+int ctl_cmd_start(Ctl *ctl, int argc, char **argv);
+int ctl_cmd_set(Ctl *ctl, int argc, char **argv);
+
+/* ---- sluicectl-wait.c ---- */
+/* start --wait SHARE: returns the exit status systemd should see. */
+int ctl_start_and_wait(Ctl *ctl, SluiceShare *share);
+
+/* ---- sluicectl-stats.c, sluicectl-vms.c ---- */
+int ctl_cmd_stats(Ctl *ctl, int argc, char **argv);
+int ctl_cmd_vms(Ctl *ctl, int argc, char **argv);
+
+/* ---- sluicectl-output.c ---- */
+/* One JSON document on a line of its own. */
+void ctl_print_json(JsonNode *node);
+JsonNode *ctl_share_to_json(SluiceShare *share);
+void ctl_print_share_json(SluiceShare *share);
+/* A command on a share succeeded: {"object_path", "tag", "guest_hint"?, "ok"}
+ * with --json, else only @hint (when not NULL).  Returns EXIT_OK. */
+int ctl_print_done(Ctl *ctl, SluiceShare *share, const char *hint);
+
+/* Columns as wide as their widest cell (in terminal columns); the last one
+ * is not padded.  Cells are made safe for a terminal. */
+typedef struct _CtlTable CtlTable;
+/* A table with its header: one string per column. */
+CtlTable *ctl_table_new(guint columns, ...);
+/* A row: @note (a line of its own under the row, or NULL), then one string per column. */
+void ctl_table_add(CtlTable *table, const char *note, ...);
+void ctl_table_print(CtlTable *table);
+void ctl_table_free(CtlTable *table);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CtlTable, ctl_table_free)
