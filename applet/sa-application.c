@@ -96,7 +96,7 @@ static void pause_all_activated(GSimpleAction *action, GVariant *param, gpointer
     if (!sa_share_is_active(share))
       continue;
     g_ptr_array_add(self->paused, g_strdup(sa_share_get_object_path(share)));
-    sa_share_call(share, "Stop");
+    sa_share_stop(share);
   }
   update_pause_actions(self);
 }
@@ -110,7 +110,7 @@ static void resume_all_activated(GSimpleAction *action, GVariant *param, gpointe
     g_autoptr(SaShare) share = g_list_model_get_item(shares, i);
     for (guint j = 0; j < self->paused->len; j++)
       if (g_str_equal(self->paused->pdata[j], sa_share_get_object_path(share)))
-        sa_share_call(share, "Start");
+        sa_share_start(share);
   }
   g_ptr_array_set_size(self->paused, 0);
   update_pause_actions(self);

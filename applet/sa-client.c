@@ -9,15 +9,17 @@
 #include <glib/gi18n.h>
 
 #include "sa-client.h"
+#include "sluice-names.h"
 
 struct _SaClient {
   GObject parent_instance;
   guint watch_id;
   GDBusConnection *bus;
-  GDBusObjectManager *manager;
-  GCancellable *cancellable;     /* for the manager being created */
+  GDBusObjectManager *manager;   /* the service's shares and VMs */
+  SluiceManager *manager_proxy;  /* AddShare, RemoveShare */
+  GCancellable *cancellable;     /* for the two being created */
   GListStore *shares;            /* SaShare */
-  GListStore *vms;               /* GDBusProxy, sorted */
+  GListStore *vms;               /* SluiceVm, sorted */
   gboolean connected;
 };
 
@@ -29,44 +31,13 @@ static GParamSpec *props[N_PROPS];
 enum { SIGNAL_SHARE_EVENT, SIGNAL_SHARE_CHANGED, SIGNAL_SHARE_ERROR, SIGNAL_VMS_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-char *sa_error_message(const GError *error)
-{
-  g_autoptr(GError) copy = g_error_copy(error);
-  if (g_dbus_error_is_remote_error(copy))
-    g_dbus_error_strip_remote_error(copy);
-  return g_strdup(copy->message);
-}
-
-char *sa_vm_dup_string(GDBusProxy *vm, const char *property)
-{
-  g_autoptr(GVariant) value = g_dbus_proxy_get_cached_property(vm, property);
-  if (value == NULL || !g_variant_is_of_type(value, G_VARIANT_TYPE_STRING))
-    return g_strdup("");
-  return g_variant_dup_string(value, NULL);
-}
-
-gboolean sa_vm_get_shared_memory(GDBusProxy *vm)
-{
-  g_autoptr(GVariant) value = g_dbus_proxy_get_cached_property(vm, "SharedMemory");
-  return value != NULL && g_variant_is_of_type(value, G_VARIANT_TYPE_BOOLEAN) &&
-         g_variant_get_boolean(value);
-}
-
-gboolean sa_vm_is_running(GDBusProxy *vm)
-{
-  g_autofree char *state = sa_vm_dup_string(vm, "State");
-  return g_str_equal(state, "running");
-}
-
 static int compare_vms(gconstpointer a, gconstpointer b, gpointer user_data)
 {
-  GDBusProxy *va = (GDBusProxy *)a, *vb = (GDBusProxy *)b;
+  SluiceVm *va = SLUICE_VM((gpointer)a), *vb = SLUICE_VM((gpointer)b);
   int ra = sa_vm_is_running(va), rb = sa_vm_is_running(vb);
   if (ra != rb)
     return rb - ra;
-  g_autofree char *na = sa_vm_dup_string(va, "Name");
-  g_autofree char *nb = sa_vm_dup_string(vb, "Name");
-  return g_utf8_collate(na, nb);
+  return g_utf8_collate(sa_vm_get_name(va), sa_vm_get_name(vb));
 }
 
 static void vms_resort(SaClient *self)
@@ -111,40 +82,36 @@ static gboolean find_share_by_proxy_path(GListStore *store, const char *path, gu
 
 static void add_interface(SaClient *self, GDBusInterface *iface)
 {
-  GDBusProxy *proxy = G_DBUS_PROXY(iface);
-  const char *name = g_dbus_proxy_get_interface_name(proxy);
   guint pos;
 
-  if (g_str_equal(name, SA_SHARE_IFACE)) {
-    if (find_share_by_proxy_path(self->shares, g_dbus_proxy_get_object_path(proxy), &pos))
+  if (SLUICE_IS_SHARE(iface)) {
+    if (find_share_by_proxy_path(self->shares, g_dbus_proxy_get_object_path(G_DBUS_PROXY(iface)), &pos))
       return;
-    g_autoptr(SaShare) share = sa_share_new(proxy);
+    g_autoptr(SaShare) share = sa_share_new(SLUICE_SHARE(iface));
     g_signal_connect_object(share, "event", G_CALLBACK(on_share_event), self, 0);
     g_signal_connect_object(share, "changed", G_CALLBACK(on_share_changed), self, 0);
     g_signal_connect_object(share, "error", G_CALLBACK(on_share_error), self, 0);
     g_list_store_append(self->shares, share);
-  } else if (g_str_equal(name, SA_VM_IFACE)) {
-    if (g_list_store_find(self->vms, proxy, &pos))
+  } else if (SLUICE_IS_VM(iface)) {
+    if (g_list_store_find(self->vms, iface, &pos))
       return;
-    g_signal_connect_object(proxy, "g-properties-changed",
+    g_signal_connect_object(iface, "g-properties-changed",
                             G_CALLBACK(on_vm_properties_changed), self, 0);
-    g_list_store_insert_sorted(self->vms, proxy, compare_vms, NULL);
+    g_list_store_insert_sorted(self->vms, iface, compare_vms, NULL);
     g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
   }
 }
 
 static void remove_interface(SaClient *self, GDBusInterface *iface)
 {
-  GDBusProxy *proxy = G_DBUS_PROXY(iface);
-  const char *name = g_dbus_proxy_get_interface_name(proxy);
   guint pos;
 
-  if (g_str_equal(name, SA_SHARE_IFACE)) {
-    if (find_share_by_proxy_path(self->shares, g_dbus_proxy_get_object_path(proxy), &pos))
+  if (SLUICE_IS_SHARE(iface)) {
+    if (find_share_by_proxy_path(self->shares, g_dbus_proxy_get_object_path(G_DBUS_PROXY(iface)), &pos))
       g_list_store_remove(self->shares, pos);
-  } else if (g_str_equal(name, SA_VM_IFACE)) {
-    if (g_list_store_find(self->vms, proxy, &pos)) {
-      g_signal_handlers_disconnect_by_data(proxy, self);
+  } else if (SLUICE_IS_VM(iface)) {
+    if (g_list_store_find(self->vms, iface, &pos)) {
+      g_signal_handlers_disconnect_by_data(iface, self);
       g_list_store_remove(self->vms, pos);
       g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
     }
@@ -193,9 +160,10 @@ static void drop_manager(SaClient *self)
     g_signal_handlers_disconnect_by_data(self->manager, self);
     g_clear_object(&self->manager);
   }
+  g_clear_object(&self->manager_proxy);
   guint n = g_list_model_get_n_items(G_LIST_MODEL(self->vms));
   for (guint i = 0; i < n; i++) {
-    g_autoptr(GDBusProxy) vm = g_list_model_get_item(G_LIST_MODEL(self->vms), i);
+    g_autoptr(SluiceVm) vm = g_list_model_get_item(G_LIST_MODEL(self->vms), i);
     g_signal_handlers_disconnect_by_data(vm, self);
   }
   g_list_store_remove_all(self->vms);
@@ -203,10 +171,17 @@ static void drop_manager(SaClient *self)
   g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
+/* Connected once both the objects and the Manager proxy are there. */
+static void check_ready(SaClient *self)
+{
+  if (self->manager != NULL && self->manager_proxy != NULL)
+    set_connected(self, TRUE);
+}
+
 static void on_manager_ready(GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr(GError) error = NULL;
-  GDBusObjectManager *manager = g_dbus_object_manager_client_new_finish(result, &error);
+  GDBusObjectManager *manager = sluice_object_manager_client_new_finish(result, &error);
   if (manager == NULL) {
     if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
       g_warning("Cannot follow the Sluice service: %s", error->message);
@@ -221,7 +196,21 @@ static void on_manager_ready(GObject *source, GAsyncResult *result, gpointer use
   g_autolist(GDBusObject) objects = g_dbus_object_manager_get_objects(manager);
   for (GList *l = objects; l != NULL; l = l->next)
     on_object_added(manager, l->data, self);
-  set_connected(self, TRUE);
+  check_ready(self);
+}
+
+static void on_manager_proxy_ready(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+  SluiceManager *proxy = sluice_manager_proxy_new_finish(result, &error);
+  if (proxy == NULL) {
+    if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      g_warning("Cannot reach the Sluice service: %s", error->message);
+    return;
+  }
+  SaClient *self = user_data;
+  self->manager_proxy = proxy;
+  check_ready(self);
 }
 
 static void on_name_appeared(GDBusConnection *bus, const char *name, const char *owner,
@@ -233,9 +222,15 @@ static void on_name_appeared(GDBusConnection *bus, const char *name, const char 
   self->cancellable = g_cancellable_new();
   /* The manager follows the unique owner it starts with; a restarted service
    * is a new owner, so name watching recreates it (a clean slate). */
-  g_dbus_object_manager_client_new(bus, G_DBUS_OBJECT_MANAGER_CLIENT_FLAGS_DO_NOT_AUTO_START,
-                                   SA_BUS_NAME, SA_MANAGER_PATH, NULL, NULL, NULL,
-                                   self->cancellable, on_manager_ready, self);
+  sluice_object_manager_client_new(bus, G_DBUS_OBJECT_MANAGER_CLIENT_FLAGS_DO_NOT_AUTO_START,
+                                   SLUICE_BUS_NAME, SLUICE_OBJECT_ROOT, self->cancellable,
+                                   on_manager_ready, self);
+  /* Only for calls: the Manager's properties and signals are not used. */
+  sluice_manager_proxy_new(bus, G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES |
+                                G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS |
+                                G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START,
+                           SLUICE_BUS_NAME, SLUICE_MANAGER_PATH, self->cancellable,
+                           on_manager_proxy_ready, self);
 }
 
 static void on_name_vanished(GDBusConnection *bus, const char *name, gpointer user_data)
@@ -267,21 +262,19 @@ SaShare *sa_client_find_share_by_path(SaClient *self, const char *path, const ch
   guint n = g_list_model_get_n_items(G_LIST_MODEL(self->shares));
   for (guint i = 0; i < n; i++) {
     g_autoptr(SaShare) share = g_list_model_get_item(G_LIST_MODEL(self->shares), i);
-    g_autofree char *p = sa_share_dup_string(share, "Path");
-    g_autofree char *v = sa_share_dup_string(share, "Vm");
-    if (g_str_equal(p, path) && (vm == NULL || g_str_equal(v, vm)))
+    if (g_str_equal(sa_share_get_path(share), path) &&
+        (vm == NULL || g_str_equal(sa_share_get_vm(share), vm)))
       return share;  /* the store keeps it alive */
   }
   return NULL;
 }
 
-GDBusProxy *sa_client_find_vm(SaClient *self, const char *name)
+SluiceVm *sa_client_find_vm(SaClient *self, const char *name)
 {
   guint n = g_list_model_get_n_items(G_LIST_MODEL(self->vms));
   for (guint i = 0; i < n; i++) {
-    g_autoptr(GDBusProxy) vm = g_list_model_get_item(G_LIST_MODEL(self->vms), i);
-    g_autofree char *vm_name = sa_vm_dup_string(vm, "Name");
-    if (g_str_equal(vm_name, name))
+    g_autoptr(SluiceVm) vm = g_list_model_get_item(G_LIST_MODEL(self->vms), i);
+    if (g_str_equal(sa_vm_get_name(vm), name))
       return vm;
   }
   return NULL;
@@ -291,19 +284,17 @@ static void on_add_share_done(GObject *source, GAsyncResult *result, gpointer us
 {
   g_autoptr(GTask) task = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) ret = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, &error);
-  if (ret == NULL) {
+  char *path = NULL;
+  if (!sluice_manager_call_add_share_finish(SLUICE_MANAGER(source), &path, result, &error)) {
     g_task_return_error(task, g_steal_pointer(&error));
     return;
   }
-  const char *path;
-  g_variant_get(ret, "(&o)", &path);
-  g_task_return_pointer(task, g_strdup(path), g_free);
+  g_task_return_pointer(task, path, g_free);
 }
 
 static gboolean check_connected(SaClient *self, GTask *task)
 {
-  if (self->connected && self->bus != NULL)
+  if (self->connected && self->manager_proxy != NULL)
     return TRUE;
   g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "%s",
                           _("The Sluice service is not running. Start it with “systemctl --user start sluice-service”."));
@@ -319,10 +310,8 @@ void sa_client_add_share(SaClient *self, const char *path, const char *vm,
     options = g_variant_new_array(G_VARIANT_TYPE("{sv}"), NULL, 0);
   g_variant_ref_sink(options);
   if (check_connected(self, task))
-    g_dbus_connection_call(self->bus, SA_BUS_NAME, SA_MANAGER_PATH, SA_MANAGER_IFACE, "AddShare",
-                           g_variant_new("(ss@a{sv})", path, vm != NULL ? vm : "", options),
-                           G_VARIANT_TYPE("(o)"), G_DBUS_CALL_FLAGS_NONE, -1, cancellable,
-                           on_add_share_done, g_steal_pointer(&task));
+    sluice_manager_call_add_share(self->manager_proxy, path, vm != NULL ? vm : "", options,
+                                  cancellable, on_add_share_done, g_steal_pointer(&task));
   g_variant_unref(options);
 }
 
@@ -335,8 +324,7 @@ static void on_remove_share_done(GObject *source, GAsyncResult *result, gpointer
 {
   g_autoptr(GTask) task = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) ret = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, &error);
-  if (ret == NULL)
+  if (!sluice_manager_call_remove_share_finish(SLUICE_MANAGER(source), result, &error))
     g_task_return_error(task, g_steal_pointer(&error));
   else
     g_task_return_boolean(task, TRUE);
@@ -347,10 +335,8 @@ void sa_client_remove_share(SaClient *self, const char *object_path,
 {
   g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
   if (check_connected(self, task))
-    g_dbus_connection_call(self->bus, SA_BUS_NAME, SA_MANAGER_PATH, SA_MANAGER_IFACE,
-                           "RemoveShare", g_variant_new("(o)", object_path), NULL,
-                           G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_remove_share_done,
-                           g_steal_pointer(&task));
+    sluice_manager_call_remove_share(self->manager_proxy, object_path, NULL,
+                                     on_remove_share_done, g_steal_pointer(&task));
 }
 
 gboolean sa_client_remove_share_finish(SaClient *self, GAsyncResult *result, GError **error)
@@ -412,14 +398,14 @@ static void sa_client_class_init(SaClientClass *klass)
 static void sa_client_init(SaClient *self)
 {
   self->shares = g_list_store_new(SA_TYPE_SHARE);
-  self->vms = g_list_store_new(G_TYPE_DBUS_PROXY);
+  self->vms = g_list_store_new(SLUICE_TYPE_VM);
 }
 
 SaClient *sa_client_new(void)
 {
   SaClient *self = g_object_new(SA_TYPE_CLIENT, NULL);
   /* AUTO_START: if the service is D-Bus activatable, opening the applet starts it. */
-  self->watch_id = g_bus_watch_name(G_BUS_TYPE_SESSION, SA_BUS_NAME,
+  self->watch_id = g_bus_watch_name(G_BUS_TYPE_SESSION, SLUICE_BUS_NAME,
                                     G_BUS_NAME_WATCHER_FLAGS_AUTO_START,
                                     on_name_appeared, on_name_vanished, self, NULL);
   return self;

@@ -6,7 +6,7 @@
 
 #include "sa-format.h"
 #include "sa-notify.h"
-#include "sa-vm-chooser.h"
+#include "share-properties.h"
 
 struct _SaNotify {
   GObject parent_instance;
@@ -65,15 +65,8 @@ typedef struct {
 static void on_guest_hint(GObject *source, GAsyncResult *result, gpointer user_data)
 {
   AttachedNote *note = user_data;
-  g_autoptr(GVariant) ret = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, NULL);
-  g_autoptr(GVariant) value = NULL;
-  const char *hint = "";
-  if (ret != NULL) {
-    g_variant_get(ret, "(v)", &value);
-    if (g_variant_is_of_type(value, G_VARIANT_TYPE_STRING))
-      hint = g_variant_get_string(value, NULL);
-  }
-  show_note(note->self, make_note(note->self, note->summary, *hint ? hint : note->fallback,
+  g_autofree char *hint = sluice_client_share_fetch_finish(SLUICE_SHARE(source), result, NULL);
+  show_note(note->self, make_note(note->self, note->summary, hint != NULL && *hint ? hint : note->fallback,
                                   NOTIFY_URGENCY_NORMAL, "sluice-active-symbolic"));
   g_object_unref(note->self);
   g_free(note->summary);
@@ -87,29 +80,25 @@ static void on_guest_hint(GObject *source, GAsyncResult *result, gpointer user_d
  * the old empty one: then ask the service for the value it has now. */
 static void notify_attached(SaNotify *self, SaShare *share, char *summary, const char *message)
 {
-  g_autofree char *hint = sa_share_dup_string(share, "GuestHint");
+  const char *hint = sa_share_get_guest_hint(share);
   if (*hint) {
     show_note(self, make_note(self, summary, hint, NOTIFY_URGENCY_NORMAL, "sluice-active-symbolic"));
     g_free(summary);
     return;
   }
-  GDBusProxy *proxy = sa_share_get_proxy(share);
   AttachedNote *note = g_new0(AttachedNote, 1);
   note->self = g_object_ref(self);
   note->summary = summary;
   note->fallback = g_strdup(message);
-  g_dbus_connection_call(g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy),
-                         g_dbus_proxy_get_object_path(proxy), "org.freedesktop.DBus.Properties", "Get",
-                         g_variant_new("(ss)", g_dbus_proxy_get_interface_name(proxy), "GuestHint"),
-                         G_VARIANT_TYPE("(v)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_guest_hint, note);
+  sluice_client_share_fetch_guest_hint(sa_share_get_proxy(share), NULL, on_guest_hint, note);
 }
 
 static void on_share_event(SaClient *client, SaShare *share, const char *kind,
                            const char *message, gpointer user_data)
 {
   SaNotify *self = user_data;
-  g_autofree char *path = sa_share_dup_string(share, "Path");
-  g_autofree char *vm = sa_share_dup_string(share, "Vm");
+  const char *path = sa_share_get_path(share);
+  const char *vm = sa_share_get_vm(share);
   g_autofree char *name = sa_format_folder_name(path);
   g_autofree char *summary = NULL, *body = NULL;
   NotifyUrgency urgency = NOTIFY_URGENCY_NORMAL;
@@ -153,7 +142,7 @@ static void on_enable_shm_action(NotifyNotification *n, char *action, gpointer u
 {
   SaNotify *self = user_data;
   const char *vm_name = g_object_get_data(G_OBJECT(n), "sluice-vm");
-  GDBusProxy *vm = vm_name != NULL ? sa_client_find_vm(self->client, vm_name) : NULL;
+  SluiceVm *vm = vm_name != NULL ? sa_client_find_vm(self->client, vm_name) : NULL;
   if (vm != NULL)
     sa_vm_enable_shared_memory(vm, G_CALLBACK(report_fix), g_object_ref(self));
 }
@@ -165,9 +154,9 @@ static void check_shared_memory(SaNotify *self)
   guint n = g_list_model_get_n_items(shares);
   for (guint i = 0; i < n; i++) {
     g_autoptr(SaShare) share = g_list_model_get_item(shares, i);
-    g_autofree char *vm_name = sa_share_dup_string(share, "Vm");
-    GDBusProxy *vm = *vm_name ? sa_client_find_vm(self->client, vm_name) : NULL;
-    if (vm == NULL || sa_vm_get_shared_memory(vm) || g_hash_table_contains(self->shm_warned, vm_name))
+    const char *vm_name = sa_share_get_vm(share);
+    SluiceVm *vm = *vm_name ? sa_client_find_vm(self->client, vm_name) : NULL;
+    if (vm == NULL || sluice_vm_get_shared_memory(vm) || g_hash_table_contains(self->shm_warned, vm_name))
       continue;
     g_hash_table_add(self->shm_warned, g_strdup(vm_name));
     g_autofree char *summary = g_strdup_printf(_("%s has no shared memory"), vm_name);

@@ -5,7 +5,7 @@
 #include <glib/gi18n.h>
 
 #include "state-labels.h"
-#include "sa-client.h"
+#include "sa-vm.h"
 #include "sa-format.h"
 #include "sa-graph.h"
 #include "sa-share-row.h"
@@ -41,12 +41,12 @@ static const char *const state_classes[] = { "stopped", "starting", "running", "
 
 static void update_properties(SaShareRow *self)
 {
-  g_autofree char *path = sa_share_dup_string(self->share, "Path");
-  g_autofree char *vm = sa_share_dup_string(self->share, "Vm");
-  g_autofree char *tag = sa_share_dup_string(self->share, "Tag");
-  g_autofree char *state = sa_share_dup_string(self->share, "State");
-  g_autofree char *error = sa_share_dup_string(self->share, "Error");
-  g_autofree char *hint = sa_share_dup_string(self->share, "GuestHint");
+  const char *path = sa_share_get_path(self->share);
+  const char *vm = sa_share_get_vm(self->share);
+  const char *tag = sa_share_get_tag(self->share);
+  const char *state = sa_share_get_state(self->share);
+  const char *error = sa_share_get_error(self->share);
+  const char *hint = sa_share_get_guest_hint(self->share);
   g_autofree char *name = sa_format_folder_name(path);
   g_autofree char *details = NULL;
 
@@ -175,8 +175,8 @@ static void rebuild_menu(SaShareRow *self)
   g_autoptr(GMenu) menu = g_menu_new();
   g_autoptr(GMenu) state_section = g_menu_new();
   g_autoptr(GMenu) vm_section = g_menu_new();
-  g_autofree char *state = sa_share_dup_string(self->share, "State");
-  g_autofree char *vm = sa_share_dup_string(self->share, "Vm");
+  const char *state = sa_share_get_state(self->share);
+  const char *vm = sa_share_get_vm(self->share);
 
   if (g_str_equal(state, "attached"))
     g_menu_append(state_section, _("_Detach from VM"), "row.detach");
@@ -186,8 +186,8 @@ static void rebuild_menu(SaShareRow *self)
 
   guint n = self->vms != NULL ? g_list_model_get_n_items(self->vms) : 0;
   for (guint i = 0; i < n; i++) {
-    g_autoptr(GDBusProxy) proxy = g_list_model_get_item(self->vms, i);
-    g_autofree char *name = sa_vm_dup_string(proxy, "Name");
+    g_autoptr(SluiceVm) vm_item = g_list_model_get_item(self->vms, i);
+    const char *name = sa_vm_get_name(vm_item);
     g_autoptr(GMenuItem) item = g_menu_item_new(name, NULL);
     g_menu_item_set_action_and_target_value(item, "row.set-vm", g_variant_new_string(name));
     g_menu_append_item(vm_section, item);
@@ -218,19 +218,19 @@ static void on_vms_changed(GListModel *vms, guint pos, guint removed, guint adde
 static void on_attach(GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   SaShareRow *self = user_data;
-  sa_share_call(self->share, "Attach");
+  sa_share_attach(self->share);
 }
 
 static void on_detach(GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   SaShareRow *self = user_data;
-  sa_share_call(self->share, "Detach");
+  sa_share_detach(self->share);
 }
 
 static void on_set_vm(GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   SaShareRow *self = user_data;
-  sa_share_call_with(self->share, "SetVm", g_variant_new("(@s)", param));
+  sa_share_set_vm(self->share, g_variant_get_string(param, NULL));
 }
 
 static void on_share_stats(SaShare *share, gpointer user_data)
@@ -247,7 +247,10 @@ static void on_expanded(GObject *expander, GParamSpec *pspec, gpointer user_data
 
 static void on_start_stop_clicked(GtkButton *button, SaShareRow *self)
 {
-  sa_share_call(self->share, sa_share_is_active(self->share) ? "Stop" : "Start");
+  if (sa_share_is_active(self->share))
+    sa_share_stop(self->share);
+  else
+    sa_share_start(self->share);
 }
 
 static void on_remove_clicked(GtkButton *button, SaShareRow *self)

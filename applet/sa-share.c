@@ -4,12 +4,14 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-#include "sa-client.h"
+#include "errors.h"
 #include "sa-share.h"
+#include "share-properties.h"
 
 struct _SaShare {
   GObject parent_instance;
-  GDBusProxy *proxy;
+  SluiceShare *proxy;
+  GVariant *last_stats;      /* the Stats value last seen, to tell a new one */
   gboolean read_only;        /* what the switch shows; follows the service */
   SaSample samples[SA_SHARE_HISTORY];
   guint head, count;         /* ring buffer: samples[head] is the oldest */
@@ -24,19 +26,44 @@ static GParamSpec *props[N_PROPS];
 enum { SIGNAL_CHANGED, SIGNAL_STATS, SIGNAL_EVENT, SIGNAL_ERROR, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-char *sa_share_dup_string(SaShare *self, const char *property)
+static const char *or_empty(const char *value)
 {
-  g_autoptr(GVariant) value = g_dbus_proxy_get_cached_property(self->proxy, property);
-  if (value == NULL || !g_variant_is_of_type(value, G_VARIANT_TYPE_STRING))
-    return g_strdup("");
-  return g_variant_dup_string(value, NULL);
+  return value != NULL ? value : "";
 }
 
-static gboolean cached_read_only(SaShare *self)
+const char *sa_share_get_path(SaShare *self)
 {
-  g_autoptr(GVariant) value = g_dbus_proxy_get_cached_property(self->proxy, "ReadOnly");
-  return value != NULL && g_variant_is_of_type(value, G_VARIANT_TYPE_BOOLEAN) &&
-         g_variant_get_boolean(value);
+  return or_empty(sluice_share_get_path(self->proxy));
+}
+
+const char *sa_share_get_vm(SaShare *self)
+{
+  return or_empty(sluice_share_get_vm(self->proxy));
+}
+
+const char *sa_share_get_tag(SaShare *self)
+{
+  return or_empty(sluice_share_get_tag(self->proxy));
+}
+
+const char *sa_share_get_state(SaShare *self)
+{
+  return or_empty(sluice_share_get_state(self->proxy));
+}
+
+const char *sa_share_get_error(SaShare *self)
+{
+  return or_empty(sluice_share_get_error(self->proxy));
+}
+
+const char *sa_share_get_guest_hint(SaShare *self)
+{
+  return or_empty(sluice_share_get_guest_hint(self->proxy));
+}
+
+gboolean sa_share_get_autostart(SaShare *self)
+{
+  return sluice_share_get_autostart(self->proxy);
 }
 
 gboolean sa_share_get_read_only(SaShare *self)
@@ -46,12 +73,11 @@ gboolean sa_share_get_read_only(SaShare *self)
 
 GVariant *sa_share_get_stats(SaShare *self)
 {
-  GVariant *value = g_dbus_proxy_get_cached_property(self->proxy, "Stats");
+  /* Borrowed from the proxy's cache: safe until the next PropertiesChanged,
+   * which is all callers need. */
+  GVariant *value = sluice_share_get_stats(self->proxy);
   if (value == NULL)
     return NULL;
-  /* The proxy keeps its own reference; returning a borrowed pointer is safe
-   * until the next PropertiesChanged, which is all callers need. */
-  g_variant_unref(value);
   if (!g_variant_is_of_type(value, G_VARIANT_TYPE_VARDICT) || g_variant_n_children(value) == 0)
     return NULL;
   return value;
@@ -91,7 +117,7 @@ guint sa_share_get_history(SaShare *self, const SaSample **samples)
 
 gboolean sa_share_is_active(SaShare *self)
 {
-  g_autofree char *state = sa_share_dup_string(self, "State");
+  const char *state = sa_share_get_state(self);
   return g_str_equal(state, "running") || g_str_equal(state, "attached") ||
          g_str_equal(state, "starting");
 }
@@ -121,29 +147,31 @@ static void push_sample(SaShare *self)
   self->samples[slot] = (SaSample){ (gint64)ts, r < 0 ? 0 : r, w < 0 ? 0 : w };
 }
 
-static void on_properties_changed(GDBusProxy *proxy, GVariant *changed,
-                                  const char *const *invalidated, gpointer user_data)
+static void update_read_only(SaShare *self)
 {
-  SaShare *self = user_data;
-  gboolean other = FALSE, stats = FALSE;
-  GVariantIter iter;
-  const char *key;
-
-  g_variant_iter_init(&iter, changed);
-  while (g_variant_iter_next(&iter, "{&sv}", &key, NULL)) {
-    if (g_str_equal(key, "Stats"))
-      stats = TRUE;
-    else
-      other = TRUE;
-  }
-  if (invalidated != NULL && invalidated[0] != NULL)
-    other = TRUE;
-
-  gboolean ro = cached_read_only(self);
+  gboolean ro = sluice_share_get_read_only(self->proxy);
   if (ro != self->read_only) {
     self->read_only = ro;
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READ_ONLY]);
   }
+}
+
+static void on_properties_changed(GDBusProxy *proxy, GVariant *changed,
+                                  const char *const *invalidated, gpointer user_data)
+{
+  SaShare *self = user_data;
+  /* The cache already holds the new values; a Stats in @changed is a new
+   * GVariant, so a pointer other than the one we hold means a new sample. */
+  GVariant *current = sluice_share_get_stats(self->proxy);
+  gboolean stats = current != NULL && current != self->last_stats;
+  gboolean other = g_variant_n_children(changed) > (stats ? 1 : 0) ||
+                   (invalidated != NULL && invalidated[0] != NULL);
+
+  if (current != self->last_stats) {
+    g_clear_pointer(&self->last_stats, g_variant_unref);
+    self->last_stats = current != NULL ? g_variant_ref(current) : NULL;
+  }
+  update_read_only(self);
   if (stats) {
     push_sample(self);
     g_signal_emit(self, signals[SIGNAL_STATS], 0);
@@ -152,54 +180,93 @@ static void on_properties_changed(GDBusProxy *proxy, GVariant *changed,
     g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
 }
 
-static void on_signal(GDBusProxy *proxy, const char *sender, const char *name,
-                      GVariant *parameters, gpointer user_data)
+static void on_event(SluiceShare *proxy, const char *kind, const char *message, gpointer user_data)
 {
-  SaShare *self = user_data;
-  const char *kind, *message;
-  if (!g_str_equal(name, "Event") || !g_variant_is_of_type(parameters, G_VARIANT_TYPE("(ss)")))
-    return;
-  g_variant_get(parameters, "(&s&s)", &kind, &message);
-  g_signal_emit(self, signals[SIGNAL_EVENT], 0, kind, message);
+  g_signal_emit(user_data, signals[SIGNAL_EVENT], 0, kind, message);
 }
 
-static void on_call_done(GObject *source, GAsyncResult *result, gpointer user_data)
+static void report_error(SaShare *self, const GError *error)
+{
+  g_autofree char *msg = sluice_error_dup_user_message(error);
+  g_signal_emit(self, signals[SIGNAL_ERROR], 0, msg);
+}
+
+/* One callback per method: each has its own typed _finish. */
+static void on_start_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr(SaShare) self = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) ret = g_dbus_proxy_call_finish(G_DBUS_PROXY(source), result, &error);
-  if (ret == NULL) {
-    g_autofree char *msg = sa_error_message(error);
-    g_signal_emit(self, signals[SIGNAL_ERROR], 0, msg);
-  }
+  if (!sluice_share_call_start_finish(SLUICE_SHARE(source), result, &error))
+    report_error(self, error);
 }
 
-void sa_share_call_with(SaShare *self, const char *method, GVariant *args)
+static void on_stop_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  g_dbus_proxy_call(self->proxy, method, args, G_DBUS_CALL_FLAGS_NONE, -1, NULL,
-                    on_call_done, g_object_ref(self));
+  g_autoptr(SaShare) self = user_data;
+  g_autoptr(GError) error = NULL;
+  if (!sluice_share_call_stop_finish(SLUICE_SHARE(source), result, &error))
+    report_error(self, error);
 }
 
-void sa_share_call(SaShare *self, const char *method)
+static void on_attach_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  sa_share_call_with(self, method, NULL);
+  g_autoptr(SaShare) self = user_data;
+  g_autoptr(GError) error = NULL;
+  /* The guest hint also arrives as GuestHint and with the "attached" event. */
+  if (!sluice_share_call_attach_finish(SLUICE_SHARE(source), NULL, result, &error))
+    report_error(self, error);
+}
+
+static void on_detach_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(SaShare) self = user_data;
+  g_autoptr(GError) error = NULL;
+  if (!sluice_share_call_detach_finish(SLUICE_SHARE(source), result, &error))
+    report_error(self, error);
+}
+
+static void on_set_vm_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(SaShare) self = user_data;
+  g_autoptr(GError) error = NULL;
+  if (!sluice_share_call_set_vm_finish(SLUICE_SHARE(source), result, &error))
+    report_error(self, error);
+}
+
+void sa_share_start(SaShare *self)
+{
+  sluice_share_call_start(self->proxy, NULL, on_start_done, g_object_ref(self));
+}
+
+void sa_share_stop(SaShare *self)
+{
+  sluice_share_call_stop(self->proxy, NULL, on_stop_done, g_object_ref(self));
+}
+
+void sa_share_attach(SaShare *self)
+{
+  sluice_share_call_attach(self->proxy, NULL, on_attach_done, g_object_ref(self));
+}
+
+void sa_share_detach(SaShare *self)
+{
+  sluice_share_call_detach(self->proxy, NULL, on_detach_done, g_object_ref(self));
+}
+
+void sa_share_set_vm(SaShare *self, const char *vm)
+{
+  sluice_share_call_set_vm(self->proxy, vm, NULL, on_set_vm_done, g_object_ref(self));
 }
 
 static void on_set_read_only_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr(SaShare) self = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) ret = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, &error);
-  if (ret != NULL)
+  if (sluice_client_share_set_finish(SLUICE_SHARE(source), result, &error))
     return;
   /* Refused: show what the service really has. */
-  gboolean ro = cached_read_only(self);
-  if (ro != self->read_only) {
-    self->read_only = ro;
-    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READ_ONLY]);
-  }
-  g_autofree char *msg = sa_error_message(error);
-  g_signal_emit(self, signals[SIGNAL_ERROR], 0, msg);
+  update_read_only(self);
+  report_error(self, error);
 }
 
 void sa_share_set_read_only(SaShare *self, gboolean read_only)
@@ -209,24 +276,18 @@ void sa_share_set_read_only(SaShare *self, gboolean read_only)
     return;
   self->read_only = read_only;
   g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READ_ONLY]);
-  g_dbus_connection_call(g_dbus_proxy_get_connection(self->proxy),
-                         g_dbus_proxy_get_name(self->proxy),
-                         g_dbus_proxy_get_object_path(self->proxy),
-                         "org.freedesktop.DBus.Properties", "Set",
-                         g_variant_new("(ssv)", SA_SHARE_IFACE, "ReadOnly",
-                                       g_variant_new_boolean(read_only)),
-                         NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL,
-                         on_set_read_only_done, g_object_ref(self));
+  sluice_client_share_set_read_only(self->proxy, read_only, NULL, on_set_read_only_done,
+                                    g_object_ref(self));
 }
 
-GDBusProxy *sa_share_get_proxy(SaShare *self)
+SluiceShare *sa_share_get_proxy(SaShare *self)
 {
   return self->proxy;
 }
 
 const char *sa_share_get_object_path(SaShare *self)
 {
-  return g_dbus_proxy_get_object_path(self->proxy);
+  return g_dbus_proxy_get_object_path(G_DBUS_PROXY(self->proxy));
 }
 
 static void sa_share_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
@@ -260,6 +321,7 @@ static void sa_share_dispose(GObject *object)
     g_signal_handlers_disconnect_by_data(self->proxy, self);
     g_clear_object(&self->proxy);
   }
+  g_clear_pointer(&self->last_stats, g_variant_unref);
   G_OBJECT_CLASS(sa_share_parent_class)->dispose(object);
 }
 
@@ -294,13 +356,16 @@ static void sa_share_init(SaShare *self)
 {
 }
 
-SaShare *sa_share_new(GDBusProxy *proxy)
+SaShare *sa_share_new(SluiceShare *proxy)
 {
   SaShare *self = g_object_new(SA_TYPE_SHARE, NULL);
   self->proxy = g_object_ref(proxy);
-  self->read_only = cached_read_only(self);
+  self->read_only = sluice_share_get_read_only(proxy);
+  if (sluice_share_get_stats(proxy) != NULL)
+    self->last_stats = g_variant_ref(sluice_share_get_stats(proxy));
   push_sample(self);
   g_signal_connect(proxy, "g-properties-changed", G_CALLBACK(on_properties_changed), self);
-  g_signal_connect(proxy, "g-signal", G_CALLBACK(on_signal), self);
+  /* Share.Event, as the generated proxy's signal. */
+  g_signal_connect(proxy, "event", G_CALLBACK(on_event), self);
   return self;
 }

@@ -1,8 +1,11 @@
-/* sa-share: one share of the service (a GDBusProxy on org.sluice.Sluice1.Share)
- * plus the last 60 s of throughput samples the graph draws. */
+/* sa-share: one share of the service (its generated SluiceShare proxy) plus
+ * the last 60 s of throughput samples the graph draws.  It knows nothing of
+ * the client that made it. */
 #pragma once
 
 #include <gio/gio.h>
+
+#include "sluice-dbus.h"
 
 G_BEGIN_DECLS
 
@@ -20,11 +23,20 @@ typedef struct {
 #define SA_TYPE_SHARE (sa_share_get_type())
 G_DECLARE_FINAL_TYPE(SaShare, sa_share, SA, SHARE, GObject)
 
-SaShare *sa_share_new(GDBusProxy *proxy);
-GDBusProxy *sa_share_get_proxy(SaShare *self);
+SaShare *sa_share_new(SluiceShare *proxy);
+SluiceShare *sa_share_get_proxy(SaShare *self);
 const char *sa_share_get_object_path(SaShare *self);
 
-char *sa_share_dup_string(SaShare *self, const char *property);
+/* The share's properties as the service last published them, "" while
+ * unknown (transfer none: valid until the next change is dispatched). */
+const char *sa_share_get_path(SaShare *self);
+const char *sa_share_get_vm(SaShare *self);
+const char *sa_share_get_tag(SaShare *self);
+const char *sa_share_get_state(SaShare *self);
+const char *sa_share_get_error(SaShare *self);
+const char *sa_share_get_guest_hint(SaShare *self);
+gboolean sa_share_get_autostart(SaShare *self);
+
 gboolean sa_share_get_read_only(SaShare *self);
 /* Asks the service to flip ReadOnly; the "read-only" property follows the
  * service's answer (reverts and emits "error" if it refuses). */
@@ -41,9 +53,11 @@ guint sa_share_get_history(SaShare *self, const SaSample **samples);
 /* Whether the share's worker is running or attached (something that Stop stops). */
 gboolean sa_share_is_active(SaShare *self);
 
-/* Calls a no-argument method (Start, Stop, Detach); errors come back as "error". */
-void sa_share_call(SaShare *self, const char *method);
-/* Same with arguments (a floating tuple is consumed). */
-void sa_share_call_with(SaShare *self, const char *method, GVariant *args);
+/* Share's methods; a refusal comes back as "error" (a sentence for the user). */
+void sa_share_start(SaShare *self);
+void sa_share_stop(SaShare *self);
+void sa_share_attach(SaShare *self);
+void sa_share_detach(SaShare *self);
+void sa_share_set_vm(SaShare *self, const char *vm);
 
 G_END_DECLS

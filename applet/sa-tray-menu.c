@@ -95,8 +95,8 @@ static GPtrArray *share_labels(SaTrayMenu *self, const char **ret_action)
   *ret_action = "show";
   for (guint i = 0; i < n; i++) {
     g_autoptr(SaShare) share = g_list_model_get_item(shares, i);
-    g_autofree char *path = sa_share_dup_string(share, "Path");
-    g_autofree char *state = sa_share_dup_string(share, "State");
+    const char *path = sa_share_get_path(share);
+    const char *state = sa_share_get_state(share);
     g_autofree char *name = sa_format_folder_name(path);
     /* Translators: a tray menu entry, "Projects — Attached" */
     g_ptr_array_add(labels, g_strdup_printf(_("%s — %s"), name, sluice_share_state_label(state)));

@@ -257,7 +257,7 @@ static void update(SaTray *self)
   gboolean failed = !sa_client_is_connected(self->client);
   for (guint i = 0; i < n; i++) {
     g_autoptr(SaShare) share = g_list_model_get_item(shares, i);
-    g_autofree char *state = sa_share_dup_string(share, "State");
+    const char *state = sa_share_get_state(share);
     if (g_str_equal(state, "failed"))
       failed = TRUE;
     rd += sa_share_get_stat_double(share, "read-bytes-per-sec");

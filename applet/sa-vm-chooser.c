@@ -25,16 +25,16 @@ G_DEFINE_TYPE(SaVmChooser, sa_vm_chooser, GTK_TYPE_BOX)
 enum { SIGNAL_MESSAGE, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-static GDBusProxy *selected_vm(SaVmChooser *self)
+static SluiceVm *selected_vm(SaVmChooser *self)
 {
   gpointer item = gtk_drop_down_get_selected_item(self->dropdown);
-  return item != NULL ? G_DBUS_PROXY(item) : NULL;
+  return item != NULL ? SLUICE_VM(item) : NULL;
 }
 
 char *sa_vm_chooser_dup_selected(SaVmChooser *self)
 {
-  GDBusProxy *vm = selected_vm(self);
-  return vm != NULL ? sa_vm_dup_string(vm, "Name") : g_strdup("");
+  SluiceVm *vm = selected_vm(self);
+  return g_strdup(vm != NULL ? sa_vm_get_name(vm) : "");
 }
 
 gboolean sa_vm_chooser_select(SaVmChooser *self, const char *name)
@@ -42,8 +42,8 @@ gboolean sa_vm_chooser_select(SaVmChooser *self, const char *name)
   GListModel *vms = sa_client_get_vms(self->client);
   guint n = g_list_model_get_n_items(vms);
   for (guint i = 0; i < n; i++) {
-    g_autoptr(GDBusProxy) vm = g_list_model_get_item(vms, i);
-    g_autofree char *vm_name = sa_vm_dup_string(vm, "Name");
+    g_autoptr(SluiceVm) vm = g_list_model_get_item(vms, i);
+    const char *vm_name = sa_vm_get_name(vm);
     if (g_str_equal(vm_name, name)) {
       gtk_drop_down_set_selected(self->dropdown, i);
       return TRUE;
@@ -67,10 +67,10 @@ gboolean sa_vm_chooser_has_focus(SaVmChooser *self, GtkWidget *focus)
 
 static void update_fix(SaVmChooser *self)
 {
-  GDBusProxy *vm = selected_vm(self);
-  gboolean lacks = vm != NULL && !sa_vm_get_shared_memory(vm);
+  SluiceVm *vm = selected_vm(self);
+  gboolean lacks = vm != NULL && !sluice_vm_get_shared_memory(vm);
   if (lacks) {
-    g_autofree char *name = sa_vm_dup_string(vm, "Name");
+    const char *name = sa_vm_get_name(vm);
     g_autofree char *text =
       g_strdup_printf(_("“%s” has no shared memory, which folder sharing needs."), name);
     gtk_label_set_label(self->fix_label, text);
@@ -103,36 +103,6 @@ static void on_vms_changed(SaClient *client, gpointer user_data)
   update_fix(self);
 }
 
-typedef struct {
-  GCallback report;
-  gpointer user_data;
-} FixData;
-
-static void on_enable_done(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  g_autofree FixData *data = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) ret = g_dbus_proxy_call_finish(G_DBUS_PROXY(source), result, &error);
-  void (*report)(const char *, gboolean, gpointer) = (void *)data->report;
-  if (ret == NULL) {
-    g_autofree char *msg = sa_error_message(error);
-    report(msg, TRUE, data->user_data);
-    return;
-  }
-  const char *message;
-  g_variant_get(ret, "(&s)", &message);
-  report(*message ? message : _("Shared memory enabled."), FALSE, data->user_data);
-}
-
-void sa_vm_enable_shared_memory(GDBusProxy *vm, GCallback report, gpointer user_data)
-{
-  FixData *data = g_new0(FixData, 1);
-  data->report = report;
-  data->user_data = user_data;
-  g_dbus_proxy_call(vm, "EnableSharedMemory", NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL,
-                    on_enable_done, data);
-}
-
 static void report_to_signal(const char *message, gboolean is_error, gpointer user_data)
 {
   g_signal_emit(user_data, signals[SIGNAL_MESSAGE], 0, message, is_error);
@@ -142,7 +112,7 @@ static void report_to_signal(const char *message, gboolean is_error, gpointer us
 static void on_fix_clicked(GtkButton *button, gpointer user_data)
 {
   SaVmChooser *self = user_data;
-  GDBusProxy *vm = selected_vm(self);
+  SluiceVm *vm = selected_vm(self);
   if (vm != NULL)
     sa_vm_enable_shared_memory(vm, G_CALLBACK(report_to_signal), g_object_ref(self));
 }
@@ -164,13 +134,13 @@ static void item_setup(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
 
 static void item_bind(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
 {
-  GDBusProxy *vm = gtk_list_item_get_item(item);
+  SluiceVm *vm = SLUICE_VM(gtk_list_item_get_item(item));
   GtkWidget *name = gtk_widget_get_first_child(gtk_list_item_get_child(item));
   GtkWidget *state = gtk_widget_get_next_sibling(name);
   GtkWidget *warning = gtk_widget_get_next_sibling(state);
-  g_autofree char *vm_name = sa_vm_dup_string(vm, "Name");
-  g_autofree char *vm_state = sa_vm_dup_string(vm, "State");
-  gboolean shm = sa_vm_get_shared_memory(vm);
+  const char *vm_name = sa_vm_get_name(vm);
+  const char *vm_state = sa_vm_get_state(vm);
+  gboolean shm = sluice_vm_get_shared_memory(vm);
   gtk_label_set_label(GTK_LABEL(name), vm_name);
   gtk_label_set_label(GTK_LABEL(state), sluice_vm_state_label(vm_state));
   gtk_widget_set_visible(warning, !shm);

@@ -22,7 +22,4 @@ gboolean sa_vm_chooser_grab_focus(SaVmChooser *self);
 /* TRUE when @focus (a window's focus widget) is the drop-down or inside it. */
 gboolean sa_vm_chooser_has_focus(SaVmChooser *self, GtkWidget *focus);
 
-/* Calls Vm.EnableSharedMemory and reports through "message". */
-void sa_vm_enable_shared_memory(GDBusProxy *vm, GCallback report, gpointer user_data);
-
 G_END_DECLS

@@ -85,7 +85,7 @@ static void on_share_added(GObject *source, GAsyncResult *result, gpointer user_
   g_autoptr(GError) error = NULL;
   g_autofree char *object_path = sa_client_add_share_finish(SA_CLIENT(source), result, &error);
   if (object_path == NULL) {
-    g_autofree char *msg = sa_error_message(error);
+    g_autofree char *msg = sluice_error_dup_user_message(error);
     /* Translators: first %s is a folder name, second the service's explanation */
     g_autofree char *text = g_strdup_printf(_("Could not share “%s”: %s"), data->name, msg);
     sa_window_show_message(data->window, text, TRUE);
@@ -247,7 +247,7 @@ static void on_share_removed(GObject *source, GAsyncResult *result, gpointer use
   RemoveData *data = user_data;
   g_autoptr(GError) error = NULL;
   if (!sa_client_remove_share_finish(SA_CLIENT(source), result, &error)) {
-    g_autofree char *msg = sa_error_message(error);
+    g_autofree char *msg = sluice_error_dup_user_message(error);
     g_autofree char *text = g_strdup_printf(_("Could not stop sharing “%s”: %s"), data->name, msg);
     sa_window_show_message(data->window, text, TRUE);
     g_hash_table_remove(data->window->undo, GUINT_TO_POINTER(data->undo_id));
@@ -268,18 +268,17 @@ static void on_remove_requested(SaShareRow *row, gpointer user_data)
 {
   SaWindow *self = user_data;
   SaShare *share = sa_share_row_get_share(row);
-  g_autofree char *path = sa_share_dup_string(share, "Path");
-  g_autofree char *vm = sa_share_dup_string(share, "Vm");
-  g_autofree char *tag = sa_share_dup_string(share, "Tag");
-  g_autofree char *state = sa_share_dup_string(share, "State");
-  g_autoptr(GVariant) autostart = g_dbus_proxy_get_cached_property(sa_share_get_proxy(share), "Autostart");
+  const char *path = sa_share_get_path(share);
+  const char *vm = sa_share_get_vm(share);
+  const char *tag = sa_share_get_tag(share);
+  const char *state = sa_share_get_state(share);
+  gboolean autostart = sa_share_get_autostart(share);
   g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT(G_VARIANT_TYPE_VARDICT);
 
   if (*tag)
     g_variant_builder_add(&options, "{sv}", "tag", g_variant_new_string(tag));
   g_variant_builder_add(&options, "{sv}", "read-only", g_variant_new_boolean(sa_share_get_read_only(share)));
-  if (autostart != NULL && g_variant_is_of_type(autostart, G_VARIANT_TYPE_BOOLEAN))
-    g_variant_builder_add(&options, "{sv}", "autostart", autostart);
+  g_variant_builder_add(&options, "{sv}", "autostart", g_variant_new_boolean(autostart));
   if (g_str_equal(state, "attached"))
     g_variant_builder_add(&options, "{sv}", "attach", g_variant_new_boolean(TRUE));
 
@@ -333,7 +332,7 @@ GtkWidget *sa_window_find_row_part(SaWindow *self, const char *path, const char 
       return NULL;
     if (!SA_IS_SHARE_ROW(row))
       continue;
-    g_autofree char *p = sa_share_dup_string(sa_share_row_get_share(SA_SHARE_ROW(row)), "Path");
+    const char *p = sa_share_get_path(sa_share_row_get_share(SA_SHARE_ROW(row)));
     if (g_str_equal(p, path))
       return sa_share_row_get_part(SA_SHARE_ROW(row), part);
   }
