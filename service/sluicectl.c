@@ -78,7 +78,7 @@ static gboolean ctl_connect(Ctl *ctl, GError **error)
         if (ctl->objects == NULL)
                 return FALSE;
         ctl->manager = sluice_manager_proxy_new_sync(bus, G_DBUS_PROXY_FLAGS_NONE, SLUICE_BUS_NAME,
-                                                     SLUICE_OBJECT_ROOT, NULL, error);
+                                                     SLUICE_MANAGER_PATH, NULL, error);
         if (ctl->manager == NULL)
                 return FALSE;
         g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(ctl->manager), CTL_CALL_TIMEOUT_MS);
