@@ -1,9 +1,10 @@
 /* sa-client: follows org.sluice.Sluice1 on the session bus.
  *
  * g_bus_watch_name tells when the service appears or goes away; while it is
- * there a GDBusObjectManagerClient mirrors its objects, and every change
- * arrives as a signal (InterfacesAdded/Removed, PropertiesChanged): nothing
- * here polls. */
+ * there the generated object manager client mirrors its objects as typed
+ * proxies (SluiceShare, SluiceVm), a SluiceManager proxy takes AddShare and
+ * RemoveShare, and every change arrives as a signal (InterfacesAdded/Removed,
+ * PropertiesChanged): nothing here polls. */
 #include "config.h"
 
 #include <glib/gi18n.h>
