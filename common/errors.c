@@ -2,26 +2,25 @@
 #include "config.h"
 
 #include "errors.h"
-#include "sluice-names.h"
 
 /* One entry per SluiceError code, in enum order: the D-Bus names listed in
- * data/org.sluice.Sluice1.xml. */
+ * data/org.sluice.Sluice1.xml, spelled out so a search for a name finds it. */
 static const GDBusErrorEntry sluice_error_entries[] = {
-        { SLUICE_ERROR_INVALID_ARGUMENT, SLUICE_ERROR_NAME_PREFIX "InvalidArgument" },
-        { SLUICE_ERROR_NOT_FOUND, SLUICE_ERROR_NAME_PREFIX "NotFound" },
-        { SLUICE_ERROR_NOT_A_DIRECTORY, SLUICE_ERROR_NAME_PREFIX "NotADirectory" },
-        { SLUICE_ERROR_PERMISSION_DENIED, SLUICE_ERROR_NAME_PREFIX "PermissionDenied" },
-        { SLUICE_ERROR_ALREADY_SHARED, SLUICE_ERROR_NAME_PREFIX "AlreadyShared" },
-        { SLUICE_ERROR_TAG_IN_USE, SLUICE_ERROR_NAME_PREFIX "TagInUse" },
-        { SLUICE_ERROR_NO_VM, SLUICE_ERROR_NAME_PREFIX "NoVm" },
-        { SLUICE_ERROR_VM_NOT_RUNNING, SLUICE_ERROR_NAME_PREFIX "VmNotRunning" },
-        { SLUICE_ERROR_NO_SHARED_MEMORY, SLUICE_ERROR_NAME_PREFIX "NoSharedMemory" },
-        { SLUICE_ERROR_UNSUPPORTED, SLUICE_ERROR_NAME_PREFIX "Unsupported" },
-        { SLUICE_ERROR_WORKER_FAILED, SLUICE_ERROR_NAME_PREFIX "WorkerFailed" },
-        { SLUICE_ERROR_LIBVIRT, SLUICE_ERROR_NAME_PREFIX "Libvirt" },
-        { SLUICE_ERROR_NOT_SHAREABLE, SLUICE_ERROR_NAME_PREFIX "NotShareable" },
-        { SLUICE_ERROR_UNKNOWN_VM, SLUICE_ERROR_NAME_PREFIX "UnknownVm" },
-        { SLUICE_ERROR_FAILED, SLUICE_ERROR_NAME_PREFIX "Failed" },
+        { SLUICE_ERROR_INVALID_ARGUMENT, "org.sluice.Sluice1.Error.InvalidArgument" },
+        { SLUICE_ERROR_NOT_FOUND, "org.sluice.Sluice1.Error.NotFound" },
+        { SLUICE_ERROR_NOT_A_DIRECTORY, "org.sluice.Sluice1.Error.NotADirectory" },
+        { SLUICE_ERROR_PERMISSION_DENIED, "org.sluice.Sluice1.Error.PermissionDenied" },
+        { SLUICE_ERROR_ALREADY_SHARED, "org.sluice.Sluice1.Error.AlreadyShared" },
+        { SLUICE_ERROR_TAG_IN_USE, "org.sluice.Sluice1.Error.TagInUse" },
+        { SLUICE_ERROR_NO_VM, "org.sluice.Sluice1.Error.NoVm" },
+        { SLUICE_ERROR_VM_NOT_RUNNING, "org.sluice.Sluice1.Error.VmNotRunning" },
+        { SLUICE_ERROR_NO_SHARED_MEMORY, "org.sluice.Sluice1.Error.NoSharedMemory" },
+        { SLUICE_ERROR_UNSUPPORTED, "org.sluice.Sluice1.Error.Unsupported" },
+        { SLUICE_ERROR_WORKER_FAILED, "org.sluice.Sluice1.Error.WorkerFailed" },
+        { SLUICE_ERROR_LIBVIRT, "org.sluice.Sluice1.Error.Libvirt" },
+        { SLUICE_ERROR_NOT_SHAREABLE, "org.sluice.Sluice1.Error.NotShareable" },
+        { SLUICE_ERROR_UNKNOWN_VM, "org.sluice.Sluice1.Error.UnknownVm" },
+        { SLUICE_ERROR_FAILED, "org.sluice.Sluice1.Error.Failed" },
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(sluice_error_entries) == SLUICE_ERROR_FAILED + 1);
