@@ -121,7 +121,9 @@ static int try_as(uid_t uid, gid_t gid, int what, const char *path)
                         _exit(errno == EACCES ? RESULT_EACCES : RESULT_OTHER);
                 if (what == TRY_CONNECT)
                         _exit(RESULT_OK);
-                if (write(fd, msg, sizeof(msg)) != sizeof(msg))
+                /* The worker may already have closed a refused peer's
+                 * connection: EPIPE, not a SIGPIPE that kills the child. */
+                if (send(fd, msg, sizeof(msg), MSG_NOSIGNAL) != sizeof(msg))
                         _exit(RESULT_REFUSED);
                 /* a refused peer's connection is closed: EOF (or a reset) */
                 if (recv(fd, reply, sizeof(reply), MSG_WAITALL) != sizeof(reply))
