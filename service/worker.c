@@ -1,7 +1,7 @@
 /* worker.c — spawning, readiness, restart with backoff and stopping of one
  * sluice-fs process (worker.h).  Which program runs is worker-binary.c's
  * answer; the workers a killed service left on the share's socket are
- * worker-orphans.c's, which has the design of outliving a service. */
+ * worker-orphans.c's (worker-orphans.h: why a worker may outlive a service). */
 #include "config.h"
 
 #include <errno.h>
