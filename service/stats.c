@@ -22,8 +22,8 @@ static guint64 raw_get(GVariantDict *raw, const char *key)
 
 static double rate(guint64 now, guint64 before, double seconds)
 {
-        /* The share's totals never go down (stats.h); a worker's can, and are
-         * not compared here. */
+        /* Called with the share's totals, which never go down (stats.h): 0
+         * rather than a wrapped difference should they ever. */
         guint64 delta = now >= before ? now - before : 0;
 
         return seconds > 0 ? (double)delta / seconds : 0.0;

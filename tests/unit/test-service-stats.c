@@ -43,7 +43,9 @@ static double get_d(GVariant *stats, const char *key)
 
 static GVariant *sample(SluiceStatsSampler *s, GVariant *r, gint64 now)
 {
-        return g_variant_ref_sink(sluice_stats_sample(s, r, now));
+        g_autoptr(GVariant) owned = g_variant_ref_sink(r);
+
+        return g_variant_ref_sink(sluice_stats_sample(s, owned, now));
 }
 
 /* What a person reads: the documented keys, since-us among them. */
