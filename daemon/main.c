@@ -441,7 +441,7 @@ static void remove_own_socket(struct app *app)
  * vhost-user-fs device: a running guest's mount would be lost for good.  It
  * stops listening at once and removes its socket, so that a restarted service
  * can start the share's next worker there (never two on one socket), and
- * exits when that frontend leaves (service/worker.c has the whole design). */
+ * exits when that frontend leaves (service/worker-orphans.h has the whole design). */
 static void on_control_lost(void *userdata)
 {
         struct app *app = userdata;

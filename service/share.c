@@ -220,8 +220,10 @@ static void on_stats(GObject *source, GAsyncResult *result, gpointer user_data)
                 g_debug("No stats from the worker of %s: %s", self->config->tag, error->message);
                 return;
         }
-        /* The worker may have stopped meanwhile: its stats are gone with it. */
-        if (self->stats_source == 0)
+        /* The worker may have stopped meanwhile: its stats are gone with it.  A
+         * late answer of a replaced worker would be counted twice. */
+        if (self->stats_source == 0 || self->worker == NULL ||
+            (gpointer)source != (gpointer)sluice_worker_get_control(self->worker))
                 return;
         publish_stats(self, sluice_stats_sample(&self->sampler, raw, g_get_monotonic_time()));
 }
@@ -238,11 +240,16 @@ static gboolean on_stats_tick(gpointer user_data)
         return G_SOURCE_CONTINUE;
 }
 
-static void stats_start(SluiceSharedFolder *self)
+/* restarted: the share runs on with a new worker, whose counters are added
+ * to what the share counted so far (stats.h); else the count begins now. */
+static void stats_start(SluiceSharedFolder *self, gboolean restarted)
 {
         if (self->stats_source != 0)
                 return;
-        sluice_stats_sampler_reset(&self->sampler);
+        if (restarted)
+                sluice_stats_sampler_new_worker(&self->sampler);
+        else
+                sluice_stats_sampler_begin(&self->sampler, g_get_real_time());
         self->stats_source = g_timeout_add(self->stats_interval_ms, on_stats_tick, self);
         on_stats_tick(self);
 }
@@ -327,7 +334,7 @@ static void on_worker_ready(SluiceWorker *worker, gboolean restarted, gpointer u
         set_error(self, NULL);
         g_clear_pointer(&self->last_failure, g_free);
         sluice_share_set_socket_path(self->iface, self->socket_path);
-        stats_start(self);
+        stats_start(self, restarted);
 
         if (restarted && self->reattach_after_restart && self->vms != NULL) {
                 self->reattach_after_restart = FALSE;

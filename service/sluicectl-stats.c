@@ -28,6 +28,27 @@ static double stat_double(GVariant *stats, const char *key)
         return value;
 }
 
+/* When the totals began (Share.Stats "since-us"): a time of day, with the
+ * date when it is not today. */
+static void print_stats_since(guint64 since_us)
+{
+        g_autoptr(GDateTime) since = NULL;
+        g_autoptr(GDateTime) now = g_date_time_new_now_local();
+        g_autofree char *when = NULL;
+
+        if (since_us == 0)
+                return;
+        since = g_date_time_new_from_unix_local((gint64)(since_us / G_USEC_PER_SEC));
+        if (since == NULL)
+                return;
+        when = g_date_time_format(since, g_date_time_get_day_of_year(since) ==
+                                                 g_date_time_get_day_of_year(now) &&
+                                         g_date_time_get_year(since) == g_date_time_get_year(now)
+                                         ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S");
+        /* Translators: %s is a time ("14:02:11") or a date and time */
+        g_print(_("  totals since %s\n"), when);
+}
+
 static void print_stats(Ctl *ctl, SluiceShare *share, GVariant *stats)
 {
         g_autoptr(GVariant) queues = NULL;
@@ -66,6 +87,7 @@ static void print_stats(Ctl *ctl, SluiceShare *share, GVariant *stats)
                 stat_double(stats, "ops-per-sec"), stat_u64(stats, "requests"),
                 stat_u64(stats, "errors"), stat_u64(stats, "latency-p50-us"),
                 stat_u64(stats, "latency-p99-us"));
+        print_stats_since(stat_u64(stats, "since-us"));
         queues = g_variant_lookup_value(stats, "queues", G_VARIANT_TYPE("aa{sv}"));
         for (gsize i = 0; queues != NULL && i < g_variant_n_children(queues); i++) {
                 g_autoptr(GVariant) q = g_variant_get_child_value(queues, i);

@@ -1,4 +1,4 @@
-/* stats.c — Share.Stats from a worker's raw counters. */
+/* stats.c — Share.Stats from a worker's raw counters (stats.h). */
 #include "config.h"
 
 #include <string.h>
@@ -22,15 +22,45 @@ static guint64 raw_get(GVariantDict *raw, const char *key)
 
 static double rate(guint64 now, guint64 before, double seconds)
 {
-        /* Totals restart at 0 with a new worker process. */
-        guint64 delta = now >= before ? now - before : now;
+        /* Called with the share's totals, which never go down (stats.h): 0
+         * rather than a wrapped difference should they ever. */
+        guint64 delta = now >= before ? now - before : 0;
 
         return seconds > 0 ? (double)delta / seconds : 0.0;
 }
 
-void sluice_stats_sampler_reset(SluiceStatsSampler *sampler)
+void sluice_stats_sampler_begin(SluiceStatsSampler *sampler, gint64 since_wall_us)
 {
         memset(sampler, 0, sizeof(*sampler));
+        sampler->since_us = since_wall_us > 0 ? since_wall_us : 1;
+}
+
+static void add_totals(SluiceStatsTotals *to, const SluiceStatsTotals *what)
+{
+        to->bytes_read += what->bytes_read;
+        to->bytes_written += what->bytes_written;
+        to->requests += what->requests;
+        to->errors += what->errors;
+}
+
+void sluice_stats_sampler_new_worker(SluiceStatsSampler *sampler)
+{
+        add_totals(&sampler->earlier, &sampler->worker);
+        memset(&sampler->worker, 0, sizeof(sampler->worker));
+        sampler->worker_uptime_us = 0;
+        sampler->have_previous = FALSE;
+}
+
+/* Whether raw counters can only come from another process than the last
+ * sample's: a counter or the uptime went backwards. */
+static gboolean is_new_process(const SluiceStatsSampler *sampler, const SluiceStatsTotals *raw,
+                               guint64 uptime_us)
+{
+        return uptime_us < sampler->worker_uptime_us ||
+               raw->bytes_read < sampler->worker.bytes_read ||
+               raw->bytes_written < sampler->worker.bytes_written ||
+               raw->requests < sampler->worker.requests ||
+               raw->errors < sampler->worker.errors;
 }
 
 static GVariant *build_queues(GVariantDict *raw)
@@ -61,32 +91,43 @@ static GVariant *build_queues(GVariantDict *raw)
 GVariant *sluice_stats_sample(SluiceStatsSampler *sampler, GVariant *raw, gint64 now_us)
 {
         GVariantDict in, out;
-        guint64 bytes_read, bytes_written, requests, errors;
+        SluiceStatsTotals worker, total;
+        guint64 uptime_us;
         double seconds = 0;
 
+        if (sampler->since_us == 0)
+                sluice_stats_sampler_begin(sampler, g_get_real_time());
         g_variant_dict_init(&in, g_variant_is_of_type(raw, G_VARIANT_TYPE_VARDICT) ? raw : NULL);
-        bytes_read = raw_get(&in, "bytes-read");
-        bytes_written = raw_get(&in, "bytes-written");
-        requests = raw_get(&in, "requests");
-        errors = raw_get(&in, "errors");
+        worker.bytes_read = raw_get(&in, "bytes-read");
+        worker.bytes_written = raw_get(&in, "bytes-written");
+        worker.requests = raw_get(&in, "requests");
+        worker.errors = raw_get(&in, "errors");
+        uptime_us = raw_get(&in, "uptime-us");
+        if (is_new_process(sampler, &worker, uptime_us))
+                sluice_stats_sampler_new_worker(sampler);
+        sampler->worker = worker;
+        sampler->worker_uptime_us = uptime_us;
+        total = sampler->earlier;
+        add_totals(&total, &worker);
         if (sampler->have_previous && now_us > sampler->previous_time_us)
                 seconds = (double)(now_us - sampler->previous_time_us) / G_USEC_PER_SEC;
 
         g_variant_dict_init(&out, NULL);
         g_variant_dict_insert(&out, "timestamp-us", "t", (guint64)now_us);
-        g_variant_dict_insert(&out, "uptime-us", "t", raw_get(&in, "uptime-us"));
-        g_variant_dict_insert(&out, "bytes-read", "t", bytes_read);
-        g_variant_dict_insert(&out, "bytes-written", "t", bytes_written);
-        g_variant_dict_insert(&out, "requests", "t", requests);
-        g_variant_dict_insert(&out, "errors", "t", errors);
+        g_variant_dict_insert(&out, "since-us", "t", (guint64)sampler->since_us);
+        g_variant_dict_insert(&out, "uptime-us", "t", uptime_us);
+        g_variant_dict_insert(&out, "bytes-read", "t", total.bytes_read);
+        g_variant_dict_insert(&out, "bytes-written", "t", total.bytes_written);
+        g_variant_dict_insert(&out, "requests", "t", total.requests);
+        g_variant_dict_insert(&out, "errors", "t", total.errors);
         g_variant_dict_insert(&out, "read-bytes-per-sec", "d",
-                              rate(bytes_read, sampler->previous_bytes_read, seconds));
+                              rate(total.bytes_read, sampler->previous.bytes_read, seconds));
         g_variant_dict_insert(&out, "write-bytes-per-sec", "d",
-                              rate(bytes_written, sampler->previous_bytes_written, seconds));
+                              rate(total.bytes_written, sampler->previous.bytes_written, seconds));
         g_variant_dict_insert(&out, "ops-per-sec", "d",
-                              rate(requests, sampler->previous_requests, seconds));
+                              rate(total.requests, sampler->previous.requests, seconds));
         g_variant_dict_insert(&out, "errors-per-sec", "d",
-                              rate(errors, sampler->previous_errors, seconds));
+                              rate(total.errors, sampler->previous.errors, seconds));
         g_variant_dict_insert(&out, "latency-p50-us", "t", raw_get(&in, "latency-p50-us"));
         g_variant_dict_insert(&out, "latency-p99-us", "t", raw_get(&in, "latency-p99-us"));
         g_variant_dict_insert_value(&out, "queues", build_queues(&in));
@@ -94,10 +135,7 @@ GVariant *sluice_stats_sample(SluiceStatsSampler *sampler, GVariant *raw, gint64
 
         sampler->have_previous = TRUE;
         sampler->previous_time_us = now_us;
-        sampler->previous_bytes_read = bytes_read;
-        sampler->previous_bytes_written = bytes_written;
-        sampler->previous_requests = requests;
-        sampler->previous_errors = errors;
+        sampler->previous = total;
         return g_variant_dict_end(&out);
 }
 

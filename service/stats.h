@@ -1,6 +1,16 @@
 /* stats.h — turning a worker's raw counters (Worker1.GetStats) into the
  * Share.Stats dictionary documented in data/org.sluice.Sluice1.xml:
- * totals, rates over the last interval, latency and per-queue counters. */
+ * totals, rates over the last interval, latency and per-queue counters.
+ *
+ * The totals a person reads are the share's, not one process's: a share's
+ * worker may be replaced while the share runs (a crash and its restart), and
+ * a new sluice-fs counts from 0.  The sampler keeps what the earlier workers
+ * counted and adds it to the current worker's counters, so bytes-read,
+ * bytes-written, requests and errors only grow from the moment counting
+ * began ("since-us", wall clock) until the share stops.  What a worker
+ * counted after its last sample and before it died is lost with it (at most
+ * one sample interval).  Latency and the per-queue counters describe the
+ * current worker alone (its "uptime-us"). */
 #pragma once
 
 #include <glib.h>
@@ -8,18 +18,33 @@
 G_BEGIN_DECLS
 
 typedef struct {
-        gboolean have_previous;
-        gint64 previous_time_us;
-        guint64 previous_bytes_read;
-        guint64 previous_bytes_written;
-        guint64 previous_requests;
-        guint64 previous_errors;
+        guint64 bytes_read;
+        guint64 bytes_written;
+        guint64 requests;
+        guint64 errors;
+} SluiceStatsTotals;
+
+typedef struct {
+        gint64 since_us;              /* wall clock when counting began; 0: not begun */
+        SluiceStatsTotals earlier;    /* what the share's previous workers counted */
+        SluiceStatsTotals worker;     /* the current worker's counters at its last sample */
+        guint64 worker_uptime_us;     /* and its uptime then: a smaller one is a new process */
+        gboolean have_previous;       /* a sample to compute rates against */
+        gint64 previous_time_us;      /* monotonic */
+        SluiceStatsTotals previous;   /* the share's totals at that sample */
 } SluiceStatsSampler;
 
-/* Forget the previous sample (the worker restarted: its totals start at 0). */
-void sluice_stats_sampler_reset(SluiceStatsSampler *sampler);
+/* Counting begins (the share started): totals from 0, since_wall_us
+ * (g_get_real_time()) published as "since-us". */
+void sluice_stats_sampler_begin(SluiceStatsSampler *sampler, gint64 since_wall_us);
+/* The share's worker was replaced by a new process: its counters start at 0,
+ * so the last ones seen of the old process are kept in the share's totals.
+ * (A process whose counters or uptime went backwards is taken as new even
+ * without this call.)  The next sample has no rates: the interval spans the gap. */
+void sluice_stats_sampler_new_worker(SluiceStatsSampler *sampler);
 /* Builds a Share.Stats a{sv} (floating reference) from raw a{sv} counters
- * sampled at now_us (monotonic).  Malformed or missing raw values count as 0. */
+ * sampled at now_us (monotonic).  Malformed or missing raw values count as 0.
+ * Counting begins now if sluice_stats_sampler_begin() was not called. */
 GVariant *sluice_stats_sample(SluiceStatsSampler *sampler, GVariant *raw, gint64 now_us);
 /* Whether two Share.Stats dictionaries differ in anything but the clocks
  * ("timestamp-us", "uptime-us"): PropertiesChanged is only worth it then. */

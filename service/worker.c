@@ -1,50 +1,22 @@
 /* worker.c — spawning, readiness, restart with backoff and stopping of one
- * sluice-fs process, and the orphans a killed service left on its socket.
- *
- * DESIGN: when sluice-service dies (SIGKILL, a crash), its workers are not
- * adopted by the next service; they are replaced, without cutting off a guest.
- *  - A worker outlives the service only while a frontend (QEMU) is connected:
- *    QEMU cannot reconnect a vhost-user-fs device, so ending that worker would
- *    lose the running guest's mount until the device is re-plugged.  An idle
- *    worker exits with the service (its control channel closes).
- *  - On losing its control channel the worker stops listening and removes its
- *    socket at once (daemon/main.c, on_control_lost()), serves the connected
- *    frontend, and exits 0 when that frontend leaves (VM shut down or device
- *    unplugged).  So the socket path is free for the restarted service's own
- *    worker: never two listeners on one socket, and the VM's next connection
- *    (its next boot, a re-plug) reaches the supervised worker.
- *  - The restarted service finds such orphans once, when it creates a share's
- *    worker object at start-up (same user, /proc/PID/exe is the sluice-fs it
- *    runs, --socket-path= this share's socket, not its own child), and holds a
- *    pidfd of each: no new orphan can appear later, since only a service that
- *    died leaves them.  They cannot be controlled (the control channel
- *    was a socketpair with the dead service and nothing can reopen it), so
- *    whatever the user asks that an orphan cannot honour ends it: stopping a
- *    running share, RemoveShare, the service's own exit, and switching
- *    read-only on (a writable orphan must not keep writing).  The orphan of a
- *    share the new service does not start (autostart off) serves its VM until
- *    it lets go, unless one of those comes first.  Switching read-only off leaves a
- *    read-only orphan read-only until its device is re-plugged.  While one
- *    serves, the share's stats are those of the new worker only.
- *  Adoption (reopening a control channel to the orphan) was not chosen: it
- *  needs a second listening socket in every worker, reachable by any process
- *  of the user, for a state that only lasts until the VM's next shutdown. */
+ * sluice-fs process (worker.h).  Which program runs is worker-binary.c's
+ * answer; the workers a killed service left on the share's socket are
+ * worker-orphans.c's (worker-orphans.h: why a worker may outlive a service). */
 #include "config.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <glib-unix.h>
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
 #include "errors.h"
+#include "worker-binary.h"
 #include "worker-control.h"
+#include "worker-orphans.h"
 #include "worker.h"
 
 #define WORKER_CONTROL_FD 3
@@ -88,18 +60,9 @@ struct _SluiceWorker {
         guint kill_source;
         guint ready_timeout_source;
         GList *stop_tasks;
-        GPtrArray *orphans;                 /* WorkerOrphan: a previous service's workers */
-        guint orphan_kill_source;
+        SluiceWorkerOrphans *orphans;       /* a previous service's workers on our socket */
         gint64 peer_uid;                    /* --allow-peer-uid at the next launch; -1: none */
 };
-
-/* A sluice-fs a killed service left serving a frontend on our socket. */
-typedef struct {
-        SluiceWorker *owner;  /* not a reference: the owner removes the watch first */
-        GPid pid;
-        int pidfd;
-        guint watch;
-} WorkerOrphan;
 
 G_DEFINE_TYPE(SluiceWorker, sluice_worker, G_TYPE_OBJECT)
 
@@ -107,84 +70,6 @@ enum { SIGNAL_READY, SIGNAL_CRASHED, SIGNAL_FAILED, N_SIGNALS };
 static guint worker_signals[N_SIGNALS];
 
 static void worker_launch(SluiceWorker *self);
-
-/* Whether this process is the sluice-service of the build tree it was
- * compiled in (BUILD_TREE_SERVICE, an absolute path), compared by device and
- * inode: an installed copy is another file, so it never takes the build tree's
- * worker, and neither does a service whose build tree was replaced since.  A
- * worker there must belong to the owner of the service binary and be writable
- * by nobody else, so no one else can plant one. */
-static gboolean running_from_build_tree(void)
-{
-        struct stat self, built, worker;
-
-        if (stat("/proc/self/exe", &self) < 0 || stat(BUILD_TREE_SERVICE, &built) < 0 ||
-            self.st_dev != built.st_dev || self.st_ino != built.st_ino)
-                return FALSE;
-        /* not built (yet): the missing worker is reported as the build tree's */
-        if (stat(BUILD_TREE_WORKER, &worker) < 0)
-                return errno == ENOENT;
-        return S_ISREG(worker.st_mode) && worker.st_uid == built.st_uid &&
-               (worker.st_mode & (S_IWGRP | S_IWOTH)) == 0;
-}
-
-typedef enum {
-        WORKER_FROM_ENVIRONMENT,  /* $SLUICE_FS */
-        WORKER_FROM_BUILD_TREE,
-        WORKER_INSTALLED,
-} WorkerSource;
-
-static const char *worker_binary_source(WorkerSource *ret_source)
-{
-        static gsize resolved;
-        static const char *path;
-        static WorkerSource source;
-        const char *env = g_getenv("SLUICE_FS");
-
-        if (env != NULL && *env != '\0') {
-                *ret_source = WORKER_FROM_ENVIRONMENT;
-                return env;
-        }
-        /* Decided once: whether this is the build tree's binary does not change
-         * while it runs (a rebuild replaces the file, not the process). */
-        if (g_once_init_enter(&resolved)) {
-                gboolean built = running_from_build_tree();
-
-                path = built ? BUILD_TREE_WORKER : LIBEXECDIR "/sluice-fs";
-                source = built ? WORKER_FROM_BUILD_TREE : WORKER_INSTALLED;
-                g_once_init_leave(&resolved, 1);
-        }
-        *ret_source = source;
-        return path;
-}
-
-const char *sluice_worker_binary(void)
-{
-        WorkerSource source;
-
-        return worker_binary_source(&source);
-}
-
-/* Why the worker cannot be run, with the fix: NULL when it can. */
-static char *worker_binary_problem(void)
-{
-        WorkerSource source;
-        const char *path = worker_binary_source(&source);
-
-        if (g_access(path, X_OK) == 0)
-                return NULL;
-        if (source == WORKER_FROM_ENVIRONMENT)
-                return g_strdup_printf(
-                        _("sluice-fs is not at %s, where SLUICE_FS points (%s): set SLUICE_FS to the sluice-fs you built (BUILD/daemon/sluice-fs), or unset it to use the installed one"),
-                        path, g_strerror(errno));
-        if (source == WORKER_FROM_BUILD_TREE)
-                return g_strdup_printf(
-                        _("sluice-fs is not at %s, in this sluice-service's build tree (%s): build it with “meson compile -C BUILD”, or run with SLUICE_FS set to a sluice-fs"),
-                        path, g_strerror(errno));
-        return g_strdup_printf(
-                _("sluice-fs is not installed at %s (%s): install Sluice (“meson install -C BUILD”), run the build tree's programs in “meson devenv -C BUILD”, or set SLUICE_FS to a sluice-fs"),
-                path, g_strerror(errno));
-}
 
 static void clear_source(guint *source)
 {
@@ -206,142 +91,6 @@ static void remove_socket(SluiceWorker *self)
 {
         if (g_unlink(self->config.socket_path) < 0 && errno != ENOENT)
                 g_warning("Could not remove %s: %s", self->config.socket_path, g_strerror(errno));
-}
-
-/* ---- orphans of a previous service (DESIGN above) ---- */
-
-static void orphan_free(gpointer data)
-{
-        WorkerOrphan *o = data;
-
-        clear_source(&o->watch);
-        if (o->pidfd >= 0)
-                (void)close(o->pidfd);
-        g_free(o);
-}
-
-static gboolean same_file(const char *a, const char *b)
-{
-        struct stat sa, sb;
-
-        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-               sa.st_ino == sb.st_ino;
-}
-
-/* Whether /proc/PID is our user's sluice-fs serving socket_path, not our child. */
-static gboolean is_orphan(const char *pid, const char *socket_path)
-{
-        g_autofree char *dir = g_build_filename("/proc", pid, NULL);
-        g_autofree char *exe = g_build_filename(dir, "exe", NULL);
-        g_autofree char *stat_path = g_build_filename(dir, "stat", NULL);
-        g_autofree char *cmdline_path = g_build_filename(dir, "cmdline", NULL);
-        g_autofree char *stat_text = NULL;
-        g_autofree char *cmdline = NULL;
-        g_autofree char *want = g_strdup_printf("--socket-path=%s", socket_path);
-        const char *after_comm;
-        gsize len = 0;
-        struct stat st;
-        int ppid = 0;
-
-        if (stat(dir, &st) < 0 || st.st_uid != getuid() ||
-            !same_file(exe, sluice_worker_binary()) ||
-            !g_file_get_contents(stat_path, &stat_text, NULL, NULL) ||
-            !g_file_get_contents(cmdline_path, &cmdline, &len, NULL))
-                return FALSE;
-        /* "pid (comm) state ppid …": comm may hold anything, so from the last ')' */
-        after_comm = strrchr(stat_text, ')');
-        if (after_comm == NULL || sscanf(after_comm + 1, " %*c %d", &ppid) != 1 ||
-            ppid == getpid())
-                return FALSE;
-        for (gsize off = 0; off < len; off += strlen(cmdline + off) + 1)
-                if (strcmp(cmdline + off, want) == 0)
-                        return TRUE;
-        return FALSE;
-}
-
-static void worker_maybe_complete_stop(SluiceWorker *self);
-
-static gboolean on_orphan_exited(gint fd, GIOCondition condition, gpointer user_data)
-{
-        WorkerOrphan *o = user_data;
-        SluiceWorker *self = o->owner;
-
-        g_message("sluice-fs (pid %d) of a previous service for %s has exited",
-                  (int)o->pid, self->config.tag);
-        o->watch = 0;   /* removed by returning G_SOURCE_REMOVE */
-        g_ptr_array_remove(self->orphans, o);
-        if (self->orphans->len == 0)
-                clear_source(&self->orphan_kill_source);
-        worker_maybe_complete_stop(self);
-        return G_SOURCE_REMOVE;
-}
-
-static void worker_find_orphans(SluiceWorker *self)
-{
-        g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
-        const char *name;
-
-        while (proc != NULL && (name = g_dir_read_name(proc)) != NULL) {
-                guint64 pid;
-                gboolean known = FALSE;
-                WorkerOrphan *o;
-                int pidfd;
-
-                if (!g_ascii_string_to_unsigned(name, 10, 1, G_MAXINT, &pid, NULL) ||
-                    !is_orphan(name, self->config.socket_path))
-                        continue;
-                for (guint i = 0; i < self->orphans->len; i++)
-                        known |= ((WorkerOrphan *)g_ptr_array_index(self->orphans, i))->pid == (GPid)pid;
-                pidfd = known ? -1 : pidfd_open((pid_t)pid, 0);
-                if (pidfd < 0)
-                        continue;
-                /* the pid may have been reused between the check and the open */
-                if (!is_orphan(name, self->config.socket_path)) {
-                        (void)close(pidfd);
-                        continue;
-                }
-                o = g_new0(WorkerOrphan, 1);
-                o->owner = self;
-                o->pid = (GPid)pid;
-                o->pidfd = pidfd;
-                o->watch = g_unix_fd_add(pidfd, G_IO_IN, on_orphan_exited, o);
-                g_ptr_array_add(self->orphans, o);
-                g_message("sluice-fs (pid %d) of a previous service still serves a frontend of %s; "
-                          "it keeps serving it until it disconnects, the share's new worker takes the next one",
-                          (int)o->pid, self->config.tag);
-        }
-}
-
-static gboolean on_orphan_kill_timeout(gpointer user_data)
-{
-        SluiceWorker *self = user_data;
-
-        self->orphan_kill_source = 0;
-        for (guint i = 0; i < self->orphans->len; i++) {
-                WorkerOrphan *o = g_ptr_array_index(self->orphans, i);
-
-                g_message("sluice-fs (pid %d) of a previous service ignored SIGTERM for %d s: killing it",
-                          (int)o->pid, WORKER_STOP_TIMEOUT_S);
-                (void)pidfd_send_signal(o->pidfd, SIGKILL, NULL, 0);
-        }
-        return G_SOURCE_REMOVE;
-}
-
-/* Ends every orphan (SIGTERM, then SIGKILL): it cannot do what was asked. */
-static void worker_end_orphans(SluiceWorker *self, const char *why)
-{
-        if (self->orphans->len == 0)
-                return;
-        for (guint i = 0; i < self->orphans->len; i++) {
-                WorkerOrphan *o = g_ptr_array_index(self->orphans, i);
-
-                g_message("Stopping sluice-fs (pid %d) of a previous service for %s: %s",
-                          (int)o->pid, self->config.tag, why);
-                (void)pidfd_send_signal(o->pidfd, SIGTERM, NULL, 0);
-        }
-        if (self->orphan_kill_source == 0)
-                self->orphan_kill_source = g_timeout_add_seconds(WORKER_STOP_TIMEOUT_S,
-                                                                 on_orphan_kill_timeout, self);
 }
 
 static char *describe_exit(SluiceWorker *self, GSubprocess *process)
@@ -376,8 +125,13 @@ static void complete_stop_tasks(SluiceWorker *self)
 /* A stop is done once our process is reaped and every orphan is gone. */
 static void worker_maybe_complete_stop(SluiceWorker *self)
 {
-        if (self->phase != PHASE_STOPPING && self->orphans->len == 0)
+        if (self->phase != PHASE_STOPPING && sluice_worker_orphans_count(self->orphans) == 0)
                 complete_stop_tasks(self);
+}
+
+static void on_orphan_gone(gpointer user_data)
+{
+        worker_maybe_complete_stop(user_data);
 }
 
 static gboolean on_backoff_elapsed(gpointer user_data)
@@ -563,7 +317,7 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
 
         /* A missing binary would fail every launch the same way: give up at
          * once (no restarts), saying where it looked and what to do. */
-        missing = worker_binary_problem();
+        missing = sluice_worker_binary_problem();
         if (missing != NULL) {
                 (void)close(folder_fd);
                 worker_give_up(self, missing);
@@ -600,7 +354,7 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
          * end is passed on (as fd 3). */
         launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_PIPE);
         /* No PR_SET_PDEATHSIG: a worker serving a guest outlives a killed
-         * service (DESIGN above); the closed control channel ends an idle one. */
+         * service (worker-orphans.h); the closed control channel ends an idle one. */
         g_subprocess_launcher_take_fd(launcher, fds[1], WORKER_CONTROL_FD);
         g_subprocess_launcher_take_fd(launcher, folder_fd, WORKER_FOLDER_FD);
         self->process = g_subprocess_launcher_spawnv(launcher,
@@ -740,7 +494,7 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
         g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
 
         g_task_set_source_tag(task, sluice_worker_stop_async);
-        worker_end_orphans(self, "the share is stopping");
+        sluice_worker_orphans_end(self->orphans, "the share is stopping");
         switch (self->phase) {
         case PHASE_OPENING:
                 /* nothing runs yet: the pending open's answer is dropped */
@@ -753,7 +507,7 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
                 G_GNUC_FALLTHROUGH;
         case PHASE_IDLE:
         case PHASE_FAILED:
-                if (self->orphans->len == 0) {
+                if (sluice_worker_orphans_count(self->orphans) == 0) {
                         g_task_return_boolean(task, TRUE);
                         return;
                 }
@@ -848,7 +602,7 @@ static void send_readonly(SluiceWorker *self, gboolean readonly, gboolean resync
 
         g_task_set_source_tag(task, sluice_worker_set_readonly_async);
         if (readonly)
-                worker_end_orphans(self, "the share was made read-only, which it cannot switch to");
+                sluice_worker_orphans_end(self->orphans, "the share was made read-only, which it cannot switch to");
         self->config.readonly = readonly;
         if (self->phase != PHASE_READY) {
                 g_task_return_boolean(task, TRUE); /* applied when it is ready or at the next launch */
@@ -891,7 +645,8 @@ SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config)
         self->config.readonly = config->readonly;
         self->config.queues = config->queues > 0 ? config->queues : 1;
         self->peer_uid = -1;
-        worker_find_orphans(self);
+        self->orphans = sluice_worker_orphans_find(self->config.socket_path, self->config.tag,
+                                                   on_orphan_gone, self);
         return self;
 }
 
@@ -904,11 +659,10 @@ static void sluice_worker_dispose(GObject *object)
         clear_source(&self->backoff_source);
         clear_source(&self->kill_source);
         clear_source(&self->ready_timeout_source);
-        clear_source(&self->orphan_kill_source);
-        /* the share is gone: nothing may serve it any more */
-        worker_end_orphans(self, "the share was removed");
-        clear_source(&self->orphan_kill_source);
-        g_ptr_array_set_size(self->orphans, 0);
+        /* the share is gone: nothing may serve it any more (SIGTERM; no one is
+         * left to follow up with SIGKILL) */
+        sluice_worker_orphans_end(self->orphans, "the share was removed");
+        g_clear_pointer(&self->orphans, sluice_worker_orphans_free);
         worker_drop_control(self);
         G_OBJECT_CLASS(sluice_worker_parent_class)->dispose(object);
 }
@@ -924,7 +678,6 @@ static void sluice_worker_finalize(GObject *object)
         g_free(self->launch_error);
         g_free(self->last_stderr_line);
         g_array_unref(self->failures);
-        g_ptr_array_unref(self->orphans);
         g_clear_object(&self->launch_cancellable);
         G_OBJECT_CLASS(sluice_worker_parent_class)->finalize(object);
 }
@@ -948,5 +701,4 @@ static void sluice_worker_init(SluiceWorker *self)
 {
         self->phase = PHASE_IDLE;
         self->failures = g_array_new(FALSE, FALSE, sizeof(gint64));
-        self->orphans = g_ptr_array_new_with_free_func(orphan_free);
 }

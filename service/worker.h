@@ -7,7 +7,8 @@
  * and gives up after 5 failures within 60 s.  Stopping sends SIGTERM and,
  * after a timeout, SIGKILL; the process is always reaped.  Workers a killed
  * service left serving a VM on the share's socket ("orphans") are tracked
- * and ended by whatever they cannot honour (worker.c, DESIGN). */
+ * and ended by whatever they cannot honour (worker-orphans.h).  The program
+ * run is sluice_worker_binary() (worker-binary.h). */
 #pragma once
 
 #include <gio/gio.h>
@@ -34,10 +35,8 @@ G_DECLARE_FINAL_TYPE(SluiceWorker, sluice_worker, SLUICE, WORKER, GObject)
  *   "crashed" (const char *message)   it died unexpectedly; a restart is scheduled
  *   "failed" (const char *message)    it could not start or keeps crashing: given up */
 
+/* Also looks for orphans on config's socket (worker-orphans.h). */
 SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config);
-/* The sluice-fs binary: $SLUICE_FS, else the build tree's when this is the
- * build tree's sluice-service (never an installed one), else the installed one. */
-const char *sluice_worker_binary(void);
 
 /* Launches the process (no-op when it runs or is starting).  Before every
  * launch, this one and each restart, the folder (config's shared_dir) is

@@ -16,7 +16,7 @@ to start is killed too.
                  or after the change, and a restarted service lists exactly it.
   service-kill   the workers outlive a SIGKILLed service while a frontend is
                  connected, keep serving it, and a restarted service replaces
-                 them (see service/worker.c): never two workers on one socket.
+                 them (see service/worker-orphans.h): never two workers on one socket.
 
 SLUICE_TEST_SEED fixes the random choices; the seed is printed either way.
 The assertions never depend on where a kill lands.

@@ -14,6 +14,7 @@ import fcntl
 import json
 import os
 import pwd
+import re
 import select
 import shutil
 import signal
@@ -684,7 +685,7 @@ def case_stats(env):
         return env.ctl_json("stats", "st")["stats"]
 
     first = wait_for(lambda: stats() or None, 30, "a first stats sample")
-    keys = {"timestamp-us", "uptime-us", "bytes-read", "bytes-written", "requests", "errors",
+    keys = {"timestamp-us", "since-us", "uptime-us", "bytes-read", "bytes-written", "requests", "errors",
             "read-bytes-per-sec", "write-bytes-per-sec", "ops-per-sec", "errors-per-sec",
             "latency-p50-us", "latency-p99-us", "queues"}
     check(set(first) == keys, f"keys {sorted(first)}")
@@ -745,6 +746,73 @@ def case_stats(env):
           f"Stats changed while idle (exit {quiet.returncode}):\n{quiet.stdout}{quiet.stderr}")
     env.ctl("stop", "st")
     check(env.ctl_json("stats", "st")["stats"] == {}, "Stats not empty after stop")
+    env.stop_service(service)
+
+
+def case_stats_restart(env):
+    """The totals a person reads are the share's since it started: a crashed worker's
+    restart and a read-only switch add to them, never start them again; sluicectl
+    says since when."""
+    check(env.vmm_bin, "SLUICE_TEST_VMM (tests/frontend's sluice-test-vmm) is not built")
+    service = env.start_service()
+    env.ctl("add", env.path("share"), "--tag", "tally")
+    started = time.time()
+    env.ctl("start", "tally")
+    sock = env.share("tally")["socket_path"]
+
+    def stats():
+        return env.ctl_json("stats", "tally")["stats"]
+
+    def written(n):
+        return lambda: (lambda st: st if st.get("bytes-written") == n else None)(stats())
+
+    first = "a" * 40000
+    r = env.vmm(sock, "write", "first.bin", first)
+    check(r.returncode == 0, f"write through the first worker: {r.stderr}")
+    before = wait_for(written(len(first)), 30, f"bytes-written to be {len(first)}")
+    since = before["since-us"]
+    check(started - 60 < since / 1e6 <= time.time(), f"since-us {since} is not the share's start ({started})")
+
+    old = env.worker_pids("tally")
+    check(len(old) == 1, f"workers: {old}")
+    os.kill(old[0], signal.SIGKILL)
+    wait_for(lambda: (lambda p: p if p and p != old else None)(env.worker_pids("tally")), 60,
+             "the worker to be restarted")
+    env.wait_state("tally", "running", timeout=60)
+    second = "b" * 3000
+    r = env.vmm(sock, "write", "second.bin", second)
+    check(r.returncode == 0, f"write through the restarted worker: {r.stderr}")
+    try:
+        after = wait_for(written(len(first) + len(second)), 30,
+                         f"bytes-written to be {len(first)} + {len(second)}")
+    except Failure:
+        raise Failure(f"the totals after the restart are not the share's: {stats()}")
+    check(after["since-us"] == since, f"since-us changed with the restart: {since} -> {after['since-us']}")
+    check(after["requests"] > before["requests"], f"requests dropped: {before['requests']} -> {after['requests']}")
+
+    # a read-only switch keeps the same worker and the same count
+    env.ctl("set", "tally", "readonly", "on")
+    r = env.vmm(sock, "write", "refused.bin", "nope")
+    check(r.returncode == 1 and "error: EROFS" in r.stderr, f"write while read-only: {r.stderr}")
+    wait_for(lambda: (lambda st: st if st["errors"] > after["errors"] else None)(stats()), 30,
+             "the refused write to be counted")
+    st = stats()
+    check(st["bytes-written"] == len(first) + len(second) and st["since-us"] == since,
+          f"after the read-only switch: {st}")
+
+    # what a person reads: the totals, and since when
+    text = env.ctl("stats", "tally").stdout
+    clock = time.strftime("%H:%M:%S", time.localtime(since // 1000000))
+    check(f"totals since {clock}" in text, f"sluicectl stats does not say since when ({clock}):\n{text}")
+    check(re.search(r"43\.0\skB total", text), f"sluicectl stats does not show the 43.0 kB written:\n{text}")
+
+    # Stop ends the count; the next Start begins a new one, and says so
+    env.ctl("stop", "tally")
+    check(stats() == {}, "Stats not empty after stop")
+    time.sleep(1.1)
+    env.ctl("start", "tally")
+    again = wait_for(lambda: stats() or None, 30, "a first sample after the new start")
+    check(again["since-us"] > since and again["bytes-written"] == 0, f"after Stop and Start: {again}")
     env.stop_service(service)
 
 

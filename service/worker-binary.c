@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* worker-binary.c — finding the sluice-fs to run (worker-binary.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+
+#include "worker-binary.h"
+
+/* Whether this process is the sluice-service of the build tree it was
+ * compiled in (BUILD_TREE_SERVICE, an absolute path), compared by device and
+ * inode: an installed copy is another file, so it never takes the build tree's
+ * worker, and neither does a service whose build tree was replaced since.  A
+ * worker there must belong to the owner of the service binary and be writable
+ * by nobody else, so no one else can plant one. */
+static gboolean running_from_build_tree(void)
+{
+        struct stat self, built, worker;
+
+        if (stat("/proc/self/exe", &self) < 0 || stat(BUILD_TREE_SERVICE, &built) < 0 ||
+            self.st_dev != built.st_dev || self.st_ino != built.st_ino)
+                return FALSE;
+        /* not built (yet): the missing worker is reported as the build tree's */
+        if (stat(BUILD_TREE_WORKER, &worker) < 0)
+                return errno == ENOENT;
+        return S_ISREG(worker.st_mode) && worker.st_uid == built.st_uid &&
+               (worker.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+typedef enum {
+        WORKER_FROM_ENVIRONMENT,  /* $SLUICE_FS */
+        WORKER_FROM_BUILD_TREE,
+        WORKER_INSTALLED,
+} WorkerSource;
+
+static const char *worker_binary_source(WorkerSource *ret_source)
+{
+        static gsize resolved;
+        static const char *path;
+        static WorkerSource source;
+        const char *env = g_getenv("SLUICE_FS");
+
+        if (env != NULL && *env != '\0') {
+                *ret_source = WORKER_FROM_ENVIRONMENT;
+                return env;
+        }
+        /* Decided once: whether this is the build tree's binary does not change
+         * while it runs (a rebuild replaces the file, not the process). */
+        if (g_once_init_enter(&resolved)) {
+                gboolean built = running_from_build_tree();
+
+                path = built ? BUILD_TREE_WORKER : LIBEXECDIR "/sluice-fs";
+                source = built ? WORKER_FROM_BUILD_TREE : WORKER_INSTALLED;
+                g_once_init_leave(&resolved, 1);
+        }
+        *ret_source = source;
+        return path;
+}
+
+const char *sluice_worker_binary(void)
+{
+        WorkerSource source;
+
+        return worker_binary_source(&source);
+}
+
+/* Why the worker cannot be run, with the fix: NULL when it can. */
+char *sluice_worker_binary_problem(void)
+{
+        WorkerSource source;
+        const char *path = worker_binary_source(&source);
+
+        if (g_access(path, X_OK) == 0)
+                return NULL;
+        if (source == WORKER_FROM_ENVIRONMENT)
+                return g_strdup_printf(
+                        _("sluice-fs is not at %s, where SLUICE_FS points (%s): set SLUICE_FS to the sluice-fs you built (BUILD/daemon/sluice-fs), or unset it to use the installed one"),
+                        path, g_strerror(errno));
+        if (source == WORKER_FROM_BUILD_TREE)
+                return g_strdup_printf(
+                        _("sluice-fs is not at %s, in this sluice-service's build tree (%s): build it with “meson compile -C BUILD”, or run with SLUICE_FS set to a sluice-fs"),
+                        path, g_strerror(errno));
+        return g_strdup_printf(
+                _("sluice-fs is not installed at %s (%s): install Sluice (“meson install -C BUILD”), run the build tree's programs in “meson devenv -C BUILD”, or set SLUICE_FS to a sluice-fs"),
+                path, g_strerror(errno));
+}

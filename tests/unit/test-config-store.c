@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test-config-store.c — shares.ini: what is saved loads back the same, a
+ * save replaces the file whole, and a damaged file loses only its bad
+ * entries (each one logged, the original kept aside). */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config-store.h"
+#include "errors.h"
+
+static GPtrArray *warnings;   /* the messages of the warnings logged, for the test to read */
+
+static GLogWriterOutput collect(GLogLevelFlags level, const GLogField *fields, gsize n_fields,
+                                gpointer user_data)
+{
+        if ((level & G_LOG_LEVEL_WARNING) != 0) {
+                for (gsize i = 0; i < n_fields; i++)
+                        if (strcmp(fields[i].key, "MESSAGE") == 0)
+                                g_ptr_array_add(warnings, g_strdup(fields[i].value));
+                return G_LOG_WRITER_HANDLED;
+        }
+        return g_log_writer_default(level, fields, n_fields, user_data);
+}
+
+static void reset_warnings(void)
+{
+        g_ptr_array_set_size(warnings, 0);
+}
+
+static gboolean warned(const char *part)
+{
+        for (guint i = 0; i < warnings->len; i++)
+                if (strstr(warnings->pdata[i], part) != NULL)
+                        return TRUE;
+        return FALSE;
+}
+
+static char *scratch(void)
+{
+        g_autoptr(GError) error = NULL;
+        char *dir = g_dir_make_tmp("sluice-config-store-XXXXXX", &error);
+
+        g_assert_no_error(error);
+        return dir;
+}
+
+static void remove_tree(const char *dir)
+{
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        const char *name;
+
+        while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+                g_autofree char *path = g_build_filename(dir, name, NULL);
+
+                if (g_file_test(path, G_FILE_TEST_IS_DIR))
+                        remove_tree(path);
+                else
+                        g_unlink(path);
+        }
+        g_rmdir(dir);
+}
+
+static guint count_prefixed(const char *dir, const char *prefix)
+{
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        const char *name;
+        guint n = 0;
+
+        while (d != NULL && (name = g_dir_read_name(d)) != NULL)
+                n += g_str_has_prefix(name, prefix);
+        return n;
+}
+
+static SluiceShareConfig *share(guint id, const char *path, const char *tag)
+{
+        SluiceShareConfig *c = sluice_share_config_new();
+
+        c->id = id;
+        g_free(c->path);
+        c->path = g_strdup(path);
+        g_free(c->tag);
+        c->tag = g_strdup(tag);
+        return c;
+}
+
+/* Every field saved comes back, in id order; the folder is made if missing
+ * and the file is the user's alone. */
+static void test_round_trip(void)
+{
+        g_autofree char *dir = scratch();
+        g_autofree char *file = g_build_filename(dir, "sluice", "deeper", "shares.ini", NULL);
+        g_autoptr(GPtrArray) saved = g_ptr_array_new_with_free_func((GDestroyNotify)sluice_share_config_free);
+        g_autoptr(GPtrArray) loaded = NULL;
+        g_autoptr(GError) error = NULL;
+        SluiceShareConfig *b = share(7, "/home/someone/Été photos", "photos");
+        SluiceShareConfig *a = share(2, "/srv/data", "data");
+        struct stat st;
+
+        reset_warnings();
+        g_free(b->vm);
+        b->vm = g_strdup("win11 “desktop”");
+        g_free(b->cache);
+        b->cache = g_strdup("never");
+        b->readonly = TRUE;
+        b->autostart = FALSE;
+        b->queues = 4;
+        g_ptr_array_add(saved, b);
+        g_ptr_array_add(saved, a);
+        g_assert_true(sluice_config_save(file, saved, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(g_stat(file, &st), ==, 0);
+        g_assert_cmpint(st.st_mode & 0777, ==, 0600);
+
+        loaded = sluice_config_load(file, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(loaded->len, ==, 2);
+        for (guint i = 0; i < 2; i++) {
+                const SluiceShareConfig *want = i == 0 ? a : b;
+                const SluiceShareConfig *got = loaded->pdata[i];
+
+                g_assert_cmpuint(got->id, ==, want->id);
+                g_assert_cmpstr(got->path, ==, want->path);
+                g_assert_cmpstr(got->tag, ==, want->tag);
+                g_assert_cmpstr(got->vm, ==, want->vm);
+                g_assert_cmpstr(got->cache, ==, want->cache);
+                g_assert_cmpint(got->readonly, ==, want->readonly);
+                g_assert_cmpint(got->autostart, ==, want->autostart);
+                g_assert_cmpuint(got->queues, ==, want->queues);
+        }
+        g_assert_cmpuint(warnings->len, ==, 0);
+        remove_tree(dir);
+}
+
+/* A save replaces the whole file and leaves nothing beside it; a temporary
+ * file an interrupted save left is cleared at the next load. */
+static void test_atomic_save(void)
+{
+        g_autofree char *dir = scratch();
+        g_autofree char *file = g_build_filename(dir, "shares.ini", NULL);
+        g_autofree char *leftover = g_build_filename(dir, "shares.ini.Ab3xY9", NULL);
+        g_autoptr(GPtrArray) entries = g_ptr_array_new_with_free_func((GDestroyNotify)sluice_share_config_free);
+        g_autoptr(GPtrArray) loaded = NULL;
+        g_autoptr(GError) error = NULL;
+        g_autofree char *text = NULL;
+
+        reset_warnings();
+        g_ptr_array_add(entries, share(1, "/srv/one", "one"));
+        g_ptr_array_add(entries, share(2, "/srv/two", "two"));
+        g_assert_true(sluice_config_save(file, entries, &error));
+        g_ptr_array_remove_index(entries, 0);
+        g_assert_true(sluice_config_save(file, entries, &error));
+        g_assert_true(g_file_get_contents(file, &text, NULL, NULL));
+        g_assert_null(strstr(text, "/srv/one"));
+        g_assert_nonnull(strstr(text, "/srv/two"));
+        g_assert_cmpuint(count_prefixed(dir, "shares.ini"), ==, 1);
+
+        g_assert_true(g_file_set_contents(leftover, "[share 9]\npath=/x\n", -1, NULL));
+        loaded = sluice_config_load(file, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(loaded->len, ==, 1);
+        g_assert_false(g_file_test(leftover, G_FILE_TEST_EXISTS));
+        g_assert_cmpuint(count_prefixed(dir, "shares.ini"), ==, 1);
+
+        /* a folder where the file should be cannot be written to */
+        g_clear_pointer(&file, g_free);
+        file = g_build_filename(dir, "blocked", NULL);
+        g_assert_cmpint(g_mkdir(file, 0700), ==, 0);
+        g_assert_false(sluice_config_save(file, entries, &error));
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED);
+        remove_tree(dir);
+}
+
+static const char damaged[] =
+        "# hand-edited\n"
+        "[share 1]\n"
+        "path=/srv/good\n"
+        "tag=good\n"
+        "colour=blue\n"
+        "this line is not a key\n"
+        "[share x]\n"
+        "path=/srv/bad-name\n"
+        "tag=badname\n"
+        "[share 3]\n"
+        "path=relative/folder\n"
+        "tag=relative\n"
+        "[share 4]\n"
+        "path=/srv/flag\n"
+        "tag=flag\n"
+        "read-only=perhaps\n"
+        "[share 5]\n"
+        "path=/srv/queues\n"
+        "tag=queues\n"
+        "queues=0\n"
+        "[share 6]\n"
+        "path=/srv/again\n"
+        "tag=good\n"
+        "[share 7]\n"
+        "path=/srv/holiday\n"
+        "tag=my holiday\n"
+        "[share 8]\n"
+        "path=/proc/self\n"
+        "tag=proc\n"
+        "[share 9]\n"
+        "tag=nopath\n";
+
+/* Each bad entry is skipped with a line naming it, the good ones load, a tag
+ * a guest cannot use is mended, and the original is kept aside. */
+static void test_forgiving_load(void)
+{
+        g_autofree char *dir = scratch();
+        g_autofree char *file = g_build_filename(dir, "shares.ini", NULL);
+        g_autoptr(GPtrArray) loaded = NULL;
+        g_autoptr(GError) error = NULL;
+        g_autofree char *kept = NULL;
+        g_autoptr(GDir) d = NULL;
+        const char *name;
+        const SluiceShareConfig *good, *mended;
+
+        reset_warnings();
+        g_assert_true(g_file_set_contents(file, damaged, -1, NULL));
+        loaded = sluice_config_load(file, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(loaded->len, ==, 2);
+        good = loaded->pdata[0];
+        mended = loaded->pdata[1];
+        g_assert_cmpuint(good->id, ==, 1);
+        g_assert_cmpstr(good->path, ==, "/srv/good");
+        g_assert_cmpstr(good->tag, ==, "good");
+        g_assert_cmpuint(mended->id, ==, 7);
+        g_assert_cmpstr(mended->tag, ==, "my_holiday");
+
+        g_assert_true(warned("unknown key “colour”"));
+        g_assert_true(warned("[share x] skipped"));
+        g_assert_true(warned("[share 3] skipped"));
+        g_assert_true(warned("[share 4] skipped"));
+        g_assert_true(warned("[share 5] skipped"));
+        g_assert_true(warned("[share 6] skipped: another share already uses the tag “good”"));
+        g_assert_true(warned("it is now “my_holiday”"));
+        g_assert_true(warned("[share 8] skipped"));
+        g_assert_true(warned("[share 9] skipped"));
+
+        /* the original, bad entries and all, beside the file */
+        d = g_dir_open(dir, 0, NULL);
+        while ((name = g_dir_read_name(d)) != NULL)
+                if (g_str_has_prefix(name, "shares.ini.bad-"))
+                        kept = g_build_filename(dir, name, NULL);
+        g_assert_nonnull(kept);
+        {
+                g_autofree char *text = NULL;
+
+                g_assert_true(g_file_get_contents(kept, &text, NULL, NULL));
+                g_assert_cmpstr(text, ==, damaged);
+        }
+        remove_tree(dir);
+}
+
+/* No file is no share; a file that is not text loads nothing but is kept;
+ * only a file that cannot be read is an error. */
+static void test_missing_and_unreadable(void)
+{
+        g_autofree char *dir = scratch();
+        g_autofree char *file = g_build_filename(dir, "shares.ini", NULL);
+        g_autoptr(GPtrArray) none = NULL;
+        g_autoptr(GPtrArray) binary = NULL;
+        g_autoptr(GPtrArray) unreadable = NULL;
+        g_autoptr(GError) error = NULL;
+        static const char garbage[] = "[share 1]\npath=/srv\0tag=x\n";
+
+        reset_warnings();
+        none = sluice_config_load(file, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(none->len, ==, 0);
+
+        g_assert_true(g_file_set_contents(file, garbage, sizeof(garbage), NULL));
+        binary = sluice_config_load(file, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(binary->len, ==, 0);
+        g_assert_true(warned("is not a text file of shares"));
+        g_assert_cmpuint(count_prefixed(dir, "shares.ini.bad-"), ==, 1);
+
+        g_unlink(file);
+        g_assert_cmpint(g_mkdir(file, 0700), ==, 0);
+        unreadable = sluice_config_load(file, &error);
+        g_assert_null(unreadable);
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED);
+        remove_tree(dir);
+}
+
+int main(int argc, char **argv)
+{
+        int ret;
+
+        g_test_init(&argc, &argv, NULL);
+        /* the store's warnings are what it says to the user: read, not fatal */
+        g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+        warnings = g_ptr_array_new_with_free_func(g_free);
+        g_log_set_writer_func(collect, NULL, NULL);
+        g_test_add_func("/config-store/round-trip", test_round_trip);
+        g_test_add_func("/config-store/atomic-save", test_atomic_save);
+        g_test_add_func("/config-store/forgiving-load", test_forgiving_load);
+        g_test_add_func("/config-store/missing-and-unreadable", test_missing_and_unreadable);
+        ret = g_test_run();
+        g_ptr_array_unref(warnings);
+        return ret;
+}
