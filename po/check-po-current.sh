@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when a translation is not current (meson test --suite po):
-#   - a file under service/ or applet/ with _() strings (or a .ui file with
+#   - a file under common/, service/ or applet/ with _() strings (or a .ui file with
 #     translatable="yes", or a data/*.desktop.in) is missing from po/POTFILES;
 #   - xgettext complains about a source; in particular a marked string cannot be
 #     translated because a format macro was pasted into it
@@ -39,8 +39,8 @@ done <"$tmp/listed"
         cd "$top" || exit 1
         grep -rlE --include='*.c' --include='*.h' \
                 '(^|[^A-Za-z0-9_])(_|N_|C_|NC_|Q_|g_dgettext|g_dcgettext|g_dngettext|g_dpgettext2?)[[:space:]]*\(' \
-                service applet 2>/dev/null
-        grep -rl --include='*.ui' 'translatable="yes"' service applet 2>/dev/null
+                common service applet 2>/dev/null
+        grep -rl --include='*.ui' 'translatable="yes"' common service applet 2>/dev/null
         ls data/*.desktop.in data/*.metainfo.xml.in data/*.appdata.xml.in 2>/dev/null
 ) | sort -u >"$tmp/marked"
 while read -r f; do
