@@ -228,8 +228,8 @@ static int listen_on_path(struct app *app)
                 return r;
         r = open_socket_dir(path, &app->socket_dir_fd, &app->socket_name);
         if (r < 0)
-                return r == -ENOMEM ? r : fail_usage(-r, "cannot open the folder of socket '%s': %s",
-                                                     path, strerror(-r));
+                return fail_usage(-r, "cannot open the folder of socket '%s': %s", path,
+                                  strerror(-r));
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return fail_usage(errno, "cannot create a socket: %s", strerror(errno));
