@@ -27,14 +27,17 @@ applet_symbols=(sa_test_hook_install)
 # markers WANT BINARY STRINGS... -- SYMBOLS...: fails unless every marker is
 # present (WANT=yes) or none is (WANT=no).
 markers() {
-        local want=$1 bin=$2 m found
+        local want=$1 bin=$2 m found symbols
         shift 2
         [ -x "$bin" ] || fail "$bin was not built"
+        # not nm | grep -q: with pipefail, nm killed by SIGPIPE after an
+        # early match would read as "missing"
+        symbols=$(nm "$bin" 2>/dev/null) || fail "nm cannot read $bin"
         local in_symbols=false
         for m in "$@"; do
                 if [ "$m" = -- ]; then in_symbols=true; continue; fi
                 if $in_symbols; then
-                        nm "$bin" 2>/dev/null | grep -qw -- "$m" && found=yes || found=no
+                        grep -qw -- "$m" <<<"$symbols" && found=yes || found=no
                 else
                         grep -qaF -- "$m" "$bin" && found=yes || found=no
                 fi
