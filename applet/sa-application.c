@@ -9,15 +9,17 @@
 
 #include "sa-application.h"
 #include "sa-notify.h"
-#include "sa-test-hook.h"
 #include "sa-tray.h"
+#include "sa-window.h"
+#if SLUICE_TEST_HOOKS
+#include "sa-test-hook.h"
+#endif
 
 struct _SaApplication {
   AdwApplication parent_instance;
   SaClient *client;
   SaTray *tray;
   SaNotify *notify;
-  SaTestHook *test_hook;
   SaWindow *window;
   gboolean held;
   gboolean no_host;          /* say it in the window when it opens */
@@ -31,11 +33,6 @@ G_DEFINE_TYPE(SaApplication, sa_application, ADW_TYPE_APPLICATION)
 SaClient *sa_application_get_client(SaApplication *self)
 {
   return self->client;
-}
-
-SaWindow *sa_application_get_window(SaApplication *self)
-{
-  return self->window;
 }
 
 static void on_window_destroyed(GtkWidget *window, gpointer user_data)
@@ -215,8 +212,9 @@ static void sa_application_startup(GApplication *app)
     g_signal_connect(self->tray, "no-host", G_CALLBACK(on_no_host), self);
   }
   self->notify = sa_notify_new(app, self->client);
-  if (g_getenv("SLUICE_APPLET_TEST_HOOK") != NULL)
-    self->test_hook = sa_test_hook_new(self);
+#if SLUICE_TEST_HOOKS
+  sa_test_hook_install(GTK_APPLICATION(self));
+#endif
 }
 
 static void sa_application_activate(GApplication *app)
@@ -289,7 +287,6 @@ static int sa_application_command_line(GApplication *app, GApplicationCommandLin
 static void sa_application_shutdown(GApplication *app)
 {
   SaApplication *self = SA_APPLICATION(app);
-  g_clear_object(&self->test_hook);
   g_clear_object(&self->notify);
   g_clear_object(&self->tray);
   if (self->client != NULL) {

@@ -4,7 +4,6 @@
 
 #include <adwaita.h>
 #include "sa-client.h"
-#include "sa-window.h"
 
 G_BEGIN_DECLS
 
@@ -15,7 +14,5 @@ G_DECLARE_FINAL_TYPE(SaApplication, sa_application, SA, APPLICATION, AdwApplicat
 
 SaApplication *sa_application_new(void);
 SaClient *sa_application_get_client(SaApplication *self);
-/* The window if it exists (it may be hidden while the tray icon stays). */
-SaWindow *sa_application_get_window(SaApplication *self);
 
 G_END_DECLS

@@ -1,5 +1,5 @@
-/* sa-test-hook: a test-only D-Bus interface, off unless SLUICE_APPLET_TEST_HOOK
- * is set in the environment.
+/* sa-test-hook: a test-only D-Bus interface, compiled with -Dtest_hooks=true
+ * only and even then off unless SLUICE_APPLET_TEST_HOOK is set.
  *
  * Why it exists: under Xvfb there is no accessibility bus (GTK_A11Y=none) and
  * reading text back from screenshots is unreliable, so tests ask the applet
@@ -9,18 +9,23 @@
  * every label and button shown (to find translated text), and (5) whether a
  * switch is on.  It never
  * changes state: every action a test takes goes through real input events or
- * the service's own D-Bus API. */
+ * the service's own D-Bus API.  It knows the application as a GtkApplication
+ * only and finds the window among its windows. */
 #include "config.h"
 
 #include <gtk/gtk.h>
 #include <string.h>
 #include <gdk/x11/gdkx.h>
 
-#include "sa-application.h"
 #include "sa-test-hook.h"
 #include "sa-vm-chooser.h"
+#include "sa-window-private.h"
 
 #define HOOK_PATH "/org/sluice/Applet/Test"
+#define HOOK_DATA_KEY "sa-test-hook"
+
+#define SA_TYPE_TEST_HOOK (sa_test_hook_get_type())
+G_DECLARE_FINAL_TYPE(SaTestHook, sa_test_hook, SA, TEST_HOOK, GObject)
 
 static const char hook_xml[] =
   "<node>"
@@ -45,13 +50,22 @@ static const char hook_xml[] =
 
 struct _SaTestHook {
   GObject parent_instance;
-  SaApplication *app;
+  GtkApplication *app;   /* owns us */
   GDBusConnection *bus;
   GDBusNodeInfo *node;
   guint object_id;
 };
 
 G_DEFINE_TYPE(SaTestHook, sa_test_hook, G_TYPE_OBJECT)
+
+/* The Sluice window if it exists (it may be hidden while the tray icon stays). */
+static SaWindow *find_window(SaTestHook *self)
+{
+  for (GList *l = gtk_application_get_windows(self->app); l != NULL; l = l->next)
+    if (SA_IS_WINDOW(l->data))
+      return SA_WINDOW(l->data);
+  return NULL;
+}
 
 typedef gboolean (*WidgetMatch)(GtkWidget *widget, const char *text);
 
@@ -139,7 +153,7 @@ static void method_call(GDBusConnection *bus, const char *sender, const char *pa
   SaTestHook *self = user_data;
   const char *what;
   g_variant_get(params, "(&s)", &what);
-  SaWindow *window = sa_application_get_window(self->app);
+  SaWindow *window = find_window(self);
   GtkWidget *widget = window != NULL ? find_widget(window, what) : NULL;
   if (widget == NULL || !gtk_widget_get_mapped(widget)) {
     g_dbus_method_invocation_return_error(invocation, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
@@ -204,7 +218,7 @@ static GVariant *get_property(GDBusConnection *bus, const char *sender, const ch
                               gpointer user_data)
 {
   SaTestHook *self = user_data;
-  SaWindow *window = sa_application_get_window(self->app);
+  SaWindow *window = find_window(self);
   if (g_str_equal(name, "LastMessage"))
     return g_variant_new_string(window != NULL ? sa_window_get_last_message(window) : "");
   if (g_str_equal(name, "WindowVisible"))
@@ -250,20 +264,29 @@ static void sa_test_hook_init(SaTestHook *self)
 {
 }
 
-SaTestHook *sa_test_hook_new(SaApplication *app)
+/* Unexported before the application lets go of its bus connection. */
+static void on_shutdown(GApplication *app, gpointer user_data)
+{
+  g_object_set_data(G_OBJECT(app), HOOK_DATA_KEY, NULL);
+}
+
+void sa_test_hook_install(GtkApplication *app)
 {
   g_autoptr(GError) error = NULL;
+  if (g_getenv("SLUICE_APPLET_TEST_HOOK") == NULL)
+    return;
+  GDBusConnection *bus = g_application_get_dbus_connection(G_APPLICATION(app));
+  if (bus == NULL)
+    return;
   SaTestHook *self = g_object_new(SA_TYPE_TEST_HOOK, NULL);
   self->app = app;
-  self->bus = g_application_get_dbus_connection(G_APPLICATION(app));
-  if (self->bus == NULL)
-    return self;
-  g_object_ref(self->bus);
+  self->bus = g_object_ref(bus);
   self->node = g_dbus_node_info_new_for_xml(hook_xml, &error);
   g_assert_no_error(error);
   self->object_id = g_dbus_connection_register_object(self->bus, HOOK_PATH, self->node->interfaces[0],
                                                       &hook_vtable, self, NULL, &error);
   if (self->object_id == 0)
     g_warning("Test hook: %s", error->message);
-  return self;
+  g_object_set_data_full(G_OBJECT(app), HOOK_DATA_KEY, self, g_object_unref);
+  g_signal_connect(app, "shutdown", G_CALLBACK(on_shutdown), NULL);
 }

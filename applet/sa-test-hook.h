@@ -1,16 +1,14 @@
 /* sa-test-hook: with SLUICE_APPLET_TEST_HOOK set, exposes what a headless
- * test cannot read off the screen (org.sluice.Applet.Test on the session bus). */
+ * test cannot read off the screen (org.sluice.Applet.Test on the session bus).
+ * Built with -Dtest_hooks=true only (make check's builds), never in a release. */
 #pragma once
 
-#include <gio/gio.h>
+#include <gtk/gtk.h>
 
 G_BEGIN_DECLS
 
-typedef struct _SaApplication SaApplication;
-
-#define SA_TYPE_TEST_HOOK (sa_test_hook_get_type())
-G_DECLARE_FINAL_TYPE(SaTestHook, sa_test_hook, SA, TEST_HOOK, GObject)
-
-SaTestHook *sa_test_hook_new(SaApplication *app);
+/* From the application's startup: when SLUICE_APPLET_TEST_HOOK is set,
+ * exports the interface on @app's bus connection until @app shuts down. */
+void sa_test_hook_install(GtkApplication *app);
 
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include "sa-share-row.h"
 #include "sa-vm-chooser.h"
 #include "sa-window.h"
+#include "sa-window-private.h"
 
 struct _SaWindow {
   AdwApplicationWindow parent_instance;

@@ -20,18 +20,10 @@ void sa_window_share_files(SaWindow *self, GListModel *files);
  * the user to pick the VM (the chooser takes the focus) and press Share; what
  * is not a folder is explained in the inline message. */
 void sa_window_add_folders(SaWindow *self, GListModel *files);
-/* The folders waiting in that card, NULL-terminated (for the test hook). */
-char **sa_window_dup_pending_paths(SaWindow *self);
-GtkWidget *sa_window_get_vm_chooser(SaWindow *self);
 
 /* The inline message above the drop zone (errors stay until dismissed). */
 void sa_window_show_message(SaWindow *self, const char *text, gboolean is_error);
-const char *sa_window_get_last_message(SaWindow *self);
 
 void sa_window_toast(SaWindow *self, const char *text);
-
-GtkWidget *sa_window_get_drop_zone(SaWindow *self);
-/* A part (see sa_share_row_get_part) of the row of the share of @path, or NULL. */
-GtkWidget *sa_window_find_row_part(SaWindow *self, const char *path, const char *part);
 
 G_END_DECLS

@@ -18,6 +18,8 @@
  * the hard limit: every inode the guest knows holds an O_PATH fd), blocked
  * signals, and the sandbox (sandbox.c), installed once everything is set up
  * and before the first queue thread exists, so every thread inherits it. */
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -50,6 +52,11 @@
 #include "util.h"
 #include "vhost-user.h"
 
+/* Exit statuses: EXIT_SUCCESS, EXIT_FAILURE (the worker could not set up or
+ * serve), EXIT_USAGE (the command line is wrong or names something that cannot
+ * be served: no such folder, a socket path in use, a descriptor that is not a
+ * listening socket).  Every function here returns 0 or -errno; main() alone
+ * turns a failure into a status, by the step that failed. */
 #define EXIT_USAGE 2
 
 struct app {
@@ -71,8 +78,10 @@ struct app {
         struct control *control;
 };
 
-static int fail_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail_usage(const char *fmt, ...)
+/* Says on stderr why what the command line names cannot be used (before the
+ * log is of any use: nothing is served yet); returns -error. */
+static int fail_usage(int error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail_usage(int error, const char *fmt, ...)
 {
         va_list ap;
 
@@ -81,7 +90,7 @@ static int fail_usage(const char *fmt, ...)
         vfprintf(stderr, fmt, ap);
         va_end(ap);
         fputc('\n', stderr);
-        return -EXIT_USAGE;
+        return -error;
 }
 
 /* Opens the shared folder O_PATH; checks it is a folder we can list. */
@@ -94,15 +103,15 @@ static int open_shared_dir(const char *dir, int *ret)
                 int e = errno;
 
                 if (e == ENOENT)
-                        return fail_usage("shared folder '%s' does not exist", dir);
+                        return fail_usage(e, "shared folder '%s' does not exist", dir);
                 if (e == ENOTDIR)
-                        return fail_usage("shared folder '%s' is not a folder", dir);
-                return fail_usage("cannot open shared folder '%s': %s", dir, strerror(e));
+                        return fail_usage(e, "shared folder '%s' is not a folder", dir);
+                return fail_usage(e, "cannot open shared folder '%s': %s", dir, strerror(e));
         }
         close(probe);
         fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
-                return fail_usage("cannot open shared folder '%s': %s", dir, strerror(errno));
+                return fail_usage(errno, "cannot open shared folder '%s': %s", dir, strerror(errno));
         *ret = fd;
         return 0;
 }
@@ -119,20 +128,20 @@ static int adopt_shared_dir_fd(struct fs_options *opts, int *ret)
         ssize_t len;
 
         if (fcntl(n, F_GETFD) < 0)
-                return fail_usage("--shared-dir-fd=%d is not an open file descriptor", n);
+                return fail_usage(EBADF, "--shared-dir-fd=%d is not an open file descriptor", n);
         /* an O_PATH descriptor of a link or a file is as wrong as a socket */
         if (fstat(n, &st) < 0)
-                return fail_usage("cannot look at --shared-dir-fd=%d: %s", n, strerror(errno));
+                return fail_usage(errno, "cannot look at --shared-dir-fd=%d: %s", n, strerror(errno));
         if (!S_ISDIR(st.st_mode))
-                return fail_usage("--shared-dir-fd=%d is not a folder", n);
+                return fail_usage(ENOTDIR, "--shared-dir-fd=%d is not a folder", n);
         probe = openat(n, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (probe < 0)
-                return fail_usage("cannot open the shared folder of --shared-dir-fd=%d: %s", n,
+                return fail_usage(errno, "cannot open the shared folder of --shared-dir-fd=%d: %s", n,
                                   strerror(errno));
         close(probe);
         fd = openat(n, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
-                return fail_usage("cannot open the shared folder of --shared-dir-fd=%d: %s", n,
+                return fail_usage(errno, "cannot open the shared folder of --shared-dir-fd=%d: %s", n,
                                   strerror(errno));
         close(n);
         /* Its name where it is now, for messages only. */
@@ -159,22 +168,22 @@ static int remove_stale_socket(const char *path, const struct sockaddr_un *sa)
         int fd, r;
 
         if (lstat(path, &st) < 0)
-                return errno == ENOENT ? 0 : fail_usage("cannot use socket path '%s': %s", path,
-                                                        strerror(errno));
+                return errno == ENOENT ? 0 : fail_usage(errno, "cannot use socket path '%s': %s",
+                                                        path, strerror(errno));
         if (!S_ISSOCK(st.st_mode))
-                return fail_usage("socket path '%s' exists and is not a socket; not removing it",
+                return fail_usage(EEXIST, "socket path '%s' exists and is not a socket; not removing it",
                                   path);
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
-                return fail_usage("cannot create a socket: %s", strerror(errno));
+                return fail_usage(errno, "cannot create a socket: %s", strerror(errno));
         r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
         close(fd);
         if (r == 0)
-                return fail_usage("socket path '%s' is in use by another process", path);
+                return fail_usage(EADDRINUSE, "socket path '%s' is in use by another process", path);
         if (errno != ECONNREFUSED)
-                return fail_usage("cannot use socket path '%s': %s", path, strerror(errno));
+                return fail_usage(errno, "cannot use socket path '%s': %s", path, strerror(errno));
         if (unlink(path) < 0)
-                return fail_usage("cannot remove stale socket '%s': %s", path, strerror(errno));
+                return fail_usage(errno, "cannot remove stale socket '%s': %s", path, strerror(errno));
         return 0;
 }
 
@@ -211,7 +220,7 @@ static int listen_on_path(struct app *app)
         int fd, r;
 
         if (strlen(path) >= sizeof(sa.sun_path))
-                return fail_usage("socket path '%s' is longer than %zu bytes", path,
+                return fail_usage(ENAMETOOLONG, "socket path '%s' is longer than %zu bytes", path,
                                   sizeof(sa.sun_path) - 1);
         strcpy(sa.sun_path, path);
         r = remove_stale_socket(path, &sa);
@@ -219,10 +228,11 @@ static int listen_on_path(struct app *app)
                 return r;
         r = open_socket_dir(path, &app->socket_dir_fd, &app->socket_name);
         if (r < 0)
-                return fail_usage("cannot open the folder of socket '%s': %s", path, strerror(-r));
+                return fail_usage(-r, "cannot open the folder of socket '%s': %s", path,
+                                  strerror(-r));
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
-                return fail_usage("cannot create a socket: %s", strerror(errno));
+                return fail_usage(errno, "cannot create a socket: %s", strerror(errno));
         /* Owner-only from the first moment: the umask applies to bind(). */
         old_umask = umask(0077);
         r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
@@ -230,7 +240,7 @@ static int listen_on_path(struct app *app)
         if (r < 0) {
                 r = errno;
                 close(fd);
-                return fail_usage("cannot bind socket '%s': %s", path, strerror(r));
+                return fail_usage(r, "cannot bind socket '%s': %s", path, strerror(r));
         }
         app->created_socket = true;
         if (fstatat(app->socket_dir_fd, app->socket_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -240,7 +250,7 @@ static int listen_on_path(struct app *app)
         if (listen(fd, 1) < 0) {
                 r = errno;
                 close(fd);
-                return fail_usage("cannot listen on socket '%s': %s", path, strerror(r));
+                return fail_usage(r, "cannot listen on socket '%s': %s", path, strerror(r));
         }
         app->listen_fd = fd;
         return 0;
@@ -252,12 +262,12 @@ static int check_listen_fd(int fd)
         socklen_t len = sizeof(int);
 
         if (fcntl(fd, F_GETFD) < 0)
-                return fail_usage("--fd=%d is not an open file descriptor", fd);
+                return fail_usage(EBADF, "--fd=%d is not an open file descriptor", fd);
         if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
-                return fail_usage("--fd=%d is not a stream socket", fd);
+                return fail_usage(ENOTSOCK, "--fd=%d is not a stream socket", fd);
         len = sizeof(int);
         if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) < 0 || !accepting)
-                return fail_usage("--fd=%d is not a listening socket", fd);
+                return fail_usage(EINVAL, "--fd=%d is not a listening socket", fd);
         (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
         return 0;
 }
@@ -463,10 +473,10 @@ static void on_control_lost(void *userdata)
         remove_own_socket(app);
 }
 
-/* Everything up to a listening socket; returns 0, -EXIT_USAGE or -1. */
-static int setup(struct app *app)
+/* Process-wide settings that must come before the socket exists and before
+ * any thread starts. */
+static void setup_process(void)
 {
-        int root_fd = -1, r;
         sigset_t mask;
 
         /* Blocked before the socket exists (its existence tells QEMU, libvirt and
@@ -480,35 +490,52 @@ static int setup(struct app *app)
         signal(SIGPIPE, SIG_IGN);
         /* Before the socket exists too: whoever sees it may count on the limit. */
         raise_nofile_limit();
+}
+
+/* What the command line names: the shared folder (*ret_root_fd), the listening
+ * socket and the control descriptor.  Each failure is said on stderr; any but
+ * -ENOMEM is the caller's mistake (EXIT_USAGE). */
+static int open_named(struct app *app, int *ret_root_fd)
+{
+        int root_fd = -1, r;
 
         if (app->opts.shared_dir_fd >= 0)
                 r = adopt_shared_dir_fd(&app->opts, &root_fd);
         else
                 r = open_shared_dir(app->opts.shared_dir, &root_fd);
         if (r < 0)
-                return r == -ENOMEM ? -1 : r;
+                return r;
         if (app->opts.socket_path) {
                 r = listen_on_path(app);
         } else {
                 r = check_listen_fd(app->opts.fd);
                 app->listen_fd = app->opts.fd;
         }
+        if (r >= 0 && app->opts.control_fd >= 0 && fcntl(app->opts.control_fd, F_GETFD) < 0)
+                r = fail_usage(EBADF, "--control-fd=%d is not an open file descriptor",
+                               app->opts.control_fd);
         if (r < 0) {
                 close(root_fd);
                 return r;
         }
-        if (app->opts.control_fd >= 0 && fcntl(app->opts.control_fd, F_GETFD) < 0) {
-                close(root_fd);
-                return fail_usage("--control-fd=%d is not an open file descriptor",
-                                  app->opts.control_fd);
-        }
+        *ret_root_fd = root_fd;
+        return 0;
+}
+
+/* The session on root_fd (its owner from here on, failure or not) and the
+ * event loop; logs what fails. */
+static int setup_serving(struct app *app, int root_fd)
+{
+        int r;
+
         /* The guest's umask comes with each create (DONT_MASK); ours must not add to it.
          * After listen_on_path(), which binds the socket under umask 0077. */
         umask(0);
         /* Before any thread: it decides, and drops root's supplementary groups, process-wide. */
-        if (creds_init() < 0) {
+        r = creds_init();
+        if (r < 0) {
                 close(root_fd);
-                return -1;
+                return r;
         }
         stats_init(&stats_global, 1 + app->opts.queues);
         cpu_spare_init();   /* before the sandbox: it opens /proc files */
@@ -518,13 +545,13 @@ static int setup(struct app *app)
         if (r < 0) {
                 log_error("cannot set up the shared folder '%s': %s", app->opts.shared_dir,
                           strerror(-r));
-                return -1;
+                return r;
         }
 
         r = sd_event_default(&app->event);
         if (r < 0) {
                 log_error("cannot create the event loop: %s", strerror(-r));
-                return -1;
+                return r;
         }
         if ((r = sd_event_add_signal(app->event, NULL, SIGTERM, on_signal, app)) < 0 ||
             (r = sd_event_add_signal(app->event, NULL, SIGINT, on_signal, app)) < 0 ||
@@ -535,69 +562,125 @@ static int setup(struct app *app)
                                             ACCEPT_PAUSE_USEC, 0, on_accept_resume, app)) < 0 ||
             (r = sd_event_source_set_enabled(app->accept_resume, SD_EVENT_OFF)) < 0) {
                 log_error("cannot set up the event loop: %s", strerror(-r));
-                return -1;
+                return r;
         }
         r = notify_watchdog_setup(app->event);
         if (r < 0) {
                 log_error("cannot set up the watchdog (WatchdogSec=): %s", strerror(-r));
-                return -1;
+                return r;
         }
         return 0;
 }
 
-/* Test builds only (assertions on, as in every build the suites run), for
- * tests of the sandbox from outside.  SLUICE_FS_TEST_SANDBOX=syscall makes one
- * call the filter denies (the worker dies with the report line);
- * =landlock opens the shared folder's parent, logs the result and makes the
- * worker exit: 0 when refused, 3 when it opened.  Returns -1 to carry on.
- * Harmless elsewhere too: whoever sets the worker's environment can kill it. */
-static int sandbox_test_hook(const struct app *app)
+/* The last steps of the set-up, each needing what the next takes away: the
+ * file-system view (CAP_SYS_ADMIN, /proc by path), the capabilities
+ * (CAP_SETPCAP), the sandbox.  No queue thread exists yet (they start when a
+ * frontend sends its rings), so every thread inherits all three.  The steps
+ * log their own failures. */
+static int confine(struct app *app)
 {
-#ifndef NDEBUG
+        int r;
+
+        if (creds_root_mode() && app->opts.sandbox == FS_SANDBOX_SECCOMP) {
+                r = mountns_enter(app->root_fd);
+                if (r < 0)
+                        return r;
+        }
+        r = caps_drop(&app->opts, creds_root_mode());
+        if (r < 0)
+                return r;
+        if (app->opts.sandbox != FS_SANDBOX_SECCOMP) {
+                log_warning("--sandbox=none: no Landlock or seccomp confinement");
+                return 0;
+        }
+        r = sandbox_apply(app->root_fd, app->socket_dir_fd);
+        if (r < 0)
+                log_error("cannot set up the sandbox (--sandbox=none turns it off): %s", strerror(-r));
+        return r;
+}
+
+#if SLUICE_TEST_HOOKS
+/* -Dtest_hooks=true builds only (make check's), for tests of the sandbox
+ * from outside.  SLUICE_FS_TEST_SANDBOX=syscall makes one call the filter
+ * denies (the worker dies with the report line); =landlock opens the shared
+ * folder's parent, logs the result and asks the worker to exit (*ret_status):
+ * 0 when refused, 3 when it opened.  Returns whether it asks that. */
+static bool sandbox_test_hook(const struct app *app, int *ret_status)
+{
         const char *what = getenv("SLUICE_FS_TEST_SANDBOX");
         _cleanup_close_ int fd = -1;
 
         if (!what)
-                return -1;
+                return false;
         if (strcmp(what, "syscall") == 0) {
                 (void)syscall(SYS_getpgid, 0);
         } else if (strcmp(what, "landlock") == 0) {
                 fd = openat(app->root_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 log_info("sandbox test: opening the shared folder's parent: %s",
                          fd >= 0 ? "opened" : strerror(errno));
-                return fd >= 0 ? 3 : 0;
+                *ret_status = fd >= 0 ? 3 : 0;
+                return true;
         }
+        return false;
+}
 #endif
-        return -1;
+
+static void log_serving(const struct fs_options *opts)
+{
+        log_info("serving '%s' (%s%s%s%scache %s, %u request queue%s, poll %u µs) on %s%s",
+                 opts->shared_dir, opts->tag_given ? "tag " : "",
+                 opts->tag_given ? opts->tag : "",
+                 opts->tag_given ? ", " : "",
+                 opts->readonly ? "read-only, " : "",
+                 opts->cache == FS_CACHE_AUTO ? "auto"
+                 : opts->cache == FS_CACHE_ALWAYS ? "always" : "never",
+                 opts->queues, opts->queues == 1 ? "" : "s", opts->poll_us,
+                 opts->socket_path ? opts->socket_path : "fd ",
+                 opts->socket_path ? "" : "(--fd)");
+}
+
+static void app_free(struct app *app)
+{
+        app->conn_source = sd_event_source_unref(app->conn_source);
+        app->accept_source = sd_event_source_unref(app->accept_source);
+        app->accept_resume = sd_event_source_unref(app->accept_resume);
+        vu_dev_free(app->dev);
+        control_free(app->control);
+        if (app->session)
+                fs_session_free(app->session);
+        if (app->listen_fd >= 0)
+                close(app->listen_fd);
+        remove_own_socket(app);
+        if (app->socket_dir_fd >= 0)
+                close(app->socket_dir_fd);
+        sd_event_unref(app->event);
+        options_free(&app->opts);
 }
 
 int main(int argc, char **argv)
 {
         struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1 };
-        int r, exit_code = 1;
+        int root_fd = -1, r;
 
         r = options_parse(argc, argv, &app.opts);
-        if (r != 0) {
+        if (r != 0) {   /* > 0: --help or --version was printed */
                 options_free(&app.opts);
-                return r < 0 ? EXIT_USAGE : 0;
+                return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
         }
         log_set_level(app.opts.log_level);
+        setup_process();
 
-        r = setup(&app);
+        /* A failure becomes an exit status here only: EXIT_USAGE for what the
+         * command line names (unless memory ran out), EXIT_FAILURE after. */
+        r = open_named(&app, &root_fd);
         if (r < 0) {
-                exit_code = r == -EXIT_USAGE ? EXIT_USAGE : 1;
-                goto out;
+                app_free(&app);
+                return r == -ENOMEM ? EXIT_FAILURE : EXIT_USAGE;
         }
-        log_info("serving '%s' (%s%s%s%scache %s, %u request queue%s, poll %u µs) on %s%s",
-                 app.opts.shared_dir, app.opts.tag_given ? "tag " : "",
-                 app.opts.tag_given ? app.opts.tag : "",
-                 app.opts.tag_given ? ", " : "",
-                 app.opts.readonly ? "read-only, " : "",
-                 app.opts.cache == FS_CACHE_AUTO ? "auto"
-                 : app.opts.cache == FS_CACHE_ALWAYS ? "always" : "never",
-                 app.opts.queues, app.opts.queues == 1 ? "" : "s", app.opts.poll_us,
-                 app.opts.socket_path ? app.opts.socket_path : "fd ",
-                 app.opts.socket_path ? "" : "(--fd)");
+        r = setup_serving(&app, root_fd);
+        if (r < 0)
+                goto out;
+        log_serving(&app.opts);
         /* The control connection comes second: a reply on it means "listening". */
         if (app.opts.control_fd >= 0) {
                 r = control_start(app.event, app.opts.control_fd, app.session, &stats_global,
@@ -605,52 +688,25 @@ int main(int argc, char **argv)
                 if (r < 0)
                         goto out;
         }
-        /* The last steps of the set-up, each needing what the next takes away:
-         * the file-system view (CAP_SYS_ADMIN, /proc by path), the capabilities
-         * (CAP_SETPCAP), the sandbox.  No queue thread exists yet (they start
-         * when a frontend sends its rings), so every thread inherits all three. */
-        if ((creds_root_mode() && app.opts.sandbox == FS_SANDBOX_SECCOMP &&
-             mountns_enter(app.root_fd) < 0) ||
-            caps_drop(&app.opts, creds_root_mode()) < 0)
+        r = confine(&app);
+        if (r < 0)
                 goto out;
-        if (app.opts.sandbox == FS_SANDBOX_SECCOMP) {
-                r = sandbox_apply(app.root_fd, app.socket_dir_fd);
-                if (r < 0) {
-                        log_error("cannot set up the sandbox (--sandbox=none turns it off): %s",
-                                  strerror(-r));
-                        goto out;
-                }
-        } else {
-                log_warning("--sandbox=none: no Landlock or seccomp confinement");
+#if SLUICE_TEST_HOOKS
+        int status;
+
+        if (sandbox_test_hook(&app, &status)) {
+                app_free(&app);
+                return status;
         }
-        r = sandbox_test_hook(&app);
-        if (r >= 0) {
-                exit_code = r;
-                goto out;
-        }
-        /* The socket listens (setup()) and the sandbox is on: ready. */
+#endif
+        /* The socket listens (open_named()) and the sandbox is on: ready. */
         notify_ready("Serving '%s', waiting for a frontend", app.opts.shared_dir);
 
-        r = sd_event_loop(app.event);
+        r = sd_event_loop(app.event);   /* sd_event_exit()'s code: always 0 here */
         notify_stopping();
         if (r < 0)
                 log_error("event loop failed: %s", strerror(-r));
-        else
-                exit_code = r;
 out:
-        app.conn_source = sd_event_source_unref(app.conn_source);
-        app.accept_source = sd_event_source_unref(app.accept_source);
-        app.accept_resume = sd_event_source_unref(app.accept_resume);
-        vu_dev_free(app.dev);
-        control_free(app.control);
-        if (app.session)
-                fs_session_free(app.session);
-        if (app.listen_fd >= 0)
-                close(app.listen_fd);
-        remove_own_socket(&app);
-        if (app.socket_dir_fd >= 0)
-                close(app.socket_dir_fd);
-        sd_event_unref(app.event);
-        options_free(&app.opts);
-        return exit_code;
+        app_free(&app);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -7,6 +7,10 @@
 # AddressSanitizer + UBSan; any report fails them
 # (halt_on_error / abort_on_error below turn a report into a failure).
 # Last, the daemon's unit and frontend suites under ThreadSanitizer (tsan_pass).
+# Every build here has the test hooks (-Dtest_hooks=true; an existing build
+# without them is switched on, ensure_test_hooks): the applet's tests and the
+# sandbox's read the programs through them.  Warnings are errors in all of
+# them (meson.build's default).
 # As root, an ordinary user `sluice-test` is created: tests run sluice-fs and
 # sluice-service as that user, the way desktop users run them.
 set -uo pipefail
@@ -20,6 +24,13 @@ if [ "$(id -u)" = 0 ]; then
         id -u "$SLUICE_TEST_USER" >/dev/null 2>&1 ||
                 useradd --create-home --shell /bin/bash --user-group "$SLUICE_TEST_USER"
 fi
+
+# BUILD configured earlier without the test hooks gets them (meson test
+# then rebuilds what changed).
+ensure_test_hooks() {
+        grep -q '^#define SLUICE_TEST_HOOKS 1' "$1/config.h" 2>/dev/null ||
+                meson configure "$1" -Dtest_hooks=true >/dev/null
+}
 
 passed=0 failed=0 skipped=0
 count() { # parses meson test's summary lines from its log
@@ -48,9 +59,10 @@ count() { # parses meson test's summary lines from its log
 tsan_pass() {
         local tsan_build=$1 tlog rc=0
         if [ ! -f "$tsan_build/build.ninja" ]; then
-                meson setup "$tsan_build" -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
+                meson setup "$tsan_build" -Dtest_hooks=true -Db_sanitize=thread -Db_lundef=false \
                         -Dapplet=false -Dservice=false -Dbuildtype=debug >/dev/null || rc=1
         fi
+        ensure_test_hooks "$tsan_build" || rc=1
         if ! meson compile -C "$tsan_build" >/dev/null; then
                 echo "ThreadSanitizer build failed"
                 failed=$((failed + 1))
@@ -75,6 +87,7 @@ if [ "${1:-}" = --tsan ]; then
 fi
 
 status=0
+ensure_test_hooks "$build" || status=1
 log=$(mktemp)
 meson test -C "$build" --print-errorlogs --num-processes 1 2>&1 | tee "$log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
@@ -83,9 +96,10 @@ count "$log"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 if [ ! -f "$asan_build/build.ninja" ]; then
-        meson setup "$asan_build" -Dwerror=true -Db_sanitize=address,undefined \
+        meson setup "$asan_build" -Dtest_hooks=true -Db_sanitize=address,undefined \
                 -Db_lundef=false -Dapplet=false -Dbuildtype=debug >/dev/null || status=1
 fi
+ensure_test_hooks "$asan_build" || status=1
 if meson compile -C "$asan_build" >/dev/null; then
         meson test -C "$asan_build" --print-errorlogs --num-processes 1 \
                 --suite daemon --suite service 2>&1 | tee "$log"
