@@ -53,9 +53,10 @@ struct inode {
                  * to destroy, or the spare list. */
                 struct inode *dead_next;
         };
-        /* The layer above's own (the FUSE layer's lock owners): NULL in a
-         * new inode, never read by the table, and handed to the destroy
-         * function (inode_table_set_destroy_fn()) before the inode goes. */
+        /* What the layer above hangs on the inode (the FUSE layer: its
+         * guest lock owners, pt-lock.h).  NULL in a new inode; the table
+         * never reads it, and calls the destroy function
+         * (inode_table_set_destroy_fn()) before the inode goes. */
         void *private_data;
         int fd;                 /* O_PATH | O_NOFOLLOW, inside the shared folder */
         mode_t type;            /* S_IFMT bits: the type of an inode never changes */
