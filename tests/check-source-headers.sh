@@ -59,6 +59,7 @@ insert_spdx() {
 # One awk over every file (a process per file is slow on a loaded machine):
 # prints "FILE:LINE: fault" lines, by file and line.
 scan() {
+        # shellcheck disable=SC2016 # the awk program is meant to be quoted
         list_sources | xargs -0 -r awk -v spdx="$spdx" '
                 function missing() {
                         if (file != "" && !found)
