@@ -700,8 +700,8 @@ static int rows_latency(struct conn *c, const char *group, const char *suffix, b
 }
 
 /* The op API of the tests (vmm_op_submit/vmm_op_wait: allocation, copies and
- * a kick per request): how a frontend built on it, like the issue's reference
- * figures, sees the same daemon. */
+ * a kick per request): how a frontend built on it, like the one the published
+ * reference figures came from, sees the same daemon. */
 static int row_op_api(struct conn *c, unsigned depth)
 {
         struct vmm_op ops[MAX_DEPTH];

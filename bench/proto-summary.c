@@ -1,7 +1,7 @@
 /* proto-summary.c — the protocol benchmark's summary: every figure of
  * raw.tsv (rep, label, group, row, unit, better, value) gathered by row and
  * daemon; medians, ± half the range, ratios of the primary daemon to each
- * peer (> 1 = primary better), and the issue's targets computed from the
+ * peer (> 1 = primary better), and the performance targets computed from the
  * medians.  Writes results.md and results.json next to raw.tsv. */
 #include "proto-bench.h"
 
@@ -109,7 +109,7 @@ static const struct { const char *g, *t; } titles[] = {
                 { "mq", "Request queues, one frontend thread each (daemons that offer them)" },
                 { "cpu", "Daemon CPU per request (utime+stime of the process / requests)" },
                 { "mem", "Memory and descriptors" },
-                { "targets", "The issue's targets, from the medians above" },
+                { "targets", "The performance targets, from the medians above" },
 };
 #define NTITLES (sizeof(titles) / sizeof(titles[0]))
 
@@ -165,7 +165,7 @@ static void derived(const char *row, const char *better, unsigned label, double 
         r->cell[label].n = 1;
 }
 
-/* The issue's targets, from the medians: each daemon against the bare
+/* The performance targets (bench/README.md), from the medians: each daemon against the bare
  * syscalls, and sluice-fs's polling against --poll-us=0 and Rust virtiofsd. */
 static void add_targets(void)
 {

@@ -306,7 +306,7 @@ static struct inode *inode_alloc(struct inode_table *t, int fd, const struct sta
         inode->nodeid = 0;
         inode->hash_next = 0;
         inode->dead_next = NULL;
-        inode->lock_owners = NULL;
+        inode->private_data = NULL;
         atomic_store_explicit(&inode->nlookup, 0, memory_order_relaxed);
         return inode;
 }

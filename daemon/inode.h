@@ -34,8 +34,6 @@
 
 #define INODE_ROOT_ID 1
 
-struct pt_lock_owner;
-
 struct inode {
         /* Ordered for size (64 bytes: 10,000 looked-up inodes are ~1 MiB with
          * the slot and hash tables): the 8-byte fields, then the 4-byte ones. */
@@ -55,10 +53,11 @@ struct inode {
                  * to destroy, or the spare list. */
                 struct inode *dead_next;
         };
-        /* The guest's lock owners on this inode (pt-lock.c), under the lock
-         * pt-lock.c keeps for it: one of a few shared ones, since most inodes
-         * never see a lock and a mutex each would be 40 bytes more. */
-        struct pt_lock_owner *lock_owners;
+        /* What the layer above hangs on the inode (the FUSE layer: its
+         * guest lock owners, pt-lock.h).  NULL in a new inode; the table
+         * never reads it, and calls the destroy function
+         * (inode_table_set_destroy_fn()) before the inode goes. */
+        void *private_data;
         int fd;                 /* O_PATH | O_NOFOLLOW, inside the shared folder */
         mode_t type;            /* S_IFMT bits: the type of an inode never changes */
         _Atomic uint32_t refs;
@@ -97,10 +96,6 @@ void inode_forget_all(struct inode_table *t);
 size_t inode_count(struct inode_table *t);
 /* Current lookup count of nodeid (0 when unknown; tests). */
 uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid);
-
-/* Guest lock owners per inode at most: each holds an fd, and the guest
- * chooses the owner numbers (beyond it, new owners' locks fail with ENOLCK). */
-#define INODE_LOCK_OWNERS_MAX 1024
 
 /* ---- handles ---- */
 

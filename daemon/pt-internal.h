@@ -25,19 +25,9 @@
 #include "inode.h"
 #include "options.h"
 #include "perm.h"
+#include "pt-lock.h"
 #include "stats.h"
 #include "util.h"
-
-struct pt_lock_waiter;
-
-/* The SETLKW requests waiting for a contended lock, each in its own thread (pt-lock.c). */
-struct pt_lock_waiters {
-        pthread_mutex_t mutex;
-        pthread_cond_t cond;
-        unsigned n;                   /* waiter threads still running */
-        bool cancel;                  /* session reset: stop without a reply */
-        struct pt_lock_waiter *list;  /* for INTERRUPT and ring stops */
-};
 
 /* The served folder and its policy: everything a handler may look at. */
 struct pt_fs {
@@ -57,7 +47,7 @@ struct pt_fs {
         /* Kept descriptors (inodes, handles) must be below this (pt_fd_keep()). */
         int fd_ceiling;
         struct policy policy;         /* what guest root may make (guest-policy.h) */
-        struct pt_lock_waiters waiters;
+        struct pt_lock_waiters waiters;      /* pt-lock.h */
         atomic_uint lock_records;     /* POSIX lock records the guest holds (pt-lock.c) */
 };
 
@@ -223,42 +213,4 @@ int pt_getxattr(struct pt_fs *fs, struct freq *r, struct inode *i);
 int pt_listxattr(struct pt_fs *fs, struct freq *r, struct inode *i);
 int pt_removexattr(struct pt_fs *fs, struct freq *r, struct inode *i);
 
-/* pt-lock.c: POSIX and flock locks, lock owners, requests that wait */
-/* The kernel's records of one guest lock owner's POSIX locks on one file,
- * and of the whole session, at most: a SETLK/SETLKW (an unlock that splits a
- * range too) that would make more fails with ENOLCK. */
-#define LOCK_RECORDS_PER_OWNER   128
-#define LOCK_RECORDS_PER_SESSION 4096
-int pt_getlk(struct pt_fs *fs, struct freq *r, struct inode *i);
-int pt_setlk(struct pt_fs *fs, struct freq *r, struct inode *i);
-int pt_setlkw(struct pt_fs *fs, struct freq *r, struct inode *i);
-/* The owner closed its file (FLUSH): closing its fd drops its POSIX locks. */
-void pt_lock_owner_release(struct inode *inode, uint64_t owner);
-/* inode_destroy_fn of the inode table: closes the inode's lock owners' fds. */
-void pt_lock_owners_free(struct inode *inode);
-
-void pt_lock_waiters_init(struct pt_lock_waiters *lw);
-void pt_lock_waiters_fini(struct pt_lock_waiters *lw);
-/* INTERRUPT: a request (SETLKW, leased open) still waiting for `unique` ends with EINTR. */
-void pt_lock_interrupt(struct pt_fs *fs, uint64_t unique);
-/* Finishes with EINTR (they reply) every waiting request from queue
- * `queue_index` (< 0: all queues) and returns when none of them is left. */
-void pt_lock_finish_waiters(struct pt_fs *fs, int queue_index);
-/* Stops every waiting request (they reply nothing) and waits for them. */
-void pt_lock_cancel_waiters(struct pt_fs *fs);
-/* A request that has to wait for a lock or a lease (an open behind a host
- * lease being broken) without holding up its queue: pt_lock_wait_defer()
- * defers r (freq_defer()) to a thread of its own, which calls try(fs, d,
- * arg) on the deferred copy d with a 1 → 20 ms backoff while it returns
- * -EAGAIN.  Any other result ends the wait: 0 after try replied on d
- * (pt_reply*(); without a reply, an empty success is sent), -errno to reply
- * that error.  INTERRUPT and a ring stop end it with EINTR, a session reset
- * drops it without a reply (the three calls above).  done(fs, arg) runs
- * once in every case, before the reply leaves (and before this returns an
- * error).  The thread starts with the caller's credentials (per thread:
- * credentials.h).  Returns 0 (deferred: the handler returns 0), -EAGAIN when
- * too many wait already (256), -ENOMEM, -EDEADLK. */
-typedef int (*pt_lock_try_fn)(struct pt_fs *fs, struct freq *d, void *arg);
-typedef void (*pt_lock_done_fn)(struct pt_fs *fs, void *arg);
-int pt_lock_wait_defer(struct pt_fs *fs, struct freq *r, pt_lock_try_fn try, pt_lock_done_fn done,
-                       void *arg);
+/* pt-lock.c: POSIX and flock locks, lock owners, requests that wait: pt-lock.h */

@@ -31,7 +31,8 @@
  * and finishes the request when it succeeds or fails for another reason,
  * when INTERRUPT or a ring stop ends it with EINTR, or drops it without a
  * reply when the session is reset. */
-#include "pt-internal.h"
+#include "pt-lock.h"
+
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "pt-internal.h"
 
 /* ---- lock owners ---- */
 
@@ -78,6 +80,14 @@ static pthread_mutex_t *owners_lock(const struct inode *inode)
         return &owners_locks[((uintptr_t)inode / 64) % OWNERS_LOCKS];
 }
 
+/* An inode's lock owners hang on its private_data (the inode table never
+ * reads it), under its stripe lock: most inodes never see a lock, and a mutex
+ * in each would make every inode 40 bytes larger. */
+static struct pt_lock_owner *owners_of(const struct inode *inode)
+{
+        return inode->private_data;
+}
+
 /* Drops every lock of description fd, then closes it.  close() alone drops
  * them only with the description's last reference, and whoever looks at our
  * fds (a /proc/PID/fd reader) may hold one for a moment: the records would
@@ -100,7 +110,7 @@ static void lock_owner_free(struct pt_lock_owner *o)
 
 void pt_lock_owners_free(struct inode *inode)
 {
-        struct pt_lock_owner *o = inode->lock_owners;
+        struct pt_lock_owner *o = owners_of(inode);
 
         while (o) {
                 struct pt_lock_owner *next = o->next;
@@ -108,7 +118,7 @@ void pt_lock_owners_free(struct inode *inode)
                 lock_owner_free(o);
                 o = next;
         }
-        inode->lock_owners = NULL;
+        inode->private_data = NULL;
 }
 
 static bool ranges_overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end)
@@ -180,7 +190,7 @@ static uint32_t lock_holder_pid(struct inode *inode, uint64_t asker, uint64_t st
         uint32_t pid = 0;
 
         pthread_mutex_lock(owners_lock(inode));
-        for (struct pt_lock_owner *o = inode->lock_owners; o && !pid; o = o->next) {
+        for (struct pt_lock_owner *o = owners_of(inode); o && !pid; o = o->next) {
                 if (o->owner == asker)
                         continue;
                 for (unsigned k = 0; k < o->n_ranges; k++)
@@ -219,7 +229,7 @@ static struct pt_lock_owner *owner_find(struct inode *inode, uint64_t owner, uns
 {
         unsigned n = 0;
 
-        for (struct pt_lock_owner *o = inode->lock_owners; o; o = o->next, n++)
+        for (struct pt_lock_owner *o = owners_of(inode); o; o = o->next, n++)
                 if (o->owner == owner)
                         return o;
         if (ret_count)
@@ -279,7 +289,7 @@ static int owner_setlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, ui
                 if (fl->l_type == F_UNLCK)
                         goto out;
                 err = -ENOLCK;
-                if (n_owners >= INODE_LOCK_OWNERS_MAX)
+                if (n_owners >= PT_LOCK_OWNERS_MAX)
                         goto out;
                 /* Kept as long as the owner's locks: it counts against the guest's share. */
                 fd = pt_fd_keep(fs, lock_owner_open(fs, inode, fl->l_type == F_WRLCK));
@@ -293,8 +303,8 @@ static int owner_setlk(struct pt_fs *fs, struct inode *inode, uint64_t owner, ui
                 *o = (struct pt_lock_owner){ .owner = owner, .writable = fd_may_write(fd),
                                              .session_records = &fs->lock_records };
                 o->fd = TAKE_FD(fd);
-                o->next = inode->lock_owners;
-                inode->lock_owners = o;
+                o->next = owners_of(inode);
+                inode->private_data = o;
                 made = true;
         }
         if (fl->l_type == F_WRLCK && !o->writable && (err = owner_upgrade(fs, inode, o)) < 0)
@@ -335,7 +345,7 @@ out:
         if (err < 0 && made) {
                 /* Refused at once: the owner keeps no description (a made-up
                  * owner per call would cost an fd each). */
-                inode->lock_owners = o->next;
+                inode->private_data = o->next;
                 lock_owner_free(o);
         }
         pthread_mutex_unlock(owners_lock(inode));
@@ -352,13 +362,15 @@ static int dup_fd(int fd)
 
 void pt_lock_owner_release(struct inode *inode, uint64_t owner)
 {
-        struct pt_lock_owner **p, *o = NULL;
+        struct pt_lock_owner *o, *prev = NULL;
 
         pthread_mutex_lock(owners_lock(inode));
-        for (p = &inode->lock_owners; *p; p = &(*p)->next)
-                if ((*p)->owner == owner) {
-                        o = *p;
-                        *p = o->next;
+        for (o = owners_of(inode); o; prev = o, o = o->next)
+                if (o->owner == owner) {
+                        if (prev)
+                                prev->next = o->next;
+                        else
+                                inode->private_data = o->next;
                         break;
                 }
         pthread_mutex_unlock(owners_lock(inode));

@@ -174,7 +174,7 @@ int qt_new(struct fs_session *session, struct vq *vq, unsigned index, unsigned p
         /* Queue 0 carries FORGETs, which nobody waits for: polling it only burns CPU. */
         qt->poll_us = index == 0 ? 0 : poll_us;
         qt->window_us = qt->poll_us;
-        qt->stats = &stats->queue[index <= FS_MAX_QUEUES ? index : FS_MAX_QUEUES];
+        qt->stats = &stats->queue[index < STATS_MAX_QUEUES ? index : STATS_MAX_QUEUES - 1];
         qt->kick_fd = -1;
         atomic_init(&qt->stop, false);
         atomic_init(&qt->generation, 0);

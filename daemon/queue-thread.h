@@ -7,8 +7,8 @@
  * takes no lock (a deferred request's completion on another thread is handed
  * to it, or pushed directly while it is stopped); then busy-poll the
  * avail ring with guest kicks suppressed, so that a guest doing synchronous
- * I/O gets its next request picked up without a vm-exit or a wake-up (the
- * "sync queue" of DESIGN.md).  The polling window adapts between 0 and
+ * I/O gets its next request picked up without a vm-exit or a wake-up (a
+ * "sync queue": one request in flight at a time).  The polling window adapts between 0 and
  * --poll-us µs to the guest's real pauses (queue-thread.c: adapt_window());
  * the hiprio queue (FORGETs only) is never polled, and no queue spins while
  * the host has no spare CPU (cpu-spare.h: more tasks running than CPUs, or

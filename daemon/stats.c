@@ -6,6 +6,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "options.h"
+
+_Static_assert(STATS_MAX_QUEUES == FS_MAX_QUEUES + 1, "every queue --queues allows has its counters");
+
 struct stats stats_global;
 
 uint64_t stats_now_usec(void)
@@ -20,7 +24,7 @@ void stats_init(struct stats *s, unsigned n_queues)
 {
         memset(s, 0, sizeof(*s));
         s->start_usec = stats_now_usec();
-        s->n_queues = n_queues > FS_MAX_QUEUES + 1 ? FS_MAX_QUEUES + 1 : n_queues;
+        s->n_queues = n_queues > STATS_MAX_QUEUES ? STATS_MAX_QUEUES : n_queues;
 }
 
 static unsigned latency_bucket(uint64_t usec)

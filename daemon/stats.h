@@ -12,14 +12,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "options.h"
-
 /* Latency histogram: bucket i counts requests that took [2^i, 2^(i+1)) µs
  * (bucket 0 also takes < 1 µs).  Percentiles are read off it. */
 #define STATS_LATENCY_BUCKETS 32
 /* FUSE opcodes up to this value are counted per opcode (FUSE_SYNCFS is 50,
  * FUSE_TMPFILE 51 in 7.37+); anything above lands in the last slot. */
 #define STATS_MAX_OPCODE 64
+/* Queues with counters of their own: the hiprio queue and up to 64 request
+ * queues (stats.c checks this against the command line's FS_MAX_QUEUES). */
+#define STATS_MAX_QUEUES (64 + 1)
 
 struct stats_queue {
         _Atomic uint64_t requests;   /* requests completed on this queue */
@@ -39,7 +40,7 @@ struct stats {
         _Atomic uint64_t latency[STATS_LATENCY_BUCKETS];
         uint64_t start_usec;              /* CLOCK_MONOTONIC at start */
         unsigned n_queues;                /* request queues + 1 (index 0 is hiprio) */
-        struct stats_queue queue[FS_MAX_QUEUES + 1];
+        struct stats_queue queue[STATS_MAX_QUEUES];
 };
 
 /* The one instance of the process. */

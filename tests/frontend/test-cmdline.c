@@ -1,6 +1,6 @@
-/* test-cmdline.c — sluice-fs's command line (issue 2 point 8): --help,
+/* test-cmdline.c — sluice-fs's command line: --help,
  * --version, --print-capabilities, and for anything wrong one clear line on
- * stderr and exit status 2.  --shared-dir-fd (issue 17 item 1): what is not
+ * stderr and exit status 2.  --shared-dir-fd: what is not
  * an open folder is refused, and the folder served is the descriptor's, not
  * whatever its path names by the time the worker starts. */
 #include "harness.h"

@@ -1,5 +1,5 @@
 /* test-confinement.c — nothing the guest sends reaches outside the shared
- * directory (issue 2 point 5): "..", names with '/', symlinks inside the share
+ * directory: "..", names with '/', symlinks inside the share
  * pointing out (never followed on the host), rename/link escapes, /proc magic
  * links, forged node ids.  After each attack the canary outside the share and
  * /etc/passwd are unchanged and nothing appeared outside. */

@@ -1,5 +1,5 @@
 /* test-deep-paths.c — a tree deeper than PATH_MAX works like any other
- * (issue 17 point 8): the worker's "is it still inside the shared folder"
+ * (paths longer than PATH_MAX): the worker's "is it still inside the shared folder"
  * check cannot read a /proc/self/fd link longer than PATH_MAX, and refused
  * chmod, chown, truncate, rename, unlink and xattr changes there with EACCES,
  * which virtiofsd allows.  A directory moved out of the share at such a

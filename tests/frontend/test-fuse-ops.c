@@ -1,4 +1,4 @@
-/* test-fuse-ops.c — every FUSE operation of issue 2 point 3 through the test
+/* test-fuse-ops.c — every FUSE operation sluice-fs serves, through the test
  * VMM: its result, its errno, and the host folder's real state after it. */
 #include "harness.h"
 

@@ -1,5 +1,5 @@
 /* test-locks.c — what a guest's locks cost the host, and what a host's
- * leases cost the guest (issue 17, items 4 and 5):
+ * leases cost the guest:
  *
  *   - the kernel keeps every POSIX lock record a guest makes it keep: one
  *     owner, and the whole session, get ENOLCK beyond a bound (what

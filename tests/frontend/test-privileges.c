@@ -1,5 +1,5 @@
-/* test-privileges.c — what a worker run by root keeps (issue 17, item 2 and
- * item 3's mount namespace), seen from outside as an attacker would see it:
+/* test-privileges.c — what a worker run by root keeps (its capabilities, and
+ * a mount namespace whose root is the shared folder), seen from outside as an attacker would see it:
  *
  *  - every thread holds only the capabilities sluice-fs(1) documents
  *    (/proc/PID/task/TID/status), more only with the options that need them;

@@ -1,6 +1,6 @@
 /* test-readonly.c — sluice-fs --readonly: every mutating request fails with
  * EROFS whatever the guest asks, reading still works, and the host folder is
- * byte for byte what it was (issue 2 point 6). */
+ * byte for byte what it was. */
 #include "harness.h"
 
 #include <errno.h>

@@ -1,9 +1,9 @@
-/* test-sandbox.c — the default sandbox (issue 8 point 2): a worker started
+/* test-sandbox.c — the default sandbox: a worker started
  * with no sandbox option runs under seccomp and no_new_privs in every thread,
  * still serves FUSE requests, removes its socket on exit, and dies with a
  * clear last log line when it makes a call the sandbox denies, and cannot
  * open files outside the folder it serves; --sandbox=none turns all of it off.
- * Metadata (issue 17 item 3): every SETATTR and xattr request on every kind
+ * Metadata changes: every SETATTR and xattr request on every kind
  * of node is served by fd under the sandbox, with no SIGSYS death. */
 #include "config.h"
 #include "harness.h"
@@ -215,7 +215,7 @@ static void test_landlock_confines_to_share(void)
         g_assert_nonnull(strstr(err_none, "opening the shared folder's parent: opened"));
 }
 
-/* ---- metadata changes through fds (issue 17 item 3) ----
+/* ---- metadata changes through fds ----
  *
  * The sandbox refuses chmod, chown, utimes and xattr changes by path; the
  * worker makes them through an fd it opened inside the share.  A request it

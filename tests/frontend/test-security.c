@@ -1,5 +1,5 @@
-/* test-security.c — guest users and guest root on the host (issue 8, points
- * 1 and 2), at the protocol level: no guest kernel checks anything here, so
+/* test-security.c — guest users and guest root on the host (what a guest
+ * user may do to another, what guest root may make), at the protocol level: no guest kernel checks anything here, so
  * whatever is refused is refused by sluice-fs itself.
  *
  *  - guest root makes no devices, set-ID files or trusted./security. xattrs

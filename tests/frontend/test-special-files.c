@@ -1,5 +1,5 @@
 /* test-special-files.c — what the host keeps in a shared folder besides
- * files (issue 17 point 9):
+ * files (device nodes, mounted pseudo file systems):
  *  - a device node is never opened for the guest: a CREATE without O_EXCL of
  *    its name, and an OPEN of it, are refused by type before any open (as
  *    root, opening a tape rewinds it, a modem's hangs up).  inotify's IN_OPEN

@@ -583,9 +583,9 @@ static void corpus_fuse(void)
                  NULL, 0, NULL, 0);
         save(t, "open-fifo-and-kinds", &o);
 
-        /* CREATE without O_EXCL over every kind of existing name (issue 17
-         * point 9): only a regular file is opened, and only after its type is
-         * known; a new name is made with O_EXCL underneath. */
+        /* CREATE without O_EXCL over every kind of existing name (a device
+         * node must never be opened): only a regular file is opened, and only
+         * after its type is known; a new name is made with O_EXCL underneath. */
         o.n = 0;
         f_create(&o, "fifo", S_IFREG | 0644, O_RDONLY);
         f_create(&o, "fifo", S_IFREG | 0644, O_WRONLY | O_TRUNC);
@@ -599,7 +599,7 @@ static void corpus_fuse(void)
         f_create(&o, "chr", S_IFREG | 0644, O_RDWR);
         save(t, "create-over-kinds", &o);
 
-        /* A tree deeper than PATH_MAX (issue 17 point 8): 20 MKDIRs of
+        /* A tree deeper than PATH_MAX: 20 MKDIRs of
          * 255-byte names, each in the directory the one before made, then at
          * its end what a POSIX suite does there: create, chmod, truncate,
          * xattrs, a rename out, an unlink. */
@@ -629,7 +629,7 @@ static void corpus_fuse(void)
         fuse_rec(&o, ON_NODE(FUSE_UNLINK, 20), NAME("victim"), NULL, 0, NULL, 0);
         save(t, "deep-paths", &o);
 
-        /* Metadata of symlinks and special files (issue 17 item 3): served
+        /* Metadata of symlinks and special files: served
          * through an fd, or refused without one; never by path under the
          * sandbox.  Nodes: 1 lnk, 2 fifo, 3 a new socket, 4 f1, 5 sub. */
         o.n = 0;

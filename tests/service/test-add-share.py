@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/service: what a person may hand the API (issue 11, item 9).
+"""tests/service: what a person may hand the API (folders, tags, VMs).
 
     test-add-share.py CASE      (CASE: see CASES at the bottom)
 
@@ -108,7 +108,7 @@ def case_add_paths(env):
     add_refused(env, real + "/sub/..", "AlreadyShared", "already shared")
     s = add_ok(env, other + "/./../other//", options="{'tag': <'dots'>}")
     check(s["path"] == other, f"'..' resolved to {s['path']}")
-    # A link to /etc (the issue's case) is shared as /etc itself.
+    # A link to /etc is shared as /etc itself.
     etc = env.path("share", "etc-link")
     os.symlink("/etc", etc)
     s = add_ok(env, etc, options="{'tag': <'etc'>}")
@@ -249,7 +249,7 @@ def case_add_tags(env):
 
     # Default tags: the folder's name in the set, unique, at most 36 bytes.
     expected = [
-        ("we\nird name", "we_ird_name"),      # the issue's folder name with a newline
+        ("we\nird name", "we_ird_name"),      # a folder name with a newline
         ("Über Projekte", "Uber_Projekte"),
         ("문서", "share"),                     # nothing of it is left: a plain word
         ("é" * 40, "e" * 36),

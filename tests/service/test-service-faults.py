@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/service: sluice-service SIGKILLed (issue 10, faults above the daemon).
+"""tests/service: sluice-service SIGKILLed (faults above the daemon).
 
     test-service-faults.py CASE      (CASE: see CASES at the bottom)
 

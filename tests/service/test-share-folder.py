@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tests/service: the folder a worker serves is the folder that was checked
-(issue 17, item 1).
+"""tests/service: the folder a worker serves is the folder that was checked,
+not whatever its path names by the time the worker starts.
 
     test-share-folder.py CASE      (CASE: see CASES at the bottom)
 

@@ -212,7 +212,7 @@ static void rm_deep(int dir_fd, unsigned levels)
         }
 }
 
-/* Paths beyond PATH_MAX (issue 17 point 8): a directory is walked up with
+/* Paths beyond PATH_MAX: a directory is walked up with
  * "..", a file is left to its caller (-ENAMETOOLONG), and a deep directory
  * moved out, into a tree just as deep, is still outside. */
 static void test_check_inside_deep(void)

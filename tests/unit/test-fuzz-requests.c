@@ -24,6 +24,7 @@
 #include "fuse-request.h"
 #include "fuse-test-util.h"
 #include "inode.h"
+#include "pt-lock.h"
 
 #ifndef FUSE_TMPFILE
 #define FUSE_TMPFILE 51
@@ -1259,11 +1260,11 @@ static void test_lock_owner_fds(void)
         g_assert_cmpint(lk(&t, FUSE_GETLK, e.nodeid, 1, F_WRLCK, 0), ==, 0);
         o = ft_body(&t);
         g_assert_cmpuint(o->lk.type, ==, F_UNLCK);
-        /* Owners holding locks: at most INODE_LOCK_OWNERS_MAX of them. */
-        for (uint64_t owner = 2; owner < INODE_LOCK_OWNERS_MAX + 10; owner++)
+        /* Owners holding locks: at most PT_LOCK_OWNERS_MAX of them. */
+        for (uint64_t owner = 2; owner < PT_LOCK_OWNERS_MAX + 10; owner++)
                 g_assert_cmpint(lk(&t, FUSE_SETLK, e.nodeid, owner, F_RDLCK, 100 + owner),
-                                ==, owner <= INODE_LOCK_OWNERS_MAX ? 0 : -ENOLCK);
-        g_assert_cmpuint(count_fds(), <=, before + INODE_LOCK_OWNERS_MAX);
+                                ==, owner <= PT_LOCK_OWNERS_MAX ? 0 : -ENOLCK);
+        g_assert_cmpuint(count_fds(), <=, before + PT_LOCK_OWNERS_MAX);
         /* FLUSH of an owner gives its slot back. */
         g_assert_cmpint(ft_send(&t, FUSE_FLUSH, e.nodeid, &(struct fuse_flush_in){ .fh = fh, .lock_owner = 2 },
                                 sizeof(struct fuse_flush_in), NULL, 0), ==, 0);

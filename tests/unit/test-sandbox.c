@@ -1,5 +1,4 @@
-/* test-sandbox.c — the sandbox leaves metadata outside the share alone (issue 17
- * item 3): a child applies sandbox_apply() from the daemon library to a temp
+/* test-sandbox.c — the sandbox leaves metadata outside the share alone: a child applies sandbox_apply() from the daemon library to a temp
  * share, as the worker does, then makes one path-based metadata call on a
  * file outside the share, as a code-execution bug would.  Landlock has no
  * rights for metadata, so only the seccomp allow-list can refuse them: the
