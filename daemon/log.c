@@ -33,6 +33,7 @@ void log_set_level(enum log_level level)
 }
 
 /* One line: the prefix, the message and an optional suffix, in one write(). */
+__attribute__((format(printf, 3, 0)))
 static void log_vmsg(enum log_level level, const char *suffix, const char *fmt, va_list ap)
 {
         char line[1024];

@@ -25,6 +25,7 @@ int notify_watchdog_setup(sd_event *event)
         return 0;
 }
 
+__attribute__((format(printf, 2, 0)))
 static void notify_with_status(const char *prefix, const char *status_format, va_list args)
 {
         char status[NOTIFY_STATUS_MAX];

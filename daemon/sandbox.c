@@ -261,6 +261,14 @@ static const int allowed_prctl[] = {
 /* LeakSanitizer's stop-the-world tracer task (sanitizer_stoptheworld_linux). */
 #define SB_LSAN_CLONE_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED)
 
+/* One argument comparison with every field spelled out: libseccomp's
+ * SCMP_A0()… leave datum_b to the compiler, which clang warns about. */
+static struct scmp_arg_cmp sb_arg(unsigned int arg, enum scmp_compare op, scmp_datum_t a,
+                                  scmp_datum_t b)
+{
+        return (struct scmp_arg_cmp){ .arg = arg, .op = op, .datum_a = a, .datum_b = b };
+}
+
 static int add_filtered_rules(scmp_filter_ctx ctx)
 {
         const scmp_datum_t self = (scmp_datum_t)getpid();
@@ -268,23 +276,23 @@ static int add_filtered_rules(scmp_filter_ctx ctx)
 
         /* Signals to this process only (glibc's raise/abort and pthread_kill,
          * and the SIGSYS handler below). */
-        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, self));
+        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, sb_arg(0, SCMP_CMP_EQ, self, 0));
         if (r == 0)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
-                                     SCMP_A0(SCMP_CMP_EQ, self));
+                                     sb_arg(0, SCMP_CMP_EQ, self, 0));
         /* clone3's flags live in memory, out of a filter's reach: ENOSYS makes
          * glibc fall back to clone, whose flags we can check. */
         if (r == 0)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
         if (r == 0)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-                                     SCMP_A0(SCMP_CMP_MASKED_EQ,
-                                             ~(scmp_datum_t)SB_THREAD_CLONE_OPTIONAL,
-                                             SB_THREAD_CLONE_FLAGS));
+                                     sb_arg(0, SCMP_CMP_MASKED_EQ,
+                                            ~(scmp_datum_t)SB_THREAD_CLONE_OPTIONAL,
+                                            SB_THREAD_CLONE_FLAGS));
 #ifdef SB_SANITIZER
         if (r == 0)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-                                     SCMP_A0(SCMP_CMP_EQ, SB_LSAN_CLONE_FLAGS));
+                                     sb_arg(0, SCMP_CMP_EQ, SB_LSAN_CLONE_FLAGS, 0));
 #endif
         /* futimens(): utimensat with a NULL path is the fd's own file, and
          * only an fd opened for I/O (O_PATH: EBADF).  This is the one path-
@@ -292,22 +300,22 @@ static int add_filtered_rules(scmp_filter_ctx ctx)
          * filter compares with 0 cannot name a file. */
         if (r == 0)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(utimensat), 1,
-                                     SCMP_A1(SCMP_CMP_EQ, 0));
+                                     sb_arg(1, SCMP_CMP_EQ, 0, 0));
         /* The daemon itself makes no ioctl; glibc's isatty() asks TCGETS (of
          * stderr, say): "not a terminal" is the right answer for a worker. */
         if (r == 0)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 1,
-                                     SCMP_A1(SCMP_CMP_EQ, TCGETS));
+                                     sb_arg(1, SCMP_CMP_EQ, TCGETS, 0));
         for (size_t i = 0; i < ELEMENTSOF(allowed_fcntl) && r == 0; i++)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
-                                     SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)allowed_fcntl[i]));
+                                     sb_arg(1, SCMP_CMP_EQ, (scmp_datum_t)allowed_fcntl[i], 0));
         for (size_t i = 0; i < ELEMENTSOF(allowed_prctl) && r == 0; i++)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-                                     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)allowed_prctl[i]));
+                                     sb_arg(0, SCMP_CMP_EQ, (scmp_datum_t)allowed_prctl[i], 0));
         /* sd_notify(READY=1) after the sandbox is up needs one datagram socket. */
         if (r == 0 && getenv("NOTIFY_SOCKET"))
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-                                     SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+                                     sb_arg(0, SCMP_CMP_EQ, AF_UNIX, 0));
         return r;
 }
 

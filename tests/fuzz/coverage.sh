@@ -32,7 +32,7 @@ done
 if [ ! -f "$build/build.ninja" ]; then
         flags='-fprofile-instr-generate -fcoverage-mapping'
         CC=clang meson setup "$build" -Dfuzzing=true -Dservice=false -Dapplet=false \
-                -Dguest_tests=false -Dwerror=false -Dc_args="$flags" -Dc_link_args="$flags" >/dev/null ||
+                -Dguest_tests=false -Dc_args="$flags" -Dc_link_args="$flags" >/dev/null ||
                 { echo "coverage: meson setup $build failed" >&2; exit 1; }
 fi
 meson compile -C "$build" fuzz-vhost-user fuzz-virtqueue fuzz-fuse >/dev/null ||
