@@ -1,35 +1,29 @@
-/* share.c — one shared folder: Share interface, worker, VM attachment. */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* share.c — one shared folder: drives its state machine (share-lifecycle.h).
+ * Callbacks only say what happened (share_step); the machine says what to
+ * do, and execute() does it. */
 #include "config.h"
 
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
 
 #include "errors.h"
-#include "share-path.h"
+#include "share-folder-check.h"
+#include "share-lifecycle.h"
 #include "share-service.h"
+#include "share-stats.h"
 #include "share.h"
-#include "stats.h"
-#include "worker-control.h"
 #include "worker.h"
 
-typedef enum {
-        STATE_STOPPED,
-        STATE_STARTING,
-        STATE_RUNNING,
-        STATE_ATTACHED,
-        STATE_FAILED,
-} ShareState;
+#define A(name) SLUICE_SHARE_ACTION_##name
 
-static const char *const state_names[] = {
-        [STATE_STOPPED] = "stopped",
-        [STATE_STARTING] = "starting",
-        [STATE_RUNNING] = "running",
-        [STATE_ATTACHED] = "attached",
-        [STATE_FAILED] = "failed",
-};
+/* A call waiting for the machine: what it called decides what it gets. */
+typedef struct {
+        GTask *task;
+        SluiceShareEvent call;  /* START, ATTACH, DETACH or STOP */
+        gboolean joined;        /* a Start that waits for a plug: succeeds however it ends */
+} Waiter;
 
 struct _SluiceSharedFolder {
         GObject parent_instance;
@@ -41,26 +35,16 @@ struct _SluiceSharedFolder {
         SluiceShare *iface;
         SluiceVmManager *vms;
         SluiceWorker *worker;
-        ShareState state;
-        gboolean stopping;
-        gboolean attaching;
-        gboolean reattach_after_restart;  /* it was attached when the worker crashed */
-        guint recovery_detach_tries;      /* unplug requests made for the crashed worker's device */
-        gboolean awaiting_old_device;     /* the guest still holds it: plug in once it is gone */
-        GList *start_waiters;             /* GTasks waiting for "running" */
-        GList *attach_waiters;            /* GTasks waiting for the hot-plug */
+        SluiceShareLifecycle machine;
+        GList *start_waiters;   /* Waiter: until the worker runs */
+        GList *attach_waiters;  /* Waiter: until the plug ends */
+        GList *detach_waiters;
         GList *stop_waiters;
-        char *error;                      /* what last went wrong, NULL when fine */
-        guint folder_check;               /* the pending folder check before a start, 0: none */
-        guint folder_checks;              /* checks made: each gets the next number */
-        gboolean waiting_for_vm;          /* libvirt is asked and does not know config->vm */
-        char *last_failure;               /* reported once: a repeat (a missing sluice-fs) is not logged again */
-
-        guint stats_interval_ms;
-        guint stats_source;
-        gboolean stats_in_flight;
-        SluiceStatsSampler sampler;
-        GVariant *last_stats;
+        GCancellable *folder_check;  /* the pending check before a start */
+        SluiceShareStats *stats;
+        char *error;            /* what last went wrong, NULL when fine */
+        gboolean waiting_for_vm; /* libvirt is asked and does not know config->vm */
+        char *last_failure;     /* reported once: a repeat (a missing sluice-fs) is not logged again */
 };
 
 G_DEFINE_TYPE(SluiceSharedFolder, sluice_shared_folder, G_TYPE_OBJECT)
@@ -68,24 +52,25 @@ G_DEFINE_TYPE(SluiceSharedFolder, sluice_shared_folder, G_TYPE_OBJECT)
 enum { SIGNAL_CHANGED, N_SIGNALS };
 static guint share_signals[N_SIGNALS];
 
-static void share_attach_internal(SluiceSharedFolder *self, GTask *task);
+/* What happened, as the machine's event and what came with it. */
+typedef struct {
+        SluiceShareEvent event;
+        GTask *caller;                 /* the call's task (taken), for START ... STOP */
+        const GError *error;           /* FOLDER_FAILED, PLUG_FAILED, UNPLUG_FAILED */
+        const char *message;           /* WORKER_CRASHED, WORKER_FAILED: for Error and Event */
+        const char *hint;              /* PLUG_DONE */
+        const SluiceFolderId *folder;  /* FOLDER_OK */
+        const char *vm;                /* VM_STOPPED, DEVICE_REMOVED: the VM's name */
+} Happening;
 
-/* A restarted worker needs a fresh device (QEMU cannot reconnect a
- * vhost-user-fs one), so the old one is unplugged first.  A guest that is
- * busy or still booting can miss an unplug request: it is asked this often
- * (each request waits up to 10 s) before Sluice waits for the guest instead. */
-#define RECOVERY_DETACH_TRIES 3
+static void share_step(SluiceSharedFolder *self, const Happening *what);
 
 char *sluice_shared_folder_path_for_id(guint id)
 {
         return g_strdup_printf("/org/sluice/Sluice1/share/%u", id);
 }
 
-static void set_state(SluiceSharedFolder *self, ShareState state)
-{
-        self->state = state;
-        sluice_share_set_state(self->iface, state_names[state]);
-}
+/* ---- Error and Event ---- */
 
 /* Error shows what went wrong; when nothing did, that the VM is missing. */
 static void publish_error(SluiceSharedFolder *self)
@@ -129,23 +114,7 @@ static void emit_event(SluiceSharedFolder *self, const char *kind, const char *m
         sluice_share_emit_event(self->iface, kind, message);
 }
 
-static void complete_waiters(GList **waiters, const GError *error, const char *hint)
-{
-        GList *list = g_steal_pointer(waiters);
-
-        for (GList *l = list; l != NULL; l = l->next) {
-                GTask *task = l->data;
-
-                if (error != NULL)
-                        g_task_return_error(task, g_error_copy(error));
-                else if (hint != NULL)
-                        g_task_return_pointer(task, g_strdup(hint), g_free);
-                else
-                        g_task_return_boolean(task, TRUE);
-                g_object_unref(task);
-        }
-        g_list_free(list);
-}
+/* ---- the share's VM ---- */
 
 /* Whether VM (a name from the VM manager) is the share's VM, which may be
  * stored as a name or a UUID. */
@@ -194,156 +163,26 @@ static gboolean vm_is_running(SluiceSharedFolder *self)
         return info != NULL && info->running;
 }
 
-/* ---- stats ---- */
+/* ---- what happened: translated into events ---- */
 
-static void publish_stats(SluiceSharedFolder *self, GVariant *stats)
-{
-        g_autoptr(GVariant) sunk = g_variant_ref_sink(stats);
-
-        if (!sluice_stats_differ(self->last_stats, sunk))
-                return;
-        g_clear_pointer(&self->last_stats, g_variant_unref);
-        self->last_stats = g_variant_ref(sunk);
-        sluice_share_set_stats(self->iface, sunk);
-}
-
-static void on_stats(GObject *source, GAsyncResult *result, gpointer user_data)
+static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(SluiceSharedFolder) self = user_data;
         g_autoptr(GError) error = NULL;
-        g_autoptr(GVariant) raw = sluice_worker_control_get_stats_finish(SLUICE_WORKER1(source),
-                                                                         result, &error);
+        SluiceFolderId found = { 0 };
 
-        self->stats_in_flight = FALSE;
-        if (raw == NULL) {
-                g_debug("No stats from the worker of %s: %s", self->config->tag, error->message);
-                return;
-        }
-        /* The worker may have stopped meanwhile: its stats are gone with it. */
-        if (self->stats_source == 0)
-                return;
-        publish_stats(self, sluice_stats_sample(&self->sampler, raw, g_get_monotonic_time()));
-}
-
-static gboolean on_stats_tick(gpointer user_data)
-{
-        SluiceSharedFolder *self = user_data;
-        SluiceWorker1 *control = self->worker != NULL ? sluice_worker_get_control(self->worker) : NULL;
-
-        if (control != NULL && !self->stats_in_flight) {
-                self->stats_in_flight = TRUE;
-                sluice_worker_control_get_stats_async(control, NULL, on_stats, g_object_ref(self));
-        }
-        return G_SOURCE_CONTINUE;
-}
-
-static void stats_start(SluiceSharedFolder *self)
-{
-        if (self->stats_source != 0)
-                return;
-        sluice_stats_sampler_reset(&self->sampler);
-        self->stats_source = g_timeout_add(self->stats_interval_ms, on_stats_tick, self);
-        on_stats_tick(self);
-}
-
-static void stats_stop(SluiceSharedFolder *self)
-{
-        if (self->stats_source != 0) {
-                g_source_remove(self->stats_source);
-                self->stats_source = 0;
-        }
-        publish_stats(self, g_variant_new("a{sv}", NULL));
-}
-
-/* ---- worker events ---- */
-
-static void on_recovered_attach(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-        g_autofree char *hint = sluice_shared_folder_attach_finish(self, result, &error);
-        g_autofree char *message = NULL;
-
-        if (hint == NULL) {
-                message = g_strdup_printf(
-                        _("The worker of “%s” was restarted, but plugging it into %s again failed: %s"),
-                        self->config->tag, self->config->vm, error->message);
-                set_error(self, message);
-                emit_event(self, "failed", message);
-                return;
-        }
-        message = g_strdup_printf(_("“%s” was restarted and is back in %s: remount it in the guest if it hangs"),
-                                  self->config->tag, self->config->vm);
-        emit_event(self, "recovered", message);
-}
-
-static void plug_in_recovered(SluiceSharedFolder *self)
-{
-        g_autoptr(GTask) task = g_task_new(self, NULL, on_recovered_attach, g_object_ref(self));
-
-        share_attach_internal(self, g_steal_pointer(&task));
-}
-
-static void on_recovery_detached(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-        g_autofree char *message = NULL;
-
-        if (sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error)) {
-                if (self->state == STATE_RUNNING)
-                        plug_in_recovered(self);
-                return;
-        }
-        if (self->state != STATE_RUNNING)
-                return;
-        /* Plugging in now would find the old device (same socket) and report a
-         * share that does not work: ask again, then wait for the guest. */
-        if (self->recovery_detach_tries < RECOVERY_DETACH_TRIES) {
-                self->recovery_detach_tries++;
-                g_message("%s: unplugging the old device failed (%s); asking again (%u of %u)",
-                          self->config->tag, error->message, self->recovery_detach_tries,
-                          RECOVERY_DETACH_TRIES);
-                sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag,
-                                               NULL, on_recovery_detached, g_object_ref(self));
-                return;
-        }
-        self->awaiting_old_device = TRUE;
-        message = g_strdup_printf(
-                _("The worker of “%s” was restarted, but %s still holds the old device (%s). "
-                  "It is plugged in again as soon as the guest lets it go: unmount “%s” in the guest, "
-                  "or restart the VM."),
-                self->config->tag, self->config->vm, error->message, self->config->tag);
-        set_error(self, message);
-        emit_event(self, "failed", message);
+        if (sluice_share_folder_check_finish(result, &found, &error))
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_FOLDER_OK, .folder = &found });
+        else if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_FOLDER_FAILED,
+                                               .error = error, .message = error->message });
+        /* cancelled: stopped (and maybe started again) meanwhile, not this check */
 }
 
 static void on_worker_ready(SluiceWorker *worker, gboolean restarted, gpointer user_data)
 {
-        SluiceSharedFolder *self = user_data;
-
-        set_state(self, STATE_RUNNING);
-        set_error(self, NULL);
-        g_clear_pointer(&self->last_failure, g_free);
-        sluice_share_set_socket_path(self->iface, self->socket_path);
-        stats_start(self);
-
-        if (restarted && self->reattach_after_restart && self->vms != NULL) {
-                self->reattach_after_restart = FALSE;
-                self->awaiting_old_device = FALSE;
-                self->recovery_detach_tries = 1;
-                sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag,
-                                               NULL, on_recovery_detached, g_object_ref(self));
-        } else {
-                if (restarted) {
-                        g_autofree char *message = g_strdup_printf(
-                                _("The worker of “%s” was restarted"), self->config->tag);
-                        emit_event(self, "recovered", message);
-                }
-                if (!self->attaching && vm_is_running(self))
-                        share_attach_internal(self, NULL);
-        }
-        complete_waiters(&self->start_waiters, NULL, NULL);
+        share_step(user_data, &(Happening){ .event = restarted ? SLUICE_SHARE_EVENT_WORKER_RESTARTED
+                                                               : SLUICE_SHARE_EVENT_WORKER_READY });
 }
 
 static void on_worker_crashed(SluiceWorker *worker, const char *why, gpointer user_data)
@@ -353,47 +192,71 @@ static void on_worker_crashed(SluiceWorker *worker, const char *why, gpointer us
                 _("The worker of “%s” stopped unexpectedly (%s): restarting it"),
                 self->config->tag, why);
 
-        self->reattach_after_restart |= self->state == STATE_ATTACHED;
-        stats_stop(self);
-        sluice_share_set_guest_hint(self->iface, "");
-        set_state(self, STATE_STARTING);
-        set_error(self, message);
-        emit_event(self, "crashed", message);
-}
-
-static void on_failed_detached(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error))
-                g_message("Unplugging a failed share: %s", error->message);
+        share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_CRASHED, .message = message });
 }
 
 static void on_worker_failed(SluiceWorker *worker, const char *why, gpointer user_data)
 {
-        SluiceSharedFolder *self = user_data;
-        g_autoptr(GError) error = g_error_new_literal(SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED, why);
-        gboolean plugged = self->state == STATE_ATTACHED || self->reattach_after_restart;
-
-        self->reattach_after_restart = FALSE;
-        stats_stop(self);
-        sluice_share_set_socket_path(self->iface, "");
-        sluice_share_set_guest_hint(self->iface, "");
-        set_state(self, STATE_FAILED);
-        set_error(self, why);
-        if (g_strcmp0(why, self->last_failure) != 0)
-                emit_event(self, "failed", why);
-        g_free(self->last_failure);
-        self->last_failure = g_strdup(why);
-        if (plugged && self->vms != NULL)
-                sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag,
-                                               NULL, on_failed_detached, NULL);
-        complete_waiters(&self->start_waiters, error, NULL);
-        complete_waiters(&self->attach_waiters, error, NULL);
+        share_step(user_data, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_FAILED, .message = why });
 }
 
-/* ---- start ---- */
+static void on_worker_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceSharedFolder) self = user_data;
 
+        sluice_worker_stop_finish(SLUICE_WORKER(source), result);
+        share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_STOPPED });
+}
+
+static void on_plugged(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceSharedFolder) self = user_data;
+        g_autoptr(GError) error = NULL;
+        g_autofree char *hint = sluice_vm_manager_attach_finish(SLUICE_VM_MANAGER(source), result,
+                                                                &error);
+
+        if (hint != NULL)
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_PLUG_DONE, .hint = hint });
+        else if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_PLUG_CANCELLED, .error = error });
+        else
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_PLUG_FAILED, .error = error });
+}
+
+static void on_unplugged(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceSharedFolder) self = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error)) {
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_UNPLUG_DONE });
+                return;
+        }
+        g_message("%s: unplugging from %s failed: %s", self->config->tag, self->config->vm,
+                  error->message);
+        share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_UNPLUG_FAILED, .error = error });
+}
+
+static void on_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error))
+                g_message("Unplugging a share nothing uses: %s", error->message);
+}
+
+static void on_orphans_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+
+        sluice_worker_stop_finish(SLUICE_WORKER(source), result);
+        g_task_return_boolean(task, TRUE);
+}
+
+/* ---- executing what the machine says ---- */
+
+/* Making the worker object looks for orphans a killed service left; it
+ * starts nothing. */
 static void ensure_worker(SluiceSharedFolder *self)
 {
         SluiceWorkerConfig wc = {
@@ -413,150 +276,316 @@ static void ensure_worker(SluiceSharedFolder *self)
         g_signal_connect(self->worker, "failed", G_CALLBACK(on_worker_failed), self);
 }
 
-typedef struct {
-        char *path;
-        SluiceFolderId expected;  /* unknown at the first start after loading */
-        SluiceFolderId found;     /* written by the thread, read once it is done */
-} FolderCheck;
-
-static void folder_check_free(gpointer data)
+static void waiter_free(Waiter *w)
 {
-        FolderCheck *check = data;
-
-        g_free(check->path);
-        g_free(check);
+        g_clear_object(&w->task);
+        g_free(w);
 }
 
-/* The folder was resolved when the share was added: if a link took its
- * place since, the worker would serve wherever it points now.  In a thread:
- * realpath and statfs of a network folder can hang. */
-static void folder_check_thread(GTask *task, gpointer source, gpointer task_data,
-                                GCancellable *cancellable)
+static void complete_waiter(Waiter *w, const GError *error, const char *hint)
 {
-        FolderCheck *check = task_data;
-        const char *path = check->path;
-        g_autofree char *real = realpath(path, NULL);
-        GError *error = NULL;
-        int fd;
-
-        if (real != NULL && strcmp(real, path) != 0) {
-                g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
-                        _("“%s” is no longer the folder that was shared: it now leads to “%s”. Sluice does not follow it there; remove the share and add the folder you mean"),
-                        path, real);
-                return;
-        }
-        if (real != NULL && !sluice_share_path_check_location(real, &error)) {
-                g_task_return_error(task, error);
-                return;
-        }
-        /* Opened the way each launch of the worker opens it (worker.c): a
-         * share loaded from shares.ini has its folder recorded here. */
-        fd = sluice_share_path_open(path, &check->expected, &check->found, &error);
-        if (fd < 0) {
-                g_task_return_error(task, error);
-                return;
-        }
-        (void)close(fd);
-        g_task_return_boolean(task, TRUE);
+        if (w->joined)
+                /* the worker runs: Start succeeded even if the VM refused (Error says why) */
+                g_task_return_boolean(w->task, TRUE);
+        else if (error != NULL)
+                g_task_return_error(w->task, g_error_copy(error));
+        else if (w->call == SLUICE_SHARE_EVENT_ATTACH)
+                g_task_return_pointer(w->task, g_strdup(hint != NULL ? hint : ""), g_free);
+        else
+                g_task_return_boolean(w->task, TRUE);
+        waiter_free(w);
 }
 
-static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer user_data)
+static void complete_waiters(GList **waiters, const GError *error, const char *hint)
 {
-        SluiceSharedFolder *self = SLUICE_SHARED_FOLDER(source);
-        FolderCheck *check = g_task_get_task_data(G_TASK(result));
-        g_autoptr(GError) error = NULL;
-        gboolean ok = g_task_propagate_boolean(G_TASK(result), &error);
+        GList *list = g_steal_pointer(waiters);
 
-        /* stopped (and maybe started again) meanwhile: that check is not this one */
-        if (GPOINTER_TO_UINT(user_data) != self->folder_check)
-                return;
-        self->folder_check = 0;
-        if (!ok) {
-                set_state(self, STATE_FAILED);
-                set_error(self, error->message);
+        for (GList *l = list; l != NULL; l = l->next)
+                complete_waiter(l->data, error, hint);
+        g_list_free(list);
+}
+
+static void add_waiter(GList **waiters, const Happening *what, gboolean joined)
+{
+        Waiter *w = g_new0(Waiter, 1);
+
+        w->task = what->caller;
+        w->call = what->event;
+        w->joined = joined;
+        *waiters = g_list_append(*waiters, w);
+}
+
+static GError *result_error(SluiceSharedFolder *self, const Happening *what, SluiceShareResultError kind)
+{
+        switch (kind) {
+        case SLUICE_SHARE_RESULT_STOPPING:
+                return g_error_new(SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                                   _("The share “%s” is stopping: try again in a moment"), self->config->tag);
+        case SLUICE_SHARE_RESULT_STOPPED:
+                return g_error_new(SLUICE_ERROR, SLUICE_ERROR_FAILED, _("The share “%s” was stopped"),
+                                   self->config->tag);
+        case SLUICE_SHARE_RESULT_EVENT_ERROR:
+                if (what->error != NULL)
+                        return g_error_copy(what->error);
+                return g_error_new_literal(SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
+                                           what->message != NULL ? what->message : "");
+        case SLUICE_SHARE_RESULT_OK:
+        default:
+                return NULL;
+        }
+}
+
+static void unplug(SluiceSharedFolder *self, GAsyncReadyCallback callback, gpointer user_data)
+{
+        sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag, NULL,
+                                       callback, user_data);
+}
+
+static void report_detached(SluiceSharedFolder *self, const Happening *what)
+{
+        g_autofree char *message = NULL;
+
+        if (what->event == SLUICE_SHARE_EVENT_VM_STOPPED)
+                message = g_strdup_printf(_("“%s” was detached: %s stopped"), self->config->tag, what->vm);
+        else if (what->event == SLUICE_SHARE_EVENT_DEVICE_REMOVED)
+                message = g_strdup_printf(_("“%s” was removed from %s outside Sluice: attach it again to use it"),
+                                          self->config->tag, what->vm);
+        else
+                message = g_strdup_printf(_("“%s” was unplugged from %s"), self->config->tag,
+                                          self->config->vm);
+        emit_event(self, "detached", message);
+}
+
+/* One action; RELEASED collects the start waiters to ask again afterwards. */
+static void execute(SluiceSharedFolder *self, SluiceShareActions action, const Happening *what,
+                    const GError *error, GList **released)
+{
+        const char *tag = self->config->tag;
+        const char *vm = self->config->vm;
+        const char *why = what->error != NULL ? what->error->message : "";
+        g_autofree char *message = NULL;
+
+        switch (action) {
+        case A(FORGET_FOLDER_CHECK):
+                g_cancellable_cancel(self->folder_check);
+                g_clear_object(&self->folder_check);
+                break;
+        case A(CHECK_FOLDER):
+                g_clear_object(&self->folder_check);
+                self->folder_check = g_cancellable_new();
+                sluice_share_folder_check_async(self->config->path, &self->config->folder, self->folder_check,
+                                                on_folder_checked, g_object_ref(self));
+                break;
+        case A(SPAWN_WORKER):
+                g_clear_object(&self->folder_check);
+                if (!self->config->folder.known)
+                        self->config->folder = *what->folder;
+                ensure_worker(self);
+                sluice_worker_set_peer_uid(self->worker, share_qemu_uid(self));
+                /* every launch, restarts too, serves this folder or fails (worker.h) */
+                sluice_worker_start(self->worker, &self->config->folder);
+                break;
+        case A(STOP_STATS):
+                sluice_share_stats_stop(self->stats);
+                break;
+        case A(CLEAR_SOCKET_PATH):
+                sluice_share_set_socket_path(self->iface, "");
+                break;
+        case A(CLEAR_HINT):
+                sluice_share_set_guest_hint(self->iface, "");
+                break;
+        case A(CLEAR_ERROR):
+                set_error(self, NULL);
+                break;
+        case A(FORGET_FAILURE):
+                g_clear_pointer(&self->last_failure, g_free);
+                break;
+        case A(SET_ERROR):
+                set_error(self, what->message);
+                break;
+        case A(REPORT_CRASH):
+                emit_event(self, "crashed", what->message);
+                break;
+        case A(REPORT_FAILURE):
+                if (g_strcmp0(what->message, self->last_failure) != 0)
+                        emit_event(self, "failed", what->message);
+                g_free(self->last_failure);
+                self->last_failure = g_strdup(what->message);
+                break;
+        case A(SET_SOCKET_PATH):
+                sluice_share_set_socket_path(self->iface, self->socket_path);
+                break;
+        case A(START_STATS):
+                sluice_share_stats_start(self->stats, self->worker);
+                break;
+        case A(REPORT_RESTARTED):
+                message = g_strdup_printf(_("The worker of “%s” was restarted"), tag);
+                emit_event(self, "recovered", message);
+                break;
+        case A(UNPLUG_QUIETLY):
+                if (self->vms != NULL)
+                        unplug(self, on_unplugged_quietly, NULL);
+                break;
+        case A(UNPLUG_OLD_DEVICE):
+                if (self->machine.attachment.recovery_tries > 1)
+                        g_message("%s: unplugging the old device failed (%s); asking again (%u of %u)", tag,
+                                  why, self->machine.attachment.recovery_tries,
+                                  SLUICE_SHARE_RECOVERY_UNPLUG_TRIES);
+                unplug(self, on_unplugged, g_object_ref(self));
+                break;
+        case A(REPORT_OLD_DEVICE_HELD):
+                message = g_strdup_printf(
+                        _("The worker of “%s” was restarted, but %s still holds the old device (%s). "
+                          "It is plugged in again as soon as the guest lets it go: unmount “%s” in the guest, "
+                          "or restart the VM."), tag, vm, why, tag);
+                set_error(self, message);
+                emit_event(self, "failed", message);
+                break;
+        case A(PLUG):
+                /* Not cancellable: a plug-in that completes must be known, to be undone. */
+                sluice_vm_manager_attach_async(self->vms, vm, self->socket_path, tag, NULL, on_plugged,
+                                               g_object_ref(self));
+                break;
+        case A(UNPLUG):
+                unplug(self, on_unplugged, g_object_ref(self));
+                break;
+        case A(SET_HINT):
+                sluice_share_set_guest_hint(self->iface, what->hint);
+                break;
+        case A(REPORT_ATTACHED):
+                message = g_strdup_printf(_("“%s” is now shared with %s"), tag, vm);
+                emit_event(self, "attached", message);
+                break;
+        case A(REPORT_RECOVERED):
+                message = g_strdup_printf(_("“%s” was restarted and is back in %s: remount it in the guest if it hangs"),
+                                          tag, vm);
+                emit_event(self, "recovered", message);
+                break;
+        case A(REPORT_PLUG_FAILED):
+                message = g_strdup_printf(_("Could not attach “%s” to %s: %s"), tag, vm, why);
+                set_error(self, message);
+                break;
+        case A(REPORT_REPLUG_FAILED):
+                message = g_strdup_printf(
+                        _("The worker of “%s” was restarted, but plugging it into %s again failed: %s"),
+                        tag, vm, why);
+                set_error(self, message);
+                emit_event(self, "failed", message);
+                break;
+        case A(REPORT_DETACHED):
+                report_detached(self, what);
+                break;
+        case A(STOP_WORKER):
+                ensure_worker(self);
+                sluice_worker_stop_async(self->worker, on_worker_stopped, g_object_ref(self));
+                break;
+        case A(RELEASE_START_WAITERS):
+                *released = g_list_concat(*released, g_steal_pointer(&self->start_waiters));
+                break;
+        case A(FAIL_START_WAITERS):
                 complete_waiters(&self->start_waiters, error, NULL);
+                break;
+        case A(COMPLETE_ATTACH_WAITERS):
+                complete_waiters(&self->attach_waiters, NULL, what->hint);
+                break;
+        case A(FAIL_ATTACH_WAITERS):
                 complete_waiters(&self->attach_waiters, error, NULL);
-                return;
+                break;
+        case A(COMPLETE_DETACH_WAITERS):
+                complete_waiters(&self->detach_waiters, NULL, NULL);
+                break;
+        case A(FAIL_DETACH_WAITERS):
+                complete_waiters(&self->detach_waiters, error, NULL);
+                break;
+        case A(COMPLETE_STOP_WAITERS):
+                complete_waiters(&self->stop_waiters, NULL, NULL);
+                break;
+        default:
+                g_warn_if_reached();
         }
-        if (!self->config->folder.known)
-                self->config->folder = check->found;
-        ensure_worker(self);
-        sluice_worker_set_peer_uid(self->worker, share_qemu_uid(self));
-        /* every launch, restarts too, serves this folder or fails (worker.h) */
-        sluice_worker_start(self->worker, &self->config->folder);
 }
 
-/* Completes task (boolean) once the worker is ready. */
-static void share_ensure_running(SluiceSharedFolder *self, GTask *task)
+static void answer_caller(SluiceSharedFolder *self, const Happening *what, SluiceShareCaller caller,
+                          const GError *error)
 {
-        g_autoptr(GTask) check = NULL;
-        FolderCheck *folder;
+        Waiter *now;
 
-        if (self->stopping) {
-                g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                                        _("The share “%s” is stopping: try again in a moment"),
-                                        self->config->tag);
-                g_object_unref(task);
+        switch (caller) {
+        case SLUICE_SHARE_CALLER_WAIT_RUNNING:
+                add_waiter(&self->start_waiters, what, FALSE);
                 return;
+        case SLUICE_SHARE_CALLER_WAIT_PLUG:
+                add_waiter(&self->attach_waiters, what, FALSE);
+                return;
+        case SLUICE_SHARE_CALLER_JOIN_PLUG:
+                add_waiter(&self->attach_waiters, what, TRUE);
+                return;
+        case SLUICE_SHARE_CALLER_WAIT_UNPLUG:
+                add_waiter(&self->detach_waiters, what, FALSE);
+                return;
+        case SLUICE_SHARE_CALLER_WAIT_STOP:
+                add_waiter(&self->stop_waiters, what, FALSE);
+                return;
+        case SLUICE_SHARE_CALLER_STOP_ORPHANS:
+                ensure_worker(self);
+                sluice_worker_stop_async(self->worker, on_orphans_stopped, what->caller);
+                return;
+        default:
+                break;
         }
-        if (self->state == STATE_RUNNING || self->state == STATE_ATTACHED) {
-                g_task_return_boolean(task, TRUE);
-                g_object_unref(task);
-                return;
+        now = g_new0(Waiter, 1);
+        now->task = what->caller;
+        now->call = what->event;
+        if (caller == SLUICE_SHARE_CALLER_HINT) {
+                g_autofree char *hint = sluice_share_dup_guest_hint(self->iface);
+
+                complete_waiter(now, NULL, hint);
+        } else {
+                complete_waiter(now, caller == SLUICE_SHARE_CALLER_REFUSED ? error : NULL, NULL);
         }
-        self->start_waiters = g_list_append(self->start_waiters, task);
-        if (self->state == STATE_STARTING)
-                return;
-        set_state(self, STATE_STARTING);
-        set_error(self, NULL);
-        /* the worker is started once the folder is checked (on_folder_checked) */
-        self->folder_check = ++self->folder_checks;
-        if (self->folder_check == 0)
-                self->folder_check = ++self->folder_checks;
-        check = g_task_new(self, NULL, on_folder_checked, GUINT_TO_POINTER(self->folder_check));
-        folder = g_new0(FolderCheck, 1);
-        folder->path = g_strdup(self->config->path);
-        folder->expected = self->config->folder;
-        g_task_set_task_data(check, folder, folder_check_free);
-        g_task_run_in_thread(check, folder_check_thread);
 }
 
-static void on_start_attached(GObject *source, GAsyncResult *result, gpointer user_data)
+static void share_step(SluiceSharedFolder *self, const Happening *what)
 {
-        g_autoptr(GTask) task = user_data;
-        g_autoptr(GError) error = NULL;
-        g_autofree char *hint = sluice_shared_folder_attach_finish(SLUICE_SHARED_FOLDER(source),
-                                                                   result, &error);
+        gboolean ready = what->event == SLUICE_SHARE_EVENT_WORKER_READY ||
+                         what->event == SLUICE_SHARE_EVENT_WORKER_RESTARTED;
+        SluiceShareState before = self->machine.state;
+        SluiceShareAttachmentState attachment_before = self->machine.attachment.state;
+        SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&self->machine, what->event,
+                                                                   ready && vm_is_running(self));
+        g_autoptr(GError) error = result_error(self, what, r.error);
+        g_autoptr(SluiceSharedFolder) hold = g_object_ref(self);  /* a waiter's callback may drop the last */
+        GList *released = NULL;
 
-        /* The worker runs: Start succeeded even if the VM refused (Error says why). */
-        g_task_return_boolean(task, TRUE);
+        g_debug("%s: %s: %s/%s -> %s/%s", self->config->tag, sluice_share_event_name(what->event),
+                sluice_share_state_name(before), sluice_share_attachment_state_name(attachment_before),
+                sluice_share_state_name(r.next), sluice_share_attachment_state_name(r.attachment));
+        sluice_share_set_state(self->iface, sluice_share_published_name(r.published));
+        for (guint bit = 0; bit < SLUICE_SHARE_N_ACTIONS; bit++) {
+                SluiceShareActions action = G_GUINT64_CONSTANT(1) << bit;
+
+                if (r.actions & action)
+                        execute(self, action, what, error, &released);
+        }
+        if (what->caller != NULL)
+                answer_caller(self, what, r.caller, error);
+        /* the worker runs: each call that waited for it is asked again */
+        for (GList *l = released; l != NULL; l = l->next) {
+                Waiter *w = l->data;
+
+                share_step(self, &(Happening){ .event = w->call, .caller = g_steal_pointer(&w->task) });
+                waiter_free(w);
+        }
+        g_list_free(released);
 }
 
-static void on_start_running(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(GTask) task = user_data;
-        SluiceSharedFolder *self = SLUICE_SHARED_FOLDER(source);
-        GError *error = NULL;
-
-        if (!g_task_propagate_boolean(G_TASK(result), &error)) {
-                g_task_return_error(task, error);
-                return;
-        }
-        if (self->attaching) {
-                GTask *join = g_task_new(self, NULL, on_start_attached, g_steal_pointer(&task));
-
-                self->attach_waiters = g_list_append(self->attach_waiters, join);
-                return;
-        }
-        g_task_return_boolean(task, TRUE);
-}
+/* ---- calls ---- */
 
 void sluice_shared_folder_start_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
                                       gpointer user_data)
 {
-        GTask *task = g_task_new(self, NULL, callback, user_data);
-
-        share_ensure_running(self, g_task_new(self, NULL, on_start_running, task));
+        share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_START,
+                                       .caller = g_task_new(self, NULL, callback, user_data) });
 }
 
 gboolean sluice_shared_folder_start_finish(SluiceSharedFolder *self, GAsyncResult *result,
@@ -565,82 +594,10 @@ gboolean sluice_shared_folder_start_finish(SluiceSharedFolder *self, GAsyncResul
         return g_task_propagate_boolean(G_TASK(result), error);
 }
 
-/* ---- attach / detach ---- */
-
-static void on_attached(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-        g_autofree char *hint = sluice_vm_manager_attach_finish(SLUICE_VM_MANAGER(source), result,
-                                                                &error);
-        g_autofree char *message = NULL;
-
-        self->attaching = FALSE;
-        if (hint == NULL) {
-                if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-                        message = g_strdup_printf(_("Could not attach “%s” to %s: %s"),
-                                                  self->config->tag, self->config->vm,
-                                                  error->message);
-                        set_error(self, message);
-                }
-                complete_waiters(&self->attach_waiters, error, NULL);
-                return;
-        }
-        if (self->stopping || self->state == STATE_STOPPED || self->state == STATE_FAILED) {
-                /* Stopped while the device was being plugged in: take it out again. */
-                sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag,
-                                               NULL, on_failed_detached, NULL);
-        } else if (self->state == STATE_STARTING) {
-                /* The worker crashed while the device was being plugged in. */
-                self->reattach_after_restart = TRUE;
-        } else if (self->state == STATE_RUNNING && !self->stopping) {
-                set_state(self, STATE_ATTACHED);
-                set_error(self, NULL);
-                sluice_share_set_guest_hint(self->iface, hint);
-                message = g_strdup_printf(_("“%s” is now shared with %s"), self->config->tag,
-                                          self->config->vm);
-                emit_event(self, "attached", message);
-        }
-        complete_waiters(&self->attach_waiters, NULL, hint);
-}
-
-/* Hot-plugs the running worker; task (may be NULL) gets the guest hint. */
-static void share_attach_internal(SluiceSharedFolder *self, GTask *task)
-{
-        if (self->state == STATE_ATTACHED) {
-                if (task != NULL) {
-                        g_task_return_pointer(task, sluice_share_dup_guest_hint(self->iface), g_free);
-                        g_object_unref(task);
-                }
-                return;
-        }
-        if (task != NULL)
-                self->attach_waiters = g_list_append(self->attach_waiters, task);
-        if (self->attaching)
-                return;
-        self->attaching = TRUE;
-        /* Not cancellable: a plug-in that completes must be known, to be undone. */
-        sluice_vm_manager_attach_async(self->vms, self->config->vm, self->socket_path,
-                                       self->config->tag, NULL, on_attached, g_object_ref(self));
-}
-
-static void on_attach_running(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(GTask) task = user_data;
-        SluiceSharedFolder *self = SLUICE_SHARED_FOLDER(source);
-        GError *error = NULL;
-
-        if (!g_task_propagate_boolean(G_TASK(result), &error)) {
-                g_task_return_error(task, error);
-                return;
-        }
-        share_attach_internal(self, g_steal_pointer(&task));
-}
-
 void sluice_shared_folder_attach_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
                                        gpointer user_data)
 {
-        GTask *task = g_task_new(self, NULL, callback, user_data);
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
         g_autoptr(SluiceVmInfo) info = NULL;
         GError *error = NULL;
 
@@ -648,30 +605,26 @@ void sluice_shared_folder_attach_async(SluiceSharedFolder *self, GAsyncReadyCall
                 g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_NO_VM,
                                         _("The share “%s” is not assigned to a VM: assign one first (sluicectl set %s vm NAME)"),
                                         self->config->tag, self->config->tag);
-                g_object_unref(task);
                 return;
         }
         if (self->vms == NULL) {
                 g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
                                         _("This sluice-service tracks no VMs: restart it without --libvirt-uri=none"));
-                g_object_unref(task);
                 return;
         }
         /* Fail before launching a worker for a VM that cannot take it. */
         info = sluice_vm_manager_lookup(self->vms, self->config->vm, &error);
         if (info == NULL) {
                 g_task_return_error(task, error);
-                g_object_unref(task);
                 return;
         }
         if (!info->running) {
                 g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_VM_NOT_RUNNING,
                                         _("The VM “%s” is not running: start it, and the share is attached by itself"),
                                         info->name);
-                g_object_unref(task);
                 return;
         }
-        share_ensure_running(self, g_task_new(self, NULL, on_attach_running, task));
+        share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_ATTACH, .caller = g_steal_pointer(&task) });
 }
 
 char *sluice_shared_folder_attach_finish(SluiceSharedFolder *self, GAsyncResult *result,
@@ -680,140 +633,32 @@ char *sluice_shared_folder_attach_finish(SluiceSharedFolder *self, GAsyncResult 
         return g_task_propagate_pointer(G_TASK(result), error);
 }
 
-/* Leaves "attached" for "running" after the device went away. */
-static void share_unplugged(SluiceSharedFolder *self, const char *message)
+void sluice_shared_folder_detach_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
+                                       gpointer user_data)
 {
-        self->reattach_after_restart = FALSE;
-        self->awaiting_old_device = FALSE;
-        if (self->state != STATE_ATTACHED)
-                return;
-        set_state(self, STATE_RUNNING);
-        sluice_share_set_guest_hint(self->iface, "");
-        emit_event(self, "detached", message);
-}
+        GTask *task = g_task_new(self, NULL, callback, user_data);
 
-static void on_detached(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(GTask) task = user_data;
-        SluiceSharedFolder *self = g_task_get_source_object(task);
-        GError *error = NULL;
-        g_autofree char *message = NULL;
-
-        if (!sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error)) {
-                g_task_return_error(task, error);
-                return;
-        }
-        message = g_strdup_printf(_("“%s” was unplugged from %s"), self->config->tag,
-                                  self->config->vm);
-        share_unplugged(self, message);
-        g_task_return_boolean(task, TRUE);
-}
-
-static void share_detach(SluiceSharedFolder *self, GTask *task)
-{
-        if (self->vms == NULL || *self->config->vm == '\0' ||
-            (self->state != STATE_ATTACHED && !self->reattach_after_restart &&
-             !self->awaiting_old_device)) {
-                self->reattach_after_restart = FALSE;
-                g_task_return_boolean(task, TRUE);
+        if (*self->config->vm == '\0') {
+                g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_NO_VM,
+                        _("The share “%s” is not assigned to a VM: there is nothing to detach"),
+                        self->config->tag);
                 g_object_unref(task);
                 return;
         }
-        self->awaiting_old_device = FALSE;  /* whatever is plugged in goes: not again after it */
-        sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag, NULL,
-                                       on_detached, task);
+        share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_DETACH, .caller = task });
 }
 
-void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm)
+gboolean sluice_shared_folder_detach_finish(SluiceSharedFolder *self, GAsyncResult *result,
+                                            GError **error)
 {
-        if (g_strcmp0(self->config->vm, vm) == 0)
-                return;
-        if (self->state == STATE_ATTACHED && self->vms != NULL)
-                /* The old VM loses the device; nothing waits for it. */
-                sluice_vm_manager_detach_async(self->vms, self->config->vm, self->config->tag,
-                                               NULL, on_failed_detached, NULL);
-        if (self->state == STATE_ATTACHED) {
-                set_state(self, STATE_RUNNING);
-                sluice_share_set_guest_hint(self->iface, "");
-        }
-        self->reattach_after_restart = FALSE;
-        g_free(self->config->vm);
-        self->config->vm = g_strdup(vm);
-        sluice_share_set_vm(self->iface, vm);
-        sluice_shared_folder_vms_changed(self);
-        g_signal_emit(self, share_signals[SIGNAL_CHANGED], 0);
-        if (self->state == STATE_RUNNING && !self->attaching && vm_is_running(self))
-                share_attach_internal(self, NULL);
-}
-
-/* ---- stop ---- */
-
-static void on_worker_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = g_error_new(SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                                              _("The share “%s” was stopped"), self->config->tag);
-
-        sluice_worker_stop_finish(SLUICE_WORKER(source), result);
-        self->stopping = FALSE;
-        stats_stop(self);
-        sluice_share_set_socket_path(self->iface, "");
-        sluice_share_set_guest_hint(self->iface, "");
-        set_state(self, STATE_STOPPED);
-        complete_waiters(&self->start_waiters, error, NULL);
-        complete_waiters(&self->attach_waiters, error, NULL);
-        complete_waiters(&self->stop_waiters, NULL, NULL);
-}
-
-static void on_stop_detached(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!g_task_propagate_boolean(G_TASK(result), &error))
-                g_message("%s: unplugging before stop failed: %s", self->config->tag, error->message);
-        sluice_worker_stop_async(self->worker, on_worker_stopped, g_object_ref(self));
-}
-
-static void on_stopped_worker_done(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(GTask) task = user_data;
-
-        sluice_worker_stop_finish(SLUICE_WORKER(source), result);
-        g_task_return_boolean(task, TRUE);
+        return g_task_propagate_boolean(G_TASK(result), error);
 }
 
 void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
                                      gpointer user_data)
 {
-        GTask *task = g_task_new(self, NULL, callback, user_data);
-
-        if (self->folder_check != 0) {
-                /* nothing runs yet: the pending check's answer is dropped */
-                g_autoptr(GError) error = g_error_new(SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                                                      _("The share “%s” was stopped"),
-                                                      self->config->tag);
-
-                self->folder_check = 0;
-                set_state(self, STATE_STOPPED);
-                complete_waiters(&self->start_waiters, error, NULL);
-                complete_waiters(&self->attach_waiters, error, NULL);
-        }
-
-        if (self->worker == NULL || self->state == STATE_STOPPED) {
-                /* Nothing of ours runs, but a worker a killed service left may
-                 * still serve this share's VM (worker.c, DESIGN): Stop ends it.
-                 * (Making the worker object looks for such orphans; it starts
-                 * nothing.) */
-                ensure_worker(self);
-                sluice_worker_stop_async(self->worker, on_stopped_worker_done, task);
-                return;
-        }
-        self->stop_waiters = g_list_append(self->stop_waiters, task);
-        if (self->stopping)
-                return;
-        self->stopping = TRUE;
-        share_detach(self, g_task_new(self, NULL, on_stop_detached, g_object_ref(self)));
+        share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_STOP,
+                                       .caller = g_task_new(self, NULL, callback, user_data) });
 }
 
 void sluice_shared_folder_stop_finish(SluiceSharedFolder *self, GAsyncResult *result)
@@ -821,137 +666,41 @@ void sluice_shared_folder_stop_finish(SluiceSharedFolder *self, GAsyncResult *re
         (void)g_task_propagate_boolean(G_TASK(result), NULL);
 }
 
+void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm)
+{
+        if (g_strcmp0(self->config->vm, vm) == 0)
+                return;
+        share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_VM_UNASSIGNED });
+        g_free(self->config->vm);
+        self->config->vm = g_strdup(vm);
+        sluice_share_set_vm(self->iface, vm);
+        sluice_shared_folder_vms_changed(self);
+        g_signal_emit(self, share_signals[SIGNAL_CHANGED], 0);
+        if (vm_is_running(self))
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_VM_STARTED });
+}
+
 /* ---- VM events ---- */
 
 void sluice_shared_folder_vm_started(SluiceSharedFolder *self, const char *vm)
 {
-        if (is_my_vm(self, vm) && self->state == STATE_RUNNING && !self->stopping &&
-            !self->attaching)
-                share_attach_internal(self, NULL);
+        if (is_my_vm(self, vm))
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_VM_STARTED, .vm = vm });
 }
 
 void sluice_shared_folder_vm_stopped(SluiceSharedFolder *self, const char *vm)
 {
-        g_autofree char *message = NULL;
-
-        if (!is_my_vm(self, vm))
-                return;
-        message = g_strdup_printf(_("“%s” was detached: %s stopped"), self->config->tag, vm);
-        share_unplugged(self, message);
+        if (is_my_vm(self, vm))
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_VM_STOPPED, .vm = vm });
 }
 
 void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *vm, const char *tag)
 {
-        g_autofree char *message = NULL;
-
-        if (!is_my_vm(self, vm) || g_strcmp0(tag, self->config->tag) != 0)
-                return;
-        if (self->awaiting_old_device) {
-                /* the guest let the crashed worker's device go at last */
-                self->awaiting_old_device = FALSE;
-                set_error(self, NULL);
-                if (self->state == STATE_RUNNING && !self->attaching)
-                        plug_in_recovered(self);
-                return;
-        }
-        message = g_strdup_printf(_("“%s” was removed from %s outside Sluice: attach it again to use it"),
-                                  self->config->tag, vm);
-        share_unplugged(self, message);
+        if (is_my_vm(self, vm) && g_strcmp0(tag, self->config->tag) == 0)
+                share_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_DEVICE_REMOVED, .vm = vm });
 }
 
-/* ---- D-Bus methods and writable properties ---- */
-
-static void on_handle_start_done(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(GDBusMethodInvocation) invocation = user_data;
-        GError *error = NULL;
-
-        if (!sluice_shared_folder_start_finish(SLUICE_SHARED_FOLDER(source), result, &error))
-                g_dbus_method_invocation_take_error(invocation, error);
-        else
-                sluice_share_complete_start(NULL, g_steal_pointer(&invocation));
-}
-
-static gboolean on_handle_start(SluiceShare *iface, GDBusMethodInvocation *invocation,
-                                gpointer user_data)
-{
-        sluice_shared_folder_start_async(user_data, on_handle_start_done, g_object_ref(invocation));
-        return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static void on_handle_stop_done(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result);
-        sluice_share_complete_stop(NULL, user_data);
-}
-
-static gboolean on_handle_stop(SluiceShare *iface, GDBusMethodInvocation *invocation,
-                               gpointer user_data)
-{
-        sluice_shared_folder_stop_async(user_data, on_handle_stop_done, g_object_ref(invocation));
-        return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static void on_handle_attach_done(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(GDBusMethodInvocation) invocation = user_data;
-        GError *error = NULL;
-        g_autofree char *hint = sluice_shared_folder_attach_finish(SLUICE_SHARED_FOLDER(source),
-                                                                   result, &error);
-
-        if (hint == NULL)
-                g_dbus_method_invocation_take_error(invocation, error);
-        else
-                sluice_share_complete_attach(NULL, g_steal_pointer(&invocation), hint);
-}
-
-static gboolean on_handle_attach(SluiceShare *iface, GDBusMethodInvocation *invocation,
-                                 gpointer user_data)
-{
-        sluice_shared_folder_attach_async(user_data, on_handle_attach_done, g_object_ref(invocation));
-        return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static void on_handle_detach_done(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(GDBusMethodInvocation) invocation = user_data;
-        GError *error = NULL;
-
-        if (!g_task_propagate_boolean(G_TASK(result), &error))
-                g_dbus_method_invocation_take_error(invocation, error);
-        else
-                sluice_share_complete_detach(NULL, g_steal_pointer(&invocation));
-}
-
-static gboolean on_handle_detach(SluiceShare *iface, GDBusMethodInvocation *invocation,
-                                 gpointer user_data)
-{
-        SluiceSharedFolder *self = user_data;
-
-        if (*self->config->vm == '\0') {
-                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_NO_VM,
-                        _("The share “%s” is not assigned to a VM: there is nothing to detach"),
-                        self->config->tag);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-        share_detach(self, g_task_new(self, NULL, on_handle_detach_done, g_object_ref(invocation)));
-        return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-/* A ReadOnly write (share-service.h): the property and the saved setting
- * change once the worker has switched; the caller hears of a refusal. */
-typedef struct {
-        SluiceSharedFolder *self; /* a reference */
-        GDBusMethodInvocation *invocation;
-        gboolean readonly;
-} ReadOnlyWrite;
-
-static void read_only_write_free(ReadOnlyWrite *w)
-{
-        g_object_unref(w->self);
-        g_clear_object(&w->invocation);
-        g_free(w);
-}
+/* ---- settings ---- */
 
 static void apply_read_only(SluiceSharedFolder *self, gboolean readonly)
 {
@@ -964,42 +713,43 @@ static void apply_read_only(SluiceSharedFolder *self, gboolean readonly)
 
 static void on_read_only_switched(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-        ReadOnlyWrite *w = user_data;
+        g_autoptr(GTask) task = user_data;
+        SluiceSharedFolder *self = g_task_get_source_object(task);
         GError *error = NULL;
 
-        if (sluice_worker_set_readonly_finish(SLUICE_WORKER(source), result, &error)) {
-                apply_read_only(w->self, w->readonly);
-                g_dbus_method_invocation_return_value(g_steal_pointer(&w->invocation), NULL);
-        } else {
+        if (!sluice_worker_set_readonly_finish(SLUICE_WORKER(source), result, &error)) {
                 g_warning("%s", error->message);
-                g_dbus_method_invocation_take_error(g_steal_pointer(&w->invocation), error);
+                g_task_return_error(task, error);
+                return;
         }
-        read_only_write_free(w);
+        apply_read_only(self, GPOINTER_TO_INT(g_task_get_task_data(task)));
+        g_task_return_boolean(task, TRUE);
 }
 
-static void on_set_read_only(gboolean readonly, GDBusMethodInvocation *invocation, gpointer user_data)
+void sluice_shared_folder_set_read_only_async(SluiceSharedFolder *self, gboolean readonly,
+                                              GAsyncReadyCallback callback, gpointer user_data)
 {
-        SluiceSharedFolder *self = user_data;
-        ReadOnlyWrite *w;
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
 
         if (self->worker == NULL) {
                 apply_read_only(self, readonly);
-                g_dbus_method_invocation_return_value(invocation, NULL);
+                g_task_return_boolean(task, TRUE);
                 return;
         }
-        w = g_new0(ReadOnlyWrite, 1);
-        w->self = g_object_ref(self);
-        w->invocation = invocation;
-        w->readonly = readonly;
+        g_task_set_task_data(task, GINT_TO_POINTER(readonly), NULL);
         /* a worker that is not ready takes it at once (at its launch) */
-        sluice_worker_set_readonly_async(self->worker, readonly, on_read_only_switched, w);
+        sluice_worker_set_readonly_async(self->worker, readonly, on_read_only_switched,
+                                         g_steal_pointer(&task));
 }
 
-static void on_autostart_changed(GObject *object, GParamSpec *pspec, gpointer user_data)
+gboolean sluice_shared_folder_set_read_only_finish(SluiceSharedFolder *self, GAsyncResult *result,
+                                                   GError **error)
 {
-        SluiceSharedFolder *self = user_data;
-        gboolean autostart = sluice_share_get_autostart(self->iface);
+        return g_task_propagate_boolean(G_TASK(result), error);
+}
 
+void sluice_shared_folder_set_autostart(SluiceSharedFolder *self, gboolean autostart)
+{
         if (autostart == self->config->autostart)
                 return;
         self->config->autostart = autostart;
@@ -1019,9 +769,9 @@ SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
         self->object_path = sluice_shared_folder_path_for_id(config->id);
         self->socket_path = g_build_filename(socket_dir, socket_name, NULL);
         self->vms = vms != NULL ? g_object_ref(vms) : NULL;
-        self->stats_interval_ms = MAX(stats_interval_ms, 50);
 
-        self->iface = sluice_share_service_new(on_set_read_only, self);
+        self->iface = sluice_share_service_new(self);
+        self->stats = sluice_share_stats_new(self->iface, stats_interval_ms, config->tag);
         sluice_share_set_path(self->iface, config->path);
         sluice_share_set_tag(self->iface, config->tag);
         sluice_share_set_vm(self->iface, config->vm);
@@ -1031,13 +781,8 @@ SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
         sluice_share_set_guest_hint(self->iface, "");
         sluice_share_set_error(self->iface, "");
         sluice_share_set_stats(self->iface, g_variant_new("a{sv}", NULL));
-        set_state(self, STATE_STOPPED);
+        sluice_share_set_state(self->iface, sluice_share_published_name(self->machine.published));
         sluice_shared_folder_vms_changed(self);
-        g_signal_connect(self->iface, "handle-start", G_CALLBACK(on_handle_start), self);
-        g_signal_connect(self->iface, "handle-stop", G_CALLBACK(on_handle_stop), self);
-        g_signal_connect(self->iface, "handle-attach", G_CALLBACK(on_handle_attach), self);
-        g_signal_connect(self->iface, "handle-detach", G_CALLBACK(on_handle_detach), self);
-        g_signal_connect(self->iface, "notify::autostart", G_CALLBACK(on_autostart_changed), self);
 
         self->object = sluice_object_skeleton_new(self->object_path);
         sluice_object_skeleton_set_share(self->object, self->iface);
@@ -1068,14 +813,11 @@ static void sluice_shared_folder_dispose(GObject *object)
 {
         SluiceSharedFolder *self = SLUICE_SHARED_FOLDER(object);
 
-        if (self->stats_source != 0) {
-                g_source_remove(self->stats_source);
-                self->stats_source = 0;
-        }
-        if (self->iface != NULL) {
-                g_signal_handlers_disconnect_by_data(self->iface, self);
-                sluice_share_service_clear_handler(SLUICE_SHARE_SERVICE(self->iface));
-        }
+        g_cancellable_cancel(self->folder_check);
+        g_clear_object(&self->folder_check);
+        g_clear_object(&self->stats);
+        if (self->iface != NULL)
+                sluice_share_service_forget_folder(SLUICE_SHARE_SERVICE(self->iface));
         if (self->worker != NULL)
                 g_signal_handlers_disconnect_by_data(self->worker, self);
         g_clear_object(&self->worker);
@@ -1094,7 +836,6 @@ static void sluice_shared_folder_finalize(GObject *object)
         g_free(self->object_path);
         g_free(self->socket_path);
         g_free(self->last_failure);
-        g_clear_pointer(&self->last_stats, g_variant_unref);
         G_OBJECT_CLASS(sluice_shared_folder_parent_class)->finalize(object);
 }
 
@@ -1110,5 +851,5 @@ static void sluice_shared_folder_class_init(SluiceSharedFolderClass *klass)
 
 static void sluice_shared_folder_init(SluiceSharedFolder *self)
 {
-        self->state = STATE_STOPPED;
+        sluice_share_lifecycle_init(&self->machine);
 }
