@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-lifecycle.h — a share's life as one state machine: read this first.
  *
- *              START / ATTACH                 FOLDER_OK
- *   STOPPED -----------------> CHECKING -------------------> STARTING
- *     ^  ^                        |  \ FOLDER_FAILED            |  ^  |
- *     |  +------ STOP ------------+   \                         |  |  | WORKER_FAILED
- *     |                                v         WORKER_READY   |  |  v
- *     |                              FAILED <--- WORKER_FAILED -+--+-- RUNNING
- *     |                                |  \        WORKER_RESTARTED |  |   ^
- *     |                                |   \ START / ATTACH         |  |   |
- *     |                                |    +---> CHECKING          |  +---+
- *     |                                |          WORKER_CRASHED:   |  (STARTING
- *     |      STOP (from STARTING, RUNNING, FAILED)  back to STARTING |   again)
- *     |                                v                            v
- *     |    WORKER_STOPPED          DETACHING  --- the device is out (or was
- *     +-------------------- STOPPING <----------  not in): STOP_WORKER
+ *              START,               FOLDER_OK                 WORKER_READY,
+ *              ATTACH                                         WORKER_RESTARTED
+ *   STOPPED ----------> CHECKING -------------> STARTING ---------------------> RUNNING
+ *     ^      <---------    |                        |  ^     WORKER_CRASHED      |  |
+ *     |        STOP        | FOLDER_FAILED          |  +-------------------------+  |
+ *     |                    v                        |                               |
+ *     |                 FAILED <--------------------+------- WORKER_FAILED ----------+
+ *     |                    |
+ *     |                    | STOP                                  STOP (from STARTING
+ *     |                    v                                        and RUNNING too)
+ *     +-------------- STOPPING <------------------- DETACHING <--------------------
+ *      WORKER_STOPPED     STOP_WORKER    the device is out (at once
+ *                                        when none is in the VM)
+ *
+ *   Also: FAILED --START, ATTACH--> CHECKING (Error cleared, checked again);
+ *   STARTING --WORKER_CRASHED--> STARTING (a crash before it was ready).
  *
  *   CHECKING   the folder is checked (in a thread) before the worker starts
  *   STARTING   the worker is launched, or restarts after a crash (worker.c
