@@ -82,8 +82,9 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE] = { GO(REPLUGGING), DO(A(PLUG)) },
+                /* an Attach waiting for the recovery hears why it cannot end yet */
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_FAILED] = { GO(AWAITING_OLD_DEVICE),
-                        DO(A(REPORT_OLD_DEVICE_HELD)), .retries = TRUE },
+                        DO(A(REPORT_OLD_DEVICE_HELD) | A(FAIL_ATTACH_WAITERS)), .retries = TRUE },
                 /* DEVICE_REMOVED: the unplug under way reports it too, and decides */
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE) },

@@ -5,24 +5,30 @@
  * worker.  The share's lifecycle (share-lifecycle.h) feeds it, translating
  * what happened into these events according to whether the worker serves.
  *
- *                     PLUG                     PLUG_DONE
- *      UNPLUGGED ---------------> PLUGGING --------------------> PLUGGED
- *        ^   ^  <---------------    |  PLUG_FAILED                | |
- *        |   |   PLUG_DONE_UNWANTED | PLUG_DONE_WORKER_LOST       | | UNPLUG
- *        |   |   (unplug it again)  v                             | v
- *        |   |                    STALE <------- WORKER_LOST -----+ UNPLUGGING
- *        |   |                      | WORKER_READY/RESTARTED          | UNPLUG_DONE -> UNPLUGGED
- *        |   |                      v                                 | UNPLUG_FAILED -> PLUGGED
- *        |   |                   RECOVERING --- UNPLUG_FAILED (again, up to
- *        |   |                      |    \      SLUICE_SHARE_RECOVERY_UNPLUG_TRIES)
- *        |   |          UNPLUG_DONE |     \---- UNPLUG_FAILED, tries used up
- *        |   |                      v                    v
- *        |   +---- PLUG_FAILED -- REPLUGGING <-- AWAITING_OLD_DEVICE
- *        |                          |    DEVICE_REMOVED  (the guest holds the old device;
- *        |                          |                     Error says how to let it go)
- *        |                          +-- PLUG_DONE --> PLUGGED (Event "recovered")
- *        +-- VM_STOPPED, DEVICE_REMOVED (from PLUGGED: Event "detached"),
- *            VM_UNASSIGNED, WORKER_GONE (a device of ours left behind is unplugged quietly)
+ *                 PLUG                  PLUG_DONE                 UNPLUG
+ *   UNPLUGGED -------------> PLUGGING -------------> PLUGGED -------------> UNPLUGGING
+ *       ^     <-------------    |                     ^   |   <-------------     |
+ *       |      PLUG_FAILED,     | PLUG_DONE_          |   |   UNPLUG_FAILED      |
+ *       |      PLUG_DONE_       | WORKER_LOST         |   | WORKER_LOST          |
+ *       |      UNWANTED         v                     |   v                      |
+ *       |                     STALE <-----------------)---+                      |
+ *       |                       | WORKER_READY,       |                          |
+ *       |                       | WORKER_RESTARTED    | PLUG_DONE                |
+ *       |                       v                     | (Event "recovered")      |
+ *       |                  RECOVERING -------------> REPLUGGING                  |
+ *       |                   |  ^   UNPLUG_DONE          ^                        |
+ *       |     UNPLUG_FAILED |  | UNPLUG_FAILED,         | DEVICE_REMOVED         |
+ *       |    (tries used up)|  | tries left: ask again  |                        |
+ *       |                   v  +                        |                        |
+ *       |            AWAITING_OLD_DEVICE ---------------+                        |
+ *       |                                                                        |
+ *       +------------------------------ UNPLUG_DONE ------------------------------+
+ *
+ *   Also, from the states with a device in the VM: VM_STOPPED, DEVICE_REMOVED
+ *   (from PLUGGED: Event "detached"), VM_UNASSIGNED and WORKER_GONE lead to
+ *   UNPLUGGED, a device of ours left behind being unplugged quietly; a plug
+ *   that fails while replugging (REPLUGGING --PLUG_FAILED--> UNPLUGGED) says
+ *   so in Error and Event "failed".
  *
  * Why RECOVERING: QEMU cannot reconnect a vhost-user-fs device to a new
  * backend, so a restarted worker needs a fresh device: the old one is

@@ -365,11 +365,35 @@ static void test_vm_changed_while_attached(void)
         g_assert_cmphex(r.actions, ==, A(PLUG));
 }
 
+/* Every call (Start, Attach, Detach, Stop) gets an answer or waits for one,
+ * whatever the share and its device are doing: none is left hanging. */
+static void test_every_call_is_answered(void)
+{
+        static const SluiceShareEvent calls[] = { E(START), E(ATTACH), E(DETACH), E(STOP) };
+
+        for (guint state = 0; state < SLUICE_SHARE_N_STATES; state++) {
+                for (guint attachment = 0; attachment < SLUICE_SHARE_ATTACHMENT_N_STATES; attachment++) {
+                        for (guint i = 0; i < G_N_ELEMENTS(calls); i++) {
+                                SluiceShareLifecycle m = machine_in(state, attachment);
+                                SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&m, calls[i], TRUE);
+
+                                g_test_message("%s/%s + %s", sluice_share_state_name(state),
+                                               sluice_share_attachment_state_name(attachment),
+                                               sluice_share_event_name(calls[i]));
+                                g_assert_cmpint(r.caller, !=, C(NONE));
+                                if (r.caller == C(REFUSED))
+                                        g_assert_cmpint(r.error, !=, R(OK));
+                        }
+                }
+        }
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/share-lifecycle/every-event-in-every-state", test_every_event_in_every_state);
         g_test_add_func("/share-lifecycle/published-state", test_published_state);
+        g_test_add_func("/share-lifecycle/every-call-is-answered", test_every_call_is_answered);
         g_test_add_func("/share-lifecycle/start-ready-vm-running-plugged", test_start_ready_vm_running_plugged);
         g_test_add_func("/share-lifecycle/crash-while-attached-recovers", test_crash_while_attached_recovers);
         g_test_add_func("/share-lifecycle/crash-while-running-reports-restart",
