@@ -42,13 +42,16 @@ static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer us
         g_autoptr(SluiceSharedFolder) self = user_data;
         g_autoptr(GError) error = NULL;
         SluiceFolderId found = { 0 };
+        Happening what = { .event = SLUICE_SHARE_EVENT_FOLDER_OK, .folder = &found };
 
-        if (sluice_share_folder_check_finish(result, &found, &error))
-                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_FOLDER_OK, .folder = &found });
-        else if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_FOLDER_FAILED,
-                                               .error = error, .message = error->message });
-        /* cancelled: stopped (and maybe started again) meanwhile, not this check */
+        if (!sluice_share_folder_check_finish(result, &found, &error)) {
+                /* cancelled: stopped (and maybe started again) meanwhile, not this check */
+                if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                        return;
+                what = (Happening){ .event = SLUICE_SHARE_EVENT_FOLDER_FAILED, .error = error,
+                                    .message = error->message };
+        }
+        sluice_shared_folder_step(self, &what);
 }
 
 static void on_worker_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -65,27 +68,26 @@ static void on_plugged(GObject *source, GAsyncResult *result, gpointer user_data
         g_autoptr(GError) error = NULL;
         g_autofree char *hint = sluice_vm_manager_attach_finish(SLUICE_VM_MANAGER(source), result,
                                                                 &error);
+        Happening what = { .event = SLUICE_SHARE_EVENT_PLUG_DONE, .hint = hint, .error = error };
 
-        if (hint != NULL)
-                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_PLUG_DONE, .hint = hint });
-        else if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_PLUG_CANCELLED, .error = error });
-        else
-                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_PLUG_FAILED, .error = error });
+        if (hint == NULL)
+                what.event = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                        ? SLUICE_SHARE_EVENT_PLUG_CANCELLED : SLUICE_SHARE_EVENT_PLUG_FAILED;
+        sluice_shared_folder_step(self, &what);
 }
 
 static void on_unplugged(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(SluiceSharedFolder) self = user_data;
         g_autoptr(GError) error = NULL;
+        Happening what = { .event = SLUICE_SHARE_EVENT_UNPLUG_DONE };
 
-        if (sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error)) {
-                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_UNPLUG_DONE });
-                return;
+        if (!sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error)) {
+                g_debug("%s: unplugging from %s failed: %s", self->config->tag, self->config->vm,
+                        error->message);
+                what = (Happening){ .event = SLUICE_SHARE_EVENT_UNPLUG_FAILED, .error = error };
         }
-        g_message("%s: unplugging from %s failed: %s", self->config->tag, self->config->vm,
-                  error->message);
-        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_UNPLUG_FAILED, .error = error });
+        sluice_shared_folder_step(self, &what);
 }
 
 static void on_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -391,8 +393,10 @@ void sluice_shared_folder_execute(SluiceSharedFolder *self, const SluiceShareLif
         for (GList *l = released; l != NULL; l = l->next) {
                 Waiter *w = l->data;
 
-                sluice_shared_folder_step(self, &(Happening){ .event = w->call,
-                                                              .caller = g_steal_pointer(&w->task) });
+                sluice_shared_folder_step(self, &(Happening){
+                        .event = w->call,
+                        .caller = g_steal_pointer(&w->task),
+                });
                 waiter_free(w);
         }
         g_list_free(released);

@@ -95,8 +95,9 @@ static gboolean vm_is_running(SluiceSharedFolder *self)
 
 static void on_worker_ready(SluiceWorker *worker, gboolean restarted, gpointer user_data)
 {
-        sluice_shared_folder_step(user_data, &(Happening){ .event = restarted ? SLUICE_SHARE_EVENT_WORKER_RESTARTED
-                                                               : SLUICE_SHARE_EVENT_WORKER_READY });
+        sluice_shared_folder_step(user_data, &(Happening){
+                .event = restarted ? SLUICE_SHARE_EVENT_WORKER_RESTARTED : SLUICE_SHARE_EVENT_WORKER_READY,
+        });
 }
 
 static void on_worker_crashed(SluiceWorker *worker, const char *why, gpointer user_data)
@@ -106,12 +107,18 @@ static void on_worker_crashed(SluiceWorker *worker, const char *why, gpointer us
                 _("The worker of “%s” stopped unexpectedly (%s): restarting it"),
                 self->config->tag, why);
 
-        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_CRASHED, .message = message });
+        sluice_shared_folder_step(self, &(Happening){
+                .event = SLUICE_SHARE_EVENT_WORKER_CRASHED,
+                .message = message,
+        });
 }
 
 static void on_worker_failed(SluiceWorker *worker, const char *why, gpointer user_data)
 {
-        sluice_shared_folder_step(user_data, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_FAILED, .message = why });
+        sluice_shared_folder_step(user_data, &(Happening){
+                .event = SLUICE_SHARE_EVENT_WORKER_FAILED,
+                .message = why,
+        });
 }
 
 /* ---- the worker, and the machine ---- */
@@ -134,6 +141,7 @@ void sluice_shared_folder_ensure_worker(SluiceSharedFolder *self)
         g_signal_connect(self->worker, "crashed", G_CALLBACK(on_worker_crashed), self);
         g_signal_connect(self->worker, "failed", G_CALLBACK(on_worker_failed), self);
 }
+
 void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)
 {
         gboolean ready = what->event == SLUICE_SHARE_EVENT_WORKER_READY ||
@@ -156,8 +164,10 @@ void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)
 void sluice_shared_folder_start_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
                                       gpointer user_data)
 {
-        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_START,
-                                       .caller = g_task_new(self, NULL, callback, user_data) });
+        sluice_shared_folder_step(self, &(Happening){
+                .event = SLUICE_SHARE_EVENT_START,
+                .caller = g_task_new(self, NULL, callback, user_data),
+        });
 }
 
 gboolean sluice_shared_folder_start_finish(SluiceSharedFolder *self, GAsyncResult *result,
@@ -196,7 +206,10 @@ void sluice_shared_folder_attach_async(SluiceSharedFolder *self, GAsyncReadyCall
                                         info->name);
                 return;
         }
-        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_ATTACH, .caller = g_steal_pointer(&task) });
+        sluice_shared_folder_step(self, &(Happening){
+                .event = SLUICE_SHARE_EVENT_ATTACH,
+                .caller = g_steal_pointer(&task),
+        });
 }
 
 char *sluice_shared_folder_attach_finish(SluiceSharedFolder *self, GAsyncResult *result,
@@ -217,7 +230,10 @@ void sluice_shared_folder_detach_async(SluiceSharedFolder *self, GAsyncReadyCall
                 g_object_unref(task);
                 return;
         }
-        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_DETACH, .caller = task });
+        sluice_shared_folder_step(self, &(Happening){
+                .event = SLUICE_SHARE_EVENT_DETACH,
+                .caller = task,
+        });
 }
 
 gboolean sluice_shared_folder_detach_finish(SluiceSharedFolder *self, GAsyncResult *result,
@@ -229,8 +245,10 @@ gboolean sluice_shared_folder_detach_finish(SluiceSharedFolder *self, GAsyncResu
 void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
                                      gpointer user_data)
 {
-        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_STOP,
-                                       .caller = g_task_new(self, NULL, callback, user_data) });
+        sluice_shared_folder_step(self, &(Happening){
+                .event = SLUICE_SHARE_EVENT_STOP,
+                .caller = g_task_new(self, NULL, callback, user_data),
+        });
 }
 
 void sluice_shared_folder_stop_finish(SluiceSharedFolder *self, GAsyncResult *result)
@@ -257,19 +275,28 @@ void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm)
 void sluice_shared_folder_vm_started(SluiceSharedFolder *self, const char *vm)
 {
         if (is_my_vm(self, vm))
-                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_VM_STARTED, .vm = vm });
+                sluice_shared_folder_step(self, &(Happening){
+                        .event = SLUICE_SHARE_EVENT_VM_STARTED,
+                        .vm = vm,
+                });
 }
 
 void sluice_shared_folder_vm_stopped(SluiceSharedFolder *self, const char *vm)
 {
         if (is_my_vm(self, vm))
-                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_VM_STOPPED, .vm = vm });
+                sluice_shared_folder_step(self, &(Happening){
+                        .event = SLUICE_SHARE_EVENT_VM_STOPPED,
+                        .vm = vm,
+                });
 }
 
 void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *vm, const char *tag)
 {
         if (is_my_vm(self, vm) && g_strcmp0(tag, self->config->tag) == 0)
-                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_DEVICE_REMOVED, .vm = vm });
+                sluice_shared_folder_step(self, &(Happening){
+                        .event = SLUICE_SHARE_EVENT_DEVICE_REMOVED,
+                        .vm = vm,
+                });
 }
 
 /* ---- settings ---- */
