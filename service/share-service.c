@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-service.c — see share-service.h.  GDBus sends a property write to the
  * vtable's method_call when its set_property is NULL (documented for
  * g_dbus_connection_register_object): that is the hook. */
@@ -12,13 +13,32 @@
 
 struct _SluiceShareService {
         SluiceShareSkeleton parent_instance;
-        SluiceShareServiceSetReadOnly set_read_only;
-        gpointer user_data;
+        SluiceSharedFolder *folder;  /* NULL once the share is being removed */
 };
 
 G_DEFINE_TYPE(SluiceShareService, sluice_share_service, SLUICE_TYPE_SHARE_SKELETON)
 
 static GDBusInterfaceVTable *parent_vtable;
+
+static gboolean refuse_when_removed(SluiceShareService *self, GDBusMethodInvocation *invocation)
+{
+        if (self->folder != NULL)
+                return FALSE;
+        g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_FAILED,
+                                              _("The share is being removed."));
+        return TRUE;
+}
+
+static void on_read_only_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GDBusMethodInvocation) invocation = user_data;
+        GError *error = NULL;
+
+        if (sluice_shared_folder_set_read_only_finish(SLUICE_SHARED_FOLDER(source), result, &error))
+                g_dbus_method_invocation_return_value(g_steal_pointer(&invocation), NULL);
+        else
+                g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
+}
 
 static void share_service_method_call(GDBusConnection *connection, const char *sender,
                                     const char *object_path, const char *interface_name,
@@ -40,12 +60,10 @@ static void share_service_method_call(GDBusConnection *connection, const char *s
          * checked that the property exists, is writable and has its type */
         g_variant_get(parameters, "(&s&sv)", &iface, &name, &value);
         if (g_str_equal(name, "ReadOnly")) {
-                if (self->set_read_only == NULL) {
-                        g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                                                              _("The share is being removed."));
+                if (refuse_when_removed(self, invocation))
                         return;
-                }
-                self->set_read_only(g_variant_get_boolean(value), invocation, self->user_data);
+                sluice_shared_folder_set_read_only_async(self->folder, g_variant_get_boolean(value),
+                                                         on_read_only_done, g_object_ref(invocation));
                 return;
         }
         if (parent_vtable->set_property(connection, sender, object_path, iface, name, value, &error,
@@ -73,6 +91,93 @@ static GDBusInterfaceVTable *share_service_get_vtable(GDBusInterfaceSkeleton *sk
         return &vtable;
 }
 
+/* ---- methods ---- */
+
+static void on_start_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GDBusMethodInvocation) invocation = user_data;
+        GError *error = NULL;
+
+        if (!sluice_shared_folder_start_finish(SLUICE_SHARED_FOLDER(source), result, &error))
+                g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
+        else
+                sluice_share_complete_start(NULL, g_steal_pointer(&invocation));
+}
+
+static gboolean share_service_handle_start(SluiceShare *iface, GDBusMethodInvocation *invocation)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+
+        if (!refuse_when_removed(self, invocation))
+                sluice_shared_folder_start_async(self->folder, on_start_done, g_object_ref(invocation));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void on_stop_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result);
+        sluice_share_complete_stop(NULL, user_data);
+}
+
+static gboolean share_service_handle_stop(SluiceShare *iface, GDBusMethodInvocation *invocation)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+
+        if (!refuse_when_removed(self, invocation))
+                sluice_shared_folder_stop_async(self->folder, on_stop_done, g_object_ref(invocation));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void on_attach_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GDBusMethodInvocation) invocation = user_data;
+        GError *error = NULL;
+        g_autofree char *hint = sluice_shared_folder_attach_finish(SLUICE_SHARED_FOLDER(source),
+                                                                   result, &error);
+
+        if (hint == NULL)
+                g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
+        else
+                sluice_share_complete_attach(NULL, g_steal_pointer(&invocation), hint);
+}
+
+static gboolean share_service_handle_attach(SluiceShare *iface, GDBusMethodInvocation *invocation)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+
+        if (!refuse_when_removed(self, invocation))
+                sluice_shared_folder_attach_async(self->folder, on_attach_done, g_object_ref(invocation));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void on_detach_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GDBusMethodInvocation) invocation = user_data;
+        GError *error = NULL;
+
+        if (!sluice_shared_folder_detach_finish(SLUICE_SHARED_FOLDER(source), result, &error))
+                g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
+        else
+                sluice_share_complete_detach(NULL, g_steal_pointer(&invocation));
+}
+
+static gboolean share_service_handle_detach(SluiceShare *iface, GDBusMethodInvocation *invocation)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+
+        if (!refuse_when_removed(self, invocation))
+                sluice_shared_folder_detach_async(self->folder, on_detach_done, g_object_ref(invocation));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void on_autostart_changed(GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(object);
+
+        if (self->folder != NULL)
+                sluice_shared_folder_set_autostart(self->folder, sluice_share_get_autostart(SLUICE_SHARE(self)));
+}
+
 static void sluice_share_service_class_init(SluiceShareServiceClass *klass)
 {
         G_DBUS_INTERFACE_SKELETON_CLASS(klass)->get_vtable = share_service_get_vtable;
@@ -82,17 +187,20 @@ static void sluice_share_service_init(SluiceShareService *self)
 {
 }
 
-SluiceShare *sluice_share_service_new(SluiceShareServiceSetReadOnly set_read_only, gpointer user_data)
+SluiceShare *sluice_share_service_new(SluiceSharedFolder *folder)
 {
         SluiceShareService *self = g_object_new(SLUICE_TYPE_SHARE_SERVICE, NULL);
 
-        self->set_read_only = set_read_only;
-        self->user_data = user_data;
+        self->folder = folder;
+        g_signal_connect(self, "handle-start", G_CALLBACK(share_service_handle_start), NULL);
+        g_signal_connect(self, "handle-stop", G_CALLBACK(share_service_handle_stop), NULL);
+        g_signal_connect(self, "handle-attach", G_CALLBACK(share_service_handle_attach), NULL);
+        g_signal_connect(self, "handle-detach", G_CALLBACK(share_service_handle_detach), NULL);
+        g_signal_connect(self, "notify::autostart", G_CALLBACK(on_autostart_changed), NULL);
         return SLUICE_SHARE(self);
 }
 
-void sluice_share_service_clear_handler(SluiceShareService *self)
+void sluice_share_service_forget_folder(SluiceShareService *self)
 {
-        self->set_read_only = NULL;
-        self->user_data = NULL;
+        self->folder = NULL;
 }

@@ -1,8 +1,9 @@
-/* share.h — one shared folder: its org.sluice.Sluice1.Share object, its
- * worker and its state machine
- *   stopped -> starting -> running <-> attached,  any -> failed,
- * and its VM: attached when the worker runs and the VM runs, re-attached
- * after a worker restart. */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* share.h — one shared folder: its worker and its device in its VM, driven
+ * by the state machine of share-lifecycle.h (read that first); its
+ * org.sluice.Sluice1.Share object (share-service.h) only translates calls
+ * and properties into these functions.  Attached when the worker runs and
+ * the VM runs, re-attached after a worker restart. */
 #pragma once
 
 #include <gio/gio.h>
@@ -44,6 +45,18 @@ void sluice_shared_folder_attach_async(SluiceSharedFolder *self, GAsyncReadyCall
                                        gpointer user_data);
 char *sluice_shared_folder_attach_finish(SluiceSharedFolder *self, GAsyncResult *result,
                                          GError **error);
+/* Unplugs from the VM; fails with NO_VM when none is assigned. */
+void sluice_shared_folder_detach_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
+                                       gpointer user_data);
+gboolean sluice_shared_folder_detach_finish(SluiceSharedFolder *self, GAsyncResult *result,
+                                            GError **error);
+/* ReadOnly: the property and the saved setting change once the worker has
+ * switched (at once when there is none); an error when it refuses. */
+void sluice_shared_folder_set_read_only_async(SluiceSharedFolder *self, gboolean readonly,
+                                              GAsyncReadyCallback callback, gpointer user_data);
+gboolean sluice_shared_folder_set_read_only_finish(SluiceSharedFolder *self, GAsyncResult *result,
+                                                   GError **error);
+void sluice_shared_folder_set_autostart(SluiceSharedFolder *self, gboolean autostart);
 /* Assigns another VM (already validated); detaches from the old one first. */
 void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm);
 

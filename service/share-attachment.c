@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* share-attachment.c — the attachment's table; see share-attachment.h. */
+#include "share-attachment.h"
+
+#define A(name) SLUICE_SHARE_ACTION_##name
+#define GO(state) .moves = TRUE, .next = SLUICE_SHARE_ATTACHMENT_##state
+#define DO(set) .actions = (set)
+#define CALLER(who) .caller = SLUICE_SHARE_CALLER_##who
+
+typedef struct {
+        gboolean moves;  /* FALSE: the state stays */
+        SluiceShareAttachmentState next;
+        SluiceShareActions actions;
+        SluiceShareCaller caller;
+        gboolean retries;  /* RECOVERING's unplug failure: ask again while tries are left */
+} Row;
+
+/* An event a state does not list changes nothing (and a caller of PLUG or
+ * UNPLUG there is answered by the row: every state lists those). */
+static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT_N_EVENTS] = {
+        [SLUICE_SHARE_ATTACHMENT_UNPLUGGED] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { GO(PLUGGING), DO(A(PLUG)), CALLER(WAIT_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = { DO(A(REPORT_RESTARTED)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_PLUGGING] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
+                /* nothing is in the VM yet; the plug's result decides */
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(PLUGGED),
+                        DO(A(CLEAR_ERROR) | A(SET_HINT) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS)) },
+                /* the device is the crashed worker's: the restart replaces it */
+                [SLUICE_SHARE_ATTACHMENT_PLUG_DONE_WORKER_LOST] = { GO(STALE),
+                        DO(A(COMPLETE_ATTACH_WAITERS)) },
+                /* stopped while the device was being plugged in: take it out again */
+                [SLUICE_SHARE_ATTACHMENT_PLUG_DONE_UNWANTED] = { GO(UNPLUGGED),
+                        DO(A(UNPLUG_QUIETLY) | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_PLUG_FAILED] = { GO(UNPLUGGED),
+                        DO(A(REPORT_PLUG_FAILED) | A(FAIL_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_PLUG_CANCELLED] = { GO(UNPLUGGED), DO(A(FAIL_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = { DO(A(REPORT_RESTARTED)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_PLUGGED] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGING), DO(A(UNPLUG)), CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED),
+                        DO(A(CLEAR_HINT) | A(REPORT_DETACHED)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED),
+                        DO(A(CLEAR_HINT) | A(REPORT_DETACHED)) },
+                /* the old VM loses the device; nothing waits for it */
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
+                        DO(A(UNPLUG_QUIETLY) | A(CLEAR_HINT)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_UNPLUGGING] = {
+                /* still in the VM until the unplug completes */
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE] = { GO(UNPLUGGED),
+                        DO(A(CLEAR_HINT) | A(REPORT_DETACHED) | A(COMPLETE_DETACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FAILED] = { GO(PLUGGED), DO(A(FAIL_DETACH_WAITERS)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_STALE] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY)), CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_READY] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_RECOVERING] = {
+                /* the recovery plugs it in: an Attach waits for that */
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE] = { GO(REPLUGGING), DO(A(PLUG)) },
+                /* an Attach waiting for the recovery hears why it cannot end yet */
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FAILED] = { GO(AWAITING_OLD_DEVICE),
+                        DO(A(REPORT_OLD_DEVICE_HELD) | A(FAIL_ATTACH_WAITERS)), .retries = TRUE },
+                /* DEVICE_REMOVED: the unplug under way reports it too, and decides */
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_AWAITING_OLD_DEVICE] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { GO(PLUGGING), DO(A(PLUG)), CALLER(WAIT_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY)), CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                /* the guest let the old device go at last */
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(REPLUGGING), DO(A(CLEAR_ERROR) | A(PLUG)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_REPLUGGING] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(PLUGGED),
+                        DO(A(CLEAR_ERROR) | A(SET_HINT) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
+                           A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_PLUG_DONE_WORKER_LOST] = { GO(STALE),
+                        DO(A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_PLUG_DONE_UNWANTED] = { GO(UNPLUGGED),
+                        DO(A(UNPLUG_QUIETLY) | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_PLUG_FAILED] = { GO(UNPLUGGED),
+                        DO(A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_PLUG_CANCELLED] = { GO(UNPLUGGED),
+                        DO(A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS)) },
+        },
+};
+
+static const char *const state_names[] = {
+        [SLUICE_SHARE_ATTACHMENT_UNPLUGGED] = "unplugged",
+        [SLUICE_SHARE_ATTACHMENT_PLUGGING] = "plugging",
+        [SLUICE_SHARE_ATTACHMENT_PLUGGED] = "plugged",
+        [SLUICE_SHARE_ATTACHMENT_UNPLUGGING] = "unplugging",
+        [SLUICE_SHARE_ATTACHMENT_STALE] = "stale",
+        [SLUICE_SHARE_ATTACHMENT_RECOVERING] = "recovering",
+        [SLUICE_SHARE_ATTACHMENT_AWAITING_OLD_DEVICE] = "awaiting-old-device",
+        [SLUICE_SHARE_ATTACHMENT_REPLUGGING] = "replugging",
+};
+
+static const char *const event_names[] = {
+        [SLUICE_SHARE_ATTACHMENT_PLUG] = "plug",
+        [SLUICE_SHARE_ATTACHMENT_UNPLUG] = "unplug",
+        [SLUICE_SHARE_ATTACHMENT_SETTLE] = "settle",
+        [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = "plug-done",
+        [SLUICE_SHARE_ATTACHMENT_PLUG_DONE_WORKER_LOST] = "plug-done-worker-lost",
+        [SLUICE_SHARE_ATTACHMENT_PLUG_DONE_UNWANTED] = "plug-done-unwanted",
+        [SLUICE_SHARE_ATTACHMENT_PLUG_FAILED] = "plug-failed",
+        [SLUICE_SHARE_ATTACHMENT_PLUG_CANCELLED] = "plug-cancelled",
+        [SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE] = "unplug-done",
+        [SLUICE_SHARE_ATTACHMENT_UNPLUG_FAILED] = "unplug-failed",
+        [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = "device-removed",
+        [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = "vm-stopped",
+        [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = "vm-unassigned",
+        [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = "worker-lost",
+        [SLUICE_SHARE_ATTACHMENT_WORKER_READY] = "worker-ready",
+        [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = "worker-restarted",
+        [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = "worker-gone",
+};
+
+G_STATIC_ASSERT(G_N_ELEMENTS(state_names) == SLUICE_SHARE_ATTACHMENT_N_STATES);
+G_STATIC_ASSERT(G_N_ELEMENTS(event_names) == SLUICE_SHARE_ATTACHMENT_N_EVENTS);
+
+void sluice_share_attachment_init(SluiceShareAttachment *self)
+{
+        self->state = SLUICE_SHARE_ATTACHMENT_UNPLUGGED;
+        self->recovery_tries = 0;
+}
+
+SluiceShareAttachmentResult sluice_share_attachment_step(SluiceShareAttachment *self,
+                                                         SluiceShareAttachmentEvent event)
+{
+        const Row *row;
+        SluiceShareAttachmentResult result;
+
+        g_return_val_if_fail(self->state < SLUICE_SHARE_ATTACHMENT_N_STATES, (SluiceShareAttachmentResult){ 0 });
+        g_return_val_if_fail(event < SLUICE_SHARE_ATTACHMENT_N_EVENTS, (SluiceShareAttachmentResult){ 0 });
+        row = &table[self->state][event];
+        if (row->retries && self->recovery_tries < SLUICE_SHARE_RECOVERY_UNPLUG_TRIES) {
+                /* plugging in now would find the old device (same socket) and
+                 * give a share that does not work: ask again */
+                self->recovery_tries++;
+                return (SluiceShareAttachmentResult){ .next = self->state,
+                                                      .actions = A(UNPLUG_OLD_DEVICE) };
+        }
+        result.next = row->moves ? row->next : self->state;
+        result.actions = row->actions;
+        result.caller = row->caller;
+        if (result.actions & A(UNPLUG_OLD_DEVICE))
+                self->recovery_tries = 1;  /* the first request of a recovery */
+        self->state = result.next;
+        return result;
+}
+
+gboolean sluice_share_attachment_in_vm(SluiceShareAttachmentState state)
+{
+        return state == SLUICE_SHARE_ATTACHMENT_PLUGGED || state == SLUICE_SHARE_ATTACHMENT_UNPLUGGING;
+}
+
+const char *sluice_share_attachment_state_name(SluiceShareAttachmentState state)
+{
+        return state < SLUICE_SHARE_ATTACHMENT_N_STATES ? state_names[state] : "?";
+}
+
+const char *sluice_share_attachment_event_name(SluiceShareAttachmentEvent event)
+{
+        return event < SLUICE_SHARE_ATTACHMENT_N_EVENTS ? event_names[event] : "?";
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* share-attachment.h — the share's device in its VM, as a state machine of
+ * its own.  Pure: a table of (state x event) -> next state, actions
+ * (share-actions.h) and what becomes of a caller; no GObject, libvirt or
+ * worker.  The share's lifecycle (share-lifecycle.h) feeds it, translating
+ * what happened into these events according to whether the worker serves.
+ *
+ *                 PLUG                  PLUG_DONE                 UNPLUG
+ *   UNPLUGGED -------------> PLUGGING -------------> PLUGGED -------------> UNPLUGGING
+ *       ^     <-------------    |                     ^   |   <-------------     |
+ *       |      PLUG_FAILED,     | PLUG_DONE_          |   |   UNPLUG_FAILED      |
+ *       |      PLUG_DONE_       | WORKER_LOST         |   | WORKER_LOST          |
+ *       |      UNWANTED         v                     |   v                      |
+ *       |                     STALE <-----------------)---+                      |
+ *       |                       | WORKER_READY,       |                          |
+ *       |                       | WORKER_RESTARTED    | PLUG_DONE                |
+ *       |                       v                     | (Event "recovered")      |
+ *       |                  RECOVERING -------------> REPLUGGING                  |
+ *       |                   |  ^   UNPLUG_DONE          ^                        |
+ *       |     UNPLUG_FAILED |  | UNPLUG_FAILED,         | DEVICE_REMOVED         |
+ *       |    (tries used up)|  | tries left: ask again  |                        |
+ *       |                   v  +                        |                        |
+ *       |            AWAITING_OLD_DEVICE ---------------+                        |
+ *       |                                                                        |
+ *       +------------------------------ UNPLUG_DONE ------------------------------+
+ *
+ *   Also, from the states with a device in the VM: VM_STOPPED, DEVICE_REMOVED
+ *   (from PLUGGED: Event "detached"), VM_UNASSIGNED and WORKER_GONE lead to
+ *   UNPLUGGED, a device of ours left behind being unplugged quietly; a plug
+ *   that fails while replugging (REPLUGGING --PLUG_FAILED--> UNPLUGGED) says
+ *   so in Error and Event "failed".
+ *
+ * Why RECOVERING: QEMU cannot reconnect a vhost-user-fs device to a new
+ * backend, so a restarted worker needs a fresh device: the old one is
+ * unplugged first.  A busy or booting guest can miss an unplug request, so
+ * it is asked again, then Sluice waits for the guest (AWAITING_OLD_DEVICE).
+ *
+ * Requests with a caller (PLUG for Attach, UNPLUG for Detach, SETTLE for a
+ * Start that should wait for a pending plug) say what becomes of it
+ * (SluiceShareCaller).  Completions (PLUG_DONE, UNPLUG_DONE, ...) that
+ * arrive in a state that no longer waits for them change nothing.
+ *
+ * The next stage, a share mounted in the guest (reported by the guest
+ * agent), is one more state after PLUGGED: PLUGGED --GUEST_MOUNTED-->
+ * MOUNTED, with MOUNTED answering the same events as PLUGGED (and an
+ * unmount before UNPLUG).  Nothing in the lifecycle changes for it. */
+#pragma once
+
+#include <glib.h>
+
+#include "share-actions.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+        SLUICE_SHARE_ATTACHMENT_UNPLUGGED,          /* nothing of the share in its VM */
+        SLUICE_SHARE_ATTACHMENT_PLUGGING,           /* a hot-plug is under way */
+        SLUICE_SHARE_ATTACHMENT_PLUGGED,            /* in the VM, served by the running worker */
+        SLUICE_SHARE_ATTACHMENT_UNPLUGGING,         /* a Detach (or Stop) is taking it out */
+        SLUICE_SHARE_ATTACHMENT_STALE,              /* in the VM, but its worker died: restart pending */
+        SLUICE_SHARE_ATTACHMENT_RECOVERING,         /* unplugging the dead worker's device */
+        SLUICE_SHARE_ATTACHMENT_AWAITING_OLD_DEVICE, /* the guest still holds it: plug once it is gone */
+        SLUICE_SHARE_ATTACHMENT_REPLUGGING,         /* plugging the restarted worker in */
+        SLUICE_SHARE_ATTACHMENT_N_STATES,
+} SluiceShareAttachmentState;
+
+typedef enum {
+        /* requests */
+        SLUICE_SHARE_ATTACHMENT_PLUG,               /* Attach, or the VM runs while the worker does */
+        SLUICE_SHARE_ATTACHMENT_UNPLUG,             /* Detach, or Stop */
+        SLUICE_SHARE_ATTACHMENT_SETTLE,             /* a Start: wait for a plug under way */
+        /* results of what the actions asked for */
+        SLUICE_SHARE_ATTACHMENT_PLUG_DONE,          /* ... and the worker serves */
+        SLUICE_SHARE_ATTACHMENT_PLUG_DONE_WORKER_LOST, /* ... but the worker crashed meanwhile */
+        SLUICE_SHARE_ATTACHMENT_PLUG_DONE_UNWANTED, /* ... but the share stopped or failed meanwhile */
+        SLUICE_SHARE_ATTACHMENT_PLUG_FAILED,
+        SLUICE_SHARE_ATTACHMENT_PLUG_CANCELLED,     /* the service is going away: not an error to show */
+        SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE,
+        SLUICE_SHARE_ATTACHMENT_UNPLUG_FAILED,
+        /* the VM */
+        SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED,     /* the share's device left the VM */
+        SLUICE_SHARE_ATTACHMENT_VM_STOPPED,
+        SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED,      /* the share moves to another VM */
+        /* the worker */
+        SLUICE_SHARE_ATTACHMENT_WORKER_LOST,        /* crashed; a restart is coming */
+        SLUICE_SHARE_ATTACHMENT_WORKER_READY,       /* ready after a launch */
+        SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED,   /* ready after a crash */
+        SLUICE_SHARE_ATTACHMENT_WORKER_GONE,        /* failed for good, or stopped */
+        SLUICE_SHARE_ATTACHMENT_N_EVENTS,
+} SluiceShareAttachmentEvent;
+
+/* Unplug requests for a crashed worker's device before waiting for the
+ * guest (each request waits up to 10 s in the VM manager). */
+#define SLUICE_SHARE_RECOVERY_UNPLUG_TRIES 3
+
+typedef struct {
+        SluiceShareAttachmentState state;
+        guint recovery_tries;  /* unplug requests made for the old device */
+} SluiceShareAttachment;
+
+typedef struct {
+        SluiceShareAttachmentState next;
+        SluiceShareActions actions;
+        SluiceShareCaller caller;
+} SluiceShareAttachmentResult;
+
+void sluice_share_attachment_init(SluiceShareAttachment *self);
+/* Moves SELF by EVENT and says what to do. */
+SluiceShareAttachmentResult sluice_share_attachment_step(SluiceShareAttachment *self,
+                                                         SluiceShareAttachmentEvent event);
+/* Whether the VM holds a device of the share's running worker (State "attached"). */
+gboolean sluice_share_attachment_in_vm(SluiceShareAttachmentState state);
+
+const char *sluice_share_attachment_state_name(SluiceShareAttachmentState state);
+const char *sluice_share_attachment_event_name(SluiceShareAttachmentEvent event);
+
+G_END_DECLS

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* share-lifecycle.h — a share's life as one state machine: read this first.
+ *
+ *              START,               FOLDER_OK                 WORKER_READY,
+ *              ATTACH                                         WORKER_RESTARTED
+ *   STOPPED ----------> CHECKING -------------> STARTING ---------------------> RUNNING
+ *     ^      <---------    |                        |  ^     WORKER_CRASHED      |  |
+ *     |        STOP        | FOLDER_FAILED          |  +-------------------------+  |
+ *     |                    v                        |                               |
+ *     |                 FAILED <--------------------+------- WORKER_FAILED ----------+
+ *     |                    |
+ *     |                    | STOP                                  STOP (from STARTING
+ *     |                    v                                        and RUNNING too)
+ *     +-------------- STOPPING <------------------- DETACHING <--------------------
+ *      WORKER_STOPPED     STOP_WORKER    the device is out (at once
+ *                                        when none is in the VM)
+ *
+ *   Also: FAILED --START, ATTACH--> CHECKING (Error cleared, checked again);
+ *   STARTING --WORKER_CRASHED--> STARTING (a crash before it was ready).
+ *
+ *   CHECKING   the folder is checked (in a thread) before the worker starts
+ *   STARTING   the worker is launched, or restarts after a crash (worker.c
+ *              restarts with backoff and gives up: WORKER_FAILED)
+ *   RUNNING    the worker serves; where its device is: share-attachment.h
+ *   DETACHING  Stop: the device leaves the VM first
+ *   STOPPING   Stop: the worker is being stopped and reaped
+ *
+ * The attachment (the device in the VM) is a sub-machine: each lifecycle
+ * event that concerns it is forwarded to it as an attachment event chosen by
+ * the lifecycle state (a plug that completes while the worker restarts is
+ * PLUG_DONE_WORKER_LOST; while the share stops, PLUG_DONE_UNWANTED).  The
+ * actions of both are returned together (share-actions.h).
+ *
+ * The published State (D-Bus, stopped|starting|running|attached|failed):
+ *   STOPPED stopped; CHECKING, STARTING starting; FAILED failed;
+ *   RUNNING attached while the device is in the VM, else running;
+ *   DETACHING, STOPPING: what it was, "attached" turning "running" once
+ *   the device is out.
+ *
+ * Pure: no GObject, D-Bus, libvirt or worker; the caller owns the struct. */
+#pragma once
+
+#include <glib.h>
+
+#include "share-actions.h"
+#include "share-attachment.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+        SLUICE_SHARE_STOPPED,
+        SLUICE_SHARE_CHECKING,
+        SLUICE_SHARE_STARTING,
+        SLUICE_SHARE_RUNNING,
+        SLUICE_SHARE_DETACHING,
+        SLUICE_SHARE_STOPPING,
+        SLUICE_SHARE_FAILED,
+        SLUICE_SHARE_N_STATES,
+} SluiceShareState;
+
+typedef enum {
+        /* calls: the result's caller says what becomes of the caller */
+        SLUICE_SHARE_EVENT_START,
+        SLUICE_SHARE_EVENT_ATTACH,          /* after its checks (a VM assigned, known, running) */
+        SLUICE_SHARE_EVENT_DETACH,
+        SLUICE_SHARE_EVENT_STOP,
+        /* the folder check */
+        SLUICE_SHARE_EVENT_FOLDER_OK,
+        SLUICE_SHARE_EVENT_FOLDER_FAILED,
+        /* the worker */
+        SLUICE_SHARE_EVENT_WORKER_READY,
+        SLUICE_SHARE_EVENT_WORKER_RESTARTED, /* ready again after a crash */
+        SLUICE_SHARE_EVENT_WORKER_CRASHED,   /* a restart is scheduled */
+        SLUICE_SHARE_EVENT_WORKER_FAILED,    /* given up */
+        SLUICE_SHARE_EVENT_WORKER_STOPPED,   /* STOP_WORKER completed */
+        /* what PLUG, UNPLUG and UNPLUG_OLD_DEVICE asked of the VM */
+        SLUICE_SHARE_EVENT_PLUG_DONE,
+        SLUICE_SHARE_EVENT_PLUG_FAILED,
+        SLUICE_SHARE_EVENT_PLUG_CANCELLED,
+        SLUICE_SHARE_EVENT_UNPLUG_DONE,
+        SLUICE_SHARE_EVENT_UNPLUG_FAILED,
+        /* the share's VM */
+        SLUICE_SHARE_EVENT_VM_STARTED,
+        SLUICE_SHARE_EVENT_VM_STOPPED,
+        SLUICE_SHARE_EVENT_DEVICE_REMOVED,
+        SLUICE_SHARE_EVENT_VM_UNASSIGNED,    /* before the share moves to another VM */
+        SLUICE_SHARE_N_EVENTS,
+} SluiceShareEvent;
+
+/* The names of the D-Bus State property, in the order of this enum. */
+typedef enum {
+        SLUICE_SHARE_PUBLISHED_STOPPED,
+        SLUICE_SHARE_PUBLISHED_STARTING,
+        SLUICE_SHARE_PUBLISHED_RUNNING,
+        SLUICE_SHARE_PUBLISHED_ATTACHED,
+        SLUICE_SHARE_PUBLISHED_FAILED,
+} SluiceSharePublished;
+
+typedef struct {
+        SluiceShareState state;
+        SluiceShareAttachment attachment;
+        SluiceSharePublished published;
+} SluiceShareLifecycle;
+
+typedef struct {
+        SluiceShareState next;
+        SluiceShareAttachmentState attachment;  /* the sub-machine's state after the step */
+        SluiceSharePublished published;
+        SluiceShareActions actions;
+        SluiceShareCaller caller;
+        SluiceShareResultError error;           /* for REFUSED and the FAIL_* actions */
+} SluiceShareLifecycleResult;
+
+void sluice_share_lifecycle_init(SluiceShareLifecycle *self);
+/* Moves SELF by EVENT.  VM_RUNNING: whether the share's VM runs now; read
+ * only when the worker becomes ready (it is plugged in then). */
+SluiceShareLifecycleResult sluice_share_lifecycle_step(SluiceShareLifecycle *self, SluiceShareEvent event,
+                                                       gboolean vm_running);
+
+const char *sluice_share_published_name(SluiceSharePublished published);
+const char *sluice_share_state_name(SluiceShareState state);
+const char *sluice_share_event_name(SluiceShareEvent event);
+
+G_END_DECLS

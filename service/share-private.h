@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* share-private.h — what share.c (the driver: callbacks in, the machine's
+ * step) and share-execute.c (the machine's actions out) share.  Not for
+ * any other file. */
+#pragma once
+
+#include "share-lifecycle.h"
+#include "share-stats.h"
+#include "share.h"
+#include "worker.h"
+
+G_BEGIN_DECLS
+
+/* A call waiting for the machine: what it called decides what it gets. */
+typedef struct {
+        GTask *task;
+        SluiceShareEvent call;  /* START, ATTACH, DETACH or STOP */
+        gboolean joined;        /* a Start that waits for a plug: succeeds however it ends */
+} Waiter;
+
+struct _SluiceSharedFolder {
+        GObject parent_instance;
+
+        SluiceShareConfig *config;
+        char *object_path;
+        char *socket_path;
+        SluiceObjectSkeleton *object;
+        SluiceShare *iface;
+        SluiceVmManager *vms;
+        SluiceWorker *worker;
+        SluiceShareLifecycle machine;
+        GList *start_waiters;   /* Waiter: until the worker runs */
+        GList *attach_waiters;  /* Waiter: until the plug ends */
+        GList *detach_waiters;
+        GList *stop_waiters;
+        GCancellable *folder_check;  /* the pending check before a start */
+        SluiceShareStats *stats;
+        char *error;            /* what last went wrong, NULL when fine */
+        gboolean waiting_for_vm; /* libvirt is asked and does not know config->vm */
+        char *last_failure;     /* reported once: a repeat (a missing sluice-fs) is not logged again */
+};
+
+/* What happened, as the machine's event and what came with it. */
+typedef struct {
+        SluiceShareEvent event;
+        GTask *caller;                 /* the call's task (taken), for START ... STOP */
+        const GError *error;           /* FOLDER_FAILED, PLUG_FAILED, UNPLUG_FAILED */
+        const char *message;           /* WORKER_CRASHED, WORKER_FAILED: for Error and Event */
+        const char *hint;              /* PLUG_DONE */
+        const SluiceFolderId *folder;  /* FOLDER_OK */
+        const char *vm;                /* VM_STOPPED, DEVICE_REMOVED: the VM's name */
+} Happening;
+
+/* Feeds WHAT to the machine and executes what it says. */
+void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what);
+/* Carries out R, the machine's answer to WHAT (share-execute.c). */
+void sluice_shared_folder_execute(SluiceSharedFolder *self, const SluiceShareLifecycleResult *r,
+                                  const Happening *what);
+void sluice_shared_folder_set_error(SluiceSharedFolder *self, const char *message);
+void sluice_shared_folder_emit_event(SluiceSharedFolder *self, const char *kind, const char *message);
+/* Making the worker object looks for orphans a killed service left; it
+ * starts nothing. */
+void sluice_shared_folder_ensure_worker(SluiceSharedFolder *self);
+
+G_END_DECLS

@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The share's lifecycle table alone (share-lifecycle.h), without D-Bus,
+ * libvirt or a worker: every event in every state gives the documented
+ * next state, actions, caller and error; and the sequences a user lives
+ * through end where the State property says they do. */
+#include <glib.h>
+
+#include "share-lifecycle.h"
+
+#define A(name) SLUICE_SHARE_ACTION_##name
+#define L(name) SLUICE_SHARE_##name
+#define E(name) SLUICE_SHARE_EVENT_##name
+#define AT(name) SLUICE_SHARE_ATTACHMENT_##name
+#define C(name) SLUICE_SHARE_CALLER_##name
+#define R(name) SLUICE_SHARE_RESULT_##name
+
+typedef struct {
+        SluiceShareState state;
+        SluiceShareEvent event;
+        SluiceShareState next;
+        SluiceShareActions actions;
+        SluiceShareCaller caller;
+        SluiceShareResultError error;
+} Expected;
+
+#define START_ACTIONS (A(CLEAR_ERROR) | A(CHECK_FOLDER))
+#define READY_ACTIONS (A(CLEAR_ERROR) | A(FORGET_FAILURE) | A(SET_SOCKET_PATH) | A(START_STATS) | \
+                       A(RELEASE_START_WAITERS))
+#define CRASH_ACTIONS (A(STOP_STATS) | A(CLEAR_HINT) | A(SET_ERROR) | A(REPORT_CRASH))
+#define FAIL_ACTIONS (A(STOP_STATS) | A(CLEAR_SOCKET_PATH) | A(CLEAR_HINT) | A(SET_ERROR) | \
+                      A(REPORT_FAILURE) | A(FAIL_START_WAITERS) | A(FAIL_ATTACH_WAITERS))
+
+/* Each state with nothing in the VM (DETACHING: with its unplug under way,
+ * the only way it exists), the VM not running.  Written from the header;
+ * anything not listed changes nothing, does nothing and has no caller. */
+static const Expected expected[] = {
+        { L(STOPPED), E(START), L(CHECKING), START_ACTIONS, C(WAIT_RUNNING), R(OK) },
+        { L(STOPPED), E(ATTACH), L(CHECKING), START_ACTIONS, C(WAIT_RUNNING), R(OK) },
+        { L(STOPPED), E(DETACH), L(STOPPED), 0, C(DONE), R(OK) },
+        { L(STOPPED), E(STOP), L(STOPPED), 0, C(STOP_ORPHANS), R(OK) },
+
+        { L(CHECKING), E(START), L(CHECKING), 0, C(WAIT_RUNNING), R(OK) },
+        { L(CHECKING), E(ATTACH), L(CHECKING), 0, C(WAIT_RUNNING), R(OK) },
+        { L(CHECKING), E(DETACH), L(CHECKING), 0, C(DONE), R(OK) },
+        { L(CHECKING), E(STOP), L(STOPPED),
+          A(FORGET_FOLDER_CHECK) | A(FAIL_START_WAITERS) | A(FAIL_ATTACH_WAITERS), C(STOP_ORPHANS), R(STOPPED) },
+        { L(CHECKING), E(FOLDER_OK), L(STARTING), A(SPAWN_WORKER), C(NONE), R(OK) },
+        { L(CHECKING), E(FOLDER_FAILED), L(FAILED),
+          A(SET_ERROR) | A(FAIL_START_WAITERS) | A(FAIL_ATTACH_WAITERS), C(NONE), R(EVENT_ERROR) },
+
+        { L(STARTING), E(START), L(STARTING), 0, C(WAIT_RUNNING), R(OK) },
+        { L(STARTING), E(ATTACH), L(STARTING), 0, C(WAIT_RUNNING), R(OK) },
+        { L(STARTING), E(DETACH), L(STARTING), 0, C(DONE), R(OK) },
+        { L(STARTING), E(STOP), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
+        { L(STARTING), E(WORKER_READY), L(RUNNING), READY_ACTIONS, C(NONE), R(OK) },
+        { L(STARTING), E(WORKER_RESTARTED), L(RUNNING), READY_ACTIONS | A(REPORT_RESTARTED), C(NONE), R(OK) },
+        { L(STARTING), E(WORKER_CRASHED), L(STARTING), CRASH_ACTIONS, C(NONE), R(OK) },
+        { L(STARTING), E(WORKER_FAILED), L(FAILED), FAIL_ACTIONS, C(NONE), R(EVENT_ERROR) },
+
+        { L(RUNNING), E(START), L(RUNNING), 0, C(DONE), R(OK) },
+        { L(RUNNING), E(ATTACH), L(RUNNING), A(PLUG), C(WAIT_PLUG), R(OK) },
+        { L(RUNNING), E(DETACH), L(RUNNING), 0, C(DONE), R(OK) },
+        { L(RUNNING), E(STOP), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
+        { L(RUNNING), E(WORKER_CRASHED), L(STARTING), CRASH_ACTIONS, C(NONE), R(OK) },
+        { L(RUNNING), E(WORKER_FAILED), L(FAILED), FAIL_ACTIONS, C(NONE), R(EVENT_ERROR) },
+        { L(RUNNING), E(VM_STARTED), L(RUNNING), A(PLUG), C(NONE), R(OK) },
+
+        { L(DETACHING), E(START), L(DETACHING), 0, C(REFUSED), R(STOPPING) },
+        { L(DETACHING), E(ATTACH), L(DETACHING), 0, C(REFUSED), R(STOPPING) },
+        { L(DETACHING), E(DETACH), L(DETACHING), 0, C(WAIT_UNPLUG), R(OK) },
+        { L(DETACHING), E(STOP), L(DETACHING), 0, C(WAIT_STOP), R(OK) },
+        { L(DETACHING), E(UNPLUG_DONE), L(STOPPING),
+          A(CLEAR_HINT) | A(REPORT_DETACHED) | A(COMPLETE_DETACH_WAITERS) | A(STOP_WORKER), C(NONE), R(OK) },
+        /* the device stays, the worker goes all the same */
+        { L(DETACHING), E(UNPLUG_FAILED), L(STOPPING), A(FAIL_DETACH_WAITERS) | A(STOP_WORKER), C(NONE),
+          R(EVENT_ERROR) },
+
+        { L(STOPPING), E(START), L(STOPPING), 0, C(REFUSED), R(STOPPING) },
+        { L(STOPPING), E(ATTACH), L(STOPPING), 0, C(REFUSED), R(STOPPING) },
+        { L(STOPPING), E(DETACH), L(STOPPING), 0, C(DONE), R(OK) },
+        { L(STOPPING), E(STOP), L(STOPPING), 0, C(WAIT_STOP), R(OK) },
+        { L(STOPPING), E(WORKER_STOPPED), L(STOPPED),
+          A(STOP_STATS) | A(CLEAR_SOCKET_PATH) | A(CLEAR_HINT) | A(FAIL_START_WAITERS) |
+          A(FAIL_ATTACH_WAITERS) | A(COMPLETE_STOP_WAITERS), C(NONE), R(STOPPED) },
+
+        { L(FAILED), E(START), L(CHECKING), START_ACTIONS, C(WAIT_RUNNING), R(OK) },
+        { L(FAILED), E(ATTACH), L(CHECKING), START_ACTIONS, C(WAIT_RUNNING), R(OK) },
+        { L(FAILED), E(DETACH), L(FAILED), 0, C(DONE), R(OK) },
+        { L(FAILED), E(STOP), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
+};
+
+static SluiceShareLifecycle machine_in(SluiceShareState state, SluiceShareAttachmentState attachment)
+{
+        SluiceShareLifecycle m;
+
+        sluice_share_lifecycle_init(&m);
+        m.state = state;
+        m.attachment.state = attachment;
+        return m;
+}
+
+static void test_every_event_in_every_state(void)
+{
+        guint listed = 0;
+
+        for (guint state = 0; state < SLUICE_SHARE_N_STATES; state++) {
+                for (guint event = 0; event < SLUICE_SHARE_N_EVENTS; event++) {
+                        Expected want = { state, event, state, 0, C(NONE), R(OK) };
+                        SluiceShareLifecycle m = machine_in(state, state == L(DETACHING) ? AT(UNPLUGGING)
+                                                                                         : AT(UNPLUGGED));
+                        SluiceShareLifecycleResult got;
+
+                        for (guint i = 0; i < G_N_ELEMENTS(expected); i++) {
+                                if (expected[i].state == state && expected[i].event == event) {
+                                        want = expected[i];
+                                        listed++;
+                                }
+                        }
+                        got = sluice_share_lifecycle_step(&m, event, FALSE);
+                        g_test_message("%s + %s -> %s", sluice_share_state_name(state),
+                                       sluice_share_event_name(event), sluice_share_state_name(got.next));
+                        g_assert_cmpstr(sluice_share_state_name(got.next), ==, sluice_share_state_name(want.next));
+                        g_assert_cmpint(m.state, ==, got.next);
+                        g_assert_cmphex(got.actions, ==, want.actions);
+                        g_assert_cmpint(got.caller, ==, want.caller);
+                        g_assert_cmpint(got.error, ==, want.error);
+                }
+        }
+        g_assert_cmpuint(listed, ==, G_N_ELEMENTS(expected));
+}
+
+/* The published State of every lifecycle state, with the device in the VM
+ * and without (a Stop keeps what it was until the device is out). */
+static void test_published_state(void)
+{
+        static const struct {
+                SluiceShareState state;
+                SluiceShareAttachmentState attachment;
+                SluiceSharePublished before;
+                const char *published;
+        } cases[] = {
+                { L(STOPPED), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_RUNNING, "stopped" },
+                { L(CHECKING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_STOPPED, "starting" },
+                { L(STARTING), AT(STALE), SLUICE_SHARE_PUBLISHED_ATTACHED, "starting" },
+                { L(RUNNING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_STARTING, "running" },
+                { L(RUNNING), AT(PLUGGING), SLUICE_SHARE_PUBLISHED_RUNNING, "running" },
+                { L(RUNNING), AT(RECOVERING), SLUICE_SHARE_PUBLISHED_STARTING, "running" },
+                { L(RUNNING), AT(PLUGGED), SLUICE_SHARE_PUBLISHED_RUNNING, "attached" },
+                { L(RUNNING), AT(UNPLUGGING), SLUICE_SHARE_PUBLISHED_ATTACHED, "attached" },
+                { L(DETACHING), AT(UNPLUGGING), SLUICE_SHARE_PUBLISHED_ATTACHED, "attached" },
+                { L(STOPPING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_ATTACHED, "running" },
+                { L(STOPPING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_STARTING, "starting" },
+                { L(STOPPING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_FAILED, "failed" },
+                { L(FAILED), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_RUNNING, "failed" },
+        };
+
+        for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+                SluiceShareLifecycle m = machine_in(cases[i].state, cases[i].attachment);
+                SluiceShareLifecycleResult r;
+
+                m.published = cases[i].before;
+                /* an event that changes nothing in any of these states */
+                r = sluice_share_lifecycle_step(&m, E(FOLDER_OK), FALSE);
+                if (cases[i].state == L(CHECKING))
+                        continue;  /* FOLDER_OK moves it on; CHECKING is "starting" below */
+                g_assert_cmpstr(sluice_share_published_name(r.published), ==, cases[i].published);
+        }
+        {
+                SluiceShareLifecycle m = machine_in(L(STOPPED), AT(UNPLUGGED));
+                SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&m, E(START), FALSE);
+
+                g_assert_cmpstr(sluice_share_published_name(r.published), ==, "starting");
+        }
+}
+
+static SluiceShareLifecycleResult step(SluiceShareLifecycle *m, SluiceShareEvent event, gboolean vm_running,
+                                       SluiceShareState next, SluiceShareAttachmentState attachment,
+                                       const char *published)
+{
+        SluiceShareLifecycleResult r = sluice_share_lifecycle_step(m, event, vm_running);
+
+        g_assert_cmpstr(sluice_share_state_name(r.next), ==, sluice_share_state_name(next));
+        g_assert_cmpstr(sluice_share_attachment_state_name(r.attachment), ==,
+                        sluice_share_attachment_state_name(attachment));
+        g_assert_cmpstr(sluice_share_published_name(r.published), ==, published);
+        return r;
+}
+
+/* Start while the VM runs: the share is checked, started, plugged in, and
+ * the Start call ends once it is attached. */
+static void test_start_ready_vm_running_plugged(void)
+{
+        SluiceShareLifecycle m;
+        SluiceShareLifecycleResult r;
+
+        sluice_share_lifecycle_init(&m);
+        r = step(&m, E(START), FALSE, L(CHECKING), AT(UNPLUGGED), "starting");
+        g_assert_cmpint(r.caller, ==, C(WAIT_RUNNING));
+        r = step(&m, E(FOLDER_OK), FALSE, L(STARTING), AT(UNPLUGGED), "starting");
+        g_assert_cmphex(r.actions, ==, A(SPAWN_WORKER));
+        r = step(&m, E(WORKER_READY), TRUE, L(RUNNING), AT(PLUGGING), "running");
+        g_assert_cmphex(r.actions, ==, READY_ACTIONS | A(PLUG));
+        /* the plug is asked for before the waiting Start is released */
+        g_assert_cmphex(A(PLUG), <, A(RELEASE_START_WAITERS));
+        /* the released Start asks again and waits for the plug */
+        r = step(&m, E(START), FALSE, L(RUNNING), AT(PLUGGING), "running");
+        g_assert_cmpint(r.caller, ==, C(JOIN_PLUG));
+        r = step(&m, E(PLUG_DONE), FALSE, L(RUNNING), AT(PLUGGED), "attached");
+        g_assert_cmphex(r.actions, ==,
+                        A(CLEAR_ERROR) | A(SET_HINT) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS));
+        r = step(&m, E(ATTACH), FALSE, L(RUNNING), AT(PLUGGED), "attached");
+        g_assert_cmpint(r.caller, ==, C(HINT));
+        /* the VM stops: detached, still running, plugged in again when it starts */
+        r = step(&m, E(VM_STOPPED), FALSE, L(RUNNING), AT(UNPLUGGED), "running");
+        g_assert_cmphex(r.actions, ==, A(CLEAR_HINT) | A(REPORT_DETACHED));
+        r = step(&m, E(VM_STARTED), FALSE, L(RUNNING), AT(PLUGGING), "running");
+        g_assert_cmphex(r.actions, ==, A(PLUG));
+}
+
+/* A worker crash while attached: "starting", then the restarted worker's
+ * fresh device replaces the old one and the share is "attached" again. */
+static void test_crash_while_attached_recovers(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(PLUGGED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        r = step(&m, E(WORKER_CRASHED), TRUE, L(STARTING), AT(STALE), "starting");
+        g_assert_cmphex(r.actions, ==, CRASH_ACTIONS);
+        /* the old device goes first; no plug yet, no "restarted" event */
+        r = step(&m, E(WORKER_RESTARTED), TRUE, L(RUNNING), AT(RECOVERING), "running");
+        g_assert_cmphex(r.actions, ==, READY_ACTIONS | A(UNPLUG_OLD_DEVICE));
+        r = step(&m, E(UNPLUG_DONE), TRUE, L(RUNNING), AT(REPLUGGING), "running");
+        g_assert_cmphex(r.actions, ==, A(PLUG));
+        r = step(&m, E(PLUG_DONE), TRUE, L(RUNNING), AT(PLUGGED), "attached");
+        g_assert_true(r.actions & A(REPORT_RECOVERED));
+}
+
+/* A crash while not attached: "recovered" is reported at once. */
+static void test_crash_while_running_reports_restart(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(UNPLUGGED));
+        SluiceShareLifecycleResult r;
+
+        (void)step(&m, E(WORKER_CRASHED), FALSE, L(STARTING), AT(UNPLUGGED), "starting");
+        r = step(&m, E(WORKER_RESTARTED), FALSE, L(RUNNING), AT(UNPLUGGED), "running");
+        g_assert_true(r.actions & A(REPORT_RESTARTED));
+}
+
+/* The device plugged in while the worker crashed belongs to the old worker. */
+static void test_crash_during_plug(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(PLUGGING));
+        SluiceShareLifecycleResult r;
+
+        (void)step(&m, E(WORKER_CRASHED), TRUE, L(STARTING), AT(PLUGGING), "starting");
+        r = step(&m, E(PLUG_DONE), TRUE, L(STARTING), AT(STALE), "starting");
+        g_assert_cmphex(r.actions, ==, A(COMPLETE_ATTACH_WAITERS));
+        r = step(&m, E(WORKER_RESTARTED), TRUE, L(RUNNING), AT(RECOVERING), "running");
+        g_assert_true(r.actions & A(UNPLUG_OLD_DEVICE));
+}
+
+/* Stop during the folder check: stopped at once, the check's answer dropped,
+ * a waiting Start told it was stopped. */
+static void test_stop_while_checking(void)
+{
+        SluiceShareLifecycle m;
+        SluiceShareLifecycleResult r;
+
+        sluice_share_lifecycle_init(&m);
+        (void)step(&m, E(START), FALSE, L(CHECKING), AT(UNPLUGGED), "starting");
+        r = step(&m, E(STOP), FALSE, L(STOPPED), AT(UNPLUGGED), "stopped");
+        g_assert_true(r.actions & A(FORGET_FOLDER_CHECK));
+        g_assert_true(r.actions & A(FAIL_START_WAITERS));
+        g_assert_cmpint(r.error, ==, R(STOPPED));
+        r = step(&m, E(FOLDER_OK), FALSE, L(STOPPED), AT(UNPLUGGED), "stopped");
+        g_assert_cmphex(r.actions, ==, 0);
+}
+
+/* Stop while the worker starts: it is stopped, a Start meanwhile refused,
+ * the waiting Start fails once it is stopped. */
+static void test_stop_while_starting(void)
+{
+        SluiceShareLifecycle m = machine_in(L(STARTING), AT(UNPLUGGED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_STARTING;
+        r = step(&m, E(STOP), FALSE, L(STOPPING), AT(UNPLUGGED), "starting");
+        g_assert_cmphex(r.actions, ==, A(STOP_WORKER));
+        r = step(&m, E(START), FALSE, L(STOPPING), AT(UNPLUGGED), "starting");
+        g_assert_cmpint(r.caller, ==, C(REFUSED));
+        g_assert_cmpint(r.error, ==, R(STOPPING));
+        r = step(&m, E(WORKER_READY), TRUE, L(STOPPING), AT(UNPLUGGED), "starting");
+        g_assert_cmphex(r.actions, ==, 0);
+        r = step(&m, E(WORKER_STOPPED), FALSE, L(STOPPED), AT(UNPLUGGED), "stopped");
+        g_assert_true(r.actions & A(FAIL_START_WAITERS));
+        g_assert_true(r.actions & A(COMPLETE_STOP_WAITERS));
+        g_assert_cmpint(r.error, ==, R(STOPPED));
+}
+
+/* Stop while attached: the device goes first ("running"), then the worker. */
+static void test_stop_while_attached(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(PLUGGED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        r = step(&m, E(STOP), TRUE, L(DETACHING), AT(UNPLUGGING), "attached");
+        g_assert_cmphex(r.actions, ==, A(UNPLUG));
+        g_assert_cmpint(r.caller, ==, C(WAIT_STOP));
+        r = step(&m, E(UNPLUG_DONE), TRUE, L(STOPPING), AT(UNPLUGGED), "running");
+        g_assert_true(r.actions & A(STOP_WORKER));
+        g_assert_true(r.actions & A(REPORT_DETACHED));
+        (void)step(&m, E(WORKER_STOPPED), TRUE, L(STOPPED), AT(UNPLUGGED), "stopped");
+}
+
+/* A plug that completes after Stop is undone. */
+static void test_plug_completing_after_stop_is_undone(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(PLUGGING));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_RUNNING;
+        r = step(&m, E(STOP), TRUE, L(STOPPING), AT(PLUGGING), "running");
+        g_assert_cmphex(r.actions, ==, A(STOP_WORKER));
+        (void)step(&m, E(WORKER_STOPPED), TRUE, L(STOPPED), AT(PLUGGING), "stopped");
+        r = step(&m, E(PLUG_DONE), TRUE, L(STOPPED), AT(UNPLUGGED), "stopped");
+        g_assert_cmphex(r.actions, ==, A(UNPLUG_QUIETLY) | A(COMPLETE_ATTACH_WAITERS));
+}
+
+/* The folder check fails: "failed" with the check's error; Start tries again. */
+static void test_folder_check_fails(void)
+{
+        SluiceShareLifecycle m;
+        SluiceShareLifecycleResult r;
+
+        sluice_share_lifecycle_init(&m);
+        (void)step(&m, E(ATTACH), TRUE, L(CHECKING), AT(UNPLUGGED), "starting");
+        r = step(&m, E(FOLDER_FAILED), TRUE, L(FAILED), AT(UNPLUGGED), "failed");
+        g_assert_cmphex(r.actions, ==, A(SET_ERROR) | A(FAIL_START_WAITERS) | A(FAIL_ATTACH_WAITERS));
+        g_assert_cmpint(r.error, ==, R(EVENT_ERROR));
+        r = step(&m, E(START), TRUE, L(CHECKING), AT(UNPLUGGED), "starting");
+        g_assert_cmphex(r.actions, ==, START_ACTIONS);
+}
+
+/* The worker gives up while attached: failed, the device unplugged. */
+static void test_worker_gives_up_while_attached(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(PLUGGED));
+        SluiceShareLifecycleResult r;
+
+        r = step(&m, E(WORKER_FAILED), TRUE, L(FAILED), AT(UNPLUGGED), "failed");
+        g_assert_cmphex(r.actions, ==, FAIL_ACTIONS | A(UNPLUG_QUIETLY));
+}
+
+/* Another VM for an attached share: the old VM loses the device quietly. */
+static void test_vm_changed_while_attached(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(PLUGGED));
+        SluiceShareLifecycleResult r;
+
+        r = step(&m, E(VM_UNASSIGNED), FALSE, L(RUNNING), AT(UNPLUGGED), "running");
+        g_assert_cmphex(r.actions, ==, A(UNPLUG_QUIETLY) | A(CLEAR_HINT));
+        r = step(&m, E(VM_STARTED), FALSE, L(RUNNING), AT(PLUGGING), "running");
+        g_assert_cmphex(r.actions, ==, A(PLUG));
+}
+
+/* Every call (Start, Attach, Detach, Stop) gets an answer or waits for one,
+ * whatever the share and its device are doing: none is left hanging. */
+static void test_every_call_is_answered(void)
+{
+        static const SluiceShareEvent calls[] = { E(START), E(ATTACH), E(DETACH), E(STOP) };
+
+        for (guint state = 0; state < SLUICE_SHARE_N_STATES; state++) {
+                for (guint attachment = 0; attachment < SLUICE_SHARE_ATTACHMENT_N_STATES; attachment++) {
+                        for (guint i = 0; i < G_N_ELEMENTS(calls); i++) {
+                                SluiceShareLifecycle m = machine_in(state, attachment);
+                                SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&m, calls[i], TRUE);
+
+                                g_test_message("%s/%s + %s", sluice_share_state_name(state),
+                                               sluice_share_attachment_state_name(attachment),
+                                               sluice_share_event_name(calls[i]));
+                                g_assert_cmpint(r.caller, !=, C(NONE));
+                                if (r.caller == C(REFUSED))
+                                        g_assert_cmpint(r.error, !=, R(OK));
+                        }
+                }
+        }
+}
+
+int main(int argc, char **argv)
+{
+        g_test_init(&argc, &argv, NULL);
+        g_test_add_func("/share-lifecycle/every-event-in-every-state", test_every_event_in_every_state);
+        g_test_add_func("/share-lifecycle/published-state", test_published_state);
+        g_test_add_func("/share-lifecycle/every-call-is-answered", test_every_call_is_answered);
+        g_test_add_func("/share-lifecycle/start-ready-vm-running-plugged", test_start_ready_vm_running_plugged);
+        g_test_add_func("/share-lifecycle/crash-while-attached-recovers", test_crash_while_attached_recovers);
+        g_test_add_func("/share-lifecycle/crash-while-running-reports-restart",
+                        test_crash_while_running_reports_restart);
+        g_test_add_func("/share-lifecycle/crash-during-plug", test_crash_during_plug);
+        g_test_add_func("/share-lifecycle/stop-while-checking", test_stop_while_checking);
+        g_test_add_func("/share-lifecycle/stop-while-starting", test_stop_while_starting);
+        g_test_add_func("/share-lifecycle/stop-while-attached", test_stop_while_attached);
+        g_test_add_func("/share-lifecycle/plug-completing-after-stop-is-undone",
+                        test_plug_completing_after_stop_is_undone);
+        g_test_add_func("/share-lifecycle/folder-check-fails", test_folder_check_fails);
+        g_test_add_func("/share-lifecycle/worker-gives-up-while-attached", test_worker_gives_up_while_attached);
+        g_test_add_func("/share-lifecycle/vm-changed-while-attached", test_vm_changed_while_attached);
+        return g_test_run();
+}
