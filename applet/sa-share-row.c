@@ -9,6 +9,7 @@
 #include "sa-format.h"
 #include "sa-graph.h"
 #include "sa-share-row.h"
+#include "sa-share-row-private.h"
 
 /* Columns of the sync-queue table. */
 enum { COL_QUEUE, COL_REQUESTS, COL_KICKS, COL_POLLED, COL_BATCHES, N_COLS };

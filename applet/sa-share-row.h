@@ -14,8 +14,5 @@ G_DECLARE_FINAL_TYPE(SaShareRow, sa_share_row, SA, SHARE_ROW, GtkListBoxRow)
  * the row's menu: attach / detach and which VM the folder goes to. */
 GtkWidget *sa_share_row_new(SaShare *share, GListModel *vms);
 SaShare *sa_share_row_get_share(SaShareRow *self);
-/* A part a test may need to click (see sa-test-hook.c): "read-only",
- * "remove", "start-stop" or "queues"; NULL for anything else. */
-GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 #include "sa-format.h"
 #include "sa-pending.h"
 #include "sa-share-row.h"
+#include "sa-share-row-private.h"
 #include "sa-vm-chooser.h"
 #include "sa-window.h"
 #include "sa-window-private.h"
