@@ -164,12 +164,9 @@ drag_to_applet() {
         "$SA_DRAG_SOURCE" "$@" >>"$log_dir/drag-source.log" 2>&1 &
         local src_pid=$!
         pids+=($src_pid)
-        local src
-        for _ in $(seq 50); do
-                src=$(xdotool search --onlyvisible --name '^sa-drag-source$' 2>/dev/null | head -1) && [ -n "$src" ] && break
-                sleep 0.2
-        done
-        [ -n "$src" ] || fail "the drag source window did not appear"
+        local src=
+        drag_source_shown() { src=$(xdotool search --onlyvisible --name '^sa-drag-source$' | head -1) && [ -n "$src" ]; }
+        wait_for 10 drag_source_shown || fail "the drag source window did not appear"
         # No window manager: place the windows apart ourselves.
         xdotool windowmove "$src" 900 100
         sleep 0.5

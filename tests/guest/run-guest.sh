@@ -338,10 +338,8 @@ while :; do
                         # Once the worker has seen this frontend go (its log says so),
                         # its fds and memory from /proc, for the caller to compare
                         # across kills (guest-kill.sh).
-                        for _ in $(seq 600); do
-                                [ "$(grep -c 'frontend disconnected; session reset' "$daemon_log")" -ge "$kills" ] && break
-                                sleep 0.1
-                        done
+                        session_reset() { [ "$(grep -c 'frontend disconnected; session reset' "$daemon_log")" -ge "$kills" ]; }
+                        wait_for 60 session_reset
                         echo "run-guest: after kill $kills: worker fds $(ls "/proc/$daemon_pid/fd" | wc -l)" \
                              "VmRSS $(awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status") KiB" \
                              "maps $(wc -l <"/proc/$daemon_pid/maps")" >>"$daemon_log"

@@ -22,7 +22,7 @@ vm_cleanup() {
         set +e
         if [ -n "${service_pid:-}" ]; then
                 kill "$service_pid" 2>/dev/null
-                for _ in $(seq 100); do kill -0 "$service_pid" 2>/dev/null || break; sleep 0.1; done
+                wait_for 10 pid_gone "$service_pid"
         fi
         vsh destroy "$vm" >/dev/null 2>&1
         vsh undefine "$vm" >/dev/null 2>&1
@@ -30,7 +30,7 @@ vm_cleanup() {
         for f in "$XDG_RUNTIME_DIR"/libvirt/libvirtd.pid "$XDG_RUNTIME_DIR"/libvirt/virtlogd.pid; do
                 pid=$(cat "$f" 2>/dev/null) || continue
                 kill "$pid" 2>/dev/null
-                for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                wait_for 5 pid_gone "$pid"
         done
         [ -z "${keep_console:-}" ] || { echo "----- guest console (last 20 lines)"; tail -n 20 "$console"; }
 }
