@@ -164,9 +164,8 @@ trap 'exit 1' INT TERM HUP
 as_user=()
 if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$as_root" = 0 ] &&
    { [ "$backend" = sluice ] || [ "$backend" = rust-virtiofsd ]; }; then
-        # setpriv execs the daemon in place (runuser would fork and keep SIGUSR1 from it).
-        as_user=(setpriv --reuid="$SLUICE_TEST_USER" --regid="$(id -g "$SLUICE_TEST_USER")"
-                 --init-groups --)
+        # setpriv (as_user_prefix) execs the daemon in place: SIGUSR1 reaches it
+        as_user_prefix as_user "$SLUICE_TEST_USER"
         chown "$SLUICE_TEST_USER:" "$work"
 fi
 sock=$work/fs.sock

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The session side of tests/libvirt/applet-vm.sh (read its header): runs
-# inside tests/applet/run-test.sh, as the test user, beside a copy of
-# tests/applet/lib.sh.  $SA_GUEST_DIR holds vmlinux and initrd.cpio (with
+# inside tests/applet/run-test.sh, as the test user, from a copy of the
+# scripts it needs laid out as in tests/ (applet/lib.sh, lib.sh,
+# domain-xml.sh).  $SA_GUEST_DIR holds vmlinux and initrd.cpio (with
 # guest-workload.sh as /workload.sh).
 . "$(dirname "$0")/../applet/lib.sh"
 : "${SA_GUEST_DIR:?}"

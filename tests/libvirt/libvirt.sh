@@ -2,7 +2,7 @@
 # tests/libvirt/libvirt.sh — sluice-service against a real libvirtd and real
 # TCG guests, through the service's D-Bus API, as a desktop user would use it.
 #
-# As root: starts the system libvirtd (without systemd, as FACTS.md says; QEMU
+# As root: starts the system libvirtd (without systemd: no unit starts it; QEMU
 # runs as libvirt-qemu, so the service must grant it access to the socket)
 # unless one already runs, and runs sluice-service as $SLUICE_TEST_USER on a
 # private session bus, tracking qemu:///session (that user's own libvirtd) and
@@ -335,7 +335,7 @@ fi
 
 # ---- sluice-service SIGKILLed while attached: the VM keeps its share ----------------------------
 # The worker serving the VM outlives the service, gives up its socket and
-# serves on (service/worker.c, DESIGN); the restarted service finds the share
+# serves on (service/worker.c); the restarted service finds the share
 # (the device on its socket is still in the VM) and starts its own worker on
 # the socket; unplugging the old device ends the old worker, and a re-plug
 # reaches the new one.
