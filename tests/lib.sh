@@ -18,12 +18,13 @@ test_t0=$EPOCHREALTIME
 # how many fail_later calls so far
 test_failures=0
 
-# since START — seconds (one decimal) from START, a $EPOCHREALTIME value, to now.
-since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+# since START — seconds (two decimals) from START, a $EPOCHREALTIME value, to
+# now (a locale's decimal comma is read as a point).
+since() { awk -v a="${1/,/.}" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.2f", b - a }'; }
 
 # note MESSAGE… — a line of the test's log, stamped with the seconds since the
 # test started (a slow step shows where the time went).
-note() { printf '[%6ss] %s\n' "$(since "$test_t0")" "$*"; }
+note() { printf '[%7ss] %s\n' "$(since "$test_t0")" "$*"; }
 
 # pass MESSAGE… — one check held: a PASS line on stdout.
 pass() { note "PASS $*"; }
@@ -40,7 +41,7 @@ fail_later() {
 # (the EXIT trap, if any, still runs).  In a $(…) subshell it ends only that
 # subshell: call it from the test's own shell.
 fail() {
-        printf '[%6ss] FAIL: %s\n' "$(since "$test_t0")" "$*" >&2
+        printf '[%7ss] FAIL: %s\n' "$(since "$test_t0")" "$*" >&2
         exit 1
 }
 
