@@ -92,6 +92,19 @@ wait_for() {
 # pid_gone PID — true when no process PID is left (for wait_for).
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
+# start_session_bus SOCKET LOG [PREFIX…] — a private D-Bus session bus
+# listening on SOCKET, started behind PREFIX (as_user_prefix's setpriv, an
+# env …), its output in LOG.  session_bus_pid is then the dbus-daemon itself
+# (PREFIX must exec it), to stop it by.  Returns 1 when the socket did not
+# appear within 60 s.
+start_session_bus() {
+        local socket=$1 log=$2
+        shift 2
+        "$@" dbus-daemon --session --nofork --address="unix:path=$socket" >"$log" 2>&1 &
+        session_bus_pid=$!
+        wait_for 60 test -S "$socket"
+}
+
 # The test user: tests run sluice-fs and sluice-service as an ordinary user,
 # the way desktop users run them, never as root.
 

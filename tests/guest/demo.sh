@@ -51,14 +51,14 @@ show() { echo "    \$ $*"; }
 indent() { sed 's/^/      /'; }
 
 vm=sluice-demo-vm tag=demo uri=qemu:///session
-work= bus_pid= service_pid= libvirtd_pid= vm_defined=
+work= session_bus_pid= service_pid= libvirtd_pid= vm_defined=
 cleanup() {
         set +e
         if [ -n "$vm_defined" ]; then
                 as_user virsh -q -c "$uri" destroy "$vm" >/dev/null 2>&1
                 as_user virsh -q -c "$uri" undefine "$vm" >/dev/null 2>&1
         fi
-        for pid in $service_pid $libvirtd_pid $bus_pid; do
+        for pid in $service_pid $libvirtd_pid $session_bus_pid; do
                 kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
         done
         if [ -n "$failed" ] && [ -n "$work" ]; then
@@ -154,9 +154,8 @@ echo "    libvirtd (pid $libvirtd_pid) answers on $work/run/libvirt/libvirt-sock
 
 # ---- 4 ------------------------------------------------------------------------------------
 say "a private session bus and sluice-service on it"
-"${user_exec[@]}" dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >"$work/bus.log" 2>&1 &
-bus_pid=$!
-wait_for 60 test -S "$work/run/bus" || die "the session bus did not start: $(cat "$work/bus.log")"
+start_session_bus "$work/run/bus" "$work/bus.log" "${user_exec[@]}" ||
+        die "the session bus did not start: $(cat "$work/bus.log")"
 show "sluice-service &"
 "${user_exec[@]}" SLUICE_LIBVIRT_URIS=$uri sluice-service >"$work/service.log" 2>&1 &
 service_pid=$!
@@ -261,15 +260,15 @@ vsh undefine "$vm" >/dev/null || die "virsh undefine failed"
 vm_defined=
 left=$(vsh list --all --name | grep -c .)
 [ "$left" = 0 ] || die "$left domain(s) still defined in the demo's libvirtd"
-for pid in $service_pid $libvirtd_pid $bus_pid; do
+for pid in $service_pid $libvirtd_pid $session_bus_pid; do
         kill "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
 done
 # what the demo started is gone: its own processes, and anything (QEMU, sluice-fs,
 # the bus) whose command line names the demo's folder
-left=$(for pid in $service_pid $libvirtd_pid $bus_pid; do ! kill -0 "$pid" 2>/dev/null || echo "$pid"; done
+left=$(for pid in $service_pid $libvirtd_pid $session_bus_pid; do ! kill -0 "$pid" 2>/dev/null || echo "$pid"; done
        pgrep -f -- "$work/")
-service_pid= libvirtd_pid= bus_pid=
+service_pid= libvirtd_pid= session_bus_pid=
 [ -z "$left" ] || die "still running: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
 echo "    nothing left running, nothing left defined"
 end_step

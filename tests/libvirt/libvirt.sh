@@ -55,7 +55,7 @@ rc=$?
 [ $rc = 0 ] || fail "build-image.sh failed"
 
 # ---- clean-up ------------------------------------------------------------
-started_libvirtd= wrote_qemu_conf= service_pid= bus_pid=
+started_libvirtd= wrote_qemu_conf= service_pid= session_bus_pid=
 domains=()
 cleanup() {
         local status=$?
@@ -66,8 +66,8 @@ cleanup() {
                 vsh "$uri" undefine "$name" >/dev/null 2>&1
         done
         [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
-        [ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null
-        [ -n "$bus_pid" ] && wait "$bus_pid" 2>/dev/null
+        [ -n "$session_bus_pid" ] && kill "$session_bus_pid" 2>/dev/null
+        [ -n "$session_bus_pid" ] && wait "$session_bus_pid" 2>/dev/null
         # the session libvirtd that the test user's connection auto-started
         for pid in $(pgrep -u "$user" -x libvirtd) $(pgrep -u "$user" -x virtlogd); do kill "$pid"; done
         if [ -n "$started_libvirtd" ]; then
@@ -144,9 +144,8 @@ as_user_prefix as_user "$user"
 as_user+=(env XDG_RUNTIME_DIR="$work/run"
          HOME="$work/home" XDG_CONFIG_HOME="$work/config" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus")
 runu() { "${as_user[@]}" "$@"; }
-"${as_user[@]}" dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >/dev/null 2>&1 &
-bus_pid=$!
-wait_for 60 test -S "$work/run/bus" || fail "the session bus did not start"
+start_session_bus "$work/run/bus" /dev/null "${as_user[@]}" ||
+        fail "the session bus did not start"
 
 start_service() {
         "${as_user[@]}" SLUICE_FS="$work/bin/sluice-fs" SLUICE_LIBVIRT_URIS=qemu:///session,qemu:///system \

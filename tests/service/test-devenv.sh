@@ -39,7 +39,7 @@ as_user_prefix as_user "$user"
 runu() { "${as_user[@]}" env -u SLUICE_FS "${user_env[@]}" "$@"; }
 runu test -x "$service" -a -x "$worker" || skip "$user cannot run the build tree's programs in $build"
 
-bus_pid= service_pid= job_pid=
+session_bus_pid= service_pid= job_pid=
 stop_service() {
         [ -n "$service_pid" ] || return 0
         kill "$service_pid" 2>/dev/null
@@ -50,7 +50,7 @@ stop_service() {
 cleanup() {
         local status=$?
         stop_service
-        [ -z "$bus_pid" ] || { kill "$bus_pid"; wait "$bus_pid"; } 2>/dev/null
+        [ -z "$session_bus_pid" ] || { kill "$session_bus_pid"; wait "$session_bus_pid"; } 2>/dev/null
         if [ "$status" != 0 ]; then
                 for f in "$work"/service-*.log; do [ -f "$f" ] && { echo "---- $f"; tail -n 30 "$f"; }; done
         fi
@@ -60,12 +60,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# exec: $! must be the bus itself (a function run with & is a subshell of its own,
-# and killing that subshell would leave the bus running)
-(exec "${as_user[@]}" env -u SLUICE_FS "${user_env[@]}" \
-        dbus-daemon --session --nofork --address="unix:path=$work/run/bus") >/dev/null 2>&1 &
-bus_pid=$!
-wait_for 60 test -S "$work/run/bus" || fail "the session bus did not start"
+start_session_bus "$work/run/bus" /dev/null "${as_user[@]}" env -u SLUICE_FS "${user_env[@]}" ||
+        fail "the session bus did not start"
 
 service_up() {
         kill -0 "$service_pid" 2>/dev/null &&
