@@ -3,8 +3,9 @@
 # test says pass, fail and skip, how it waits, who it runs programs as.
 # Source it first thing:
 #   . "$(dirname "$0")/../lib.sh"        (from tests/SUITE/NAME.sh)
-# It defines functions and the variables test_failures and test_t0 only: no
-# trap, no `set` option, no output.  A test keeps its own clean-up trap.
+# It defines functions and the variables test_failures, test_t0 (and
+# session_bus_pid, set by start_session_bus) only: no trap, no `set` option,
+# no output.  A test keeps its own clean-up trap.
 #
 # Exit statuses, as meson test reads them: 0 pass, 1 fail, 77 skip.
 #
