@@ -1,6 +1,9 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for the applet tests; sourced inside run-test.sh's Xvfb + session bus.
-# Every process started here is killed on exit (by PID).
+# Every process started here is killed on exit (by PID).  pass, fail, skip,
+# note and wait_for are tests/lib.sh's.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 pids=()
 log_dir="$SA_WORK/logs"
@@ -13,7 +16,7 @@ sa_cleanup() {
         done
         for pid in "${pids[@]}"; do
                 # the service stops its workers on SIGTERM; give it a moment
-                for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                wait_for 5 pid_gone "$pid" || true
                 kill -9 "$pid" 2>/dev/null || true
         done
         if [ -n "${applet_pid:-}" ] && grep -qE "(CRITICAL|WARNING) \*\*" "$log_dir/applet.log" 2>/dev/null; then
@@ -31,20 +34,6 @@ sa_cleanup() {
         exit $status
 }
 trap sa_cleanup EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
-note() { echo "# $*"; }
-
-# wait_for SECONDS COMMAND...: retries COMMAND every 0.2 s.
-wait_for() {
-        local timeout=$1; shift
-        local end=$(( $(date +%s) + timeout ))
-        while ! "$@" >/dev/null 2>&1; do
-                [ "$(date +%s)" -lt "$end" ] || return 1
-                sleep 0.2
-        done
-}
 
 bus_has_name() {
         gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
@@ -78,8 +67,7 @@ start_service() {
 
 stop_service() {
         kill "$service_pid"
-        for _ in $(seq 100); do kill -0 "$service_pid" 2>/dev/null || return 0; sleep 0.1; done
-        fail "sluice-service did not stop"
+        wait_for 10 pid_gone "$service_pid" || fail "sluice-service did not stop"
 }
 
 # start_applet ARGS...: the applet, with its test hook on; a GLib/GTK
@@ -176,12 +164,9 @@ drag_to_applet() {
         "$SA_DRAG_SOURCE" "$@" >>"$log_dir/drag-source.log" 2>&1 &
         local src_pid=$!
         pids+=($src_pid)
-        local src
-        for _ in $(seq 50); do
-                src=$(xdotool search --onlyvisible --name '^sa-drag-source$' 2>/dev/null | head -1) && [ -n "$src" ] && break
-                sleep 0.2
-        done
-        [ -n "$src" ] || fail "the drag source window did not appear"
+        local src=
+        drag_source_shown() { src=$(xdotool search --onlyvisible --name '^sa-drag-source$' | head -1) && [ -n "$src" ]; }
+        wait_for 10 drag_source_shown || fail "the drag source window did not appear"
         # No window manager: place the windows apart ourselves.
         xdotool windowmove "$src" 900 100
         sleep 0.5
@@ -235,4 +220,3 @@ shot_settled() {
 message_contains() { hook_prop LastMessage | grep -qF "$1"; }
 share_state_is() { share_prop "$1" State | grep -qF "'$2'"; }
 name_gone() { ! bus_has_name "$1"; }
-pid_gone() { ! kill -0 "$1" 2>/dev/null; }

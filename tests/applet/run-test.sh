@@ -7,12 +7,11 @@
 # session bus only admits its owner's uid, and Sluice's users are not root).
 # Exit status: 0 pass, 77 skip, anything else fail.
 set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
 test_script=$(readlink -f "$1")
 : "${SLUICE_APPLET:?SLUICE_APPLET must name the sluice-applet binary}"
 
-for tool in xvfb-run dbus-run-session xdotool import identify gdbus; do
-        command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
-done
+need_tools xvfb-run dbus-run-session xdotool import identify gdbus
 
 work=$(mktemp -d /tmp/sluice-applet-test.XXXXXX)
 cleanup() { rm -rf "$work"; }
@@ -21,8 +20,7 @@ chmod 0755 "$work"
 
 run_as=()
 if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ]; then
-        id -u "$SLUICE_TEST_USER" >/dev/null 2>&1 ||
-                useradd --create-home --shell /bin/bash --user-group "$SLUICE_TEST_USER"
+        ensure_user "$SLUICE_TEST_USER"
         run_as=(runuser -u "$SLUICE_TEST_USER" --)
         # The build tree may sit where that user cannot go: copy what runs.
         bin="$work/bin"
@@ -37,6 +35,8 @@ if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ]; then
         done
         if ! "${run_as[@]}" test -r "$test_script"; then
                 cp "$(dirname "$test_script")"/*.sh "$bin/"
+                # tests/lib.sh, where bin/lib.sh looks for it (../lib.sh)
+                cp "$(dirname "$test_script")/../lib.sh" "$work/lib.sh"
                 test_script="$bin/$(basename "$test_script")"
         fi
         chmod -R a+rX "$work"

@@ -8,11 +8,12 @@
 #   SLUICE_PO_BUILD_DIR  the build tree's po/
 #   SLUICE_LOCALEDIR     LOCALEDIR as compiled in (meson's prefix/localedir)
 set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
 : "${SLUICE_PO_BUILD_DIR:?}" "${SLUICE_LOCALEDIR:?}"
 
 if [ -z "${SLUICE_IN_LOCALE_NS:-}" ]; then
-        [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to show the build's translations at $SLUICE_LOCALEDIR"; exit 77; }
-        command -v unshare >/dev/null || { echo "SKIP: unshare is not installed"; exit 77; }
+        need_root "to show the build's translations at $SLUICE_LOCALEDIR"
+        need_tools unshare
         SLUICE_IN_LOCALE_NS=1 exec unshare --mount --propagation private "$0" "$@"
 fi
 
@@ -30,9 +31,9 @@ for mo in "$SLUICE_PO_BUILD_DIR"/*/LC_MESSAGES/sluice.mo; do
         cp "$mo" "$stage$rel/$lang/LC_MESSAGES/"
         n=$((n + 1))
 done
-[ "$n" -gt 0 ] || { echo "FAIL: no sluice.mo under $SLUICE_PO_BUILD_DIR (translations not built)"; exit 1; }
+[ "$n" -gt 0 ] || fail "no sluice.mo under $SLUICE_PO_BUILD_DIR (translations not built)"
 chmod -R a+rX "$stage"
 mount -t overlay sluice-locale -o "lowerdir=$stage:$dir" "$dir" ||
-        { echo "SKIP: cannot mount an overlay on $dir"; exit 77; }
+        skip "cannot mount an overlay on $dir"
 base=$dir
 "$@"

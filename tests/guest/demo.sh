@@ -7,8 +7,8 @@
 # hot-plugs the folder, the guest mounts it, lists it and writes a file that
 # shows on the host; `sluicectl set TAG readonly on` makes the guest's next
 # write fail with "Read-only file system"; `sluicectl stats TAG` shows the
-# traffic.  Each step prints a heading and its time; the last line is the
-# verdict.  Everything the demo starts is stopped and the VM is undefined,
+# traffic, at least the 4 MiB the guest wrote.  Each step prints a heading and
+# its time; the last line is the verdict.  Everything the demo starts is stopped and the VM is undefined,
 # whatever happens (also on Ctrl-C); the exit status is 0 only if every step
 # did what it says.
 #
@@ -24,17 +24,19 @@
 # (the message says what).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
 build=${1:-build}
 build=$(cd "$build" 2>/dev/null && pwd) || { echo "demo: no build directory '${1:-build}' (run make build)" >&2; exit 1; }
 
 bold=; plain=
 if [ -t 1 ]; then bold=$(printf '\033[1m'); plain=$(printf '\033[0m'); fi
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-t_demo=$(now) step=0 step_name= t_step=
-end_step() { [ -z "$t_step" ] || echo "    ($(elapsed "$t_step") s)"; t_step=; }
-say() { end_step; step=$((step + 1)) step_name=$*; echo; echo "${bold}==> Step $step: $*${plain}"; t_step=$(now); }
+# The demo speaks to a person: steps with headings and times, and a verdict
+# line (say, die, missing) instead of the tests' PASS/FAIL lines.
+step=0 step_name= t_step=
+end_step() { [ -z "$t_step" ] || echo "    ($(since "$t_step") s)"; t_step=; }
+say() { end_step; step=$((step + 1)) step_name=$*; echo; echo "${bold}==> Step $step: $*${plain}"; t_step=$EPOCHREALTIME; }
 failed=
+# die MESSAGE — this step failed: the message and the verdict, exit 1
 die() {
         echo "    $*" >&2
         failed=1
@@ -42,25 +44,21 @@ die() {
         echo; echo "${bold}demo FAILED at step $step ($step_name): $*${plain}"
         exit 1
 }
+# missing MESSAGE — something the demo needs is not here: exit 77 (a skip)
 missing() { echo "demo: $*" >&2; echo; echo "${bold}demo NOT RUN: $*${plain}"; exit 77; }
 # shows the command that follows the way a user would type it
 show() { echo "    \$ $*"; }
 indent() { sed 's/^/      /'; }
-# waits are for conditions, with generous limits: a loaded 2-core machine is slow
-wait_for() { # SECONDS COMMAND… — until COMMAND succeeds
-        local deadline=$(( $(date +%s) + $1 )); shift
-        until "$@"; do [ "$(date +%s)" -lt "$deadline" ] || return 1; sleep 0.1; done
-}
 
 vm=sluice-demo-vm tag=demo uri=qemu:///session
-work= bus_pid= service_pid= libvirtd_pid= vm_defined=
+work= session_bus_pid= service_pid= libvirtd_pid= vm_defined=
 cleanup() {
         set +e
         if [ -n "$vm_defined" ]; then
                 as_user virsh -q -c "$uri" destroy "$vm" >/dev/null 2>&1
                 as_user virsh -q -c "$uri" undefine "$vm" >/dev/null 2>&1
         fi
-        for pid in $service_pid $libvirtd_pid $bus_pid; do
+        for pid in $service_pid $libvirtd_pid $session_bus_pid; do
                 kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
         done
         if [ -n "$failed" ] && [ -n "$work" ]; then
@@ -87,7 +85,7 @@ if [ "$(id -u)" = 0 ]; then
         command -v setpriv >/dev/null || missing "setpriv is not installed (util-linux)"
         if ! id -u "$user" >/dev/null 2>&1; then
                 echo "    creating the ordinary user $user to run the demo"
-                useradd --create-home --shell /bin/bash --user-group "$user" || die "useradd $user failed"
+                (ensure_user "$user") || die "useradd $user failed"
         fi
         [ "$(id -u "$user")" != 0 ] || die "SLUICE_DEMO_USER must be an ordinary user, not $user"
 else
@@ -103,8 +101,7 @@ echo 'stdio_handler = "file"' >"$work/config/libvirt/qemu.conf"
 user_env=(XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config" XDG_CACHE_HOME="$work/cache"
           HOME="$(getent passwd "$user" | cut -d: -f6)" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus"
           LIBVIRT_AUTOSTART=0 LANG="${LANG:-C.UTF-8}")
-as_root=()
-[ "$(id -u)" != 0 ] || as_root=(setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups --)
+as_user_prefix as_root "$user"
 # COMMAND… as the user, in the demo's environment; SLUICE_FS is the demo's
 # choice, not whatever the caller's environment names
 as_user() { "${as_root[@]}" env -u SLUICE_FS "${user_env[@]}" "$@"; }
@@ -157,9 +154,8 @@ echo "    libvirtd (pid $libvirtd_pid) answers on $work/run/libvirt/libvirt-sock
 
 # ---- 4 ------------------------------------------------------------------------------------
 say "a private session bus and sluice-service on it"
-"${user_exec[@]}" dbus-daemon --session --nofork --address="unix:path=$work/run/bus" >"$work/bus.log" 2>&1 &
-bus_pid=$!
-wait_for 60 test -S "$work/run/bus" || die "the session bus did not start: $(cat "$work/bus.log")"
+start_session_bus "$work/run/bus" "$work/bus.log" "${user_exec[@]}" ||
+        die "the session bus did not start: $(cat "$work/bus.log")"
 show "sluice-service &"
 "${user_exec[@]}" SLUICE_LIBVIRT_URIS=$uri sluice-service >"$work/service.log" 2>&1 &
 service_pid=$!
@@ -175,19 +171,8 @@ say "a throwaway VM: $vm (TCG, 1 vCPU, 256 MiB of shared memory, no disk)"
 console=$work/vm/console.log
 : >"$console"
 [ "$(id -u)" != 0 ] || chown "$user:" "$console"
-cat >"$work/vm/$vm.xml" <<EOF
-<domain type='qemu'>
-  <name>$vm</name>
-  <memory unit='MiB'>256</memory>
-  <vcpu>1</vcpu>
-  <memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>
-  <os><type arch='x86_64' machine='q35'>hvm</type><kernel>$work/vm/vmlinux</kernel>
-    <initrd>$work/vm/initrd.cpio</initrd><cmdline>console=ttyS0 quiet panic=-1 sluice_tag=$tag</cmdline></os>
-  <features><acpi/></features>
-  <on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot><on_crash>destroy</on_crash>
-  <devices><serial type='file'><source path='$console' append='on'/></serial></devices>
-</domain>
-EOF
+"$here/../domain-xml.sh" --kernel "$work/vm/vmlinux" --initrd "$work/vm/initrd.cpio" --console "$console" \
+        --tag "$tag" "$vm" >"$work/vm/$vm.xml" || die "domain-xml.sh failed"
 chmod 0644 "$work/vm/$vm.xml"
 show "virsh -c $uri define $vm.xml && virsh -c $uri start $vm"
 vsh define "$work/vm/$vm.xml" >/dev/null || die "virsh define failed"
@@ -251,9 +236,15 @@ echo "    after-readonly.txt is not on the host: the worker refused it"
 
 # ---- 10 -----------------------------------------------------------------------------------
 say "the traffic: sluicectl stats $tag"
-# the service samples the worker's counters about once a second
-written() { ctl --json stats "$tag" 2>/dev/null | tr -d ' \n' | grep -q '"bytes-written":[1-9]'; }
-wait_for 30 written || die "sluicectl stats shows no bytes written: $(ctl stats "$tag" 2>&1)"
+# The totals must add up to what the guest did since the share started: at
+# least the 4 MiB of data.bin it wrote (plus hello-from-guest.txt).  The
+# service samples the worker's counters about once a second.
+min_written=$((4 * 1024 * 1024))
+bytes_written() { ctl --json stats "$tag" 2>/dev/null | tr -d ' \n' | sed -n 's/.*"bytes-written":\([0-9]*\).*/\1/p'; }
+wrote_all() { local n; n=$(bytes_written); [ "${n:-0}" -ge "$min_written" ]; }
+wait_for 30 wrote_all ||
+        die "sluicectl stats counts $(bytes_written || true) bytes written, the guest wrote at least $min_written" \
+            "(data.bin: $(stat -c %s "$share/data.bin") bytes): $(ctl stats "$tag" 2>&1)"
 show "sluicectl stats $tag"
 ctl stats "$tag" 2>&1 | indent
 
@@ -269,18 +260,18 @@ vsh undefine "$vm" >/dev/null || die "virsh undefine failed"
 vm_defined=
 left=$(vsh list --all --name | grep -c .)
 [ "$left" = 0 ] || die "$left domain(s) still defined in the demo's libvirtd"
-for pid in $service_pid $libvirtd_pid $bus_pid; do
+for pid in $service_pid $libvirtd_pid $session_bus_pid; do
         kill "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
 done
 # what the demo started is gone: its own processes, and anything (QEMU, sluice-fs,
 # the bus) whose command line names the demo's folder
-left=$(for pid in $service_pid $libvirtd_pid $bus_pid; do ! kill -0 "$pid" 2>/dev/null || echo "$pid"; done
+left=$(for pid in $service_pid $libvirtd_pid $session_bus_pid; do ! kill -0 "$pid" 2>/dev/null || echo "$pid"; done
        pgrep -f -- "$work/")
-service_pid= libvirtd_pid= bus_pid=
+service_pid= libvirtd_pid= session_bus_pid=
 [ -z "$left" ] || die "still running: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
 echo "    nothing left running, nothing left defined"
 end_step
 
 echo
-echo "${bold}demo OK in $(elapsed "$t_demo") s: the guest mounted the hot-plugged folder, wrote a file the host reads, got \"Read-only file system\" after sluicectl set readonly on, and sluicectl stats counted it.${plain}"
+echo "${bold}demo OK in $(since "$test_t0") s: the guest mounted the hot-plugged folder, wrote a file the host reads, got \"Read-only file system\" after sluicectl set readonly on, and sluicectl stats counted the 4 MiB it wrote.${plain}"

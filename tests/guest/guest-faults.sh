@@ -14,11 +14,11 @@
 # $SLUICE_TEST_USER.  $SLUICE_EIO_FS names the eio-fs binary (meson sets it).
 # Exit 77 when QEMU, the guest kernel, root or /dev/fuse is missing.
 . "$(dirname "$0")/guest-lib.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: guest-faults needs root (tmpfs and FUSE mounts)"; exit 77; }
-[ "$backend" = sluice ] || { echo "SKIP: guest-faults checks sluice-fs only"; exit 77; }
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+need_root "tmpfs and FUSE mounts"
+[ "$backend" = sluice ] || skip "guest-faults checks sluice-fs only"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
 eio_fs=${SLUICE_EIO_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/tests/guest/eio-fs}}
-[ -x "${eio_fs:-}" ] || { echo "FAIL: no eio-fs binary (set SLUICE_EIO_FS)"; exit 1; }
+[ -x "${eio_fs:-}" ] || fail "no eio-fs binary (set SLUICE_EIO_FS)"
 user=${SLUICE_TEST_USER:-root}
 
 guest_tmp top faults -d
@@ -37,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- the host side: a 24 MiB tmpfs holding the share, a folder outside it and a canary ----
-mount -t tmpfs -o size=24m,mode=0755 sluice-faults "$top" || { echo "FAIL: cannot mount a tmpfs on $top"; exit 1; }
+mount -t tmpfs -o size=24m,mode=0755 sluice-faults "$top" || fail "cannot mount a tmpfs on $top"
 share=$top/share outside=$top/outside canary=$top/canary.txt
 mkdir -p "$share/.ctl" "$share/r" "$share/d" "$share/eio" "$outside"
 echo "outside the share: nobody writes here" >"$canary"
@@ -51,12 +51,13 @@ chown -R "$user:" "$share"
 chown root: "$share/.ctl" "$share/eio"
 "$eio_fs" "$share/eio" >"$eio_log" 2>&1 &
 eio_pid=$!
-for _ in $(seq 300); do grep -q 'eio-fs: ready' "$eio_log" && break; kill -0 "$eio_pid" 2>/dev/null || break; sleep 0.1; done
+eio_up() { grep -q 'eio-fs: ready' "$eio_log" || pid_gone "$eio_pid"; }
+wait_for 30 eio_up
 if ! grep -q 'eio-fs: ready' "$eio_log"; then
         wait "$eio_pid"; st=$?
         cat "$eio_log"; eio_pid=''
-        [ "$st" = 77 ] && { echo "SKIP: cannot mount a FUSE file system here"; exit 77; }
-        echo "FAIL: eio-fs did not start"; exit 1
+        [ "$st" = 77 ] && skip "cannot mount a FUSE file system here"
+        fail "eio-fs did not start"
 fi
 eio_mnt=$share/eio
 
@@ -65,16 +66,13 @@ eio_mnt=$share/eio
         --console "$console" --daemon-log "$daemon_log" --timeout 240 "$here/workload-faults.sh" &
 guest_pid=$!
 
-# wait_step NAME — until the guest prints "STEP NAME" (up to 180 s; boot included)
+# wait_step NAME — until the guest prints "STEP NAME" (up to 180 s; boot
+# included); a guest run that ended meanwhile ends the wait
+step_reached() { tr -d '\r' <"$console" | grep -qx "STEP $1"; }
+step_or_end() { step_reached "$1" || pid_gone "$guest_pid"; }
 wait_step() {
-        local _
-        for _ in $(seq 1800); do
-                tr -d '\r' <"$console" | grep -qx "STEP $1" && return 0
-                kill -0 "$guest_pid" 2>/dev/null || break
-                sleep 0.1
-        done
-        echo "FAIL host-step-$1: the guest never reached step $1"
-        failed=1
+        wait_for 180 step_or_end "$1" && step_reached "$1" && return 0
+        fail_later "host-step-$1: the guest never reached step $1"
         return 1
 }
 go() { touch "$1/.ctl/go-$2"; }
@@ -103,7 +101,7 @@ if wait_step share-removed; then
         for f in before-big before-small; do
                 host_check "enospc-$f-intact" "$(sum_of "$f")" "$(hsum "$moved/w/$f")"
                 host_check "enospc-$f-reread" "$(sum_of "$f")" "$(sum_of "$f-reread")"
-                [ -n "$(sum_of "$f")" ] || { echo "FAIL host-enospc-$f: the guest printed no SUM line"; failed=1; }
+                [ -n "$(sum_of "$f")" ] || fail_later "host-enospc-$f: the guest printed no SUM line"
         done
         host_check enospc-after "written after the disk filled" "$(cat "$moved/w/after" 2>&1)"
         host_check enospc-fill-gone "" "$(cd "$moved/w" && ls -d fill fill2 tiny 2>/dev/null)"
@@ -137,17 +135,15 @@ host_check moved-removed "" "$(ls -d "$moved" 2>/dev/null)"
 # ---- the worker served to the end and printed its counters ------------------------------
 if grep -q -- '^--- run-guest: SIGUSR1' "$daemon_log" &&
    sed -n '/^--- run-guest: SIGUSR1/,$p' "$daemon_log" | grep -q 'requests'; then
-        echo "PASS host-worker-alive"
+        pass "host-worker-alive"
 else
-        echo "FAIL host-worker-alive: no counters after SIGUSR1 in the worker's log"
-        failed=1
+        fail_later "host-worker-alive: no counters after SIGUSR1 in the worker's log"
 fi
 if grep -qE 'ERROR: AddressSanitizer|runtime error:|Segmentation' "$daemon_log"; then
-        echo "FAIL host-worker-clean: the worker log reports an error:"; grep -E 'ERROR|runtime error' "$daemon_log"
-        failed=1
+        fail_later "host-worker-clean: the worker log reports an error:"; grep -E 'ERROR|runtime error' "$daemon_log"
 fi
 
-if [ "$status" != 0 ] || [ "$failed" != 0 ]; then
+if [ "$status" != 0 ] || [ "$test_failures" != 0 ]; then
         echo "--- worker log (last 30 lines):"; tail -n 30 "$daemon_log"
         echo "guest-faults: FAILED (run-guest status $status)"
         exit 1

@@ -55,7 +55,7 @@ if [ "$backend" = sluice ]; then
                 host_check rss-flat "<= 1024 KiB of growth" "$growth KiB"
 fi
 
-if [ "$status" != 0 ] || [ "$failed" != 0 ]; then
+if [ "$status" != 0 ] || [ "$test_failures" != 0 ]; then
         echo "guest-kill: FAILED (run-guest status $status)"
         exit 1
 fi

@@ -1,13 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # guest-lib.sh — the host side's common start of a guest test (bash), sourced
-# by guest-*.sh: skips (exit 77) without QEMU or a guest kernel, sets `here`
-# and `backend` ($SLUICE_GUEST_BACKEND, sluice by default), makes the test's
-# temporary files (removed at exit) and checks what the guest left behind.
+# by guest-*.sh: sources tests/lib.sh (pass, fail_later, skip…), skips (exit
+# 77) without QEMU or a guest kernel, sets `here` and `backend`
+# ($SLUICE_GUEST_BACKEND, sluice by default), makes the test's temporary files
+# (removed at exit) and checks what the guest left behind.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
 backend=${SLUICE_GUEST_BACKEND:-sluice}
 
-command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed"; exit 77; }
-ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no guest kernel in /boot"; exit 77; }
+need_tools qemu-system-x86_64
+ls /boot/vmlinuz-* >/dev/null 2>&1 || skip "no guest kernel in /boot"
 
 guest_tmp_paths=()
 trap 'rm -rf "${guest_tmp_paths[@]}"' EXIT
@@ -20,8 +23,8 @@ guest_tmp() {
         printf -v "$1" '%s' "$path"
 }
 
-failed=0
-# host_check NAME EXPECTED ACTUAL — PASS/FAIL line; a FAIL sets failed=1
+# host_check NAME EXPECTED ACTUAL — pass "host-NAME", or fail_later saying
+# what was expected and what was found
 host_check() {
-        if [ "$2" = "$3" ]; then echo "PASS host-$1"; else echo "FAIL host-$1: expected '$2', got '$3'"; failed=1; fi
+        if [ "$2" = "$3" ]; then pass "host-$1"; else fail_later "host-$1: expected '$2', got '$3'"; fi
 }

@@ -28,7 +28,7 @@ if [ "$backend" = sluice ]; then
         host_check new-session-logged 1 "$(grep -c 'warning: FUSE INIT: a new session without DESTROY' "$daemon_log")"
 fi
 
-if [ "$status" != 0 ] || [ "$failed" != 0 ]; then
+if [ "$status" != 0 ] || [ "$test_failures" != 0 ]; then
         echo "guest-reset: FAILED (run-guest status $status)"
         exit 1
 fi

@@ -38,9 +38,9 @@ status=$?
 
 after=$(snapshot)
 if [ "$before" = "$after" ]; then
-        echo "PASS host-unchanged"
+        pass "host-unchanged"
 else
-        echo "FAIL host-unchanged: the host tree changed:"
+        fail_later "host-unchanged: the host tree changed:"
         diff <(echo "$before") <(echo "$after")
         status=1
 fi

@@ -59,10 +59,9 @@ if [ "$backend" = sluice ] && [ "$queues" -gt 1 ]; then
                 n=$(echo "$counters" | awk -v k="queue$q-requests" '$1 == k { print $2 }')
                 echo "request queue $q: ${n:-no counter} requests"
                 if [ -z "$n" ] || [ "$n" -eq 0 ]; then
-                        echo "FAIL host-queue$q-used: the worker served no request on request queue $q"
-                        failed=1
+                        fail_later "host-queue$q-used: the worker served no request on request queue $q"
                 else
-                        echo "PASS host-queue$q-used"
+                        pass "host-queue$q-used"
                 fi
         done
 fi
@@ -71,7 +70,7 @@ fi
 g=$share/guest
 bigsum=$(tr -d '\r' <"$console" | sed -n 's/^BIGSUM \([0-9a-f]\{64\}\)$/\1/p')
 host_check big-checksum "$bigsum" "$( [ -f "$g/big" ] && sha256sum "$g/big" | cut -d' ' -f1)"
-[ -n "$bigsum" ] || { echo "FAIL host-big-checksum: the guest printed no BIGSUM line"; failed=1; }
+[ -n "$bigsum" ] || fail_later "host-big-checksum: the guest printed no BIGSUM line"
 host_check big-size 67108864 "$(stat -c %s "$g/big" 2>&1)"
 host_check guest-file "written by the guest" "$(cat "$g/from-guest.txt" 2>&1)"
 host_check guest-dir inside "$(cat "$g/guest-dir/inner" 2>&1)"
@@ -94,7 +93,7 @@ if command -v getfattr >/dev/null; then
         host_check xattr from-guest "$(getfattr --absolute-names --only-values -n user.kept "$g/created" 2>&1)"
 fi
 
-if [ "$status" != 0 ] || [ "$failed" != 0 ]; then
+if [ "$status" != 0 ] || [ "$test_failures" != 0 ]; then
         echo "guest-rw: FAILED (run-guest status $status)"
         exit 1
 fi

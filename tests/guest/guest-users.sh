@@ -29,7 +29,7 @@ run_mode() {
                 --daemon-log "$log" --timeout 150 "$here/workload-users.sh"
         local status=$?
         [ "$status" = 77 ] && exit 77
-        [ "$status" = 0 ] || failed=1
+        [ "$status" = 0 ] || fail_later "$mode: run-guest.sh failed (status $status)"
         ran=$((ran + 1))
         local u=$share/users
         if [ "$mode" = root ]; then
@@ -52,10 +52,9 @@ run_mode() {
         devices=$(grep -c 'refused: guest uid 0 tried to create a' "$log")
         xattrs=$(grep -c 'refused: guest uid 0 tried to write xattr' "$log")
         if [ "$devices" -ge 2 ] && [ "$devices" -le 10 ] && [ "$xattrs" = 2 ]; then
-                echo "PASS host-$mode-refusals-logged ($devices device lines, $xattrs xattr lines)"
+                pass "host-$mode-refusals-logged ($devices device lines, $xattrs xattr lines)"
         else
-                echo "FAIL host-$mode-refusals-logged: $devices device lines (2 to 10 expected), $xattrs xattr lines (2 expected)"
-                failed=1
+                fail_later "host-$mode-refusals-logged: $devices device lines (2 to 10 expected), $xattrs xattr lines (2 expected)"
         fi
 }
 
@@ -82,7 +81,7 @@ else
 fi
 
 [ "$ran" -gt 0 ] || exit 77
-if [ "$failed" != 0 ]; then
+if [ "$test_failures" != 0 ]; then
         echo "guest-users: FAILED"
         exit 1
 fi

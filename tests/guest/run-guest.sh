@@ -61,8 +61,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
-die() { echo "run-guest: $*" >&2; exit 1; }
 
 image=${SLUICE_GUEST_IMAGE:-}
 backend=${SLUICE_GUEST_BACKEND:-sluice}
@@ -101,14 +101,14 @@ while [ $# -gt 0 ]; do
 done
 [ $# -eq 1 ] || usage
 workload=$1
-[ -f "$workload" ] || die "no workload script $workload"
-case "$backend" in sluice|virtiofsd|rust-virtiofsd|9p|none) ;; *) die "unknown backend $backend" ;; esac
-case "$queues" in [1-9]|1[0-6]) ;; *) die "--queues $queues: use a number from 1 to 16" ;; esac
-case "$kernel" in 6.1|6.12) ;; *) die "--kernel $kernel: use 6.1 or 6.12" ;; esac
-[ "$backend" = none ] || [ -d "$shared_dir" ] || die "--shared-dir must name a directory"
-case "$tag" in *[!A-Za-z0-9_.-]*|'') die "tag '$tag': use letters, digits, _ . -" ;; esac
+[ -f "$workload" ] || fail "run-guest: no workload script $workload"
+case "$backend" in sluice|virtiofsd|rust-virtiofsd|9p|none) ;; *) fail "run-guest: unknown backend $backend" ;; esac
+case "$queues" in [1-9]|1[0-6]) ;; *) fail "run-guest: --queues $queues: use a number from 1 to 16" ;; esac
+case "$kernel" in 6.1|6.12) ;; *) fail "run-guest: --kernel $kernel: use 6.1 or 6.12" ;; esac
+[ "$backend" = none ] || [ -d "$shared_dir" ] || fail "run-guest: --shared-dir must name a directory"
+case "$tag" in *[!A-Za-z0-9_.-]*|'') fail "run-guest: tag '$tag': use letters, digits, _ . -" ;; esac
 
-qemu=$(command -v qemu-system-x86_64) || { echo "run-guest: SKIP: qemu-system-x86_64 is not installed"; exit 77; }
+qemu=$(command -v qemu-system-x86_64) || skip "run-guest: qemu-system-x86_64 is not installed"
 if [ -z "$image" ]; then
         if [ -n "${SLUICE_BUILD_ROOT:-}" ]; then image=$SLUICE_BUILD_ROOT/tests/guest/image; else image=guest-image; fi
 fi
@@ -121,8 +121,8 @@ fetch_trixie() {
         status=$?
         case $status in
         0) echo "$out" ;;
-        77) echo "run-guest: SKIP: Debian 13's $1 cannot be had here (see the message above)" >&2; exit 77 ;;
-        *) die "fetching Debian 13's $1 failed" ;;
+        77) skip "run-guest: Debian 13's $1 cannot be had here (see the message above)" >&2 ;;
+        *) fail "run-guest: fetching Debian 13's $1 failed" ;;
         esac
 }
 kernel_env=()
@@ -135,8 +135,8 @@ fi
 env "${kernel_env[@]}" "$here/build-image.sh" "$image"
 case $? in
 0) ;;
-77) echo "run-guest: SKIP: no guest kernel or busybox-static"; exit 77 ;;
-*) die "building the guest image in $image failed" ;;
+77) skip "run-guest: no guest kernel or busybox-static" ;;
+*) fail "run-guest: building the guest image in $image failed" ;;
 esac
 
 # ---- clean-up of everything started below -------------------------------------------
@@ -158,22 +158,21 @@ trap 'exit 1' INT TERM HUP
 
 [ -n "$console" ] || console=$work/console.log
 [ -n "$daemon_log" ] || daemon_log=$work/daemon.log
-: >"$console" && : >"$daemon_log" || die "cannot write the logs"
+: >"$console" && : >"$daemon_log" || fail "run-guest: cannot write the logs"
 
 # ---- the daemon ------------------------------------------------------------------------
 as_user=()
 if [ "$(id -u)" = 0 ] && [ -n "${SLUICE_TEST_USER:-}" ] && [ "$as_root" = 0 ] &&
    { [ "$backend" = sluice ] || [ "$backend" = rust-virtiofsd ]; }; then
-        # setpriv execs the daemon in place (runuser would fork and keep SIGUSR1 from it).
-        as_user=(setpriv --reuid="$SLUICE_TEST_USER" --regid="$(id -g "$SLUICE_TEST_USER")"
-                 --init-groups --)
+        # setpriv (as_user_prefix) execs the daemon in place: SIGUSR1 reaches it
+        as_user_prefix as_user "$SLUICE_TEST_USER"
         chown "$SLUICE_TEST_USER:" "$work"
 fi
 sock=$work/fs.sock
 daemon_cmd=()
 case "$backend" in
 sluice)
-        [ -n "$sluice_fs" ] && [ -x "$sluice_fs" ] || die "no sluice-fs binary (set SLUICE_BUILD_ROOT, SLUICE_FS or --sluice-fs)"
+        [ -n "$sluice_fs" ] && [ -x "$sluice_fs" ] || fail "run-guest: no sluice-fs binary (set SLUICE_BUILD_ROOT, SLUICE_FS or --sluice-fs)"
         # The build tree may sit where the test user cannot enter: run a copy then.
         if [ ${#as_user[@]} -gt 0 ] && ! "${as_user[@]}" test -x "$sluice_fs"; then
                 install -m 0755 "$sluice_fs" "$work/sluice-fs"
@@ -187,7 +186,7 @@ sluice)
 rust-virtiofsd)
         rust=${SLUICE_RUST_VIRTIOFSD:-}
         [ -n "$rust" ] || rust=$(fetch_trixie virtiofsd) || exit $?
-        [ -x "$rust" ] || die "no Rust virtiofsd at $rust"
+        [ -x "$rust" ] || fail "run-guest: no Rust virtiofsd at $rust"
         # As for sluice-fs: a copy where the test user can reach it (the wrapper is relative).
         if [ ${#as_user[@]} -gt 0 ] && ! "${as_user[@]}" test -x "$rust"; then
                 cp -a "$(dirname "$rust")" "$work/rust-virtiofsd"
@@ -198,8 +197,8 @@ rust-virtiofsd)
                     --cache auto "${daemon_args[@]}")
         ;;
 virtiofsd)
-        [ "$(id -u)" = 0 ] || die "the legacy virtiofsd needs root"
-        [ -x /usr/lib/qemu/virtiofsd ] || { echo "run-guest: SKIP: no /usr/lib/qemu/virtiofsd"; exit 77; }
+        [ "$(id -u)" = 0 ] || fail "run-guest: the legacy virtiofsd needs root"
+        [ -x /usr/lib/qemu/virtiofsd ] || skip "run-guest: no /usr/lib/qemu/virtiofsd"
         daemon_cmd=(/usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="$shared_dir"
                     -o cache=auto "${daemon_args[@]}")
         ;;
@@ -210,11 +209,8 @@ start_daemon() {
         # Appending, so that the marker lines written below land after the daemon's own.
         "${daemon_cmd[@]}" </dev/null 2>>"$daemon_log" >&2 &
         daemon_pid=$!
-        for _ in $(seq 100); do
-                [ -S "$sock" ] && break
-                kill -0 "$daemon_pid" 2>/dev/null || break
-                sleep 0.1
-        done
+        daemon_ready() { [ -S "$sock" ] || pid_gone "$daemon_pid"; }
+        wait_for 10 daemon_ready
         if [ ! -S "$sock" ]; then
                 echo "run-guest: the daemon did not create $sock; its log:" >&2
                 cat "$daemon_log" >&2
@@ -233,14 +229,14 @@ esac
 {
         printf 'SLUICE_TAG=%q\nSLUICE_FSTYPE=%q\nSLUICE_MOUNT=%q\n' "$tag" "$fstype" "$mountcmd"
         for e in "${envs[@]}"; do
-                [[ "$e" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env '$e': use NAME=VALUE"
+                [[ "$e" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || fail "run-guest: --env '$e': use NAME=VALUE"
                 printf '%s=%q\n' "${e%%=*}" "${e#*=}"
         done
 } >"$work/workload.env"
 append="console=ttyS0 quiet panic=-1"
 "$here/mkcpio.sh" "$work/extra.cpio" "$workload:/workload.sh" "$work/workload.env:/workload.env" \
         "$here/workload-lib.sh:/workload-lib.sh" \
-        "${files[@]}" || die "mkcpio failed"
+        "${files[@]}" || fail "run-guest: mkcpio failed"
 cat "$image/initrd.cpio" "$work/extra.cpio" >"$work/initrd.cpio"
 
 # ---- accelerator ---------------------------------------------------------------------
@@ -273,7 +269,7 @@ fi
 case "$accel" in
 kvm) accel_args=(-accel kvm -cpu max) ;;
 tcg) accel_args=(-accel tcg) ;;
-*) die "SLUICE_GUEST_ACCEL=$accel: use tcg, kvm or auto" ;;
+*) fail "run-guest: SLUICE_GUEST_ACCEL=$accel: use tcg, kvm or auto" ;;
 esac
 
 # ---- QEMU ------------------------------------------------------------------------------
@@ -341,10 +337,8 @@ while :; do
                         # Once the worker has seen this frontend go (its log says so),
                         # its fds and memory from /proc, for the caller to compare
                         # across kills (guest-kill.sh).
-                        for _ in $(seq 600); do
-                                [ "$(grep -c 'frontend disconnected; session reset' "$daemon_log")" -ge "$kills" ] && break
-                                sleep 0.1
-                        done
+                        session_reset() { [ "$(grep -c 'frontend disconnected; session reset' "$daemon_log")" -ge "$kills" ]; }
+                        wait_for 60 session_reset
                         echo "run-guest: after kill $kills: worker fds $(ls "/proc/$daemon_pid/fd" | wc -l)" \
                              "VmRSS $(awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status") KiB" \
                              "maps $(wc -l <"/proc/$daemon_pid/maps")" >>"$daemon_log"
@@ -380,8 +374,7 @@ if [ -n "$daemon_pid" ]; then
                 echo "--- run-guest: SIGTERM ---" >>"$daemon_log"
         fi
         kill -TERM "$daemon_pid" 2>/dev/null
-        for _ in $(seq 50); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-        if kill -0 "$daemon_pid" 2>/dev/null; then
+        if ! wait_for 5 pid_gone "$daemon_pid"; then
                 echo "run-guest: FAIL: the daemon did not exit within 5 s of SIGTERM" >&2
                 daemon_bad=1
         fi

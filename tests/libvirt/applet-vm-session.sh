@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # The session side of tests/libvirt/applet-vm.sh (read its header): runs
-# inside tests/applet/run-test.sh, as the test user, beside a copy of
-# tests/applet/lib.sh.  $SA_GUEST_DIR holds vmlinux and initrd.cpio (with
+# inside tests/applet/run-test.sh, as the test user, from a copy of the
+# scripts it needs laid out as in tests/ (applet/lib.sh, lib.sh,
+# domain-xml.sh).  $SA_GUEST_DIR holds vmlinux and initrd.cpio (with
 # guest-workload.sh as /workload.sh).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../applet/lib.sh"
 : "${SA_GUEST_DIR:?}"
-t0=$(date +%s.%N)
-since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-step() { note "[$(since "$t0") s] $*"; }
 
 export SA_LIBVIRT_URI=qemu:///session
 vm=sluice-applet-vm
@@ -25,7 +23,7 @@ vm_cleanup() {
         set +e
         if [ -n "${service_pid:-}" ]; then
                 kill "$service_pid" 2>/dev/null
-                for _ in $(seq 100); do kill -0 "$service_pid" 2>/dev/null || break; sleep 0.1; done
+                wait_for 10 pid_gone "$service_pid"
         fi
         vsh destroy "$vm" >/dev/null 2>&1
         vsh undefine "$vm" >/dev/null 2>&1
@@ -33,7 +31,7 @@ vm_cleanup() {
         for f in "$XDG_RUNTIME_DIR"/libvirt/libvirtd.pid "$XDG_RUNTIME_DIR"/libvirt/virtlogd.pid; do
                 pid=$(cat "$f" 2>/dev/null) || continue
                 kill "$pid" 2>/dev/null
-                for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                wait_for 5 pid_gone "$pid"
         done
         [ -z "${keep_console:-}" ] || { echo "----- guest console (last 20 lines)"; tail -n 20 "$console"; }
 }
@@ -57,30 +55,17 @@ CONF
 SA_NOTES=$notes dunst -config "$SA_WORK/dunstrc" >>"$log_dir/dunst.log" 2>&1 &
 pids+=($!)
 wait_for 20 bus_has_name org.freedesktop.Notifications || fail "dunst did not take the notification bus name"
-step "dunst is up"
+note "dunst is up"
 
 # ---- the guest, in the test user's own libvirtd -----------------------------------------
-cat >"$SA_WORK/$vm.xml" <<XML
-<domain type='qemu'>
-  <name>$vm</name>
-  <memory unit='MiB'>256</memory>
-  <vcpu>1</vcpu>
-  <memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>
-  <os><type arch='x86_64' machine='q35'>hvm</type><kernel>$SA_GUEST_DIR/vmlinux</kernel>
-    <initrd>$SA_GUEST_DIR/initrd.cpio</initrd><cmdline>console=ttyS0 quiet panic=-1 sluice_tag=$tag</cmdline></os>
-  <features><acpi/></features>
-  <on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot><on_crash>destroy</on_crash>
-  <devices>
-    <serial type='file'><source path='$console' append='on'/></serial>
-  </devices>
-</domain>
-XML
+"$(dirname "$0")/../domain-xml.sh" --kernel "$SA_GUEST_DIR/vmlinux" --initrd "$SA_GUEST_DIR/initrd.cpio" \
+        --console "$console" --tag "$tag" "$vm" >"$SA_WORK/$vm.xml" || fail "domain-xml.sh failed"
 # the first call starts the session libvirtd (it probes QEMU: slow on a loaded machine)
 wait_for 180 vsh version || fail "the session libvirtd did not start"
 vsh dominfo "$vm" >/dev/null 2>&1 && { vsh destroy "$vm"; vsh undefine "$vm"; } >/dev/null 2>&1
 vsh define "$SA_WORK/$vm.xml" >/dev/null || fail "cannot define $vm"
 vsh start "$vm" >/dev/null || fail "cannot start $vm"
-step "libvirtd up, $vm started"
+note "libvirtd up, $vm started"
 
 start_service
 start_applet
@@ -88,7 +73,7 @@ wait_for 15 window_visible || fail "the window did not open"
 vm_known() { managed_objects | grep -qF "'Name': <'$vm'>"; }
 wait_for 30 vm_known || fail "the service does not list $vm"
 wait_for 180 grep -q READY "$console" || fail "$vm did not boot to its workload"
-step "guest booted; service and applet up"
+note "guest booted; service and applet up"
 
 # ---- pick the VM in the chooser: open the drop-down, click the VM ----------------------
 wait_for 15 locate vm-chooser || fail "no VM chooser in the window"
@@ -106,7 +91,7 @@ share_prop "$share" Vm | grep -qF "'$vm'" || fail "the share is not for the VM p
 share_prop "$share" Tag | grep -qF "'$tag'" || fail "unexpected tag: $(share_prop "$share" Tag)"
 wait_for 60 share_state_is "$share" attached ||
         fail "the share did not attach: $(share_prop "$share" State) $(share_prop "$share" Error)"
-step "share attached"
+note "share attached"
 
 attached_note() { grep -F "“$tag” is now in $vm" "$notes" | grep -qF "mount -t virtiofs $tag"; }
 wait_for 20 attached_note || fail "dunst showed no “is now in $vm” notification with the mount command: $(cat "$notes")"
@@ -115,6 +100,6 @@ wait_for 60 grep -q "PASS read" "$console" || fail "the guest did not read the s
 wait_for 30 grep -q "PASS write" "$console" || fail "the guest did not write to the share: $(grep FAIL "$console")"
 written() { ls "$folder"/guest-*-0.txt >/dev/null 2>&1; }
 wait_for 10 written || fail "the guest's file is not in the folder on the host"
-step "the guest mounted the share, read hello.txt and wrote $(basename "$(ls "$folder"/guest-*-0.txt)")"
+note "the guest mounted the share, read hello.txt and wrote $(basename "$(ls "$folder"/guest-*-0.txt)")"
 shot applet-vm-attached
 echo "PASS"

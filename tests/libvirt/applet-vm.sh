@@ -18,11 +18,9 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=${SLUICE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
 build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root (runs the session as \$SLUICE_TEST_USER)"
-for tool in libvirtd virsh qemu-system-x86_64 dunst xvfb-run xdotool flock; do
-        command -v "$tool" >/dev/null || skip "$tool is not installed"
-done
+. "$top/tests/lib.sh"
+need_root "runs the session as \$SLUICE_TEST_USER"
+need_tools libvirtd virsh qemu-system-x86_64 dunst xvfb-run xdotool flock
 : "${SLUICE_APPLET:?}" "${SA_DRAG_SOURCE:?}"
 export SLUICE_TEST_USER=${SLUICE_TEST_USER:-sluice-test}
 
@@ -33,16 +31,21 @@ image=$build/tests/libvirt/guest-image
 "$top/tests/guest/build-image.sh" "$image" >/dev/null
 rc=$?
 [ $rc = 77 ] && skip "no guest kernel/busybox"
-[ $rc = 0 ] || { echo "FAIL: build-image.sh failed"; exit 1; }
+[ $rc = 0 ] || fail "build-image.sh failed"
 
-# What the session reads, where the test user can read it.
+# What the session reads, where the test user can read it: the guest in
+# guest/, the scripts in tests/ laid out as in the source tree (they find
+# each other by relative paths).
 stage=$(mktemp -d /tmp/sluice-applet-vm.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
-cp "$image/vmlinux" "$stage/vmlinux"
-"$top/tests/guest/mkcpio.sh" "$stage/workload.cpio" "$here/guest-workload.sh:/workload.sh" || exit 1
-cat "$image/initrd.cpio" "$stage/workload.cpio" > "$stage/initrd.cpio"
+mkdir -p "$stage/guest" "$stage/tests/applet" "$stage/tests/libvirt"
+cp "$image/vmlinux" "$stage/guest/vmlinux"
+"$top/tests/guest/mkcpio.sh" "$stage/workload.cpio" "$here/guest-workload.sh:/workload.sh" || fail "mkcpio.sh failed"
+cat "$image/initrd.cpio" "$stage/workload.cpio" > "$stage/guest/initrd.cpio"
 rm "$stage/workload.cpio"
-cp "$top/tests/applet/lib.sh" "$here/applet-vm-session.sh" "$stage/"
+cp "$top/tests/lib.sh" "$top/tests/domain-xml.sh" "$stage/tests/"
+cp "$top/tests/applet/lib.sh" "$stage/tests/applet/"
+cp "$here/applet-vm-session.sh" "$stage/tests/libvirt/"
 chmod -R a+rX "$stage"
 chmod 755 "$stage"
-SA_GUEST_DIR=$stage "$top/tests/applet/run-test.sh" "$stage/applet-vm-session.sh"
+SA_GUEST_DIR=$stage/guest "$top/tests/applet/run-test.sh" "$stage/tests/libvirt/applet-vm-session.sh"

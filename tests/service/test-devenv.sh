@@ -15,21 +15,15 @@
 # Runs the programs as $SLUICE_TEST_USER when root, as ourselves otherwise, on
 # a private session bus.  Exit: 0 pass, 1 fail, 77 skip.
 set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
 build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
 build=$(cd "$build" && pwd)
 service=$build/service/sluice-service sluicectl=$build/service/sluicectl worker=$build/daemon/sluice-fs
 
-skip() { echo "SKIP: $*"; exit 77; }
-for tool in dbus-daemon gdbus meson; do command -v "$tool" >/dev/null || skip "$tool is not installed"; done
+need_tools dbus-daemon gdbus meson
 for f in "$service" "$sluicectl" "$worker"; do [ -x "$f" ] || skip "$f is not built"; done
 
-failures=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-wait_for() { # SECONDS COMMAND… — until COMMAND succeeds (generous limits: a loaded machine is slow)
-        local deadline=$(( $(date +%s) + $1 )); shift
-        until "$@"; do [ "$(date +%s)" -lt "$deadline" ] || return 1; sleep 0.1; done
-}
+# Each check reports PASS or FAIL and the run goes on (fail_later, finish).
 
 work=$(mktemp -d /tmp/sluice-devenv.XXXXXX)
 chmod 755 "$work"
@@ -38,33 +32,26 @@ chmod 700 "$work/run"
 user_env=(PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME="$work/home" LANG=C.UTF-8
           XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config"
           DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus" SLUICE_LIBVIRT_URIS=none)
-if [ "$(id -u)" = 0 ]; then
-        user=${SLUICE_TEST_USER:-sluice-test}
-        id -u "$user" >/dev/null 2>&1 || useradd --create-home --user-group "$user" || exit 1
-        chown -R "$user:" "$work"
-        # setpriv execs: in the background, $! is the program itself
-        as_user=(setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups --)
-else
-        user=$(id -un)
-        as_user=()
-fi
+user=$(test_user) || exit 1
+as_user_prefix as_user "$user"
+[ "$(id -u)" != 0 ] || chown -R "$user:" "$work"
 # meson test sets SLUICE_FS for the other service tests: not here
 runu() { "${as_user[@]}" env -u SLUICE_FS "${user_env[@]}" "$@"; }
 runu test -x "$service" -a -x "$worker" || skip "$user cannot run the build tree's programs in $build"
 
-bus_pid= service_pid= job_pid=
-gone() { ! kill -0 "$1" 2>/dev/null; }
+session_bus_pid= service_pid= job_pid=
 stop_service() {
         [ -n "$service_pid" ] || return 0
         kill "$service_pid" 2>/dev/null
-        wait_for 30 gone "$service_pid" || fail "sluice-service did not exit within 30 s of SIGTERM"
+        wait_for 30 pid_gone "$service_pid" || fail_later "sluice-service did not exit within 30 s of SIGTERM"
         wait "$job_pid" 2>/dev/null
         service_pid= job_pid=
 }
 cleanup() {
+        local status=$?
         stop_service
-        [ -z "$bus_pid" ] || { kill "$bus_pid"; wait "$bus_pid"; } 2>/dev/null
-        if [ "$failures" != 0 ]; then
+        [ -z "$session_bus_pid" ] || { kill "$session_bus_pid"; wait "$session_bus_pid"; } 2>/dev/null
+        if [ "$status" != 0 ]; then
                 for f in "$work"/service-*.log; do [ -f "$f" ] && { echo "---- $f"; tail -n 30 "$f"; }; done
         fi
         sockets=$(readlink "$work/run/sluice/sockets" 2>/dev/null)
@@ -73,12 +60,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# exec: $! must be the bus itself (a function run with & is a subshell of its own,
-# and killing that subshell would leave the bus running)
-(exec "${as_user[@]}" env -u SLUICE_FS "${user_env[@]}" \
-        dbus-daemon --session --nofork --address="unix:path=$work/run/bus") >/dev/null 2>&1 &
-bus_pid=$!
-wait_for 60 test -S "$work/run/bus" || { fail "the session bus did not start"; exit 1; }
+start_session_bus "$work/run/bus" /dev/null "${as_user[@]}" env -u SLUICE_FS "${user_env[@]}" ||
+        fail "the session bus did not start"
 
 service_up() {
         kill -0 "$service_pid" 2>/dev/null &&
@@ -93,9 +76,9 @@ start_service() {
         rm -f "$work/service.pid"
         "$@" >"$work/service-$name.log" 2>&1 &
         job_pid=$!
-        wait_for 60 test -s "$work/service.pid" || { fail "$name: sluice-service did not start"; return 1; }
+        wait_for 60 test -s "$work/service.pid" || { fail_later "$name: sluice-service did not start"; return 1; }
         service_pid=$(cat "$work/service.pid")
-        wait_for 60 service_up || { fail "$name: sluice-service did not come up"; return 1; }
+        wait_for 60 service_up || { fail_later "$name: sluice-service did not come up"; return 1; }
 }
 ctl() { runu "$sluicectl" "$@"; }
 json_field() { # SHARE FIELD — a string field of the share in `sluicectl --json list`
@@ -119,32 +102,32 @@ worker_exe() { # the executable of this test's running sluice-fs (one share at a
 # ---- missing: SLUICE_FS points nowhere ------------------------------------------------------
 nowhere=$work/nowhere/sluice-fs
 if start_service missing runu SLUICE_FS="$nowhere" "${pidfile[@]}" "$service"; then
-        ctl add "$work/share" --tag nofs >/dev/null || fail "missing: sluicectl add"
+        ctl add "$work/share" --tag nofs >/dev/null || fail_later "missing: sluicectl add"
         out1=$(ctl start nofs 2>&1); rc1=$?
         out2=$(ctl start nofs 2>&1); rc2=$?
         error=$(json_field nofs error)
         case $error in
         *"$nowhere"*SLUICE_FS*) pass "missing: the share's Error says where it looked and what to do: $error" ;;
-        *) fail "missing: the share's Error is '$error'" ;;
+        *) fail_later "missing: the share's Error is '$error'" ;;
         esac
-        has_state nofs failed && pass "missing: State failed" || fail "missing: State $(json_field nofs state)"
+        has_state nofs failed && pass "missing: State failed" || fail_later "missing: State $(json_field nofs state)"
         [ "$rc1" = 1 ] && [ "$rc2" = 1 ] && [ "$out1" = "sluicectl: $error" ] && [ "$out2" = "$out1" ] &&
                 pass "missing: sluicectl start fails, both times, with that message" ||
-                fail "missing: sluicectl start: $rc1 '$out1' / $rc2 '$out2'"
+                fail_later "missing: sluicectl start: $rc1 '$out1' / $rc2 '$out2'"
         n=$(grep -cF "nofs: $error" "$work/service-missing.log")
         [ "$n" = 1 ] && pass "missing: the service's log says it once for the share (started twice)" ||
-                fail "missing: the service's log says it $n times"
-        ctl remove nofs >/dev/null || fail "missing: sluicectl remove"
+                fail_later "missing: the service's log says it $n times"
+        ctl remove nofs >/dev/null || fail_later "missing: sluicectl remove"
         stop_service
 fi
 
 # ---- build-tree: no SLUICE_FS, the build tree's service; then a copy of it -----------------------
 if start_service build-tree runu "${pidfile[@]}" "$service"; then
-        ctl add "$work/share" --tag tree >/dev/null && ctl start tree >/dev/null || fail "build-tree: add/start: $(json_field tree error)"
+        ctl add "$work/share" --tag tree >/dev/null && ctl start tree >/dev/null || fail_later "build-tree: add/start: $(json_field tree error)"
         exe=$(worker_exe)
         has_state tree running && [ "$exe" = "$worker" ] &&
                 pass "build-tree: the build tree's service runs the build tree's sluice-fs" ||
-                fail "build-tree: state $(json_field tree state), worker $exe: $(json_field tree error)"
+                fail_later "build-tree: state $(json_field tree state), worker $exe: $(json_field tree error)"
         ctl remove tree >/dev/null
         stop_service
 fi
@@ -160,12 +143,12 @@ if start_service copy runu "${pidfile[@]}" "$work/copy/sluice-service"; then
         exe=$(worker_exe)
         if [ -x "$installed" ]; then
                 [ "$exe" = "$installed" ] && pass "copy: a service outside the build tree runs the installed $installed" ||
-                        fail "copy: its worker is '$exe', not the installed $installed"
+                        fail_later "copy: its worker is '$exe', not the installed $installed"
         else
                 error=$(json_field copy error)
                 case $error in
                 *"not installed at $installed"*"meson devenv"*SLUICE_FS*) pass "copy: a service outside the build tree does not take the build tree's sluice-fs: $error" ;;
-                *) fail "copy: state $(json_field copy state), worker '$exe', Error '$error'" ;;
+                *) fail_later "copy: state $(json_field copy state), worker '$exe', Error '$error'" ;;
                 esac
         fi
         ctl remove copy >/dev/null
@@ -178,27 +161,26 @@ fi
 devenv_user() { env -u SLUICE_FS meson devenv -C "$build" "${as_user[@]}" env "${user_env[@]:1}" "$@"; }
 { IFS= read -r SLUICE_FS_DEVENV; IFS= read -r PATH_DEVENV; } < <(devenv_user sh -c 'printf "%s\n%s\n" "$SLUICE_FS" "$PATH"')
 where_ctl=$(PATH=$PATH_DEVENV command -v sluicectl) where_service=$(PATH=$PATH_DEVENV command -v sluice-service)
-[ "$SLUICE_FS_DEVENV" = "$worker" ] && pass "devenv: SLUICE_FS=$worker" || fail "devenv: SLUICE_FS='$SLUICE_FS_DEVENV'"
+[ "$SLUICE_FS_DEVENV" = "$worker" ] && pass "devenv: SLUICE_FS=$worker" || fail_later "devenv: SLUICE_FS='$SLUICE_FS_DEVENV'"
 [ "$where_ctl" = "$sluicectl" ] && [ "$where_service" = "$service" ] &&
         pass "devenv: sluicectl and sluice-service on PATH are the build tree's" ||
-        fail "devenv: PATH finds '$where_ctl' and '$where_service'"
+        fail_later "devenv: PATH finds '$where_ctl' and '$where_service'"
 if [ -x "$build/applet/sluice-applet" ]; then
         where_applet=$(PATH=$PATH_DEVENV command -v sluice-applet)
         [ "$where_applet" = "$build/applet/sluice-applet" ] && pass "devenv: sluice-applet on PATH is the build tree's" ||
-                fail "devenv: PATH finds sluice-applet at '$where_applet'"
+                fail_later "devenv: PATH finds sluice-applet at '$where_applet'"
 fi
 if start_service devenv devenv_user "${pidfile[@]}" sluice-service; then
         if out=$(devenv_user sluicectl add "$work/share" --tag dev 2>&1) && out=$(devenv_user sluicectl start dev 2>&1) &&
            out=$(devenv_user sluicectl --json list 2>&1) && tr -d ' \n' <<<"$out" | grep -q '"tag":"dev","vm":"","state":"running"'; then
                 [ "$(worker_exe)" = "$worker" ] &&
                         pass "devenv: meson devenv -C BUILD sluicectl add/start/list: the share runs the build tree's sluice-fs" ||
-                        fail "devenv: the share's worker is '$(worker_exe)'"
+                        fail_later "devenv: the share's worker is '$(worker_exe)'"
         else
-                fail "devenv: meson devenv -C BUILD sluicectl …: $out"
+                fail_later "devenv: meson devenv -C BUILD sluicectl …: $out"
         fi
         devenv_user sluicectl remove dev >/dev/null
         stop_service
 fi
 
-echo "done: $failures failure(s)"
-[ "$failures" = 0 ]
+finish

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# domain-xml.sh [OPTIONS] NAME — prints the libvirt definition of a test VM:
+# a diskless TCG guest (type='qemu': no KVM needed) that boots the test
+# kernel and initramfs (tests/guest/build-image.sh, plus a workload cpio),
+# writes its console to a file, and is destroyed when it powers off, reboots
+# or crashes.  The demo, the libvirt suite and the applet-with-a-VM test all
+# define their VMs with it.
+#
+#   --kernel FILE        the guest kernel (vmlinux)                 (required)
+#   --initrd FILE        the initramfs                              (required)
+#   --console FILE       the serial console's log file, appended    (required)
+#   --tag TAG            sluice_tag=TAG on the kernel command line: the tag the
+#                        guest's workload mounts
+#   --cmdline ARGS       more kernel command line (after console=ttyS0 quiet panic=-1)
+#   --memory MIB         guest memory (default 256)
+#   --no-shared-memory   no <memoryBacking> with shared memfd memory: virtiofs
+#                        then cannot attach (what the service must explain)
+#   --metadata XML       an XML fragment inside <metadata> (e.g. libosinfo's OS id)
+#   --device XML         an XML fragment inside <devices>, repeatable
+#
+# Values are written as given, XML-escaped; --metadata and --device are XML.
+# Exit: 0, or 2 on a usage error.
+set -euo pipefail
+
+usage() { sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+# text for an XML attribute or element
+esc() { local s=$1; s=${s//&/&amp;}; s=${s//</&lt;}; s=${s//>/&gt;}; s=${s//\'/&apos;}; printf '%s' "$s"; }
+
+kernel= initrd= console= tag= cmdline= memory=256 shared=1 metadata= devices=()
+while [ $# -gt 0 ]; do
+        case $1 in
+        --kernel) kernel=$2; shift ;;
+        --initrd) initrd=$2; shift ;;
+        --console) console=$2; shift ;;
+        --tag) tag=$2; shift ;;
+        --cmdline) cmdline=$2; shift ;;
+        --memory) memory=$2; shift ;;
+        --no-shared-memory) shared= ;;
+        --metadata) metadata=$2; shift ;;
+        --device) devices+=("$2"); shift ;;
+        -h|--help) usage ;;
+        -*) echo "domain-xml.sh: unknown option $1" >&2; usage ;;
+        *) break ;;
+        esac
+        shift
+done
+[ $# = 1 ] && [ -n "$kernel" ] && [ -n "$initrd" ] && [ -n "$console" ] || usage
+case $memory in ''|*[!0-9]*) echo "domain-xml.sh: --memory $memory: a number of MiB" >&2; exit 2 ;; esac
+name=$1
+
+args="console=ttyS0 quiet panic=-1"
+[ -z "$cmdline" ] || args+=" $cmdline"
+[ -z "$tag" ] || args+=" sluice_tag=$tag"
+
+echo "<domain type='qemu'>"
+echo "  <name>$(esc "$name")</name>"
+[ -z "$metadata" ] || echo "  <metadata>$metadata</metadata>"
+echo "  <memory unit='MiB'>$memory</memory>"
+echo "  <vcpu>1</vcpu>"
+# virtiofs needs the guest's RAM shared with the backend process
+[ -z "$shared" ] || echo "  <memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>"
+echo "  <os><type arch='x86_64' machine='q35'>hvm</type><kernel>$(esc "$kernel")</kernel>"
+echo "    <initrd>$(esc "$initrd")</initrd><cmdline>$(esc "$args")</cmdline></os>"
+# without ACPI, hot-plugging fails: "Bus 'pci.0' does not support hotplugging"
+echo "  <features><acpi/></features>"
+echo "  <on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot><on_crash>destroy</on_crash>"
+echo "  <devices>"
+echo "    <serial type='file'><source path='$(esc "$console")' append='on'/></serial>"
+for d in ${devices[@]+"${devices[@]}"}; do echo "    $d"; done
+echo "  </devices>"
+echo "</domain>"
