@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Thin wrapper around meson: `make demo` and `make check` do all the set-up on a
 # fresh Debian 12 machine (run as root, or with sudo available for apt).
 

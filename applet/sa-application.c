@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-application: lifetime and the app.* actions the window, the tray menu
  * and notifications share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-application: the single-instance application — owns the service client,
  * the tray icon, notifications and the window. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-client: follows org.sluice.Sluice1 on the session bus.
  *
  * g_bus_watch_name tells when the service appears or goes away; while it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-client: the applet's view of org.sluice.Sluice1 — follows the service
  * coming and going (name watching) and keeps live lists of shares and VMs,
  * through the generated proxies of common/. */

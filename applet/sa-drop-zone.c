@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-drop-zone: the drop target and the checks a dropped item must pass. */
 #include "config.h"
 

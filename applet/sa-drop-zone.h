@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-drop-zone: where folders are dropped.  Accepts a GdkFileList (GTK file
  * managers) and text/uri-list (GTK reads it into the same type), checks each
  * item and hands the folders on; what cannot be shared gets a sentence. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-format: number, rate and state wording. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-format: how numbers and states read in the applet (one place, translatable). */
 #pragma once
 

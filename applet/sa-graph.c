@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-graph: a small throughput chart drawn with GtkSnapshot + cairo.
  *
  * The x axis is real time: the right edge is now (g_get_monotonic_time(), the

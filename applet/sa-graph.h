@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-graph: read and write MB/s of one share over the last 60 s. */
 #pragma once
 

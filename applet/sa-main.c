@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sluice-applet: the Sluice window and tray icon. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-notify: turns service events into notifications. */
 #include "config.h"
 

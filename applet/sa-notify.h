@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-notify: desktop notifications (libnotify) for what happens while the
  * window is closed — share attached (with the guest-side hint), worker
  * crashed and recovered, a VM without shared memory (with the fix as an

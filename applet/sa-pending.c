@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-pending: the "ready to share" card (see sa-pending.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-pending: folders handed to the applet from outside ("Share with a VM"
  * in a file manager, `sluice-applet --add FOLDER…`) wait here, named, until
  * the user has picked the VM and presses Share (or Cancel).  Hidden while

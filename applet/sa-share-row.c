@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-share-row: folder, VM, tag, state, read-only switch, start/stop, remove,
  * live graph and sync-queue stats of one share. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-share-row: a row of the window's share list for one SaShare. */
 #pragma once
 

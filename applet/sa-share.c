@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-share: one share proxy, its read-only flag and its throughput history. */
 #include "config.h"
 

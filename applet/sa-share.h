@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-share: one share of the service (its generated SluiceShare proxy) plus
  * the last 60 s of throughput samples the graph draws.  It knows nothing of
  * the client that made it. */

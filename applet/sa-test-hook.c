@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-test-hook: a test-only D-Bus interface, compiled with -Dtest_hooks=true
  * only and even then off unless SLUICE_APPLET_TEST_HOOK is set.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-test-hook: with SLUICE_APPLET_TEST_HOOK set, exposes what a headless
  * test cannot read off the screen (org.sluice.Applet.Test on the session bus).
  * Built with -Dtest_hooks=true only (make check's builds), never in a release. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-tray-menu: the dbusmenu tree of the tray icon: the application's
  * actions and one entry per share.  The tree is built once and then updated
  * in place, so every entry keeps its id: a tray host sends clicks by id, and

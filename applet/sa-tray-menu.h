@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-tray-menu: the tray icon's menu, served as com.canonical.dbusmenu by
  * libdbusmenu-glib at SA_TRAY_MENU_PATH. */
 #pragma once

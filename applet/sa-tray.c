@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-tray: StatusNotifierItem over GDBus.
  *
  * No GTK4 SNI library exists in Debian 12 (libayatana-appindicator is GTK3),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-tray: the tray icon — an org.kde.StatusNotifierItem served with GDBus,
  * registered with org.kde.StatusNotifierWatcher (again whenever a watcher
  * appears), with a com.canonical.dbusmenu menu (sa-tray-menu.c). */

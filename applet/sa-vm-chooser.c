@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-vm-chooser: a drop-down of the service's VMs plus the shared-memory fix. */
 #include "config.h"
 

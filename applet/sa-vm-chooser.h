@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-vm-chooser: picks the VM new shares go to — running VMs first, with
  * their state; a VM without shared memory is marked and the fix offered. */
 #pragma once

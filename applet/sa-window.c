@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-window: builds the window from sa-window.ui and wires it to SaClient. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-window: the Sluice window — drop zone, VM chooser, one row per share. */
 #pragma once
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fetch-trixie.sh CACHE virtiofsd|kernel — Debian 13 ("trixie") software that
 # Debian 12 does not ship, unpacked under CACHE, never installed system-wide.
 #

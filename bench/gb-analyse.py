@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """gb-analyse.py RAW [REQUESTS] — summarises a traced bench/run.sh run (--trace).
 
 For every RAW/SET.CONFIG.REP:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* guest-bench.c — the benchmark that runs inside the test guest.
  *
  * One static binary (no fio: the Debian fio is dynamic and the guest is a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # guest-workload.sh — /workload.sh of a benchmark guest (see bench/run.sh).
 # Mounts the share on /mnt (9p with the cache mode in BENCH_9P_CACHE), runs
 # /bin/guest-bench on it with BENCH_ARGS and prints its RESULT lines, then DONE.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* proto-bare.c — the physical limit: each row's work done with bare host
  * syscalls in this process, on the same files as the daemons see (the
  * label "bare").  A daemon can approach these figures, never pass them:

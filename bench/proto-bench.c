@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* proto-bench — the protocol benchmark: FUSE requests straight into
  * vhost-user-fs backends from the test VMM (tests/frontend/vmm.h), no guest
  * kernel in the way, so what it measures is the daemon (and the host's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* proto-bench.h — what the protocol benchmark's files share (see proto-bench.c).
  *
  *   proto-bench.c    the frontend: rows on daemons over the test VMM, the run order

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # proto-run.sh [OPTION...] BUILD — the protocol benchmark against every daemon.
 #
 # Runs BUILD/bench/proto-bench (the test VMM of tests/frontend speaking

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* proto-summary.c — the protocol benchmark's summary: every figure of
  * raw.tsv (rep, label, group, row, unit, better, value) gathered by row and
  * daemon; medians, ± half the range, ratios of the primary daemon to each

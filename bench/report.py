@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """report.py — turns bench/run.sh's raw logs into results.md and results.json.
 
 Reads RAW/SET.CONFIG.REP.console (RESULT/INFO lines of guest-bench),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/run.sh [OPTIONS] [BUILD] — sluice-fs side by side with its peers, in one run.
 #
 # Boots the same test guest (tests/guest, TCG) once per set, configuration and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* soak-guest.c — the guest side of `make soak` (bench/soak.sh): NPROCS
  * processes, each pinned to its own vCPU (so that the guest spreads their
  * requests over the request queues), do random metadata and data operations

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """soak-verify.py TREE MANIFEST... — the host side of `make soak`: compares the
 tree the guest left (TREE, the share's soak/ folder) with the models the guest
 processes kept (bench/soak-guest.c's manifests): the set of names, each one's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # soak-workload.sh — the guest side of `make soak` (bench/soak.sh): mounts the
 # share and runs /bin/soak-guest (bench/soak-guest.c) on /mnt/soak for
 # $SOAK_SECONDS with $SOAK_PROCS processes (one per vCPU, each pinned), its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # soak.sh [BUILD [MINUTES]] — `make soak` (not part of make check): a Linux 6.12
 # guest with 2 vCPUs and 2 request queues runs bench/soak-guest.c for MINUTES
 # ($SOAK_MINUTES, default 10): one process per vCPU, each pinned, doing mixed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* errors.c — the SLUICE_ERROR domain and its named D-Bus errors. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* errors.h — Sluice's GError domain, mapped one-to-one to the named D-Bus
  * errors org.sluice.Sluice1.Error.* (see data/org.sluice.Sluice1.xml).
  * Every message is for a person: what went wrong and what to do. */

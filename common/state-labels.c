@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* state-labels.c — see state-labels.h. */
 #include "config.h"
 

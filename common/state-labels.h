@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* state-labels.h — the words a person sees for Share.State and Vm.State.
  *
  * The API's states are fixed English tokens ("running", "shutoff", …); the

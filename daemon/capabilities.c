@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* capabilities.c — dropping to the capabilities a passthrough needs
  * (capabilities.h).  Raw capget/capset and prctl: no libcap in the tree. */
 #include "capabilities.h"

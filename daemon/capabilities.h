@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* capabilities.h — the capabilities a worker keeps.
  *
  * A worker run by root (libvirt's <binary> route) needs a few capabilities to

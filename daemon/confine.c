@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* confine.c — name checks and confined opens (see confine.h). */
 #include "confine.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* confine.h — keeping every host access of sluice-fs inside the shared folder.
  *
  * The guest never names a host path: every request names an inode we handed

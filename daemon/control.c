@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* control.c — see control.h.  The vtable below must match
  * data/org.sluice.Worker1.xml (the one source of this interface). */
 #include "control.h"

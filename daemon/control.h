@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* control.h — org.sluice.Worker1 on the private control connection.
  *
  * sluice-service passes one end of a socketpair as --control-fd; the worker

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cpu-spare.c — see cpu-spare.h. */
 #include "cpu-spare.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cpu-spare.h — may a busy-poll take a CPU now?
  *
  * A queue thread that spins waiting for the guest's next request is only a

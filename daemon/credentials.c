@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* credentials.c — per-thread fsuid/fsgid/groups of a request (see credentials.h). */
 #include "credentials.h"
 

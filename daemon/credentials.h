@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* credentials.h — a guest request's credentials on the calling thread.
  *
  * How permissions between guest users work (the design; README and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fs-session.h — the FUSE side of sluice-fs, as the transport sees it.
  *
  * The transport (vhost-user.c, virtqueue.c, queue-thread.c) pops a descriptor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuse-dispatch.c — the FUSE session (implements fs-session.h): struct
  * fs_session and the workers, fs_process() with the opcode table and its
  * per-op rules (inode lookup, read-only gate, INIT first, no-reply ops), INIT,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuse-request.c — decoding FUSE requests from iovecs, writing replies into them. */
 #include "fuse-request.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuse-request.h — one FUSE request in guest memory: decoding and replying.
  *
  * The request is the device-readable iovecs of a descriptor chain, the reply

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* guest-memory.c — see guest-memory.h. */
 #include "guest-memory.h"
 

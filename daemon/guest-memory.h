@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* guest-memory.h — the guest's RAM as the frontend shares it (memfd regions).
  *
  * Regions arrive with SET_MEM_TABLE (replace all) or ADD_MEM_REG/REM_MEM_REG

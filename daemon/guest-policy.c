@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* guest-policy.c — refusals and stripped bits (see guest-policy.h). */
 #include "guest-policy.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* guest-policy.h — what the guest may make on the host, in every mode.
  *
  * A worker run by root (libvirt's <binary> route) serves guest root's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* idmap.c — guest <-> host uid/gid presentation (see idmap.h). */
 #include "idmap.h"
 

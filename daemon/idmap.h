@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* idmap.h — how host owners are presented to the guest (--translate-uid/gid).
  *
  * sluice-fs runs as the desktop user and every file it creates belongs to that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* inode.c — inode and handle tables (see inode.h). */
 #include "inode.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* inode.h — the inode and handle tables of sluice-fs.
  *
  * An inode is a host object the guest knows by a nodeid: an O_PATH|O_NOFOLLOW

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* log.h — leveled logging to stderr for sluice-fs.
  *
  * The data plane logs sparingly: errors and state changes at info, one line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* main.c — sluice-fs: options, checks, the sd-event main loop.
  *
  * The main thread owns the vhost-user socket (one frontend at a time), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mount-namespace.c — pivoting a root worker into the shared folder
  * (mount-namespace.h). */
 #include "mount-namespace.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mount-namespace.h — a root worker's view of the file system: the shared
  * folder and nothing else.
  *

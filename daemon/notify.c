@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* notify.c — sd_notify(3) messages of sluice-fs (notify.h).
  *
  * The messages go out from the main thread after the sandbox is up: sandbox.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* notify.h — sluice-fs's side of systemd's readiness protocol (sd_notify(3)),
  * so that a unit with Type=notify (data/sluice-fs@.service.in) knows when the
  * worker is ready, what it is doing and when it stops.  Without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* options.c — see options.h.
  *
  * Two spellings are accepted for what virtiofsd also has: its newer separate

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* options.h — sluice-fs command line.
  *
  * Spellings follow QEMU's virtiofsd where the two overlap (so that libvirt can

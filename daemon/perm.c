@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* perm.c — conservative daemon-side permission checks (see perm.h). */
 #include "perm.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* perm.h — the daemon's own permission checks between guest users.
  *
  * The guest kernel has checked the request already (default_permissions,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pseudo-fs.h — the file systems that hold the kernel's live state, not
  * data (proc, sysfs, cgroup, debugfs, …): one list for both sides that
  * refuse them.  The service refuses such a folder as a share (AddShare,

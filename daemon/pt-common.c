@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pt-common.c — what the FUSE operations share: attributes, entries, the one
  * path by which a new node gets its nodeid, open flags (see pt-internal.h).
  *

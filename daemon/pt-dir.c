@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pt-dir.c — directory handles: OPENDIR, READDIR, READDIRPLUS, RELEASEDIR,
  * FSYNCDIR. */
 #include "pt-internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pt-entry.c — names and attributes: LOOKUP, FORGET, GETATTR, SETATTR,
  * READLINK, the node-creating and -removing requests, RENAME, LINK, and the
  * file-system-wide STATFS, ACCESS, SYNCFS. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pt-file.c — open files: OPEN, CREATE, TMPFILE and the requests on a file
  * handle (READ, WRITE, FLUSH, RELEASE, FSYNC, FALLOCATE, LSEEK,
  * COPY_FILE_RANGE).  READ and WRITE move data straight between the host file

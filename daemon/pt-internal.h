@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pt-internal.h — what the FUSE operations (pt-*.c) share: the served folder
  * as the handlers see it, the handler signature and the small helpers every
  * handler file uses.  Private to the FUSE layer: the transport sees only

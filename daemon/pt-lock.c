@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pt-lock.c — locks: GETLK, SETLK, SETLKW, the guest's lock owners, and the
  * requests that wait for a lock or a lease.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pt-xattr.c — extended attributes (--xattr): SETXATTR, GETXATTR,
  * LISTXATTR, REMOVEXATTR.  Without --xattr the dispatcher answers them with
  * ENOSYS, as virtiofsd does: the kernel then stops sending them. */

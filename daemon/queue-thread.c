@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* queue-thread.c — see queue-thread.h. */
 #include "queue-thread.h"
 

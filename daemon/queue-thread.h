@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* queue-thread.h — one thread per virtqueue (hiprio queue 0 + request queues).
  *
  * Each thread owns an fs_worker and serves its ring inline: wait for a kick,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sandbox.c — no_new_privs, Landlock on the shared folder and a seccomp
  * allow-list (see sandbox.h).  None of it needs privilege. */
 #include "sandbox.h"

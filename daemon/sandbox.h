@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sandbox.h — confinement of the running worker (--sandbox=seccomp, the default).
  *
  * The first line of defence is in the FUSE layer itself (confine.c: openat2

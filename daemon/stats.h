@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stats.h — counters of one sluice-fs process.
  *
  * Written on the hot path by the queue threads (relaxed atomics, one cache line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util.h — the daemon's small shared helpers: scoped cleanup in the systemd
  * style, so error paths are plain `return -errno;` with no goto ladders.
  *

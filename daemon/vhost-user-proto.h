@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vhost-user-proto.h — the vhost-user wire protocol, as sluice-fs speaks it.
  *
  * Written from QEMU's docs/interop/vhost-user.rst (message ids, flags and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vhost-user.c — see vhost-user.h.
  *
  * Ring life cycle (docs/interop/vhost-user.rst, "Starting and stopping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vhost-user.h — the vhost-user protocol, device (back-end) side, for one
  * connected frontend (QEMU's vhost-user-fs-pci, or the test VMM).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* virtqueue.c — see virtqueue.h.
  *
  * Memory ordering (the guest runs on other CPUs): the avail index is read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* virtqueue.h — split virtqueues (virtio 1.x, 2.7), device side.
  *
  * The rings live in guest memory; every index and address read from them is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Fails when a translation is not current (meson test --suite po):
 #   - a file under common/, service/ or applet/ with _() strings (or a .ui file with
 #     translatable="yes", or a data/*.desktop.in) is missing from po/POTFILES;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* config-store.c — loading and saving shares.ini. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* config-store.h — the persisted list of shares: $XDG_CONFIG_HOME/sluice/shares.ini.
  *
  * One group per share, "[share N]" where N is the share's id, with the keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain-xml.c — see domain-xml.h.  XPath over libxml2 trees: libvirt's own
  * XML, but still treated as untrusted input (a domain's XML can be edited by
  * anyone with access to the connection). */

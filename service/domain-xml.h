@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain-xml.h — reading and writing libvirt domain XML for Sluice: what a
  * domain's XML says (shared memory, OS, QEMU's user, virtiofs devices), the
  * <filesystem> device Sluice hot-plugs, and the shared-memory rewrite of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hotplug.h — plugging a vhost-user-fs device into a running domain and out
  * again, with the raw libvirt API (libvirt-glib has no device attach).  These
  * calls block on libvirtd: run them in a worker thread.  One hot-plug runs at

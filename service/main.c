@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* main.c — sluice-service: options, the bus name, signals, shutdown. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* manager.c — the Manager interface and the list of shares. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* manager.h — org.sluice.Sluice1.Manager at /org/sluice/Sluice1, the
  * ObjectManager every share and VM object lives under, AddShare's checks,
  * and the persisted list of shares. */

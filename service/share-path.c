@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-path.c — resolving and checking the folder of a share (share-path.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-path.h — which host folders may be shared, and by which path.
  *
  * A share is stored and shown with the folder's real path (symbolic links

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-tag.c — the mount tag's character set, checks and derivation (share-tag.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-tag.h — what a mount tag may be, and a tag made from a folder's name.
  *
  * A tag is 1 to SLUICE_TAG_MAX_BYTES of A–Z a–z 0–9 _ . -, starting with a

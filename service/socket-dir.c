@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* socket-dir.c — see socket-dir.h. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* socket-dir.h — where the workers' sockets live.
  *
  * Not in $XDG_RUNTIME_DIR: a qemu:///system VM's QEMU runs as another user

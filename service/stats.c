@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stats.c — Share.Stats from a worker's raw counters (stats.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stats.h — turning a worker's raw counters (Worker1.GetStats) into the
  * Share.Stats dictionary documented in data/org.sluice.Sluice1.xml:
  * totals, rates over the last interval, latency and per-queue counters.

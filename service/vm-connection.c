@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-connection.c — see vm-connection.h.
  *
  * The connection is reference-counted: libvirt holds references for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-connection.h — one libvirt connection (URI) of the VM manager: opening
  * it, the raw callbacks libvirt-glib lacks (close, device added/removed),
  * and reconnecting with backoff when libvirtd goes away or stops answering.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-domain.c — see vm-domain.h.  Every call that waits on libvirtd (state
  * and XML, EnableSharedMemory) runs in a GTask worker thread on its own
  * reference to the raw virDomain (thread-safe), and its result is applied

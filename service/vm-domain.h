@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-domain.h — one libvirt domain the VM manager knows: its exported
  * org.sluice.Sluice1.Vm object, the state read from libvirtd (in worker
  * threads, applied in the main thread), the devices plugged into it and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-manager.c — see vm-manager.h.  The VMs of every tracked connection
  * (vm-connection.c), one entry each (vm-domain.c), and the attach/detach API
  * on top.  libvirt-glib tracks the domains and their lifecycle; the raw API

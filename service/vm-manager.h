@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-manager.h — the VMs Sluice knows, through libvirt (libvirt-glib plus the
  * raw libvirt API where libvirt-glib lacks something).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-socket-access.c — see vm-socket-access.h.  libacl reads and writes the
  * ACLs in-process, in the queue's thread, never in the service's main thread.
  * Each change is read-modify-write of the path's whole access ACL: the mask

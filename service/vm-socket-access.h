@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-socket-access.h — letting QEMU reach a worker's socket when QEMU runs as
  * another user (qemu:///system).  The least access that works: a POSIX ACL
  * entry for QEMU's user on the socket (rw, to connect) and search-only (x) on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* worker-control.c — GDBus client of one worker's org.sluice.Worker1. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* worker-control.h — the service's side of one worker's private control
  * channel: a GDBus peer-to-peer client of org.sluice.Worker1
  * (data/org.sluice.Worker1.xml) over a socketpair. */

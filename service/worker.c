@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* worker.c — spawning, readiness, restart with backoff and stopping of one
  * sluice-fs process (worker.h).  Which program runs is worker-binary.c's
  * answer; the workers a killed service left on the share's socket are

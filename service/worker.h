@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* worker.h — one supervised sluice-fs process (a share's worker).
  *
  * The service is the worker's parent: it spawns it with one end of a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs every suite (make check).  Usage: tests/run-suites.sh BUILD ASAN_BUILD [TSAN_BUILD]
 # (or tests/run-suites.sh --tsan [TSAN_BUILD]: the ThreadSanitizer pass alone)
 #

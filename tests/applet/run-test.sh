@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs one applet test script inside its own X server (Xvfb) and private
 # session bus (dbus-run-session), as an ordinary user:
 #   run-test.sh tests/applet/test-NAME.sh

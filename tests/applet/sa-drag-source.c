@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-drag-source: a tiny GTK4 window that starts a real drag of the paths
  * given on its command line, the way a file manager does (a GdkFileList,
  * which GTK also offers as text/uri-list).  Tests move the pointer with

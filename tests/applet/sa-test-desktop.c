@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sa-test-desktop: the desktop services sluice-applet talks to, as a test
  * double on a private session bus:
  *   --watcher        org.kde.StatusNotifierWatcher (records registrations)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Real drag and drop (XDND, driven with xdotool) from a GTK4 drag source onto
 # the applet's window: a folder becomes a share on the real service; a file,
 # an unreadable folder and an already-shared folder get a clear inline message.

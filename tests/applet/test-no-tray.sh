@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Without a tray host the window still works, and the applet says so once.
 . "$(dirname "$0")/lib.sh"
 

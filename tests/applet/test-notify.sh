@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Notifications reach the (test) notification server with the expected
 # summary, body and actions: service unavailable; worker crashed and
 # recovered (a real sluice-fs killed under the real service); a VM without

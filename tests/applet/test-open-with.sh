@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # "Share with a VM" from a file manager: the built desktop entry
 # (org.sluice.Applet-share.desktop, Exec=sluice-applet --add %F) is launched
 # the way a file manager launches it — `gio launch`, i.e. GLib's own %F

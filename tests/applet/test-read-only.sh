@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The read-only switch, clicked for real (xdotool at the switch's place),
 # flips Share.ReadOnly on the service and the running worker: a guest write
 # (the test VMM speaking vhost-user to the worker) then fails with EROFS, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Remove with undo: a real click on a row's trash button removes the share
 # on the service; a real click on the toast's Undo brings it back with the
 # settings it had (tag, read-only).

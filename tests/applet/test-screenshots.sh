@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Screenshots of the window, kept in the build directory (tests/applet/):
 #   applet-empty.png        no shares
 #   applet-shares-1/2.png   two running shares while the test VMM reads and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SNI contract: the applet registers its StatusNotifierItem with a (test)
 # watcher, serves the item's properties and a dbusmenu with one entry per
 # share, Activate opens the window, menu entries act on the real service, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Translations in use (run through with-translations.sh, which puts the build's
 # catalogues where the binaries look): sluicectl and the applet with
 # LANGUAGE=de and LANGUAGE=ko in a UTF-8 locale (C.UTF-8: gettext ignores

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # VMs (libvirt's test:///default driver gives the service one running VM,
 # "test", without shared memory): the chooser lists it and offers the fix;
 # a real click on "Enable Shared Memory" reaches the service and its answer

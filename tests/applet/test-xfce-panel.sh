@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A real tray host: xfce4-panel with its systray plugin (which hosts
 # StatusNotifierItems) shows the applet's icon.  Checked on the bus: the
 # panel's watcher lists the item and the panel reads the item's properties;

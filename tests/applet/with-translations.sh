@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # with-translations.sh COMMAND…: runs COMMAND with the build tree's message
 # catalogues (po/LANG/LC_MESSAGES/sluice.mo) at the place the binaries look
 # for them, LOCALEDIR (compiled in; nothing is installed), in a private mount

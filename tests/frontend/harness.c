@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* harness.c — runs the backend under test (see harness.h). */
 #include "harness.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* harness.h — runs the backend under test for the frontend suites.
  *
  * The backend is $SLUICE_FS, by default $SLUICE_BUILD_ROOT/daemon/sluice-fs.

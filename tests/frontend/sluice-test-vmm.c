@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sluice-test-vmm — one FUSE operation against a vhost-user-fs backend, from
  * the command line, as a guest would do it (the test VMM of vmm.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-cli.c — sluice-test-vmm, the one-operation CLI other suites (the
  * service's) rely on: its commands, output and exit statuses. */
 #include "harness.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-cmdline.c — sluice-fs's command line: --help,
  * --version, --print-capabilities, and for anything wrong one clear line on
  * stderr and exit status 2.  --shared-dir-fd: what is not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-concurrency.c — one frontend thread per request queue (--queues=4),
  * with blocking locks, INTERRUPT, FORGET and RELEASE crossing between them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-confinement.c — nothing the guest sends reaches outside the shared
  * directory: "..", names with '/', symlinks inside the share
  * pointing out (never followed on the host), rename/link escapes, /proc magic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-deep-paths.c — a tree deeper than PATH_MAX works like any other
  * (paths longer than PATH_MAX): the worker's "is it still inside the shared folder"
  * check cannot read a /proc/self/fd link longer than PATH_MAX, and refused

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-fuse-ops.c — every FUSE operation sluice-fs serves, through the test
  * VMM: its result, its errno, and the host folder's real state after it. */
 #include "harness.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-hostile-frontend.c — a frontend (not the guest) that hands the worker
  * odd fds and memory, or stops a ring with a request still waiting.
  *

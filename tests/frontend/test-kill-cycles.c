@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-kill-cycles.c — a frontend (QEMU) SIGKILLed with requests in every
  * queue, 50 times over: the worker resets and waits for the next frontend,
  * its descriptor count comes back to the same value each cycle and its

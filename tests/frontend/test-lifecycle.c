@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-lifecycle.c — connections, memory and queues over a daemon's life:
  * reconnect with --socket-path (the next frontend starts from a clean FUSE
  * state), --fd (exit 0 when the frontend leaves), SIGTERM (exit 0 promptly),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-limits.c — the sizes and numbers a guest can push sluice-fs to:
  * READ/WRITE sizes by what INIT negotiated (a Windows guest that asks
  * FUSE_MAX_PAGES on a 1024-entry queue gets more than 1 MiB, laid out as

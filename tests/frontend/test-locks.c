@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-locks.c — what a guest's locks cost the host, and what a host's
  * leases cost the guest:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-malformed.c — what a broken or hostile guest driver can put in the
  * virtqueues.  Each case may end in an error reply, no reply, or a broken
  * queue or dropped connection; but the daemon must not crash, must not write

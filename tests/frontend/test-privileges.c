@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-privileges.c — what a worker run by root keeps (its capabilities, and
  * a mount namespace whose root is the shared folder), seen from outside as an attacker would see it:
  *

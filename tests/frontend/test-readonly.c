@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-readonly.c — sluice-fs --readonly: every mutating request fails with
  * EROFS whatever the guest asks, reading still works, and the host folder is
  * byte for byte what it was. */

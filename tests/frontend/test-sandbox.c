@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-sandbox.c — the default sandbox: a worker started
  * with no sandbox option runs under seccomp and no_new_privs in every thread,
  * still serves FUSE requests, removes its socket on exit, and dies with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-security.c — guest users and guest root on the host (what a guest
  * user may do to another, what guest root may make), at the protocol level: no guest kernel checks anything here, so
  * whatever is refused is refused by sluice-fs itself.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-special-files.c — what the host keeps in a shared folder besides
  * files (device nodes, mounted pseudo file systems):
  *  - a device node is never opened for the guest: a CREATE without O_EXCL of

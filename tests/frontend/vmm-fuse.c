@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vmm-fuse.c — typed FUSE requests of the test VMM, laid out the way the
  * Linux 6.1 virtio-fs driver lays them out (FUSE 7.38): one readable segment
  * per argument, the out header and the reply in writable segments. */

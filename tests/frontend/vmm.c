@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vmm.c — the vhost-user frontend and the split virtqueue driver of the test
  * VMM (see vmm.h).  Written from the vhost-user and virtio 1.1 specs; shares
  * no code with the daemon it tests. */

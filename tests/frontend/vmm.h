@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vmm.h — a small test VMM: the driver (frontend) side of vhost-user-fs.
  *
  * It does what QEMU and the guest's virtio-fs driver do, and nothing of

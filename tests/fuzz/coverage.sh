@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Line coverage of the daemon reached by the fuzzers' corpora (not part of
 # make check).  Builds the targets once more with clang's source-based coverage
 # (-fprofile-instr-generate -fcoverage-mapping) in BUILD, replays each target's

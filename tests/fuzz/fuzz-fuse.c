@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-fuse.c — libFuzzer target: a stream of FUSE requests into
  * fs_process() against a scratch shared folder.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-util.h — what the libFuzzer targets share: a cursor over the input
  * (every read past its end gives zeros, so any input is a valid one), the
  * fd-leak check, and quieting the daemon's log. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-vhost-user.c — libFuzzer target: a sequence of vhost-user messages,
  * with fds, into the device side (vhost-user.c) over a socketpair, through
  * vu_dev_dispatch() as main.c's loop calls it — no entry point of its own.

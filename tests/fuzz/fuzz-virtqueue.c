@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-virtqueue.c — libFuzzer target: the split-ring walker (virtqueue.c)
  * over guest memory mapped by guest-memory.c.
  *

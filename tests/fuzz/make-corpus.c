@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* make-corpus.c — writes the seed corpora of the three fuzz targets:
  *   make-corpus DIR   →  DIR/fuzz-fuse/NAME, DIR/fuzz-virtqueue/NAME, DIR/fuzz-vhost-user/NAME
  *

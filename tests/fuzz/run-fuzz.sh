@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the libFuzzer targets and runs each: once over its seed corpus
 # (tests/fuzz/corpus/<target>), then for SECONDS of fuzzing.  A crash, a
 # sanitizer report, a leak or a harness check failing stops it with status 1

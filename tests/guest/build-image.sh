@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # build-image.sh OUTDIR — the Sluice test guest: a Debian kernel and a busybox
 # initramfs that mounts virtiofs (and 9p) shares.
 #

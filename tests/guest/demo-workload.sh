@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # demo-workload.sh — the throwaway guest of `make demo` (busybox sh, /workload.sh).
 #
 # It waits for the share the host hot-plugs (`sluicectl add … --attach`), mounts

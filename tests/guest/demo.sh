@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # demo.sh BUILD — `make demo`: Sluice as a desktop user's session runs it.
 #
 # A private session bus with sluice-service on it, a libvirt daemon of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* eio-fs.c — a tiny read-only FUSE file system of the guest-faults test, spoken
  * straight over /dev/fuse (no libfuse): it is the host-side fault below the
  * daemon.  The root directory holds two files:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # extract-vmlinux.sh BZIMAGE OUT — writes the uncompressed kernel ELF found
 # inside an x86 bzImage to OUT.
 #

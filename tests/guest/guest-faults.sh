@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # guest-faults.sh — one Linux guest meets a failing host file system below the
 # daemon (workload-faults.sh): a full disk (ENOSPC), a file that fails to read
 # (EIO, from eio-fs.c mounted inside the share), a file renamed over while open,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # guest-kill.sh — QEMU SIGKILLed mid-I/O, $SLUICE_GUEST_KILLS times (default 2):
 # one sluice-fs --socket-path worker serves every boot (workload-kill.sh; run-guest.sh
 # --kill-on kills QEMU when the guest says its I/O is under way).  The host

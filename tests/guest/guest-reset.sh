@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # guest-reset.sh — a guest that is hard-reset with the share mounted (no
 # unmount, no FUSE DESTROY) mounts it again after the reboot and uses it, with
 # the same sluice-fs worker (workload-reset.sh); the host then checks both

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # guest-ro.sh — sluice-fs --readonly: a Linux guest tries every kind of change
 # (workload-ro.sh), each must fail with EROFS, and the host tree must be
 # exactly as before (listing, modes, sizes, mtimes, contents, xattrs).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # guest-rw.sh — a Linux guest mounts a writable share and exercises it
 # (workload-rw.sh); then the host checks what the guest left behind.
 #

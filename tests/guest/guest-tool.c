@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* guest-tool.c — the few file-system calls busybox lacks, for guest workloads.
  *
  * Built static by build-image.sh and installed in the initramfs as

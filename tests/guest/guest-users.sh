@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # guest-users.sh — several guest users on one share, in both modes
 # (workload-users.sh), then the host checks what they left behind:
 #   root:    the worker runs as root (libvirt's <binary> route): files belong

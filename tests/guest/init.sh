@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # /init of the Sluice test guest (busybox).  Installed by build-image.sh.
 #
 # Mounts proc/sys/dev, loads the virtio, virtiofs and 9p modules, then runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mkcpio.sh OUT.cpio SRC:DEST [SRC:DEST …] — a small newc cpio archive holding
 # each host file SRC at guest path DEST (e.g. workload.sh:/workload.sh).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-guest.sh [OPTIONS] WORKLOAD.sh — boots the Sluice test guest under QEMU
 # with a host folder shared into it, runs WORKLOAD.sh in the guest and checks
 # the PASS/FAIL/DONE lines it prints.

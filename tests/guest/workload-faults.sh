@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # workload-faults.sh — runs in the guest (busybox sh) against a share that the
 # host (guest-faults.sh) breaks below the daemon, step by step:
 #   ENOSPC  the share is a small tmpfs: writing until full fails with ENOSPC,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # workload-kill.sh — runs in the guest (busybox sh), once per boot; QEMU is
 # SIGKILLed in the middle of boots 1..$SLUICE_KILLS (guest-kill.sh, with
 # run-guest.sh --kill-on) and the same sluice-fs worker serves every boot.

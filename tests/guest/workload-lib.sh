@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # workload-lib.sh — the check helpers of every workload (busybox sh), in the
 # guest as /workload-lib.sh (run-guest.sh puts it there); a workload starts
 # with `. /workload-lib.sh`.  One line per check: `PASS name` or

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # workload-reset.sh — runs in the guest (busybox sh), twice: a hard reset
 # between the two boots, without unmounting (guest-reset.sh).
 #

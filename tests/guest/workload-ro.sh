@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # workload-ro.sh — runs in the guest (busybox sh) on a share served read-only.
 #
 # The guest mounts it read-write on purpose: the daemon, not the guest's mount

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # workload-rw.sh — runs in the guest (busybox sh) with the share writable.
 #
 # Expects in the share, put there by the host (guest-rw.sh): from-host.bin

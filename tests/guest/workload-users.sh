@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # workload-users.sh — runs in the guest (busybox sh, as root) and switches
 # between guest users A and B (sluice-guest-tool as UID GID CMD…).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """tests/install: what `meson install` puts on a machine, and the systemd user
 units run the way systemd would run them.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The session side of tests/libvirt/applet-vm.sh (read its header): runs
 # inside tests/applet/run-test.sh, as the test user, from a copy of the
 # scripts it needs laid out as in tests/ (applet/lib.sh, lib.sh,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/libvirt/applet-vm.sh — the applet with a real VM, as a desktop user
 # shares a folder: sluice-applet under Xvfb, the real sluice-service and a
 # TCG guest running in the test user's own libvirtd (qemu:///session), dunst as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Guest side of tests/libvirt (runs as /workload.sh in the test guest).
 # The mount tag comes from the kernel command line (sluice_tag=TAG).  For
 # every virtiofs device that appears (hot-plugged or present at boot) it

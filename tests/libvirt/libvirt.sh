@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/libvirt/libvirt.sh — sluice-service against a real libvirtd and real
 # TCG guests, through the service's D-Bus API, as a desktop user would use it.
 #
@@ -334,7 +335,7 @@ fi
 
 # ---- sluice-service SIGKILLed while attached: the VM keeps its share ----------------------------
 # The worker serving the VM outlives the service, gives up its socket and
-# serves on (service/worker.c); the restarted service finds the share
+# serves on (service/worker-orphans.h); the restarted service finds the share
 # (the device on its socket is still in the VM) and starts its own worker on
 # the socket; unplugging the old device ends the old worker, and a re-plug
 # reaches the new one.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced by the libvirt suite's scripts that drive a real libvirtd (libvirt.sh:
 # the system daemon and the test user's session daemon; applet-vm.sh: that
 # session daemon): one such run at a time on the machine, since they start,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-domain-xml.c — what Sluice reads from and writes into domain XML:
  * the shared-memory rule libvirt applies, the OS, QEMU's user, the devices
  * already plugged in, escaping of the hot-plugged device, and the shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-vm-tracking.c — the VM manager against libvirt's test:///default
  * driver (in-process, shared by every connection of this process): Vm
  * objects appear, follow the domain's lifecycle and go away; attach refuses

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """tests/service: what a person may hand the API (folders, tags, VMs).
 
     test-add-share.py CASE      (CASE: see CASES at the bottom)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/service/test-devenv.sh — Sluice run from its build tree, as a developer
 # or a user trying it out without installing:
 #   missing     SLUICE_FS points nowhere: the share's State is failed, its

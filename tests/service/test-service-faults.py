@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """tests/service: sluice-service SIGKILLed (faults above the daemon).
 
     test-service-faults.py CASE      (CASE: see CASES at the bottom)

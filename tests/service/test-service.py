@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """tests/service: the real sluice-service, real sluice-fs workers and sluicectl
 on a private session bus (a dbus-daemon of our own whose servicedir holds an
 activation file for the build's service).

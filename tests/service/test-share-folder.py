@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """tests/service: the folder a worker serves is the folder that was checked,
 not whatever its path names by the time the worker starts.
 

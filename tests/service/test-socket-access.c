@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-socket-access.c — what a qemu:///system VM's QEMU user can reach after
  * Sluice grants it a worker's socket (service/vm-socket-access.c,
  * service/socket-dir.c), and what the other users on the ACLs keep.

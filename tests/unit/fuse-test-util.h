@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuse-test-util.h — driving fs_process() in-process for the FUSE unit tests:
  * a temporary shared folder, a session and a worker, and requests built in
  * ordinary heap buffers (no transport needed). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-capabilities.c — the capabilities a worker keeps (capabilities.c):
  * the set for each option, and, run as root, the drop itself in a child
  * process, with the fsuid fix-up that per-request credentials rely on. */

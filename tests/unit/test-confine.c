@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-confine.c — nothing the guest sends reaches outside the shared folder. */
 #include <glib.h>
 #include <sys/xattr.h>

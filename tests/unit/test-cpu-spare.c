@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-cpu-spare.c — the busy-poll's "no spare CPU" back-off: a preemption
  * stops spinning for a while, repeated ones for longer, and spinning comes
  * back.  Time is passed in explicitly and /proc/loadavg is not opened

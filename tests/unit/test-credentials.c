@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-credentials.c — a request's credentials live on its thread only
  * (credentials.c).  Needs root (skips otherwise): as root, files a switched
  * thread creates belong to the request's user, other threads stay root, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-fuse-request.c — decoding truncated, oversized and malformed requests:
  * error replies (or none), never a crash or an access past the buffers
  * (run it under ASan: meson setup -Db_sanitize=address,undefined). */

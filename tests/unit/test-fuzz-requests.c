@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-fuzz-requests.c — a seeded, bounded random FUSE request generator
  * against fs_process(), in-process over heap iovecs (run under ASan/UBSan).
  *

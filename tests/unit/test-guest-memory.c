@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-guest-memory.c — guest memory regions and address translation edges. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-guest-policy.c — what guest root may make on the host (guest-policy.c),
  * the daemon's permission checks between guest users (perm.c) and the log
  * rate limit that keeps refusals from flooding the log (log.c). */

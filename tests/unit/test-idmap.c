@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-idmap.c — --translate-uid/--translate-gid presentation. */
 #include <glib.h>
 

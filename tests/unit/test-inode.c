@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-inode.c — the inode and handle tables: lookup counting, stale and
  * forged numbers, two names of one file, concurrent use. */
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-options.c — sluice-fs command lines, good and bad, in both the
  * separate-option spelling and virtiofsd's -o lists that libvirt 9.0 passes. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-passthrough.c — the FUSE operations end to end through fs_process(),
  * in-process, against a temporary shared folder. */
 #include <glib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-sandbox.c — the sandbox leaves metadata outside the share alone: a child applies sandbox_apply() from the daemon library to a temp
  * share, as the worker does, then makes one path-based metadata call on a
  * file outside the share, as a code-execution bug would.  Landlock has no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-stats.c — the worker's counters: latency percentiles off the
  * histogram, per-opcode counts, and the keys GetStats publishes. */
 #include <glib.h>

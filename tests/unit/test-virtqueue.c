@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-virtqueue.c — a split virtqueue driven by hand over rings in memfd
  * "guest memory": chains, indirect tables, EVENT_IDX and notification
  * suppression, and every malformed chain (the queue must break, never crash). */
