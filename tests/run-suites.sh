@@ -27,10 +27,16 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 # BUILD configured earlier without the test hooks gets them (meson test
-# then rebuilds what changed).
+# then rebuilds what changed).  `setup --reconfigure`, not `configure`: a
+# build directory older than the option does not know it yet.  A failure is
+# said and counted: the suites would otherwise run hook-less and skip.
 ensure_test_hooks() {
-        grep -q '^#define SLUICE_TEST_HOOKS 1' "$1/config.h" 2>/dev/null ||
-                meson configure "$1" -Dtest_hooks=true >/dev/null
+        grep -q '^#define SLUICE_TEST_HOOKS 1' "$1/config.h" 2>/dev/null && return 0
+        if ! meson setup --reconfigure "$1" -Dtest_hooks=true >/dev/null; then
+                echo "could not switch the test hooks on in $1: meson setup --reconfigure $1 -Dtest_hooks=true failed"
+                failed=$((failed + 1))
+                return 1
+        fi
 }
 
 passed=0 failed=0 skipped=0
