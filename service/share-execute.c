@@ -43,13 +43,18 @@ static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer us
         g_autoptr(GError) error = NULL;
         SluiceFolderId found = { 0 };
         Happening what = { .event = SLUICE_SHARE_EVENT_FOLDER_OK, .folder = &found };
+        /* The worker opens the folder again for each launch (worker.c): this
+         * open only answers "is it still the folder?". */
+        int fd = sluice_share_folder_check_finish(result, &found, &error);
 
-        if (!sluice_share_folder_check_finish(result, &found, &error)) {
+        if (fd < 0) {
                 /* cancelled: stopped (and maybe started again) meanwhile, not this check */
                 if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
                         return;
                 what = (Happening){ .event = SLUICE_SHARE_EVENT_FOLDER_FAILED, .error = error,
                                     .message = error->message };
+        } else {
+                (void)close(fd);
         }
         sluice_shared_folder_step(self, &what);
 }

@@ -2,8 +2,6 @@
 /* share-folder-check.c — see share-folder-check.h. */
 #include "config.h"
 
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
@@ -15,12 +13,17 @@ typedef struct {
         char *path;
         SluiceFolderId expected;  /* unknown at the first start after loading */
         SluiceFolderId found;     /* written by the thread, read once it is done */
+        int fd;                   /* the open folder until _finish takes it; -1: none */
 } FolderCheck;
 
+/* Runs when the task goes: a folder nobody took (the check was cancelled,
+ * or its caller went away) is closed here, not leaked. */
 static void folder_check_free(gpointer data)
 {
         FolderCheck *check = data;
 
+        if (check->fd >= 0)
+                (void)close(check->fd);
         g_free(check->path);
         g_free(check);
 }
@@ -29,29 +32,22 @@ static void folder_check_thread(GTask *task, gpointer source, gpointer task_data
                                 GCancellable *cancellable)
 {
         FolderCheck *check = task_data;
-        const char *path = check->path;
-        g_autofree char *real = realpath(path, NULL);
         GError *error = NULL;
-        int fd;
 
-        if (real != NULL && strcmp(real, path) != 0) {
-                g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_NOT_SHAREABLE,
-                        _("“%s” is no longer the folder that was shared: it now leads to “%s”. Sluice does not follow it there; remove the share and add the folder you mean"),
-                        path, real);
-                return;
-        }
-        if (real != NULL && !sluice_share_path_check_location(real, &error)) {
+        /* One folder at a time, following no link: a link or another folder
+         * on the path is refused here, saying which. */
+        check->fd = sluice_share_path_open(check->path, &check->expected, &check->found, &error);
+        if (check->fd < 0) {
                 g_task_return_error(task, error);
                 return;
         }
-        /* Opened the way each launch of the worker opens it (worker.c): a
-         * share loaded from shares.ini has its folder recorded here. */
-        fd = sluice_share_path_open(path, &check->expected, &check->found, &error);
-        if (fd < 0) {
+        /* The path, opened without a link, is a real path: still a place
+         * that may be shared (a folder mounted over it can make it a system
+         * one)?  A refused folder is closed with the task. */
+        if (!sluice_share_path_check_location(check->path, &error)) {
                 g_task_return_error(task, error);
                 return;
         }
-        (void)close(fd);
         g_task_return_boolean(task, TRUE);
 }
 
@@ -64,17 +60,24 @@ void sluice_share_folder_check_async(const char *path, const SluiceFolderId *exp
 
         check->path = g_strdup(path);
         check->expected = *expected;
+        check->fd = -1;
+        g_task_set_source_tag(task, sluice_share_folder_check_async);
         g_task_set_task_data(task, check, folder_check_free);
         g_task_run_in_thread(task, folder_check_thread);
 }
 
-gboolean sluice_share_folder_check_finish(GAsyncResult *result, SluiceFolderId *ret_found,
-                                          GError **error)
+int sluice_share_folder_check_finish(GAsyncResult *result, SluiceFolderId *ret_found,
+                                     GError **error)
 {
         FolderCheck *check = g_task_get_task_data(G_TASK(result));
+        int fd;
 
+        g_return_val_if_fail(g_task_is_valid(result, NULL), -1);
         if (!g_task_propagate_boolean(G_TASK(result), error))
-                return FALSE;
-        *ret_found = check->found;
-        return TRUE;
+                return -1;
+        if (ret_found != NULL)
+                *ret_found = check->found;
+        fd = check->fd;
+        check->fd = -1;
+        return fd;
 }

@@ -15,6 +15,7 @@
 #include <glib/gstdio.h>
 
 #include "errors.h"
+#include "share-folder-check.h"
 #include "worker-binary.h"
 #include "worker-control.h"
 #include "worker-orphans.h"
@@ -44,8 +45,7 @@ struct _SluiceWorker {
 
         SluiceWorkerConfig config;
         SluiceFolderId folder;              /* what every launch must serve (sluice_worker_start) */
-        guint folder_opening;               /* the pending open before a launch, 0: none */
-        guint folder_opens;                 /* opens made: each gets the next number */
+        GCancellable *folder_opening;       /* the pending open before a launch, NULL: none */
         WorkerPhase phase;
         GSubprocess *process;
         GCancellable *launch_cancellable;  /* cancels the connect and stderr reads */
@@ -384,46 +384,16 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
                                                            on_ready_timeout, self);
 }
 
-typedef struct {
-        char *path;
-        SluiceFolderId expected;
-} FolderOpen;
-
-static void folder_open_free(gpointer data)
-{
-        FolderOpen *request = data;
-
-        g_free(request->path);
-        g_free(request);
-}
-
-/* In a thread: a network folder can hang. */
-static void folder_open_thread(GTask *task, gpointer source, gpointer task_data,
-                               GCancellable *cancellable)
-{
-        FolderOpen *request = task_data;
-        GError *error = NULL;
-        int fd = sluice_share_path_open(request->path, &request->expected, NULL, &error);
-
-        if (fd < 0)
-                g_task_return_error(task, error);
-        else
-                g_task_return_int(task, fd);
-}
-
 static void on_folder_opened(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-        SluiceWorker *self = SLUICE_WORKER(source);
+        g_autoptr(SluiceWorker) self = user_data;
         g_autoptr(GError) error = NULL;
-        int fd = (int)g_task_propagate_int(G_TASK(result), &error);
+        int fd = sluice_share_folder_check_finish(result, NULL, &error);
 
-        /* stopped (and maybe started again) meanwhile: not this launch's folder */
-        if (GPOINTER_TO_UINT(user_data) != self->folder_opening || self->phase != PHASE_OPENING) {
-                if (fd >= 0)
-                        (void)close(fd);
+        /* cancelled: stopped (and maybe started again) meanwhile, not this launch's folder */
+        if (fd < 0 && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
                 return;
-        }
-        self->folder_opening = 0;
+        g_clear_object(&self->folder_opening);
         if (fd < 0) {
                 /* a link or another folder at its path: a restart cannot mend that */
                 worker_give_up(self, error->message);
@@ -436,18 +406,11 @@ static void on_folder_opened(GObject *source, GAsyncResult *result, gpointer use
  * one the share checked: nothing resolves the path between that and serving. */
 static void worker_launch(SluiceWorker *self)
 {
-        g_autoptr(GTask) task = NULL;
-        FolderOpen *request = g_new0(FolderOpen, 1);
-
-        request->path = g_strdup(self->config.shared_dir);
-        request->expected = self->folder;
         self->phase = PHASE_OPENING;
-        self->folder_opening = ++self->folder_opens;
-        if (self->folder_opening == 0)
-                self->folder_opening = ++self->folder_opens;
-        task = g_task_new(self, NULL, on_folder_opened, GUINT_TO_POINTER(self->folder_opening));
-        g_task_set_task_data(task, request, folder_open_free);
-        g_task_run_in_thread(task, folder_open_thread);
+        g_clear_object(&self->folder_opening);
+        self->folder_opening = g_cancellable_new();
+        sluice_share_folder_check_async(self->config.shared_dir, &self->folder, self->folder_opening,
+                                        on_folder_opened, g_object_ref(self));
 }
 
 void sluice_worker_start(SluiceWorker *self, const SluiceFolderId *folder)
@@ -499,7 +462,8 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
         switch (self->phase) {
         case PHASE_OPENING:
                 /* nothing runs yet: the pending open's answer is dropped */
-                self->folder_opening = 0;
+                g_cancellable_cancel(self->folder_opening);
+                g_clear_object(&self->folder_opening);
                 G_GNUC_FALLTHROUGH;
         case PHASE_BACKOFF:
                 clear_source(&self->backoff_source);
@@ -665,6 +629,7 @@ static void sluice_worker_dispose(GObject *object)
         sluice_worker_orphans_end(self->orphans, "the share was removed");
         g_clear_pointer(&self->orphans, sluice_worker_orphans_free);
         worker_drop_control(self);
+        g_clear_object(&self->folder_opening);
         G_OBJECT_CLASS(sluice_worker_parent_class)->dispose(object);
 }
 
