@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test-client.c — the client library (common/) every program speaks the API
+ * through: each SLUICE_ERROR code crosses D-Bus as a name the API's XML
+ * documents and comes back as the same code with the person's message alone,
+ * and the state words cover every state the API names. */
+#include "config.h"
+
+#include <string.h>
+
+#include <gio/gio.h>
+
+#include "errors.h"
+#include "sluice-names.h"
+#include "state-labels.h"
+
+static char *api_xml(void)
+{
+        const char *top = g_getenv("SLUICE_SOURCE_ROOT");
+        g_autofree char *path = g_build_filename(top != NULL ? top : "../..", "data",
+                                                 "org.sluice.Sluice1.xml", NULL);
+        g_autoptr(GError) error = NULL;
+        char *xml = NULL;
+
+        g_assert_true(g_file_get_contents(path, &xml, NULL, &error));
+        g_assert_no_error(error);
+        return xml;
+}
+
+/* A service's GError becomes a named D-Bus error the XML lists, and a client
+ * gets the same code back with the sentence meant for the user. */
+static void test_error_names(void)
+{
+        g_autofree char *xml = api_xml();
+
+        for (int code = 0; code <= SLUICE_ERROR_FAILED; code++) {
+                g_autoptr(GError) sent = g_error_new(SLUICE_ERROR, code, "What went wrong %d; what to do.",
+                                                     code);
+                g_autofree char *name = g_dbus_error_encode_gerror(sent);
+                g_autofree char *listed = NULL;
+                g_autoptr(GError) got = NULL;
+                g_autofree char *message = NULL;
+
+                g_assert_true(g_str_has_prefix(name, SLUICE_ERROR_NAME_PREFIX));
+                /* documented in the API as ".Name" followed by a space */
+                listed = g_strdup_printf("    .%s ", name + strlen(SLUICE_ERROR_NAME_PREFIX));
+                if (strstr(xml, listed) == NULL)
+                        g_error("%s (code %d) is not documented in data/org.sluice.Sluice1.xml", name, code);
+
+                got = g_dbus_error_new_for_dbus_error(name, sent->message);
+                g_assert_error(got, SLUICE_ERROR, code);
+                g_assert_true(g_dbus_error_is_remote_error(got));
+                message = sluice_error_dup_user_message(got);
+                g_assert_cmpstr(message, ==, sent->message);
+        }
+}
+
+/* A name another service version might send maps to no code of ours, and the
+ * person still reads the message. */
+static void test_error_unknown_name(void)
+{
+        g_autoptr(GError) got = g_dbus_error_new_for_dbus_error(SLUICE_ERROR_NAME_PREFIX "Newer",
+                                                                "Something new went wrong.");
+        g_autofree char *message = sluice_error_dup_user_message(got);
+
+        g_assert_false(g_error_matches(got, SLUICE_ERROR, SLUICE_ERROR_FAILED));
+        g_assert_cmpstr(message, ==, "Something new went wrong.");
+}
+
+/* Every Share.State the API names has a word of its own; a state this build
+ * does not know is shown as it is rather than hidden. */
+static void test_state_labels(void)
+{
+        static const char *const share_states[] = { "stopped", "starting", "running", "attached", "failed" };
+        g_autofree char *xml = api_xml();
+        g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+
+        for (gsize i = 0; i < G_N_ELEMENTS(share_states); i++) {
+                g_autofree char *quoted = g_strdup_printf("\"%s\" (", share_states[i]);
+                const char *label = sluice_share_state_label(share_states[i]);
+
+                /* the API documents it: State: "stopped" (no worker), ... */
+                g_assert_nonnull(strstr(xml, quoted));
+
+                g_assert_nonnull(label);
+                g_assert_cmpstr(label, !=, "");
+                g_assert_cmpstr(label, !=, share_states[i]);
+                g_assert_false(g_hash_table_contains(seen, label));
+                g_hash_table_add(seen, (gpointer)label);
+        }
+        g_assert_cmpstr(sluice_share_state_label("hibernating"), ==, "hibernating");
+        g_assert_cmpstr(sluice_vm_state_label("shutoff"), !=, "shutoff");
+        g_assert_cmpstr(sluice_vm_state_label("hibernating"), ==, "hibernating");
+}
+
+int main(int argc, char **argv)
+{
+        g_test_init(&argc, &argv, NULL);
+        g_test_add_func("/client/error-names", test_error_names);
+        g_test_add_func("/client/error-unknown-name", test_error_unknown_name);
+        g_test_add_func("/client/state-labels", test_state_labels);
+        return g_test_run();
+}
