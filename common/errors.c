@@ -21,6 +21,8 @@ static const GDBusErrorEntry sluice_error_entries[] = {
         { SLUICE_ERROR_LIBVIRT, "org.sluice.Sluice1.Error.Libvirt" },
         { SLUICE_ERROR_NOT_SHAREABLE, "org.sluice.Sluice1.Error.NotShareable" },
         { SLUICE_ERROR_UNKNOWN_VM, "org.sluice.Sluice1.Error.UnknownVm" },
+        { SLUICE_ERROR_GUEST_AGENT, "org.sluice.Sluice1.Error.GuestAgent" },
+        { SLUICE_ERROR_BUSY, "org.sluice.Sluice1.Error.Busy" },
         { SLUICE_ERROR_FAILED, "org.sluice.Sluice1.Error.Failed" },
 };
 

@@ -21,6 +21,8 @@ typedef enum {
         SLUICE_ERROR_LIBVIRT,
         SLUICE_ERROR_NOT_SHAREABLE,
         SLUICE_ERROR_UNKNOWN_VM,
+        SLUICE_ERROR_GUEST_AGENT,
+        SLUICE_ERROR_BUSY,
         SLUICE_ERROR_FAILED,
 } SluiceError;
 

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* guest-agent.h — commands to the QEMU guest agent (qemu-ga) in a VM,
+ * through libvirt's virDomainQemuAgentCommand (libvirt-qemu).
+ *
+ * Every function blocks on libvirtd and on the guest: call them from a
+ * worker thread (GTask), never from the main thread.  Each command waits at
+ * most its timeout, so a hung agent costs a thread for that long and then an
+ * error, never a stuck service.
+ *
+ * What the guest answers is untrusted: replies are parsed with json-glib,
+ * every member is checked for its type, sizes are bounded, and nothing of it
+ * is used here as a command, a host path or markup.  Commands are built
+ * from an argument vector (guest-exec runs a program directly, no shell).
+ *
+ * libvirt marks a domain that received a command through this API as
+ * "tainted" (custom-ga-command) in its log: harmless, but it shows up in
+ * /var/log/libvirt/qemu/VM.log and in `virsh dominfo`-style reports. */
+#pragma once
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+#include <libvirt/libvirt.h>
+
+G_BEGIN_DECLS
+
+#define SLUICE_GUEST_AGENT_ERROR (sluice_guest_agent_error_quark())
+GQuark sluice_guest_agent_error_quark(void);
+
+typedef enum {
+        SLUICE_GUEST_AGENT_ERROR_NOT_CONFIGURED, /* the domain has no agent channel */
+        SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED,  /* no agent answers on it (not installed, not started) */
+        SLUICE_GUEST_AGENT_ERROR_TIMEOUT,        /* it did not answer in time */
+        SLUICE_GUEST_AGENT_ERROR_DISABLED,       /* the agent's policy blocks the command */
+        SLUICE_GUEST_AGENT_ERROR_FAILED,         /* the agent reported an error running it */
+        SLUICE_GUEST_AGENT_ERROR_PROTOCOL,       /* a reply Sluice cannot use (malformed, too large) */
+} SluiceGuestAgentError;
+
+/* How long one agent command may take (seconds). */
+#define SLUICE_GUEST_AGENT_TIMEOUT_S 10
+/* The most a guest file read through the agent may hold (/proc/mounts, /etc/fstab). */
+#define SLUICE_GUEST_AGENT_FILE_MAX (1024 * 1024)
+/* The most output a guest-exec keeps of each stream. */
+#define SLUICE_GUEST_AGENT_OUTPUT_MAX (64 * 1024)
+
+/* Sends COMMAND with ARGUMENTS (may be NULL) and returns the reply's
+ * "return" member (a new node; never NULL on success). */
+JsonNode *sluice_guest_agent_call(virDomainPtr domain, const char *command, JsonObject *arguments,
+                                  int timeout_s, GError **error);
+
+typedef struct {
+        int exit_code;      /* the program's exit status; -1 when a signal ended it */
+        int signal;         /* the signal that ended it, or 0 */
+        char *out;          /* its standard output, NUL-terminated (binary safe up to out_len) */
+        gsize out_len;
+        char *err;          /* its standard error, likewise */
+        gsize err_len;
+} SluiceGuestExec;
+
+void sluice_guest_exec_clear(SluiceGuestExec *result);
+
+/* Runs ARGV[0] (an absolute path in the guest) with ARGV, no shell, output
+ * captured; waits until it exits, at most TIMEOUT_S seconds in all.
+ * TRUE when it ran (whatever its exit status): look at RESULT. */
+gboolean sluice_guest_agent_exec(virDomainPtr domain, const char *const *argv, int timeout_s,
+                                 SluiceGuestExec *result, GError **error);
+
+/* The guest file PATH whole; more than MAX bytes is a PROTOCOL error. */
+GBytes *sluice_guest_agent_read_file(virDomainPtr domain, const char *path, gsize max, GError **error);
+/* Replaces the guest file PATH with DATA (mode "w": created when missing). */
+gboolean sluice_guest_agent_write_file(virDomainPtr domain, const char *path, GBytes *data, GError **error);
+
+typedef enum {
+        SLUICE_GUEST_OS_UNKNOWN,
+        SLUICE_GUEST_OS_LINUX,
+        SLUICE_GUEST_OS_WINDOWS,
+} SluiceGuestOsType;
+
+typedef struct {
+        SluiceGuestOsType os_type;
+        char *os_name;          /* "Debian GNU/Linux 12 (bookworm)", "Linux 6.1.0-28-amd64", "" */
+        char *version;          /* the agent's version ("7.2.0") */
+        gboolean can_exec;      /* guest-exec and guest-exec-status are enabled */
+        gboolean can_file;      /* guest-file-open/read/write/close are enabled */
+        char *blocked;          /* the needed commands the agent's policy blocks, comma-separated, or NULL */
+} SluiceGuestAgentInfo;
+
+void sluice_guest_agent_info_clear(SluiceGuestAgentInfo *info);
+
+/* Asks the agent what it is and allows (guest-info, guest-get-osinfo).
+ * An error when no agent answers. */
+gboolean sluice_guest_agent_probe(virDomainPtr domain, SluiceGuestAgentInfo *info, GError **error);
+
+/* Pure helpers, for the probe and the unit tests. */
+/* From a guest-get-osinfo "return" object. */
+SluiceGuestOsType sluice_guest_agent_os_type_from(JsonObject *osinfo, char **os_name);
+/* From a guest-info "return" object: fills can_exec, can_file, blocked, version. */
+void sluice_guest_agent_info_from(JsonObject *guest_info, SluiceGuestAgentInfo *info);
+/* A printable, single-line, bounded copy of text from the guest (for an
+ * Error or a log line): control characters become spaces, invalid UTF-8 is
+ * replaced, at most MAX_CHARS characters ("…" when cut). */
+char *sluice_guest_agent_printable(const char *text, gsize len, gsize max_chars);
+
+G_END_DECLS

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* guest-linux.h — a share in a Linux guest, through its agent
+ * (guest-agent.h): mount, unmount before an unplug, let go of a dead mount
+ * after a worker crash, and the /etc/fstab line for "mount at every boot".
+ *
+ * The guest runs fixed argument vectors built here (/bin/mkdir -p DIR,
+ * /bin/mount -t virtiofs TAG DIR, /bin/umount DIR …), never a shell line;
+ * TAG is checked by share-tag.h and DIR by sluice_guest_linux_check_mount_point
+ * before they get here.  What the guest answers (/proc/mounts, a command's
+ * output) is only parsed and quoted, bounded, in error messages.
+ *
+ * Blocking: call from a worker thread.  Errors are SLUICE_ERROR (errors.h):
+ * GUEST_AGENT with what the guest said and what to do, BUSY when an
+ * unmount is refused because something uses the share (naming what). */
+#pragma once
+
+#include <glib.h>
+#include <libvirt/libvirt.h>
+
+G_BEGIN_DECLS
+
+/* The mark on the /etc/fstab lines Sluice writes: "# sluice: TAG" after them. */
+#define SLUICE_GUEST_FSTAB_MARK "# sluice"
+
+/* A mount point from a person or the config: absolute, at most 255 bytes,
+ * printable, no "." or ".." component, no trailing "/", not "/" nor a
+ * system folder.  SLUICE_ERROR_INVALID_ARGUMENT saying what is wrong. */
+gboolean sluice_guest_linux_check_mount_point(const char *path, GError **error);
+/* "/mnt/TAG" */
+char *sluice_guest_linux_default_mount_point(const char *tag);
+
+/* mkdir -p, mount -t virtiofs TAG MOUNT_POINT, then confirmed from
+ * /proc/mounts.  Already mounted there: success.  The device may take a
+ * moment to appear after a hot-plug: retried for a few seconds. */
+gboolean sluice_guest_linux_mount(virDomainPtr domain, const char *tag, const char *mount_point,
+                                  GError **error);
+/* umount MOUNT_POINT; not mounted: success; busy: SLUICE_ERROR_BUSY naming
+ * the processes that use it (when the guest can tell). */
+gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const char *mount_point,
+                                    GError **error);
+/* After the worker died: aborts TAG's FUSE connection (fusectl), detaches
+ * the mount (umount -l), so that the guest lets the device go. */
+gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const char *mount_point,
+                                    GError **error);
+/* Keeps (PRESENT) or removes the marked /etc/fstab line for TAG. */
+gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, const char *mount_point,
+                                      gboolean present, GError **error);
+
+/* Pure, for the above and the unit tests. */
+/* Whether /proc/mounts text PROC_MOUNTS has a virtiofs mount of TAG at
+ * MOUNT_POINT (octal escapes such as \040 understood). */
+gboolean sluice_guest_linux_is_mounted(const char *proc_mounts, const char *tag, const char *mount_point);
+/* FSTAB with TAG's marked line added/replaced (PRESENT) or removed; other
+ * lines untouched. */
+char *sluice_guest_linux_fstab_edit(const char *fstab, const char *tag, const char *mount_point,
+                                    gboolean present);
+
+G_END_DECLS

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* vm-guest.h — a share's folder inside its VM's guest, through the guest's
+ * QEMU guest agent: what the VM manager offers the share side (share.c,
+ * share-execute.c).  The OS-specific steps are guest-linux.h and
+ * guest-windows.h; the transport is guest-agent.h.
+ *
+ * The VM manager keeps, per VM, what its agent is (Vm.GuestAgent,
+ * GuestAgentMessage, GuestOsType, GuestOsName): it probes the agent when the
+ * domain runs and libvirt reports the agent (dis)connected, and emits
+ * "guest-changed" (const char *vm_name) when whether Sluice can act in the
+ * guest changes (an agent came up after the boot: shares plugged in
+ * meanwhile are mounted then).
+ *
+ * Every call runs its agent commands in a worker thread, bounded by the
+ * agent timeouts; results arrive in the main thread.  Nothing runs in a
+ * guest but the fixed argument vectors of guest-linux.c/guest-windows.c,
+ * for a share the user shared with that VM. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "vm-manager.h"
+
+G_BEGIN_DECLS
+
+/* The agent of a VM, as Vm.GuestAgent names it. */
+typedef enum {
+        SLUICE_GUEST_AGENT_NONE,          /* "none": no agent channel in the definition */
+        SLUICE_GUEST_AGENT_DISCONNECTED,  /* "disconnected": channel, but no agent answers */
+        SLUICE_GUEST_AGENT_READY,         /* "ready" */
+        SLUICE_GUEST_AGENT_RESTRICTED,    /* "restricted": answers, but blocks what mounting needs */
+} SluiceGuestAgentState;
+
+const char *sluice_guest_agent_state_name(SluiceGuestAgentState state);
+
+typedef struct {
+        const char *tag;
+        const char *mount_point;  /* Share.MountPoint: "" = the OS's default (/mnt/TAG, Z: downwards) */
+        gboolean at_boot;         /* Share.MountAtBoot (Linux: the fstab line) */
+} SluiceGuestMountSpec;
+
+/* Whether Sluice can mount in VM's guest now: its agent is READY and the
+ * guest's OS is Linux or Windows. */
+gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm);
+/* The agent's state (NONE for a VM nobody knows). */
+SluiceGuestAgentState sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm);
+
+/* Mounts the share in the guest (Linux: mkdir, mount -t virtiofs, confirmed
+ * from /proc/mounts, and the fstab line kept or removed as SPEC says;
+ * Windows: the VirtIO-FS service or a WinFsp launcher instance).  The
+ * result is where it is, as the guest calls it: "/mnt/docs", "Z:".
+ * Errors: SLUICE_ERROR_GUEST_AGENT with what the guest said and what to do. */
+void sluice_vm_manager_guest_mount_async(SluiceVmManager *self, const char *vm,
+                                         const SluiceGuestMountSpec *spec,
+                                         GAsyncReadyCallback callback, gpointer user_data);
+char *sluice_vm_manager_guest_mount_finish(SluiceVmManager *self, GAsyncResult *result, GError **error);
+
+/* Unmounts what guest_mount mounted at PLACE, before an unplug.  Not
+ * mounted (any more): success.  In use: SLUICE_ERROR_BUSY naming what uses
+ * it, nothing changed.  Other failures: SLUICE_ERROR_GUEST_AGENT. */
+void sluice_vm_manager_guest_unmount_async(SluiceVmManager *self, const char *vm, const char *tag,
+                                           const char *place, GAsyncReadyCallback callback,
+                                           gpointer user_data);
+gboolean sluice_vm_manager_guest_unmount_finish(SluiceVmManager *self, GAsyncResult *result, GError **error);
+
+/* The share's worker died with the share mounted at PLACE: makes the guest
+ * let go of the dead mount (requests stuck on it are ended, the mount is
+ * detached), so that the old device can be unplugged and a new one plugged
+ * and mounted at the same place. */
+void sluice_vm_manager_guest_release_async(SluiceVmManager *self, const char *vm, const char *tag,
+                                           const char *place, GAsyncReadyCallback callback,
+                                           gpointer user_data);
+gboolean sluice_vm_manager_guest_release_finish(SluiceVmManager *self, GAsyncResult *result, GError **error);
+
+/* Removes what Sluice keeps in the guest for TAG across boots (Linux: its
+ * /etc/fstab line), when the share is removed or MountAtBoot switched off. */
+void sluice_vm_manager_guest_forget_async(SluiceVmManager *self, const char *vm, const char *tag,
+                                          GAsyncReadyCallback callback, gpointer user_data);
+gboolean sluice_vm_manager_guest_forget_finish(SluiceVmManager *self, GAsyncResult *result, GError **error);
+
+G_END_DECLS
