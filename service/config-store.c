@@ -35,6 +35,8 @@ SluiceShareConfig *sluice_share_config_new(void)
         config->cache = g_strdup("auto");
         config->autostart = TRUE;
         config->queues = 1;
+        config->auto_mount = TRUE;
+        config->mount_point = g_strdup("");
         return config;
 }
 
@@ -46,6 +48,7 @@ SluiceShareConfig *sluice_share_config_copy(const SluiceShareConfig *config)
         copy->tag = g_strdup(config->tag);
         copy->vm = g_strdup(config->vm);
         copy->cache = g_strdup(config->cache);
+        copy->mount_point = g_strdup(config->mount_point);
         return copy;
 }
 
@@ -57,6 +60,7 @@ void sluice_share_config_free(SluiceShareConfig *config)
         g_free(config->tag);
         g_free(config->vm);
         g_free(config->cache);
+        g_free(config->mount_point);
         g_free(config);
 }
 

@@ -30,6 +30,9 @@ typedef struct {
         gboolean readonly;
         gboolean autostart;
         guint queues;
+        gboolean auto_mount;    /* mount in the guest through its agent (default TRUE) */
+        char *mount_point;      /* where in the guest: "" = the OS's default */
+        gboolean mount_at_boot; /* Linux guests: a marked /etc/fstab line (default FALSE) */
         SluiceFolderId folder;  /* not saved: the folder checked in this run (share-path.h) */
 } SluiceShareConfig;
 
