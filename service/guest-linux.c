@@ -474,41 +474,88 @@ static char *process_name(virDomainPtr domain, guint64 pid)
         return sluice_guest_agent_printable(data, len, 32);
 }
 
-/* "sleep (pid 123), bash (pid 99)", or NULL when the guest cannot tell. */
-static char *busy_users(virDomainPtr domain, const char *mount_point)
+/* Adds PID to PIDS once (at most a screenful are kept). */
+static void add_pid(GArray *pids, guint64 pid)
+{
+        if (pid == 0 || pid > G_MAXINT32 || pids->len >= 64)
+                return;
+        for (guint i = 0; i < pids->len; i++)
+                if (g_array_index(pids, guint64, i) == pid)
+                        return;
+        g_array_append_val(pids, pid);
+}
+
+/* The processes using MOUNT_POINT by fuser -m (psmisc, or a busybox that
+ * has it): both print the process ids on standard output, psmisc with the
+ * kind of use appended ("123c").  FALSE when there is no fuser. */
+static gboolean users_by_fuser(virDomainPtr domain, const char *mount_point, GArray *pids)
 {
         const char *const args[] = { "-m", mount_point, NULL };
         g_auto(GuestRun) r = { 0 };
-        g_autoptr(GString) names = g_string_new(NULL);
         g_auto(GStrv) words = NULL;
-        guint named = 0, more = 0;
 
-        /* psmisc and busybox both print the process ids on standard output */
         if (!run(domain, "fuser", args, &r, "list what uses the share", NULL) || r.out == NULL)
-                return NULL;
+                return FALSE;
         words = g_strsplit_set(r.out, " \t\n", -1);
         for (guint i = 0; words[i] != NULL; i++) {
                 char *end = NULL;
                 guint64 pid;
-                g_autofree char *name = NULL;
 
                 if (!g_ascii_isdigit(words[i][0]))
                         continue;
                 pid = g_ascii_strtoull(words[i], &end, 10);
-                /* psmisc appends the access kind ("123c") */
-                if (end == words[i] || pid == 0 || pid > G_MAXINT32 || (*end != '\0' && !g_ascii_isalpha(*end)))
+                if (*end == '\0' || g_ascii_isalpha(*end))
+                        add_pid(pids, pid);
+        }
+        return TRUE;
+}
+
+/* Without fuser (Debian's busybox has none): the processes whose current
+ * folder or an open file is inside MOUNT_POINT, from `ls -l` of their
+ * /proc/PID/cwd and /proc/PID/fd/N links, listed by find. */
+static void users_by_proc(virDomainPtr domain, const char *mount_point, GArray *pids)
+{
+        const char *const args[] = { "/proc", "-maxdepth", "3", "(", "-path", "/proc/[0-9]*/cwd", "-o", "-path",
+                                     "/proc/[0-9]*/fd/*", ")", "-exec", "/bin/ls", "-l", "{}", "+", NULL };
+        g_auto(GuestRun) r = { 0 };
+        g_auto(GStrv) lines = NULL;
+        gsize n = strlen(mount_point);
+
+        if (!run(domain, "find", args, &r, "list what uses the share", NULL) || r.out == NULL)
+                return;
+        lines = g_strsplit(r.out, "\n", -1);
+        for (guint i = 0; lines[i] != NULL; i++) {
+                const char *arrow = strstr(lines[i], " -> ");
+                const char *proc = strstr(lines[i], " /proc/");
+                const char *target;
+
+                if (arrow == NULL || proc == NULL || proc > arrow)
                         continue;
-                if (named == BUSY_NAMES_MAX) {
-                        more++;
-                        continue;
-                }
-                name = process_name(domain, pid);
+                target = arrow + 4;
+                if (strncmp(target, mount_point, n) == 0 && (target[n] == '\0' || target[n] == '/' || target[n] == ' '))
+                        add_pid(pids, g_ascii_strtoull(proc + 7, NULL, 10));
+        }
+}
+
+/* "sleep (pid 123), bash (pid 99)", or NULL when the guest cannot tell. */
+static char *busy_users(virDomainPtr domain, const char *mount_point)
+{
+        g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(guint64));
+        g_autoptr(GString) names = g_string_new(NULL);
+        guint more;
+
+        if (!users_by_fuser(domain, mount_point, pids))
+                users_by_proc(domain, mount_point, pids);
+        for (guint i = 0; i < MIN(pids->len, BUSY_NAMES_MAX); i++) {
+                guint64 pid = g_array_index(pids, guint64, i);
+                g_autofree char *name = process_name(domain, pid);
+
                 if (names->len > 0)
                         g_string_append(names, ", ");
                 g_string_append_printf(names, _("%s (pid %" G_GUINT64_FORMAT ")"),
                                        name != NULL && *name != '\0' ? name : "?", pid);
-                named++;
         }
+        more = pids->len > BUSY_NAMES_MAX ? pids->len - BUSY_NAMES_MAX : 0;
         if (more > 0)
                 g_string_append_printf(names, ngettext(" and %u more", " and %u more", more), more);
         return names->len > 0 ? g_string_free(g_steal_pointer(&names), FALSE) : NULL;
