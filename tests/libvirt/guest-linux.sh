@@ -11,10 +11,11 @@
 # mounted, fine; a refused mount point, a tag the guest does not have;
 # unmount while a guest process sits in the mount → Busy naming it; unmount;
 # the fstab line on and off (a mount point with a space); and after a
-# SIGKILL of the worker with the share mounted and the guest idle: whether
-# the unplug of the old device completes with and without release (figures
-# in the log), then a new worker on the same socket, re-plug, mount at the
-# same place, the guest reads the file again, no VM restart.
+# SIGKILL of the worker with the share mounted and the guest idle: the unplug
+# of the old device completes (timings in the log), release takes the dead
+# mount away, a new worker on the same socket, re-plug, mount at the same
+# place, the guest reads the file again, no VM restart.  Release before the
+# unplug is not tried: it hangs the guest's virtio-fs (guest-linux.h).
 # Exit: 0 pass, 1 fail, 77 skip (not root, no QEMU/libvirt/kernel, or an
 # image without qemu-ga).
 set -uo pipefail
