@@ -342,15 +342,19 @@ static gboolean check_installed(virDomainPtr domain, int *viofs_state, GError **
         return FALSE;
 }
 
-/* The VM's first share: virtio-win's own service, started at every boot. */
-static gboolean start_service(virDomainPtr domain, const char *mount_point, int state,
+/* The VM's first share: virtio-win's own service, started at every boot.
+ * At a boot it serves the first VirtIO-FS device at the registry's mount
+ * point; started now, it is given the tag and the drive as start arguments
+ * (virtiofs.exe reads -t and -m from them), so it serves this share even
+ * where the VM has several. */
+static gboolean start_service(virDomainPtr domain, const char *tag, const char *mount_point, int state,
                               GError **error)
 {
         const char *const set_point[] = { REG_EXE, "add", VIOFS_REGKEY, "/v", "MountPoint", "/t", "REG_SZ",
                                           "/d", mount_point, "/f", NULL };
         const char *const automatic[] = { SC_EXE, "config", VIOFS_SERVICE, "start=", "auto", NULL };
         const char *const stop[] = { SC_EXE, "stop", VIOFS_SERVICE, NULL };
-        const char *const start[] = { SC_EXE, "start", VIOFS_SERVICE, NULL };
+        const char *const start[] = { SC_EXE, "start", VIOFS_SERVICE, "-t", tag, "-m", mount_point, NULL };
 
         if (!run_ok(domain, set_point, 0, _("Setting VirtIO-FS's drive letter"), error) ||
             !run_ok(domain, automatic, 0, _("Setting the VirtIO-FS service to start automatically"), error))
@@ -371,6 +375,24 @@ static gboolean start_service(virDomainPtr domain, const char *mount_point, int 
                 }
         }
         return run_ok(domain, start, SC_ALREADY_RUNNING, _("Starting the VirtIO-FS service"), error);
+}
+
+/* A virtio-win older than 0.1.229 knows no -t: its service stops at once
+ * with the arguments above.  Started without, it serves the VM's first
+ * VirtIO-FS device at the registry's mount point. */
+static gboolean start_service_plain(virDomainPtr domain, const char *tag, char **found, GError **error)
+{
+        const char *const start[] = { SC_EXE, "start", VIOFS_SERVICE, NULL };
+        int state;
+
+        if (error != NULL && *error != NULL)
+                return FALSE;
+        state = service_state(domain, VIOFS_SERVICE, error);
+        if (state != SC_STOPPED)
+                return state >= 0;
+        if (!run_ok(domain, start, SC_ALREADY_RUNNING, _("Starting the VirtIO-FS service"), error))
+                return FALSE;
+        return settle(domain, tag, TRUE, found, error) || (error == NULL || *error == NULL);
 }
 
 /* Another share: an instance of WinFsp's launcher serving TAG alone. */
@@ -434,10 +456,13 @@ char *sluice_guest_windows_mount(virDomainPtr domain, const char *tag, const cha
                             mount_point);
                 return NULL;
         }
-        if (!others_mounted ? !start_service(domain, mount_point, state, error)
+        if (!others_mounted ? !start_service(domain, tag, mount_point, state, error)
                             : !start_instance(domain, tag, mount_point, error))
                 return NULL;
-        if (!settle(domain, tag, TRUE, &found, error)) {
+        if (!settle(domain, tag, TRUE, &found, error) && !others_mounted &&
+            !start_service_plain(domain, tag, &found, error))
+                return NULL;
+        if (found == NULL) {
                 if (error != NULL && *error == NULL)
                         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
                                     _("VirtIO-FS started in the VM, but no drive shows “%s” (Windows' event log says why)"),
