@@ -23,6 +23,7 @@ static gboolean on_enable_guest_agent(SluiceVm *iface, GDBusMethodInvocation *in
                                       gpointer user_data);
 static void agent_update(SluiceVmDomain *vm);
 static void agent_publish(SluiceVmDomain *vm);
+static void agent_forget(SluiceVmDomain *vm);
 
 /* ---- the entry ------------------------------------------------------------------ */
 
@@ -69,6 +70,8 @@ void sluice_vm_domain_set_domain(SluiceVmDomain *vm, GVirDomain *domain)
         if (vm->domain) {
                 g_signal_handlers_disconnect_by_data(vm->domain, vm);
                 g_clear_object(&vm->domain);
+                /* libvirtd went away: its agent may be another one when it is back */
+                agent_forget(vm);
         }
         if (!domain || vm->removed)
                 return;
@@ -686,6 +689,11 @@ static char *definition_message(const DefinitionCall *c, gboolean changed)
         if (!changed && (!c->active || c->live_has_it))
                 return g_strdup_printf(_("The VM “%s” already has the channel for the QEMU guest agent; the "
                                          "guest needs qemu-guest-agent installed and running."), c->name);
+        if (!changed)
+                return g_strdup_printf(_("The channel for the QEMU guest agent is in the definition of “%s” "
+                                         "already. It takes effect at the next boot: shut the VM down and start "
+                                         "it again. The guest needs qemu-guest-agent installed and running."),
+                                       c->name);
         if (c->active)
                 return g_strdup_printf(_("The channel for the QEMU guest agent is added to “%s”. It takes "
                                          "effect at the next boot: shut the VM down and start it again. The "
