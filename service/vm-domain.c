@@ -505,7 +505,8 @@ static void agent_update(SluiceVmDomain *vm)
          * (not a paused guest: it cannot answer before it resumes) */
         if (!vm->agent_probed && !vm->probing && !vm->probe_retry && !vm->paused)
                 agent_probe(vm);
-        else if (vm->guest_agent == SLUICE_GUEST_AGENT_NONE && agent_set(vm, SLUICE_GUEST_AGENT_DISCONNECTED))
+        /* the channel is there: until the agent answers, nobody does */
+        if (vm->guest_agent == SLUICE_GUEST_AGENT_NONE && agent_set(vm, SLUICE_GUEST_AGENT_DISCONNECTED))
                 vm->guest_dirty = TRUE;
 }
 
