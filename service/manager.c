@@ -454,7 +454,13 @@ static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer us
         SluiceSharedFolder *share = SLUICE_SHARED_FOLDER(source);
         g_autoptr(GError) error = NULL;
 
-        sluice_shared_folder_stop_finish(share, result);
+        if (!sluice_shared_folder_stop_finish(share, result, &error)) {
+                /* the guest uses it (Busy): the share stays as it was */
+                g_dbus_method_invocation_return_gerror(data->invocation, error);
+                g_object_unref(data->self);
+                g_free(data);
+                return;
+        }
         g_message("Removed share %s", sluice_shared_folder_get_config(share)->tag);
         /* The share may be gone already (removed twice at once). */
         if (g_hash_table_lookup(data->self->shares, sluice_shared_folder_get_object_path(share)) == share)
@@ -489,6 +495,16 @@ static gboolean on_handle_remove_share(SluiceManager *iface, GDBusMethodInvocati
 }
 
 /* ---- VM events ---- */
+
+/* An agent came up (or went): a share plugged in meanwhile is mounted now. */
+static void on_guest_changed(SluiceVmManager *vms, const char *name, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+
+        for (guint i = 0; i < shares->len; i++)
+                sluice_shared_folder_guest_changed(shares->pdata[i], name);
+}
 
 static void on_vm_started(SluiceVmManager *vms, const char *name, gpointer user_data)
 {
@@ -542,6 +558,7 @@ SluiceServiceManager *sluice_service_manager_new(const SluiceServiceOptions *opt
         g_signal_connect(self->vms, "vm-stopped", G_CALLBACK(on_vm_stopped), self);
         g_signal_connect(self->vms, "device-removed", G_CALLBACK(on_device_removed), self);
         g_signal_connect(self->vms, "vms-changed", G_CALLBACK(on_vms_changed), self);
+        g_signal_connect(self->vms, "guest-changed", G_CALLBACK(on_guest_changed), self);
 
         self->iface = sluice_manager_skeleton_new();
         sluice_manager_set_version(self->iface, PACKAGE_VERSION);
@@ -592,7 +609,10 @@ static void on_share_stopped_for_shutdown(GObject *source, GAsyncResult *result,
         g_autoptr(GTask) task = user_data;
         guint *pending = g_task_get_task_data(task);
 
-        sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result);
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result, &error))
+                g_warning("%s", error->message);
         if (--*pending == 0)
                 g_task_return_boolean(task, TRUE);
 }
