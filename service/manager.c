@@ -493,34 +493,43 @@ static void on_remove_forgotten(GObject *source, GAsyncResult *result, gpointer 
         remove_data_free(data);
 }
 
+/* A share removed with MountAtBoot on leaves a line in its guest's
+ * /etc/fstab that would mount a tag no device has at every boot (nofail:
+ * harmless, but Sluice's to clean up): removed where the guest answers,
+ * before RemoveShare answers; a guest out of reach keeps it (logged). */
+static void forget_guest_line(RemoveData *data, const SluiceShareConfig *config)
+{
+        if (!config->mount_at_boot || *config->vm == '\0' || data->self->vms == NULL) {
+                remove_data_free(data);
+                return;
+        }
+        data->vm = g_strdup(config->vm);
+        data->tag = g_strdup(config->tag);
+        if (!sluice_vm_manager_guest_ready(data->self->vms, data->vm)) {
+                g_warning(_("The guest of VM “%s” cannot be reached now: its /etc/fstab keeps the line of the removed share “%s” (harmless: nofail); remove the line ending in “%s: %s” there by hand"),
+                          data->vm, data->tag, SLUICE_GUEST_FSTAB_MARK, data->tag);
+                remove_data_free(data);
+                return;
+        }
+        sluice_vm_manager_guest_forget_async(data->self->vms, data->vm, data->tag,
+                                             on_remove_forgotten, data);
+}
+
 static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         RemoveData *data = user_data;
         SluiceSharedFolder *share = SLUICE_SHARED_FOLDER(source);
-        const SluiceShareConfig *config = sluice_shared_folder_get_config(share);
-        gboolean forget = config->mount_at_boot && *config->vm != '\0' && data->self->vms != NULL;
         g_autoptr(GError) error = NULL;
 
         sluice_shared_folder_stop_finish(share, result);
-        g_message("Removed share %s", config->tag);
-        data->vm = g_strdup(config->vm);
-        data->tag = g_strdup(config->tag);
+        g_message("Removed share %s", sluice_shared_folder_get_config(share)->tag);
         /* The share may be gone already (removed twice at once). */
         if (g_hash_table_lookup(data->self->shares, sluice_shared_folder_get_object_path(share)) == share)
                 forget_share(data->self, share);
         if (!save_config(data->self, &error))
                 g_warning("%s", error->message);
-        /* Its fstab line would mount a tag no device has at every boot (nofail:
-         * harmless, but Sluice's to clean up); a guest out of reach keeps it. */
-        if (forget && sluice_vm_manager_guest_ready(data->self->vms, data->vm)) {
-                sluice_vm_manager_guest_forget_async(data->self->vms, data->vm, data->tag,
-                                                     on_remove_forgotten, data);
-                return;
-        }
-        if (forget)
-                g_warning(_("The guest of VM “%s” cannot be reached now: its /etc/fstab keeps the line of the removed share “%s” (harmless: nofail); remove the line ending in “%s: %s” there by hand"),
-                          data->vm, data->tag, SLUICE_GUEST_FSTAB_MARK, data->tag);
-        remove_data_free(data);
+        /* the task still holds the share: its config is there until we return */
+        forget_guest_line(data, sluice_shared_folder_get_config(share));
 }
 
 static gboolean on_handle_remove_share(SluiceManager *iface, GDBusMethodInvocation *invocation,
