@@ -115,6 +115,8 @@ static gboolean looks_like_drive(const char *text)
 
 gboolean sluice_config_check_mount_point(const char *mount_point, GError **error)
 {
+        g_autofree char *shown = NULL;
+
         if (*mount_point == '\0')
                 return TRUE;
         if (mount_point[0] == '/')
@@ -123,7 +125,7 @@ gboolean sluice_config_check_mount_point(const char *mount_point, GError **error
                 return sluice_guest_windows_check_drive(mount_point, error);
         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
                     _("“%s” is not a place in a guest: give an absolute path for a Linux guest (such as /mnt/docs), a drive letter for a Windows guest (such as Z:), or nothing for the default"),
-                    mount_point);
+                    shown = sluice_share_tag_printable(mount_point));
         return FALSE;
 }
 
