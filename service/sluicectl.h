@@ -6,8 +6,8 @@
  *   sluicectl-wait.c    start --wait: the share for as long as the command runs (systemd)
  *   sluicectl-stats.c   stats [--watch]
  *   sluicectl-vms.c     vms
- *   sluicectl-guest.c   where a share is in its VM's guest
  *   sluicectl-output.c  --json documents and the tables people read
+ *   sluicectl-guest.c   where a share is in its VM's guest
  *
  * Exit status: 0 done, 1 the service refused or failed (its message is
  * printed), 2 usage error.  --json prints one JSON document per command
@@ -64,17 +64,6 @@ int ctl_start_and_wait(Ctl *ctl, SluiceShare *share);
 int ctl_cmd_stats(Ctl *ctl, int argc, char **argv);
 int ctl_cmd_vms(Ctl *ctl, int argc, char **argv);
 
-/* ---- sluicectl-guest.c ---- */
-/* The list's IN GUEST cell: the path or drive when Sluice mounted the share
- * in the guest, what it is doing there, or "-". */
-const char *ctl_guest_place(SluiceShare *share);
-/* "“docs” is at /mnt/docs in debian" / "“docs” is drive Z: in win11" when
- * mounted there, else NULL. */
-char *ctl_guest_sentence(SluiceShare *share);
-/* A new proxy of SHARE with the service's values after a call, once the
- * guest side is neither mounting nor unmounting (bounded by CTL_CALL_TIMEOUT_MS). */
-SluiceShare *ctl_guest_settled_share(SluiceShare *share, GError **error);
-
 /* ---- sluicectl-output.c ---- */
 /* TEXT as it may reach a terminal: valid UTF-8 with control characters
  * (a newline or an escape in a folder name) shown as U+FFFD. */
@@ -98,3 +87,14 @@ void ctl_table_add(CtlTable *table, const char *note, ...);
 void ctl_table_print(CtlTable *table);
 void ctl_table_free(CtlTable *table);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CtlTable, ctl_table_free)
+
+/* ---- sluicectl-guest.c ---- */
+/* The list's IN GUEST cell: the path or drive when Sluice mounted the share
+ * in the guest, what it is doing there, or "-". */
+const char *ctl_guest_place(SluiceShare *share);
+/* "“docs” is at /mnt/docs in debian" / "“docs” is drive Z: in win11" when
+ * mounted there, else NULL. */
+char *ctl_guest_sentence(SluiceShare *share);
+/* A new proxy of SHARE with the service's values after a call, once the
+ * guest side is neither mounting nor unmounting (bounded by CTL_CALL_TIMEOUT_MS). */
+SluiceShare *ctl_guest_settled_share(SluiceShare *share, GError **error);
