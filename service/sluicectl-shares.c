@@ -123,7 +123,8 @@ gboolean ctl_parse_uint(const char *text, guint64 min, guint64 max, guint64 *out
 }
 
 /* After an attach: where the share is in the guest when Sluice mounted it
- * there, else HINT (what to do in the guest; the share's own when NULL). */
+ * there, else HINT as Attach gave it (NULL: the share's GuestHint, when it
+ * has one). */
 static void print_where_in_guest(SluiceShare *share, const char *hint)
 {
         g_autofree char *sentence = ctl_guest_sentence(share);
@@ -131,9 +132,9 @@ static void print_where_in_guest(SluiceShare *share, const char *hint)
 
         if (sentence != NULL)
                 g_print("%s\n", sentence);
-        else if (hint != NULL && *hint != '\0')
+        else if (hint != NULL)
                 g_print("%s\n", hint);
-        else if (hint == NULL && own != NULL && *own != '\0')
+        else if (own != NULL && *own != '\0')
                 g_print("%s\n", own);
 }
 
