@@ -488,7 +488,7 @@ static void on_remove_forgotten(GObject *source, GAsyncResult *result, gpointer 
         if (sluice_vm_manager_guest_forget_finish(SLUICE_VM_MANAGER(source), result, &error))
                 g_message("%s: removed its line from the /etc/fstab of VM %s", data->tag, data->vm);
         else
-                g_warning(_("Could not remove the line of the removed share “%s” from the /etc/fstab of VM “%s” (%s): remove the line ending in “%s: %s” there by hand"),
+                g_warning(_("Could not remove the line of the removed share “%s” from the /etc/fstab of VM “%s” (%s): remove the line “%s: %s” and the line after it there by hand"),
                           data->tag, data->vm, error->message, SLUICE_GUEST_FSTAB_MARK, data->tag);
         remove_data_free(data);
 }
@@ -506,7 +506,7 @@ static void forget_guest_line(RemoveData *data, const SluiceShareConfig *config)
         data->vm = g_strdup(config->vm);
         data->tag = g_strdup(config->tag);
         if (!sluice_vm_manager_guest_ready(data->self->vms, data->vm)) {
-                g_warning(_("The guest of VM “%s” cannot be reached now: its /etc/fstab keeps the line of the removed share “%s” (harmless: nofail); remove the line ending in “%s: %s” there by hand"),
+                g_warning(_("The guest of VM “%s” cannot be reached now: its /etc/fstab keeps the line of the removed share “%s” (harmless: nofail); remove the line “%s: %s” and the line after it there by hand"),
                           data->vm, data->tag, SLUICE_GUEST_FSTAB_MARK, data->tag);
                 remove_data_free(data);
                 return;

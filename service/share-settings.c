@@ -30,12 +30,10 @@ static gboolean guest_reachable(SluiceSharedFolder *self)
                sluice_vm_manager_guest_ready(self->vms, self->config->vm);
 }
 
-/* CALL SITE for the share's "the guest may be ready" hook of share.h
- * (sluice_shared_folder_guest_changed), which is not on this branch yet:
- * until it is, switching AutoMount on takes effect at the next plug. */
+/* AutoMount switched on: a share plugged in already is mounted now. */
 static void guest_may_be_ready(SluiceSharedFolder *self)
 {
-        (void)self;
+        sluice_shared_folder_guest_changed(self, NULL);
 }
 
 static void settings_changed(SluiceSharedFolder *self)
