@@ -202,24 +202,11 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
-                [SLUICE_SHARE_ATTACHMENT_WORKER_READY] = { GO(RELEASING), DO(A(RELEASE_IN_GUEST)) },
-                [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = { GO(RELEASING), DO(A(RELEASE_IN_GUEST)) },
+                /* the dead mount is let go once the old device is out (a guest
+                 * asked before that hangs on the dead connection): REMOUNTING */
+                [SLUICE_SHARE_ATTACHMENT_WORKER_READY] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
-        },
-        [SLUICE_SHARE_ATTACHMENT_RELEASING] = {
-                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
-                /* the release under way ends the mount; the device goes after it */
-                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)),
-                        CALLER(DONE) },
-                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
-                [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
-                /* the unplug may work all the same; if not, Error says the guest holds it */
-                [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASE_FAILED] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
-                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
-                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)) },
-                [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE_MOUNTED) },
-                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)) },
         },
 };
 
@@ -254,7 +241,6 @@ static const char *const state_names[] = {
         [SLUICE_SHARE_ATTACHMENT_UNMOUNTING] = "unmounting",
         [SLUICE_SHARE_ATTACHMENT_REMOUNTING] = "remounting",
         [SLUICE_SHARE_ATTACHMENT_STALE_MOUNTED] = "stale-mounted",
-        [SLUICE_SHARE_ATTACHMENT_RELEASING] = "releasing",
 };
 
 static const char *const event_names[] = {
@@ -281,8 +267,6 @@ static const char *const event_names[] = {
         [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNTED] = "guest-unmounted",
         [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_BUSY] = "guest-unmount-busy",
         [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED] = "guest-unmount-failed",
-        [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED] = "guest-released",
-        [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASE_FAILED] = "guest-release-failed",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(state_names) == SLUICE_SHARE_ATTACHMENT_N_STATES);

@@ -54,10 +54,11 @@
  *                                               (Detach, Stop fail)  |           UNPLUGGING
  *                                                                    | WORKER_READY,
  *                                                                    v WORKER_RESTARTED
- *   REPLUGGING --PLUG_DONE (managed)--> REMOUNTING              RELEASING
- *       ^          (Event "recovered"    (mounted again at        | GUEST_RELEASED,
- *       |           once mounted)         the same place)         v GUEST_RELEASE_FAILED
- *       +----------------------------------------------------- RECOVERING ...
+ *   REPLUGGING --PLUG_DONE (managed)--> REMOUNTING              RECOVERING ...
+ *       ^          (Event "recovered"    (the dead mount let go,  | (the old device
+ *       |           once mounted)         mounted again at the    |  is unplugged first)
+ *       |                                 same place)             |
+ *       +-------------------------------- UNPLUG_DONE ------------+
  *
  *   Without GUEST_MANAGED everything is as above the mount states.  A Detach
  *   while the mount is under way (MOUNTING, REMOUNTING) waits in UNMOUNTING
@@ -67,9 +68,15 @@
  *   the share is in use (GUEST_UNMOUNT_BUSY) changes nothing but failing the
  *   Detach or Stop; any other failed unmount is logged and the unplug goes on.
  *
- * Why RELEASING: a guest that has a crashed worker's share mounted keeps
- * requests waiting on the dead connection and does not give the device up;
- * asking it to end them and detach the mount lets the old device go. */
+ * Why the dead mount is let go only after the unplug: while the crashed
+ * worker's device is in the guest, anything that touches the mount (even
+ * a lazy umount's path lookup) sends it a request nobody answers; that
+ * request hangs, and Linux 6.1's virtio-fs then holds the device and every
+ * later virtiofs mount until the VM resets.  Once the device is out, the
+ * mount answers ENOTCONN at once: REMOUNTING detaches it (umount -l) before
+ * mounting the new device at the same place.  (virtio-fs connections have
+ * no fusectl abort file.)  The quiet exits of a crashed worker's mount
+ * (RELEASE_QUIETLY) likewise unplug first, then let the mount go. */
 #pragma once
 
 #include <glib.h>
@@ -92,7 +99,6 @@ typedef enum {
         SLUICE_SHARE_ATTACHMENT_UNMOUNTING,         /* a Detach (or Stop): unmounting before the unplug */
         SLUICE_SHARE_ATTACHMENT_REMOUNTING,         /* plugged again after a crash; mounting at the same place */
         SLUICE_SHARE_ATTACHMENT_STALE_MOUNTED,      /* STALE, with the guest still holding the mount */
-        SLUICE_SHARE_ATTACHMENT_RELEASING,          /* the guest lets the dead mount go, then RECOVERING */
         SLUICE_SHARE_ATTACHMENT_N_STATES,
 } SluiceShareAttachmentState;
 
@@ -125,8 +131,6 @@ typedef enum {
         SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNTED,
         SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_BUSY,  /* in use in the guest: nothing changed */
         SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED, /* anything else (no agent, a timeout) */
-        SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED,
-        SLUICE_SHARE_ATTACHMENT_GUEST_RELEASE_FAILED,
         SLUICE_SHARE_ATTACHMENT_N_EVENTS,
 } SluiceShareAttachmentEvent;
 

@@ -166,24 +166,16 @@ static void on_guest_unmounted(GObject *source, GAsyncResult *result, gpointer u
         sluice_shared_folder_step(self, &what);
 }
 
-static void on_guest_released(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-        Happening what = { .event = SLUICE_SHARE_EVENT_GUEST_RELEASED };
-
-        if (!sluice_vm_manager_guest_release_finish(SLUICE_VM_MANAGER(source), result, &error))
-                what = (Happening){ .event = SLUICE_SHARE_EVENT_GUEST_RELEASE_FAILED, .error = error };
-        sluice_shared_folder_step(self, &what);
-}
-
-/* A guest step that nothing waits for, and the unplug after it: both in
- * the VM of the moment it was asked (the share may move to another). */
+/* A guest step that nothing waits for, and the unplug with it: both in
+ * the VM of the moment it was asked (the share may move to another).  A
+ * live worker's mount is unmounted, then the device unplugged; a dead
+ * worker's device is unplugged first, then its mount let go (see
+ * share-attachment.h: touching it before would hang in the guest). */
 typedef struct {
         SluiceVmManager *vms;
         char *vm;
         char *tag;
-        gboolean release;
+        char *place;
 } QuietLeave;
 
 static void quiet_leave_free(QuietLeave *q)
@@ -191,28 +183,49 @@ static void quiet_leave_free(QuietLeave *q)
         g_object_unref(q->vms);
         g_free(q->vm);
         g_free(q->tag);
+        g_free(q->place);
         g_free(q);
 }
 
-static void on_left_guest_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
+static void on_unmounted_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         QuietLeave *q = user_data;
         g_autoptr(GError) error = NULL;
-        gboolean left = q->release
-                ? sluice_vm_manager_guest_release_finish(q->vms, result, &error)
-                : sluice_vm_manager_guest_unmount_finish(q->vms, result, &error);
 
-        if (!left)
+        if (!sluice_vm_manager_guest_unmount_finish(q->vms, result, &error))
                 g_message("%s: leaving the guest of %s: %s; unplugging anyway", q->tag, q->vm, error->message);
         sluice_vm_manager_detach_async(q->vms, q->vm, q->tag, NULL, on_unplugged_quietly, NULL);
         quiet_leave_free(q);
 }
 
-/* RELEASE: the worker is dead (the guest is made to let go); else unmount. */
+static void on_released_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        QuietLeave *q = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_vm_manager_guest_release_finish(q->vms, result, &error))
+                g_message("%s: letting the dead mount go in the guest of %s: %s", q->tag, q->vm, error->message);
+        quiet_leave_free(q);
+}
+
+static void on_dead_device_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        QuietLeave *q = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_vm_manager_detach_finish(q->vms, result, &error)) {
+                /* still in the guest: touching the mount now would hang there */
+                g_message("Unplugging a share nothing uses: %s", error->message);
+                quiet_leave_free(q);
+                return;
+        }
+        sluice_vm_manager_guest_release_async(q->vms, q->vm, q->tag, q->place, on_released_quietly, q);
+}
+
+/* RELEASE: the worker is dead; else it serves and the guest unmounts. */
 static void leave_guest_quietly(SluiceSharedFolder *self, gboolean release)
 {
         QuietLeave *q;
-        const char *place = self->guest_place != NULL ? self->guest_place : self->config->mount_point;
 
         if (self->vms == NULL)
                 return;
@@ -220,11 +233,11 @@ static void leave_guest_quietly(SluiceSharedFolder *self, gboolean release)
         q->vms = g_object_ref(self->vms);
         q->vm = g_strdup(self->config->vm);
         q->tag = g_strdup(self->config->tag);
-        q->release = release;
+        q->place = g_strdup(self->guest_place != NULL ? self->guest_place : self->config->mount_point);
         if (release)
-                sluice_vm_manager_guest_release_async(self->vms, q->vm, q->tag, place, on_left_guest_quietly, q);
+                sluice_vm_manager_detach_async(self->vms, q->vm, q->tag, NULL, on_dead_device_unplugged_quietly, q);
         else
-                sluice_vm_manager_guest_unmount_async(self->vms, q->vm, q->tag, place, on_left_guest_quietly, q);
+                sluice_vm_manager_guest_unmount_async(self->vms, q->vm, q->tag, q->place, on_unmounted_quietly, q);
 }
 
 static void set_guest(SluiceSharedFolder *self, const char *place, const char *state)
@@ -235,6 +248,37 @@ static void set_guest(SluiceSharedFolder *self, const char *place, const char *s
         }
         sluice_share_set_guest_path(self->iface, self->guest_place != NULL ? self->guest_place : "");
         sluice_share_set_guest_state(self->iface, state);
+}
+
+static void mount_in_guest(SluiceSharedFolder *self)
+{
+        /* after a crash, at the same place as before */
+        SluiceGuestMountSpec spec = {
+                .tag = self->config->tag,
+                .mount_point = self->guest_place != NULL ? self->guest_place : self->config->mount_point,
+                .at_boot = self->config->mount_at_boot,
+        };
+
+        set_guest(self, self->guest_place, "mounting");
+        sluice_vm_manager_guest_mount_async(self->vms, self->config->vm, &spec, on_guest_mounted,
+                                            g_object_ref(self));
+}
+
+/* The crashed worker's device is out: the dead mount it left answers
+ * ENOTCONN now and is detached before the new device is mounted there (a
+ * guest would take the dead mount for the share already mounted). */
+static void on_dead_mount_released(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceSharedFolder) self = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_vm_manager_guest_release_finish(SLUICE_VM_MANAGER(source), result, &error))
+                g_message("%s: letting the dead mount go in the guest failed: %s", self->config->tag,
+                          error->message);
+        /* stopped, or moved elsewhere, meanwhile: the machine has gone on */
+        if (self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_REMOUNTING)
+                return;
+        mount_in_guest(self);
 }
 
 static void on_orphans_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -405,18 +449,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
         case A(CLEAR_GUEST):
                 set_guest(self, NULL, "");
                 break;
-        case A(RELEASE_IN_GUEST):
-                /* it is mounted again once the new device is in */
-                set_guest(self, self->guest_place, "mounting");
-                sluice_vm_manager_guest_release_async(self->vms, vm, tag,
-                                                      self->guest_place != NULL ? self->guest_place
-                                                                                : self->config->mount_point,
-                                                      on_guest_released, g_object_ref(self));
-                break;
         case A(UNPLUG_OLD_DEVICE):
-                if (what->event == SLUICE_SHARE_EVENT_GUEST_RELEASE_FAILED)
-                        g_message("%s: the guest could not let the dead mount go (%s); unplugging it anyway",
-                                  tag, why);
                 if (self->machine.attachment.recovery_tries > 1)
                         g_message("%s: unplugging the old device failed (%s); asking again (%u of %u)", tag,
                                   why, self->machine.attachment.recovery_tries,
@@ -451,18 +484,16 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
         case A(SET_HINT):
                 sluice_share_set_guest_hint(self->iface, what->hint);
                 break;
-        case A(MOUNT_IN_GUEST): {
-                /* after a crash, at the same place as before */
-                SluiceGuestMountSpec spec = {
-                        .tag = tag,
-                        .mount_point = self->guest_place != NULL ? self->guest_place : self->config->mount_point,
-                        .at_boot = self->config->mount_at_boot,
-                };
-
-                set_guest(self, self->guest_place, "mounting");
-                sluice_vm_manager_guest_mount_async(self->vms, vm, &spec, on_guest_mounted, g_object_ref(self));
+        case A(MOUNT_IN_GUEST):
+                if (self->machine.attachment.state == SLUICE_SHARE_ATTACHMENT_REMOUNTING &&
+                    self->guest_place != NULL) {
+                        set_guest(self, self->guest_place, "mounting");
+                        sluice_vm_manager_guest_release_async(self->vms, vm, tag, self->guest_place,
+                                                              on_dead_mount_released, g_object_ref(self));
+                } else {
+                        mount_in_guest(self);
+                }
                 break;
-        }
         case A(SET_GUEST_PATH):
                 set_guest(self, what->place != NULL ? what->place : self->guest_place, "mounted");
                 break;

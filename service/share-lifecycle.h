@@ -87,16 +87,14 @@ typedef enum {
         SLUICE_SHARE_EVENT_VM_STOPPED,
         SLUICE_SHARE_EVENT_DEVICE_REMOVED,
         SLUICE_SHARE_EVENT_VM_UNASSIGNED,    /* before the share moves to another VM */
-        /* the guest: what MOUNT_IN_GUEST, UNMOUNT_IN_GUEST and RELEASE_IN_GUEST
-         * asked of its agent, and the agent coming up (forwarded as they are) */
+        /* the guest: what MOUNT_IN_GUEST and UNMOUNT_IN_GUEST asked of its
+         * agent, and the agent coming up (forwarded as they are) */
         SLUICE_SHARE_EVENT_GUEST_READY,
         SLUICE_SHARE_EVENT_GUEST_MOUNTED,
         SLUICE_SHARE_EVENT_GUEST_MOUNT_FAILED,
         SLUICE_SHARE_EVENT_GUEST_UNMOUNTED,
         SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY, /* in use in the guest: a Stop fails, the share runs on */
         SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED,
-        SLUICE_SHARE_EVENT_GUEST_RELEASED,
-        SLUICE_SHARE_EVENT_GUEST_RELEASE_FAILED,
         SLUICE_SHARE_N_EVENTS,
 } SluiceShareEvent;
 

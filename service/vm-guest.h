@@ -63,10 +63,10 @@ void sluice_vm_manager_guest_unmount_async(SluiceVmManager *self, const char *vm
                                            gpointer user_data);
 gboolean sluice_vm_manager_guest_unmount_finish(SluiceVmManager *self, GAsyncResult *result, GError **error);
 
-/* The share's worker died with the share mounted at PLACE: makes the guest
- * let go of the dead mount (requests stuck on it are ended, the mount is
- * detached), so that the old device can be unplugged and a new one plugged
- * and mounted at the same place. */
+/* The share's worker died with the share mounted at PLACE and its old
+ * device has been unplugged: makes the guest let go of the dead mount
+ * (detached), so that the new device can be mounted at the same place.
+ * Never before the unplug: see guest-linux.h. */
 void sluice_vm_manager_guest_release_async(SluiceVmManager *self, const char *vm, const char *tag,
                                            const char *place, GAsyncReadyCallback callback,
                                            gpointer user_data);
