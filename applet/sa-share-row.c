@@ -84,7 +84,7 @@ static void update_guest(SaShareRow *self)
   if (view.offer_agent) {
     g_autofree char *text =
       /* Translators: %s is a VM's name */
-      g_strdup_printf(_("%s has no guest agent, so the folder must be mounted in it by hand."),
+      g_strdup_printf(_("“%s” has no guest agent, so the folder must be mounted in it by hand."),
                       sa_vm_get_name(vm));
     gtk_label_set_label(self->agent_offer_label, text);
   }
@@ -235,7 +235,7 @@ static void rebuild_menu(SaShareRow *self)
     g_menu_append(state_section, _("_Detach from VM"), "row.detach");
   else
     g_menu_append(state_section, _("_Attach to VM"), "row.attach");
-  g_menu_append(state_section, _("_Mount in the VM by Itself"), "row.auto-mount");
+  g_menu_append(state_section, _("_Mount in the VM Automatically"), "row.auto-mount");
   g_menu_append_section(menu, NULL, G_MENU_MODEL(state_section));
 
   guint n = self->vms != NULL ? g_list_model_get_n_items(self->vms) : 0;

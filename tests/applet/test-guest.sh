@@ -4,7 +4,7 @@
 # driver gives the service one running VM, "test", whose definition has no
 # guest agent channel): the row offers to add the agent; a real click calls
 # Vm.EnableGuestAgent and the service's answer shows inline.  The row menu's
-# "Mount in the VM by Itself" flips Share.AutoMount, and follows it when
+# "Mount in the VM Automatically" flips Share.AutoMount, and follows it when
 # another client sets it.  (Where a real agent mounted the share, "In the VM
 # at …" and its copy button: tests/libvirt/applet-vm.sh.)
 . "$(dirname "$0")/lib.sh"
@@ -35,7 +35,7 @@ wait_for 15 window_visible || fail "the window did not open"
 
 # ---- no agent: the offer, and what the service answers -----------------------------------
 wait_for 10 locate "guest-agent:$folder" || fail "the row offers no guest agent for a VM without one: $(hook_prop Labels)"
-hook_prop Labels | grep -qF "test has no guest agent" || fail "the offer does not say why: $(hook_prop Labels)"
+hook_prop Labels | grep -qF "“test” has no guest agent" || fail "the offer does not say why: $(hook_prop Labels)"
 before=$(hook_prop LastMessage)
 click_widget "guest-agent:$folder"
 answered() { [ "$(hook_prop LastMessage)" != "$before" ] && ! hook_prop LastMessage | grep -qF "<''>"; }
@@ -47,17 +47,17 @@ shot_settled applet-guest-agent-offer
 auto_is() { share_prop "$share" AutoMount | grep -q "$1"; }
 if auto_is true; then was=true now=false; else was=false now=true; fi
 click_widget "menu:$folder"
-wait_for 10 locate "button:_Mount in the VM by Itself" || fail "the row menu has no AutoMount entry"
-click_widget "button:_Mount in the VM by Itself"
+wait_for 10 locate "button:Mount in the VM Automatically" || fail "the row menu has no AutoMount entry: $(hook_prop Labels)"
+click_widget "button:Mount in the VM Automatically"
 wait_for 10 auto_is "$now" || fail "the menu entry did not set AutoMount to $now: $(share_prop "$share" AutoMount)"
 xdotool key Escape
 # set by another client: the menu follows (a click flips it back)
 gdbus call --session -d org.sluice.Sluice1 -o "$share" -m org.freedesktop.DBus.Properties.Set \
         org.sluice.Sluice1.Share AutoMount "<$was>" >/dev/null
 wait_for 10 auto_is "$was" || fail "AutoMount was not set over D-Bus"
-menu_closed() { ! locate "button:_Mount in the VM by Itself"; }
+menu_closed() { ! locate "button:Mount in the VM Automatically"; }
 wait_for 10 menu_closed || fail "the row menu stayed open"
 click_widget "menu:$folder"
-click_widget "button:_Mount in the VM by Itself"
+click_widget "button:Mount in the VM Automatically"
 wait_for 10 auto_is "$now" || fail "the menu did not follow AutoMount set by another client"
 echo "PASS"
