@@ -75,16 +75,21 @@ typedef struct {
   char *fallback;   /* the event's message, for a guest hint that is empty */
 } AttachedNote;
 
+static void attached_note_free(AttachedNote *note)
+{
+  g_object_unref(note->self);
+  g_free(note->summary);
+  g_free(note->fallback);
+  g_free(note);
+}
+
 static void on_guest_hint(GObject *source, GAsyncResult *result, gpointer user_data)
 {
   AttachedNote *note = user_data;
   g_autofree char *hint = sluice_client_share_fetch_finish(SLUICE_SHARE(source), result, NULL);
   show_note(note->self, make_note(note->self, note->summary, hint != NULL && *hint ? hint : note->fallback,
                                   NOTIFY_URGENCY_NORMAL, "sluice-active-symbolic"));
-  g_object_unref(note->self);
-  g_free(note->summary);
-  g_free(note->fallback);
-  g_free(note);
+  attached_note_free(note);
 }
 
 /* Without Sluice's mount in the guest, "attached" says what to do there
@@ -98,10 +103,7 @@ static void notify_with_hint(SaShare *share, AttachedNote *note)
   if (*hint) {
     show_note(note->self, make_note(note->self, note->summary, hint, NOTIFY_URGENCY_NORMAL,
                                     "sluice-active-symbolic"));
-    g_object_unref(note->self);
-    g_free(note->summary);
-    g_free(note->fallback);
-    g_free(note);
+    attached_note_free(note);
     return;
   }
   sluice_client_share_fetch_guest_hint(sa_share_get_proxy(share), NULL, on_guest_hint, note);
@@ -112,10 +114,7 @@ static void show_placed(AttachedNote *note)
 {
   show_note(note->self, make_note(note->self, note->summary, note->fallback, NOTIFY_URGENCY_NORMAL,
                                   "sluice-active-symbolic"));
-  g_object_unref(note->self);
-  g_free(note->summary);
-  g_free(note->fallback);
-  g_free(note);
+  attached_note_free(note);
 }
 
 static void on_guest_path(GObject *source, GAsyncResult *result, gpointer user_data)
