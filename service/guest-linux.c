@@ -1,24 +1,776 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* guest-linux.c — a share in a Linux guest; see guest-linux.h.
- * PLACEHOLDER until the implementation lands: every call fails. */
+/* guest-linux.c — a share in a Linux guest; see guest-linux.h. */
 #include "config.h"
+
+#include <string.h>
 
 #include <glib/gi18n.h>
 
 #include "errors.h"
+#include "guest-agent.h"
 #include "guest-linux.h"
 
-static gboolean not_yet(GError **error)
+#define MOUNT_POINT_MAX_BYTES 255
+
+/* Folders that hold the system: mounting over one hides what the guest runs on. */
+static const char *const system_folders[] = {
+        "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
+        "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var",
+};
+/* …and those whose insides belong to the kernel, the boot or the packages. */
+static const char *const system_trees[] = {
+        "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
+        "/sys", "/usr",
+};
+
+static gboolean refuse(GError **error, const char *path, const char *what)
 {
-        g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED, "not implemented yet");
+        g_autofree char *shown = sluice_guest_agent_printable(path, path != NULL ? strlen(path) : 0, 80);
+
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                    _("The guest mount point “%s” %s"), shown, what);
         return FALSE;
 }
 
-gboolean sluice_guest_linux_check_mount_point(const char *path, GError **error) { return not_yet(error); }
-char *sluice_guest_linux_default_mount_point(const char *tag) { return g_strconcat("/mnt/", tag, NULL); }
-gboolean sluice_guest_linux_mount(virDomainPtr domain, const char *tag, const char *mount_point, GError **error) { return not_yet(error); }
-gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const char *mount_point, GError **error) { return not_yet(error); }
-gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const char *mount_point, GError **error) { return not_yet(error); }
-gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, const char *mount_point, gboolean present, GError **error) { return not_yet(error); }
-gboolean sluice_guest_linux_is_mounted(const char *proc_mounts, const char *tag, const char *mount_point) { return FALSE; }
-char *sluice_guest_linux_fstab_edit(const char *fstab, const char *tag, const char *mount_point, gboolean present) { return g_strdup(fstab); }
+static gboolean path_is_or_under(const char *path, const char *folder)
+{
+        gsize n = strlen(folder);
+
+        return strncmp(path, folder, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+gboolean sluice_guest_linux_check_mount_point(const char *path, GError **error)
+{
+        if (path == NULL || *path == '\0') {
+                g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                                    _("The guest mount point is empty: give a folder such as /mnt/docs"));
+                return FALSE;
+        }
+        if (strlen(path) > MOUNT_POINT_MAX_BYTES)
+                return refuse(error, path, _("is longer than 255 bytes: choose a shorter folder"));
+        if (!g_utf8_validate(path, -1, NULL))
+                return refuse(error, path, _("is not valid UTF-8: choose a folder name made of readable characters"));
+        for (const char *p = path; *p != '\0'; p = g_utf8_next_char(p)) {
+                gunichar c = g_utf8_get_char(p);
+
+                if (g_unichar_iscntrl(c) || !g_unichar_isprint(c) || c == 0x2028 || c == 0x2029)
+                        return refuse(error, path,
+                                      _("holds a control or invisible character: choose a folder name made of readable characters"));
+        }
+        if (path[0] != '/')
+                return refuse(error, path, _("is not an absolute path: start it with “/”, as in /mnt/docs"));
+        if (strcmp(path, "/") == 0)
+                return refuse(error, path, _("is the guest's root folder: choose a folder such as /mnt/docs"));
+        if (strstr(path, "//") != NULL)
+                return refuse(error, path, _("holds “//”: write each “/” once"));
+        if (g_str_has_suffix(path, "/"))
+                return refuse(error, path, _("ends with “/”: leave the last “/” out"));
+        {
+                g_auto(GStrv) parts = g_strsplit(path + 1, "/", -1);
+
+                for (guint i = 0; parts[i] != NULL; i++)
+                        if (strcmp(parts[i], ".") == 0 || strcmp(parts[i], "..") == 0)
+                                return refuse(error, path,
+                                              _("holds a “.” or “..” folder: write the folder's full path without them"));
+        }
+        for (gsize i = 0; i < G_N_ELEMENTS(system_folders); i++)
+                if (strcmp(path, system_folders[i]) == 0)
+                        return refuse(error, path,
+                                      _("is a system folder of the guest: choose a folder inside one, such as /mnt/docs"));
+        for (gsize i = 0; i < G_N_ELEMENTS(system_trees); i++)
+                if (path_is_or_under(path, system_trees[i]))
+                        return refuse(error, path,
+                                      _("is inside a system folder of the guest: choose a folder such as /mnt/docs or one in a home folder"));
+        return TRUE;
+}
+
+char *sluice_guest_linux_default_mount_point(const char *tag)
+{
+        return g_strconcat("/mnt/", tag, NULL);
+}
+
+/* A field of /proc/mounts or /etc/fstab with its octal escapes (\040 for a
+ * space) decoded; FALSE when there is no field left. */
+static char *next_field(const char **cursor, const char *end)
+{
+        const char *p = *cursor;
+        GString *out;
+
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        if (p >= end) {
+                *cursor = p;
+                return NULL;
+        }
+        out = g_string_new(NULL);
+        while (p < end && *p != ' ' && *p != '\t') {
+                if (*p == '\\' && end - p >= 4 && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+                    p[3] >= '0' && p[3] <= '7') {
+                        g_string_append_c(out, (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0')));
+                        p += 4;
+                } else {
+                        g_string_append_c(out, *p++);
+                }
+        }
+        *cursor = p;
+        return g_string_free(out, FALSE);
+}
+
+gboolean sluice_guest_linux_is_mounted(const char *proc_mounts, const char *tag, const char *mount_point)
+{
+        const char *line = proc_mounts;
+
+        if (proc_mounts == NULL || tag == NULL || mount_point == NULL)
+                return FALSE;
+        while (*line != '\0') {
+                const char *end = strchr(line, '\n');
+                const char *cursor = line;
+                g_autofree char *source = NULL;
+                g_autofree char *target = NULL;
+                g_autofree char *type = NULL;
+
+                if (end == NULL)
+                        end = line + strlen(line);
+                source = next_field(&cursor, end);
+                target = source != NULL ? next_field(&cursor, end) : NULL;
+                type = target != NULL ? next_field(&cursor, end) : NULL;
+                if (type != NULL && strcmp(type, "virtiofs") == 0 && strcmp(source, tag) == 0 &&
+                    strcmp(target, mount_point) == 0)
+                        return TRUE;
+                line = *end == '\n' ? end + 1 : end;
+        }
+        return FALSE;
+}
+
+/* PATH as one fstab field: what would split or end it escaped in octal. */
+static void append_fstab_field(GString *out, const char *path)
+{
+        for (const char *p = path; *p != '\0'; p++) {
+                if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\' || (p == path && *p == '#'))
+                        g_string_append_printf(out, "\\%03o", (unsigned char)*p);
+                else
+                        g_string_append_c(out, *p);
+        }
+}
+
+/* Whether LINE (without its newline) is Sluice's mark for TAG. */
+static gboolean is_mark(const char *line, gsize len, const char *tag)
+{
+        g_autofree char *copy = g_strndup(line, len);
+        g_autofree char *expected = g_strdup_printf(SLUICE_GUEST_FSTAB_MARK ": %s", tag);
+
+        return strcmp(g_strstrip(copy), expected) == 0;
+}
+
+/* Whether LINE is an fstab entry for TAG (its first field). */
+static gboolean is_entry_for(const char *line, gsize len, const char *tag)
+{
+        const char *cursor = line;
+        g_autofree char *source = next_field(&cursor, line + len);
+
+        return source != NULL && strcmp(source, tag) == 0;
+}
+
+char *sluice_guest_linux_fstab_edit(const char *fstab, const char *tag, const char *mount_point,
+                                    gboolean present)
+{
+        GString *out = g_string_new(NULL);
+        const char *line = fstab != NULL ? fstab : "";
+
+        /* Sluice's entry is a comment line with the mark followed by the
+         * entry itself: a comment of its own line is skipped by every fstab
+         * reader (libmount, busybox, systemd's generator), where a comment
+         * after the fields is not. */
+        while (*line != '\0') {
+                const char *end = strchr(line, '\n');
+                const char *next;
+
+                if (end == NULL)
+                        end = line + strlen(line);
+                next = *end == '\n' ? end + 1 : end;
+                if (is_mark(line, (gsize)(end - line), tag)) {
+                        /* the entry that follows it goes too, when it is still TAG's */
+                        const char *after_end = strchr(next, '\n');
+
+                        if (after_end == NULL)
+                                after_end = next + strlen(next);
+                        if (*next != '\0' && is_entry_for(next, (gsize)(after_end - next), tag))
+                                next = *after_end == '\n' ? after_end + 1 : after_end;
+                        line = next;
+                        continue;
+                }
+                g_string_append_len(out, line, next - line);
+                line = next;
+        }
+        if (present) {
+                if (out->len > 0 && out->str[out->len - 1] != '\n')
+                        g_string_append_c(out, '\n');
+                g_string_append_printf(out, SLUICE_GUEST_FSTAB_MARK ": %s\n", tag);
+                append_fstab_field(out, tag);
+                g_string_append_c(out, ' ');
+                append_fstab_field(out, mount_point);
+                g_string_append(out, " virtiofs defaults,nofail 0 0\n");
+        }
+        return g_string_free(out, FALSE);
+}
+
+/* ---- the procedures in the guest ---- */
+
+/* How long a mount waits for the device to show up after a hot-plug. */
+#define DEVICE_WAIT_US (10 * G_USEC_PER_SEC)
+#define DEVICE_RETRY_US (300 * 1000)
+/* One program in the guest may take this long (a mount of a slow device). */
+#define PROGRAM_TIMEOUT_S 20
+/* What the guest said, as quoted in a message. */
+#define SAID_MAX_CHARS 200
+/* Processes named in a "busy" message. */
+#define BUSY_NAMES_MAX 5
+#define FUSECTL_DIR "/sys/fs/fuse/connections"
+
+/* A program's result, cleared at the end of its scope. */
+typedef SluiceGuestExec GuestRun;
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GuestRun, sluice_guest_exec_clear)
+
+/* What the user reads when the agent itself is in the way. */
+static void set_agent_error(GError **error, GError *cause, const char *doing)
+{
+        g_autofree char *said = sluice_guest_agent_printable(cause->message, strlen(cause->message), SAID_MAX_CHARS);
+
+        if (cause->domain != SLUICE_GUEST_AGENT_ERROR) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("Could not %s in the guest: %s"), doing,
+                            said);
+                return;
+        }
+        switch ((SluiceGuestAgentError)cause->code) {
+        case SLUICE_GUEST_AGENT_ERROR_DISABLED:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("Could not %s: the guest agent's policy refuses the command (%s). Allow guest-exec, "
+                              "guest-exec-status and the guest-file commands in the guest: on RHEL, CentOS and Fedora "
+                              "in /etc/sysconfig/qemu-ga (BLACKLIST_RPC, FILTER_RPC_ARGS or QEMU_GA_ARGS, by version), "
+                              "elsewhere qemu-ga's --block-rpcs/--allow-rpcs options or block-rpcs/allow-rpcs in "
+                              "/etc/qemu/qemu-ga.conf; then restart qemu-guest-agent"),
+                            doing, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_NOT_CONFIGURED:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("Could not %s: the VM has no guest agent channel (%s). Enable the guest agent for this VM "
+                              "and restart it"),
+                            doing, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("Could not %s: no guest agent answers in the VM (%s). Install and start "
+                              "qemu-guest-agent in the guest"),
+                            doing, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_TIMEOUT:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("Could not %s: the guest agent did not answer in time (%s). Check that the guest is "
+                              "running normally and try again"),
+                            doing, said);
+                break;
+        default:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("Could not %s in the guest: %s"), doing,
+                            said);
+                break;
+        }
+}
+
+/* Whether the agent failed because a path (a program, a file) is not there. */
+static gboolean is_no_such_file(const GError *e)
+{
+        return e->domain == SLUICE_GUEST_AGENT_ERROR && e->code == SLUICE_GUEST_AGENT_ERROR_FAILED &&
+               (strstr(e->message, "No such file or directory") != NULL || strstr(e->message, "ENOENT") != NULL);
+}
+
+/* Runs NAME with ARGS in the guest, found at /bin, /usr/bin, /usr/sbin or
+ * /sbin (merged /usr, busybox and older layouts differ).  FALSE with
+ * ERROR set when it could not run at all. */
+static gboolean run(virDomainPtr domain, const char *name, const char *const *args, SluiceGuestExec *result,
+                    const char *doing, GError **error)
+{
+        static const char *const dirs[] = { "/bin/", "/usr/bin/", "/usr/sbin/", "/sbin/" };
+        g_autoptr(GError) last = NULL;
+
+        for (gsize d = 0; d < G_N_ELEMENTS(dirs); d++) {
+                g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+
+                g_ptr_array_add(argv, g_strconcat(dirs[d], name, NULL));
+                for (guint i = 0; args[i] != NULL; i++)
+                        g_ptr_array_add(argv, g_strdup(args[i]));
+                g_ptr_array_add(argv, NULL);
+                g_clear_error(&last);
+                if (sluice_guest_agent_exec(domain, (const char *const *)argv->pdata, PROGRAM_TIMEOUT_S, result, &last))
+                        return TRUE;
+                if (!is_no_such_file(last))
+                        break;
+        }
+        if (is_no_such_file(last))
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("Could not %s: the guest has no “%s” program in /bin, /usr/bin, /usr/sbin or /sbin"),
+                            doing, name);
+        else
+                set_agent_error(error, last, doing);
+        return FALSE;
+}
+
+/* The program's standard error (else its output), printable and bounded. */
+static char *said_by(const SluiceGuestExec *r)
+{
+        if (r->err_len > 0)
+                return sluice_guest_agent_printable(r->err, r->err_len, SAID_MAX_CHARS);
+        if (r->out_len > 0)
+                return sluice_guest_agent_printable(r->out, r->out_len, SAID_MAX_CHARS);
+        if (r->signal != 0)
+                return g_strdup_printf(_("ended by signal %d"), r->signal);
+        return g_strdup_printf(_("exit status %d"), r->exit_code);
+}
+
+static gboolean said_contains(const SluiceGuestExec *r, const char *text)
+{
+        return (r->err != NULL && g_strstr_len(r->err, r->err_len, text) != NULL) ||
+               (r->out != NULL && g_strstr_len(r->out, r->out_len, text) != NULL);
+}
+
+/* A guest file as text (NUL bytes end it: nothing read here holds one). */
+static char *read_text(virDomainPtr domain, const char *path, gsize max, const char *doing, GError **error)
+{
+        g_autoptr(GError) e = NULL;
+        g_autoptr(GBytes) bytes = sluice_guest_agent_read_file(domain, path, max, &e);
+        gsize len = 0;
+        const char *data;
+
+        if (bytes == NULL) {
+                set_agent_error(error, e, doing);
+                return NULL;
+        }
+        data = g_bytes_get_data(bytes, &len);
+        return g_strndup(data != NULL ? data : "", len);
+}
+
+static char *read_mounts(virDomainPtr domain, const char *doing, GError **error)
+{
+        return read_text(domain, "/proc/mounts", SLUICE_GUEST_AGENT_FILE_MAX, doing, error);
+}
+
+/* Whether TAG shows at MOUNT_POINT in the guest; -1 with ERROR set when
+ * the mount table cannot be read. */
+static int mounted_now(virDomainPtr domain, const char *tag, const char *mount_point, const char *doing,
+                       GError **error)
+{
+        g_autofree char *mounts = read_mounts(domain, doing, error);
+
+        if (mounts == NULL)
+                return -1;
+        return sluice_guest_linux_is_mounted(mounts, tag, mount_point) ? 1 : 0;
+}
+
+/* Whether mount's message says the device (the tag) is not there (yet). */
+static gboolean says_no_device(const SluiceGuestExec *r)
+{
+        /* util-linux: "special device TAG does not exist"; busybox and the
+         * new mount API: "No such file or directory", "tag <TAG> not found" */
+        return said_contains(r, "does not exist") || said_contains(r, "No such file or directory") ||
+               said_contains(r, "not found");
+}
+
+static gboolean says_no_virtiofs(const SluiceGuestExec *r)
+{
+        return said_contains(r, "unknown filesystem type") || said_contains(r, "No such device") ||
+               said_contains(r, "Unknown filesystem");
+}
+
+gboolean sluice_guest_linux_mount(virDomainPtr domain, const char *tag, const char *mount_point, GError **error)
+{
+        g_autofree char *doing = g_strdup_printf(_("mount “%s” at %s"), tag, mount_point);
+        const char *const mkdir_args[] = { "-p", mount_point, NULL };
+        const char *const mount_args[] = { "-t", "virtiofs", tag, mount_point, NULL };
+        gint64 give_up = g_get_monotonic_time() + DEVICE_WAIT_US;
+        int state;
+
+        if (!sluice_guest_linux_check_mount_point(mount_point, error))
+                return FALSE;
+        state = mounted_now(domain, tag, mount_point, doing, error);
+        if (state != 0)
+                return state > 0;
+        {
+                g_auto(GuestRun) r = { 0 };
+
+                if (!run(domain, "mkdir", mkdir_args, &r, doing, error))
+                        return FALSE;
+                if (r.exit_code != 0) {
+                        g_autofree char *said = said_by(&r);
+
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    _("Could not make the folder %s in the guest (it said: %s): choose another mount "
+                                      "point or make the folder there"),
+                                    mount_point, said);
+                        return FALSE;
+                }
+        }
+        for (;;) {
+                g_auto(GuestRun) r = { 0 };
+                g_autofree char *said = NULL;
+
+                if (!run(domain, "mount", mount_args, &r, doing, error))
+                        return FALSE;
+                if (r.exit_code == 0)
+                        break;
+                /* another mount of the same share got there first */
+                if ((state = mounted_now(domain, tag, mount_point, doing, error)) != 0)
+                        return state > 0;
+                said = said_by(&r);
+                if (says_no_device(&r) && g_get_monotonic_time() < give_up) {
+                        /* a hot-plugged device takes a moment to reach the driver */
+                        g_usleep(DEVICE_RETRY_US);
+                        continue;
+                }
+                if (says_no_device(&r))
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    _("Could not mount “%s” at %s: the guest does not see the device (it said: %s). "
+                                      "Check that the guest's kernel has virtio-fs (CONFIG_VIRTIO_FS) and try again"),
+                                    tag, mount_point, said);
+                else if (says_no_virtiofs(&r))
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    _("Could not mount “%s” at %s: the guest's kernel has no virtiofs file system "
+                                      "(it said: %s). Install a kernel with virtio-fs (Linux 5.4 or later) or load "
+                                      "its virtiofs module"),
+                                    tag, mount_point, said);
+                else if (said_contains(&r, "busy") || said_contains(&r, "Not a directory") ||
+                         said_contains(&r, "not a directory"))
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    _("Could not mount “%s” at %s: the mount point is busy or not a folder (it said: "
+                                      "%s). Choose another mount point"),
+                                    tag, mount_point, said);
+                else
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    _("Could not mount “%s” at %s in the guest (it said: %s)"), tag, mount_point,
+                                    said);
+                return FALSE;
+        }
+        if ((state = mounted_now(domain, tag, mount_point, doing, error)) < 0)
+                return FALSE;
+        if (state == 0) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("Mounting “%s” at %s in the guest reported success, but the guest's mount table does "
+                              "not show it: mount it there by hand (mount -t virtiofs %s %s)"),
+                            tag, mount_point, tag, mount_point);
+                return FALSE;
+        }
+        return TRUE;
+}
+
+/* The name of guest process PID from /proc/PID/comm, printable, or NULL. */
+static char *process_name(virDomainPtr domain, guint64 pid)
+{
+        g_autofree char *path = g_strdup_printf("/proc/%" G_GUINT64_FORMAT "/comm", pid);
+        g_autoptr(GBytes) bytes = sluice_guest_agent_read_file(domain, path, 256, NULL);
+        gsize len = 0;
+        const char *data;
+
+        if (bytes == NULL)
+                return NULL;
+        data = g_bytes_get_data(bytes, &len);
+        return sluice_guest_agent_printable(data, len, 32);
+}
+
+/* Adds PID to PIDS once (at most a screenful are kept). */
+static void add_pid(GArray *pids, guint64 pid)
+{
+        if (pid == 0 || pid > G_MAXINT32 || pids->len >= 64)
+                return;
+        for (guint i = 0; i < pids->len; i++)
+                if (g_array_index(pids, guint64, i) == pid)
+                        return;
+        g_array_append_val(pids, pid);
+}
+
+/* The processes using MOUNT_POINT by fuser -m (psmisc, or a busybox that
+ * has it): both print the process ids on standard output, psmisc with the
+ * kind of use appended ("123c").  FALSE when there is no fuser. */
+static gboolean users_by_fuser(virDomainPtr domain, const char *mount_point, GArray *pids)
+{
+        const char *const args[] = { "-m", mount_point, NULL };
+        g_auto(GuestRun) r = { 0 };
+        g_auto(GStrv) words = NULL;
+
+        if (!run(domain, "fuser", args, &r, "list what uses the share", NULL) || r.out == NULL)
+                return FALSE;
+        words = g_strsplit_set(r.out, " \t\n", -1);
+        for (guint i = 0; words[i] != NULL; i++) {
+                char *end = NULL;
+                guint64 pid;
+
+                if (!g_ascii_isdigit(words[i][0]))
+                        continue;
+                pid = g_ascii_strtoull(words[i], &end, 10);
+                if (*end == '\0' || g_ascii_isalpha(*end))
+                        add_pid(pids, pid);
+        }
+        return TRUE;
+}
+
+/* Without fuser (Debian's busybox has none): the processes whose current
+ * folder or an open file is inside MOUNT_POINT, from `ls -l` of their
+ * /proc/PID/cwd and /proc/PID/fd/N links, listed by find. */
+static void users_by_proc(virDomainPtr domain, const char *mount_point, GArray *pids)
+{
+        const char *const args[] = { "/proc", "-maxdepth", "3", "(", "-path", "/proc/[0-9]*/cwd", "-o", "-path",
+                                     "/proc/[0-9]*/fd/*", ")", "-exec", "/bin/ls", "-l", "{}", "+", NULL };
+        g_auto(GuestRun) r = { 0 };
+        g_auto(GStrv) lines = NULL;
+        gsize n = strlen(mount_point);
+
+        if (!run(domain, "find", args, &r, "list what uses the share", NULL) || r.out == NULL)
+                return;
+        lines = g_strsplit(r.out, "\n", -1);
+        for (guint i = 0; lines[i] != NULL; i++) {
+                const char *arrow = strstr(lines[i], " -> ");
+                const char *proc = strstr(lines[i], " /proc/");
+                const char *target;
+
+                if (arrow == NULL || proc == NULL || proc > arrow)
+                        continue;
+                target = arrow + 4;
+                if (strncmp(target, mount_point, n) == 0 && (target[n] == '\0' || target[n] == '/' || target[n] == ' '))
+                        add_pid(pids, g_ascii_strtoull(proc + 7, NULL, 10));
+        }
+}
+
+/* "sleep (pid 123), bash (pid 99)", or NULL when the guest cannot tell. */
+static char *busy_users(virDomainPtr domain, const char *mount_point)
+{
+        g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(guint64));
+        g_autoptr(GString) names = g_string_new(NULL);
+        guint more;
+
+        if (!users_by_fuser(domain, mount_point, pids))
+                users_by_proc(domain, mount_point, pids);
+        for (guint i = 0; i < MIN(pids->len, BUSY_NAMES_MAX); i++) {
+                guint64 pid = g_array_index(pids, guint64, i);
+                g_autofree char *name = process_name(domain, pid);
+
+                if (names->len > 0)
+                        g_string_append(names, ", ");
+                g_string_append_printf(names, _("%s (pid %" G_GUINT64_FORMAT ")"),
+                                       name != NULL && *name != '\0' ? name : "?", pid);
+        }
+        more = pids->len > BUSY_NAMES_MAX ? pids->len - BUSY_NAMES_MAX : 0;
+        if (more > 0)
+                g_string_append_printf(names, ngettext(" and %u more", " and %u more", more), more);
+        return names->len > 0 ? g_string_free(g_steal_pointer(&names), FALSE) : NULL;
+}
+
+gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const char *mount_point, GError **error)
+{
+        g_autofree char *doing = g_strdup_printf(_("unmount %s"), mount_point);
+        const char *const args[] = { mount_point, NULL };
+        int state;
+
+        if (!sluice_guest_linux_check_mount_point(mount_point, error))
+                return FALSE;
+        /* a share mounted twice at the same place comes off one layer at a time */
+        for (int layer = 0; layer < 4; layer++) {
+                g_auto(GuestRun) r = { 0 };
+
+                if ((state = mounted_now(domain, tag, mount_point, doing, error)) <= 0)
+                        return state == 0;
+                if (!run(domain, "umount", args, &r, doing, error))
+                        return FALSE;
+                if (r.exit_code == 0)
+                        continue;
+                if ((state = mounted_now(domain, tag, mount_point, doing, error)) <= 0)
+                        return state == 0;
+                if (said_contains(&r, "busy")) {
+                        g_autofree char *users = busy_users(domain, mount_point);
+
+                        if (users != NULL)
+                                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_BUSY,
+                                            _("%s is in use in the guest by %s: close it there and try again"),
+                                            mount_point, users);
+                        else
+                                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_BUSY,
+                                            _("%s is in use in the guest: close what uses it there (a program, a "
+                                              "terminal in that folder) and try again"),
+                                            mount_point);
+                } else {
+                        g_autofree char *said = said_by(&r);
+
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    _("Could not unmount %s in the guest (it said: %s)"), mount_point, said);
+                }
+                return FALSE;
+        }
+        if ((state = mounted_now(domain, tag, mount_point, doing, error)) < 0)
+                return FALSE;
+        if (state > 0) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("%s is still mounted in the guest after unmounting it: unmount it there by hand"),
+                            mount_point);
+                return FALSE;
+        }
+        return TRUE;
+}
+
+/* The FUSE connection number of TAG's mount at MOUNT_POINT, from
+ * /proc/self/mountinfo (the minor of an anonymous device: fusectl names the
+ * connection after the superblock's device number), or 0 when none.  Also
+ * tells whether fusectl is mounted. */
+static guint find_connection(const char *mountinfo, const char *tag, const char *mount_point,
+                             gboolean *fusectl_mounted)
+{
+        const char *line = mountinfo;
+        guint found = 0;
+
+        *fusectl_mounted = FALSE;
+        while (*line != '\0') {
+                const char *end = strchr(line, '\n');
+                const char *cursor = line;
+                const char *dash;
+                g_autofree char *id = NULL, *parent = NULL, *devno = NULL, *root = NULL, *target = NULL;
+                g_autofree char *type = NULL, *source = NULL;
+
+                if (end == NULL)
+                        end = line + strlen(line);
+                id = next_field(&cursor, end);
+                parent = id != NULL ? next_field(&cursor, end) : NULL;
+                devno = parent != NULL ? next_field(&cursor, end) : NULL;
+                root = devno != NULL ? next_field(&cursor, end) : NULL;
+                target = root != NULL ? next_field(&cursor, end) : NULL;
+                /* optional fields up to " - ", then the type and the source */
+                dash = target != NULL ? g_strstr_len(cursor, end - cursor, " - ") : NULL;
+                if (dash != NULL) {
+                        cursor = dash + 3;
+                        type = next_field(&cursor, end);
+                        source = type != NULL ? next_field(&cursor, end) : NULL;
+                }
+                if (type != NULL && strcmp(type, "fusectl") == 0 && strcmp(target, FUSECTL_DIR) == 0)
+                        *fusectl_mounted = TRUE;
+                if (source != NULL && strcmp(type, "virtiofs") == 0 && strcmp(source, tag) == 0 &&
+                    strcmp(target, mount_point) == 0) {
+                        guint64 major, minor;
+                        char *colon = strchr(devno, ':');
+                        char *e1 = NULL, *e2 = NULL;
+
+                        if (colon != NULL) {
+                                major = g_ascii_strtoull(devno, &e1, 10);
+                                minor = g_ascii_strtoull(colon + 1, &e2, 10);
+                                if (e1 == colon && *e2 == '\0' && major == 0 && minor > 0 && minor <= G_MAXUINT32)
+                                        found = (guint)minor;
+                        }
+                }
+                line = *end == '\n' ? end + 1 : end;
+        }
+        return found;
+}
+
+gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const char *mount_point, GError **error)
+{
+        g_autofree char *doing = g_strdup_printf(_("let go of the old mount at %s"), mount_point);
+        g_autofree char *mountinfo = NULL;
+        gboolean fusectl_mounted = FALSE;
+        guint connection;
+        int state;
+
+        if (!sluice_guest_linux_check_mount_point(mount_point, error))
+                return FALSE;
+        mountinfo = read_text(domain, "/proc/self/mountinfo", SLUICE_GUEST_AGENT_FILE_MAX, doing, error);
+        if (mountinfo == NULL)
+                return FALSE;
+        connection = find_connection(mountinfo, tag, mount_point, &fusectl_mounted);
+        if (connection != 0) {
+                g_autofree char *abort_path = g_strdup_printf(FUSECTL_DIR "/%u/abort", connection);
+                g_autoptr(GBytes) one = g_bytes_new_static("1", 1);
+                g_autoptr(GError) e = NULL;
+
+                if (!fusectl_mounted) {
+                        const char *const args[] = { "-t", "fusectl", "fusectl", FUSECTL_DIR, NULL };
+                        g_auto(GuestRun) r = { 0 };
+
+                        /* no fusectl: the lazy unmount below still detaches the mount */
+                        (void)run(domain, "mount", args, &r, doing, NULL);
+                }
+                /* ends the requests still waiting on the dead worker, so
+                 * that nothing in the guest holds the old device */
+                if (!sluice_guest_agent_write_file(domain, abort_path, one, &e))
+                        g_debug("guest-linux: aborting FUSE connection %u: %s", connection, e->message);
+        }
+        for (int layer = 0; layer < 4; layer++) {
+                const char *const args[] = { "-l", mount_point, NULL };
+                g_auto(GuestRun) r = { 0 };
+
+                if ((state = mounted_now(domain, tag, mount_point, doing, error)) <= 0)
+                        return state == 0;
+                if (!run(domain, "umount", args, &r, doing, error))
+                        return FALSE;
+                if (r.exit_code != 0) {
+                        g_autofree char *said = said_by(&r);
+
+                        if ((state = mounted_now(domain, tag, mount_point, doing, error)) <= 0)
+                                return state == 0;
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    _("Could not detach the old mount at %s in the guest (it said: %s): restart the "
+                                      "VM to let it go"),
+                                    mount_point, said);
+                        return FALSE;
+                }
+        }
+        if ((state = mounted_now(domain, tag, mount_point, doing, error)) < 0)
+                return FALSE;
+        if (state > 0) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("The old mount at %s is still there in the guest: restart the VM to let it go"),
+                            mount_point);
+                return FALSE;
+        }
+        return TRUE;
+}
+
+gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, const char *mount_point,
+                                      gboolean present, GError **error)
+{
+        const char *doing = present ? _("add the share to /etc/fstab") : _("remove the share from /etc/fstab");
+        g_autoptr(GError) e = NULL;
+        g_autoptr(GBytes) old = NULL;
+        g_autoptr(GBytes) data = NULL;
+        g_autofree char *text = NULL;
+        g_autofree char *edited = NULL;
+        const char *bytes;
+        gsize len = 0;
+
+        if (!sluice_guest_linux_check_mount_point(mount_point, error))
+                return FALSE;
+        old = sluice_guest_agent_read_file(domain, "/etc/fstab", SLUICE_GUEST_AGENT_FILE_MAX, &e);
+        if (old == NULL) {
+                /* no /etc/fstab yet: nothing to remove, a new one to write */
+                if (!is_no_such_file(e)) {
+                        set_agent_error(error, e, doing);
+                        return FALSE;
+                }
+                if (!present)
+                        return TRUE;
+                old = g_bytes_new_static("", 0);
+        }
+        bytes = g_bytes_get_data(old, &len);
+        if (len > 0 && memchr(bytes, '\0', len) != NULL) {
+                /* writing it back as text would cut it short */
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("Could not %s: the guest's /etc/fstab holds binary data; Sluice leaves it alone. Fix "
+                              "the file in the guest"),
+                            doing);
+                return FALSE;
+        }
+        text = g_strndup(bytes != NULL ? bytes : "", len);
+        edited = sluice_guest_linux_fstab_edit(text, tag, mount_point, present);
+        if (strcmp(edited, text) == 0)
+                return TRUE;
+        len = strlen(edited);
+        data = g_bytes_new_take(g_steal_pointer(&edited), len);
+        g_clear_error(&e);
+        /* in place, so that the file keeps its owner and mode */
+        if (!sluice_guest_agent_write_file(domain, "/etc/fstab", data, &e)) {
+                set_agent_error(error, e, doing);
+                return FALSE;
+        }
+        return TRUE;
+}

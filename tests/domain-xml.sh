@@ -18,6 +18,8 @@
 #                        then cannot attach (what the service must explain)
 #   --metadata XML       an XML fragment inside <metadata> (e.g. libosinfo's OS id)
 #   --device XML         an XML fragment inside <devices>, repeatable
+#   --agent              the QEMU guest agent's channel (org.qemu.guest_agent.0;
+#                        libvirt adds the virtio-serial controller and owns the socket)
 #
 # Values are written as given, XML-escaped; --metadata and --device are XML.
 # Exit: 0, or 2 on a usage error.
@@ -27,7 +29,7 @@ usage() { sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 # text for an XML attribute or element
 esc() { local s=$1; s=${s//&/&amp;}; s=${s//</&lt;}; s=${s//>/&gt;}; s=${s//\'/&apos;}; printf '%s' "$s"; }
 
-kernel= initrd= console= tag= cmdline= memory=256 shared=1 metadata= devices=()
+kernel= initrd= console= tag= cmdline= memory=256 shared=1 metadata= devices=() agent=
 while [ $# -gt 0 ]; do
         case $1 in
         --kernel) kernel=$2; shift ;;
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
         --no-shared-memory) shared= ;;
         --metadata) metadata=$2; shift ;;
         --device) devices+=("$2"); shift ;;
+        --agent) agent=1 ;;
         -h|--help) usage ;;
         -*) echo "domain-xml.sh: unknown option $1" >&2; usage ;;
         *) break ;;
@@ -67,6 +70,7 @@ echo "  <features><acpi/></features>"
 echo "  <on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot><on_crash>destroy</on_crash>"
 echo "  <devices>"
 echo "    <serial type='file'><source path='$(esc "$console")' append='on'/></serial>"
+[ -z "$agent" ] || echo "    <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
 for d in ${devices[@]+"${devices[@]}"}; do echo "    $d"; done
 echo "  </devices>"
 echo "</domain>"

@@ -8,7 +8,11 @@
 #   OUTDIR/vmlinux      uncompressed kernel ELF, for QEMU's fast PVH boot (-kernel vmlinux)
 #   OUTDIR/bzImage      the installed bzImage itself (for libvirt <kernel> if preferred)
 #   OUTDIR/initrd.cpio  busybox-static, /bin/sluice-guest-tool (xattrs, locks, renameat2),
-#                       the virtio/virtiofs/9p modules and /init (init.sh)
+#                       the virtio/virtiofs/9p/virtio_console modules, /init (init.sh),
+#                       Debian 12's QEMU guest agent /usr/sbin/qemu-ga with its libraries
+#                       (when it can be had) and /bin/sluice-qga-windows (qga-windows.c)
+#   OUTDIR/qemu-ga      present when the image carries qemu-ga (tests that need it
+#                       skip without it); OUTDIR/qemu-ga.missing says why not
 #   OUTDIR/kernel-version  the kernel release the modules belong to
 # Append a cpio made by mkcpio.sh that carries /workload.sh to run a workload.
 #
@@ -18,6 +22,10 @@
 # unpacked from a package (bench/fetch-trixie.sh kernel) names its usr/ there.
 # Modules the kernel has built in (Linux 6.12's fuse, virtiofs, virtio_pci) are
 # simply not loaded.
+# The guest agent comes from `apt-get download qemu-guest-agent`, kept in
+# $SLUICE_GUEST_CACHE (default OUTDIR/.qga) and reused from there; its libraries
+# are the host's (ldd), so the host should be Debian 12 as the package is.  If the
+# download fails the image is built without the agent and this says so on stderr.
 # Exit status: 0 done, 77 when no kernel or busybox-static is installed (so
 # tests can skip), 1 on any other failure.
 set -euo pipefail
@@ -52,11 +60,28 @@ fi
 exec 9>"$outdir/.lock"
 flock 9
 
+# The QEMU guest agent's package, downloaded once into the cache.
+qga_cache=${SLUICE_GUEST_CACHE:-$outdir/.qga}
+mkdir -p "$qga_cache"
+qga_deb=$(ls "$qga_cache"/qemu-guest-agent_*.deb 2>/dev/null | sort -V | tail -1 || true)
+qga_why=
+if [ -z "$qga_deb" ]; then
+        # apt's sandbox user cannot write a cache owned by root: download as root
+        if (cd "$qga_cache" && timeout 120 apt-get -q -o APT::Sandbox::User=root download qemu-guest-agent) >"$qga_cache/download.log" 2>&1; then
+                qga_deb=$(ls "$qga_cache"/qemu-guest-agent_*.deb 2>/dev/null | sort -V | tail -1 || true)
+        fi
+        [ -n "$qga_deb" ] || qga_why="apt-get download qemu-guest-agent failed: $(tail -n 1 "$qga_cache/download.log")"
+fi
+qga_c=$here/qga-windows.c
+[ -f "$qga_c" ] || qga_c=
+
 # Everything the image is made from; a change in any of them rebuilds it.
 stamp=$( {
         echo "$kernel $kver $modroot"
         stat -L -c '%s %Y' "$kernel" "$busybox"
         cat "$here/build-image.sh" "$here/init.sh" "$here/guest-tool.c" "$here/extract-vmlinux.sh"
+        [ -z "$qga_deb" ] || { echo "$qga_deb"; stat -L -c '%s %Y' "$qga_deb"; }
+        [ -z "$qga_c" ] || cat "$qga_c"
 } | sha256sum | cut -d' ' -f1)
 if [ -f "$outdir/.stamp" ] && [ "$(cat "$outdir/.stamp")" = "$stamp" ] &&
    [ -s "$outdir/vmlinux" ] && [ -s "$outdir/bzImage" ] && [ -s "$outdir/initrd.cpio" ]; then
@@ -86,12 +111,41 @@ if ! "$cc" -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -static \
         echo "build-image: cannot build guest-tool.c statically (need gcc and libc6-dev)" >&2
         exit 1
 fi
+# The tests' pretend Windows agent (speaks QGA on the agent's port).
+if [ -n "$qga_c" ] && ! "$cc" -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -static \
+        -o "$root/bin/sluice-qga-windows" "$qga_c"; then
+        echo "build-image: cannot build qga-windows.c statically" >&2
+        exit 1
+fi
+
+# The QEMU guest agent: the binary, the libraries it links and the loader.
+rm -f "$outdir/qemu-ga" "$outdir/qemu-ga.missing"
+if [ -n "$qga_deb" ]; then
+        dpkg-deb -x "$qga_deb" "$stage/qga" || qga_why="dpkg-deb -x $qga_deb failed"
+fi
+if [ -z "$qga_why" ]; then
+        mkdir -p "$root/usr/sbin"
+        cp "$stage/qga/usr/sbin/qemu-ga" "$root/usr/sbin/qemu-ga"
+        libs=$(ldd "$stage/qga/usr/sbin/qemu-ga" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
+        if ldd "$stage/qga/usr/sbin/qemu-ga" | grep -q 'not found'; then
+                qga_why="qemu-ga needs libraries the host lacks: $(ldd "$stage/qga/usr/sbin/qemu-ga" | grep 'not found' | tr -s ' \t\n' ' ')"
+                rm -f "$root/usr/sbin/qemu-ga"
+        else
+                for lib in $libs; do
+                        mkdir -p "$root$(dirname "$lib")"
+                        cp -L "$lib" "$root$lib"
+                done
+        fi
+fi
+if [ -n "$qga_why" ]; then
+        echo "build-image: the image has no QEMU guest agent: $qga_why" >&2
+fi
 
 # Modules in load order, dependencies first, each once.  Compressed modules
 # are unpacked: busybox insmod loads plain .ko files only.
 : >"$root/etc/modules.order"
 for mod in virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci \
-           fuse virtiofs netfs fscache 9pnet 9pnet_virtio 9p; do
+           fuse virtiofs netfs fscache 9pnet 9pnet_virtio 9p virtio_console; do
         for path in $(modprobe ${modroot:+-d "$modroot"} -S "$kver" --show-depends "$mod" 2>/dev/null |
                       awk '$1 == "insmod" { print $2 }'); do
                 # The path inside the guest: without the unpacked package's prefix.
@@ -114,5 +168,10 @@ grep -q '/virtiofs\.ko$' "$root/etc/modules.order" ||
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
         cpio --quiet -o -H newc -R 0:0 >"$outdir/initrd.cpio.tmp")
 mv -f "$outdir/initrd.cpio.tmp" "$outdir/initrd.cpio"
+if [ -z "$qga_why" ]; then
+        "$stage/qga/usr/sbin/qemu-ga" --version >"$outdir/qemu-ga" 2>&1 || echo "qemu-ga" >"$outdir/qemu-ga"
+else
+        echo "$qga_why" >"$outdir/qemu-ga.missing"
+fi
 echo "$kver" >"$outdir/kernel-version"
 echo "$stamp" >"$outdir/.stamp"

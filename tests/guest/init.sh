@@ -7,6 +7,17 @@
 # console and powers off when it returns; with no /workload.sh it starts a
 # shell.  Variables in /workload.env (written by run-guest.sh: SLUICE_TAG,
 # SLUICE_FSTYPE, SLUICE_MOUNT and --env ones) are exported to the workload.
+#
+# With an agent channel (the virtio-serial port named org.qemu.guest_agent.0)
+# it starts an agent there in the background, as the kernel command line says:
+#   (default)                  Debian's qemu-ga
+#   sluice_qga=off             none
+#   sluice_qga_block=CMD,CMD   qemu-ga refusing those commands (as RHEL's
+#                              policy refuses guest-exec)
+#   sluice_qga=windows         /bin/sluice-qga-windows, the tests' pretend
+#                              Windows agent (sluice_qga_missing=X: X is "not
+#                              installed"); it prints each command as a
+#                              "QGA-WIN: {json}" line on the console
 export PATH=/bin:/sbin
 mount -t devtmpfs dev /dev 2>/dev/null
 exec </dev/console >/dev/console 2>&1
@@ -18,6 +29,45 @@ mount -t tmpfs tmp /tmp
 for m in $(cat /etc/modules.order); do
         insmod "$m" 2>/dev/null || true
 done
+
+# kernel command line word NAME=VALUE → VALUE (empty when absent)
+cmdline_value() { sed -n "s/.*\(^\| \)$1=\([^ ]*\).*/\2/p" /proc/cmdline; }
+# the agent's port: busybox's mdev makes no /dev/virtio-ports/ links
+agent_port() {
+        for p in /sys/class/virtio-ports/vport*; do
+                [ "$(cat "$p/name" 2>/dev/null)" = org.qemu.guest_agent.0 ] && { echo "/dev/${p##*/}"; return 0; }
+        done
+        return 1
+}
+# a virtio-serial controller is there: its ports' names come from the host
+# shortly after the driver binds (bounded wait)
+if ls /sys/bus/virtio/drivers/virtio_console/ 2>/dev/null | grep -q '^virtio'; then
+        for _ in $(seq 1 50); do
+                port=$(agent_port) && [ -c "$port" ] && break
+                sleep 0.1
+        done
+fi
+qga_mode=$(cmdline_value sluice_qga)
+if [ "$qga_mode" != off ] && port=$(agent_port) && [ -c "$port" ]; then
+        mkdir -p /run /var
+        ln -sfn /run /var/run
+        if [ "$qga_mode" = windows ]; then
+                if [ -x /bin/sluice-qga-windows ]; then
+                        missing=$(cmdline_value sluice_qga_missing)
+                        /bin/sluice-qga-windows --port "$port" --record /tmp/qga-windows.log \
+                                ${missing:+--missing "$missing"} </dev/null &
+                else
+                        echo "sluice-guest: sluice_qga=windows but no /bin/sluice-qga-windows in the image"
+                fi
+        elif [ -x /usr/sbin/qemu-ga ]; then
+                block=$(cmdline_value sluice_qga_block)
+                /usr/sbin/qemu-ga -m virtio-serial -p "$port" -t /run -f /run/qemu-ga.pid \
+                        ${block:+-b "$block"} -d ||
+                        echo "sluice-guest: qemu-ga did not start"
+        else
+                echo "sluice-guest: an agent channel but no qemu-ga in the image"
+        fi
+fi
 
 if [ -f /workload.sh ]; then
         if [ -f /workload.env ]; then

@@ -1,0 +1,449 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/libvirt/guest-agent.sh — the share appears in the guest by itself:
+# sluice-service against a real system libvirtd and TCG guests that run the
+# QEMU guest agent (tests/guest/build-image.sh puts Debian's qemu-ga in the
+# image; tests/guest/init.sh starts it), through the D-Bus API and sluicectl.
+# The guests' workload (agent-workload.sh) mounts nothing: it reports what
+# appears in its mount table and what leaves it.
+#
+# Checks (one Linux guest G with the agent for most of them):
+#  (a) Vm.GuestAgent "ready", GuestOsType "linux", GuestOsName, `sluicectl
+#      vms`; a VM without the channel: "none", EnableGuestAgent() puts it in
+#      the persistent definition and says "next boot";
+#  (b) AddShare with attach → GuestState "mounted", GuestPath "/mnt/TAG", the
+#      guest reads the host's file there; `sluicectl list` shows the path;
+#  (c) Detach → unmounted before the unplug (no dead mount left), GuestPath "";
+#  (d) something in the guest uses the mount → Detach fails with .Busy naming
+#      it, the share stays attached and mounted; released → Detach works;
+#  (e) the worker SIGKILLed while mounted → the guest reads the share again at
+#      the same path, no VM restart;
+#  (g) MountAtBoot → Sluice's line in the guest's /etc/fstab; RemoveShare
+#      removes it;
+#  (f) a guest whose agent blocks guest-exec (RHEL's default policy) →
+#      GuestAgent "restricted" naming guest-exec, the share attaches with
+#      today's hint;
+#  (h) a pretend Windows guest (tests/guest/qga-windows.c): drive Z: through
+#      VirtioFsSvc set to automatic and started, a second share through a
+#      WinFsp launcher instance at Y:, the stop before the unplug; a guest
+#      without WinFsp → an Error naming what to install.
+# Exit: 0 pass, 1 fail, 77 skip (not root, no QEMU/libvirt/kernel, or an
+# image without qemu-ga).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=${SLUICE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
+build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
+
+. "$top/tests/lib.sh"
+need_root "starts the system libvirtd"
+need_tools libvirtd virsh qemu-system-x86_64 dbus-daemon gdbus setfacl runuser setpriv flock base64
+
+user=${SLUICE_TEST_USER:-sluice-test}
+ensure_user "$user"
+
+# One instance per machine (lock.sh says why).
+. "$here/lock.sh"
+libvirt_test_lock "$0" "$@"
+
+image=$build/tests/libvirt/guest-image
+"$top/tests/guest/build-image.sh" "$image" >/dev/null
+rc=$?
+[ $rc = 77 ] && skip "no guest kernel/busybox"
+[ $rc = 0 ] || fail "build-image.sh failed"
+[ -f "$image/qemu-ga" ] || skip "the guest image has no QEMU guest agent: $(cat "$image/qemu-ga.missing" 2>/dev/null)"
+windows_fake=
+cpio -t --quiet < "$image/initrd.cpio" 2>/dev/null | grep -qx 'bin/sluice-qga-windows' && windows_fake=1
+
+work=$(mktemp -d /tmp/sluice-agent.XXXXXX)
+chmod 755 "$work"
+
+# ---- clean-up ------------------------------------------------------------
+started_libvirtd= wrote_qemu_conf= service_pid= session_bus_pid=
+domains=()
+cleanup() {
+        local status=$?
+        set +e
+        for name in "${domains[@]}"; do
+                virsh -q -c qemu:///system destroy "$name" >/dev/null 2>&1
+                virsh -q -c qemu:///system undefine "$name" >/dev/null 2>&1
+        done
+        [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
+        [ -n "$session_bus_pid" ] && kill "$session_bus_pid" 2>/dev/null
+        [ -n "$session_bus_pid" ] && wait "$session_bus_pid" 2>/dev/null
+        if [ -n "$started_libvirtd" ]; then
+                kill "$started_libvirtd" 2>/dev/null
+                wait_for 5 pid_gone "$started_libvirtd"
+        fi
+        [ -n "$wrote_qemu_conf" ] && rm -f /etc/libvirt/qemu.conf
+        if [ "$status" != 0 ] || [ -n "${SLUICE_KEEP_LOGS:-}" ]; then
+                [ -f "$work/service.log" ] && { echo "---- $work/service.log"; cat "$work/service.log"; }
+                for f in "$work"/libvirtd.log "$work"/vm-*/console.log; do
+                        [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 60 "$f"; }
+                done
+        fi
+        sockets=$(readlink "$work/run/sluice/sockets" 2>/dev/null)
+        case $sockets in /tmp/sluice-*) rm -rf "$sockets" ;; esac
+        rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---- system libvirtd (as tests/libvirt/libvirt.sh starts it) ------------------------
+getent group libvirt-qemu >/dev/null || groupadd --system libvirt-qemu
+id -u libvirt-qemu >/dev/null 2>&1 ||
+        useradd --system --gid libvirt-qemu --home-dir /var/lib/libvirt --shell /usr/sbin/nologin libvirt-qemu
+# QEMU's user may open /dev/kvm (libvirt.sh says why); the guests stay TCG
+if getent group kvm >/dev/null && ! id -nG libvirt-qemu | grep -qw kvm; then
+        usermod -a -G kvm libvirt-qemu || exit 1
+fi
+mkdir -p /var/log/libvirt /etc/libvirt
+if [ ! -f /etc/libvirt/qemu.conf ]; then
+        printf '%s\n' '# written by sluice tests/libvirt/guest-agent.sh' 'user = "libvirt-qemu"' \
+                'group = "libvirt-qemu"' 'stdio_handler = "file"' > /etc/libvirt/qemu.conf
+        wrote_qemu_conf=1
+fi
+cat > "$work/libvirtd.conf" <<EOF
+unix_sock_group = "$(id -gn "$user")"
+unix_sock_ro_perms = "0777"
+unix_sock_rw_perms = "0770"
+auth_unix_ro = "none"
+auth_unix_rw = "none"
+EOF
+vsh() { virsh -q -c qemu:///system "$@"; }
+if vsh version >/dev/null 2>&1; then
+        note "using the running system libvirtd"
+else
+        libvirtd -f "$work/libvirtd.conf" >>"$work/libvirtd.log" 2>&1 &
+        started_libvirtd=$!
+        wait_for 180 vsh version >/dev/null 2>&1 || fail "libvirtd did not start"
+        runuser -u "$user" -- virsh -q -c qemu:///system list >/dev/null 2>&1 ||
+                fail "$user cannot reach the system libvirtd"
+fi
+
+# ---- session bus and sluice-service as the test user ----------------------------
+mkdir -p "$work/bin" "$work/run" "$work/home" "$work/config"
+cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/service/sluicectl" "$work/bin/"
+chown "$user:" "$work/run" "$work/home" "$work/config"
+chmod 700 "$work/run"
+as_user_prefix as_user "$user"
+as_user+=(env XDG_RUNTIME_DIR="$work/run"
+         HOME="$work/home" XDG_CONFIG_HOME="$work/config" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus")
+runu() { "${as_user[@]}" "$@"; }
+start_session_bus "$work/run/bus" /dev/null "${as_user[@]}" || fail "the session bus did not start"
+"${as_user[@]}" SLUICE_FS="$work/bin/sluice-fs" SLUICE_LIBVIRT_URIS=qemu:///system \
+        G_MESSAGES_DEBUG="${SLUICE_DEBUG:-}" "$work/bin/sluice-service" >>"$work/service.log" 2>&1 &
+service_pid=$!
+wait_for 60 runu gdbus introspect --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 >/dev/null 2>&1 ||
+        fail "sluice-service did not come up"
+
+call() { # OBJECT METHOD ARGS… — prints the reply; errors on stderr
+        local obj=$1 method=$2; shift 2
+        runu gdbus call --session --timeout 90 -d org.sluice.Sluice1 -o "$obj" -m "$method" "$@"
+}
+prop() { # OBJECT INTERFACE NAME — prints the value, unquoted
+        call "$1" org.freedesktop.DBus.Properties.Get "$2" "$3" 2>/dev/null |
+                sed -e "s/^(<//; s/>,)\$//; s/^'//; s/'\$//; s/^\"//; s/\"\$//"
+}
+vmp() { prop "$1" org.sluice.Sluice1.Vm "$2"; }
+shp() { prop "$1" org.sluice.Sluice1.Share "$2"; }
+set_shp() { call "$1" org.freedesktop.DBus.Properties.Set org.sluice.Sluice1.Share "$2" "$3" >/dev/null; }
+vm_path() { # NAME → object path of its Vm, once the service knows it
+        call /org/sluice/Sluice1 org.freedesktop.DBus.ObjectManager.GetManagedObjects 2>/dev/null |
+                grep -o "'/org/sluice/Sluice1/vm/[0-9a-f]*': {'org.sluice.Sluice1.Vm': {[^}]*'Name': <'$1'>" |
+                sed "s/^'\([^']*\)'.*/\1/"
+}
+has_vm() { [ -n "$(vm_path "$1")" ]; }
+vm_prop_is() { [ "$(vmp "$1" "$2")" = "$3" ]; }
+share_prop_is() { [ "$(shp "$1" "$2")" = "$3" ]; }
+count() { grep -ac -- "$2" "$1" 2>/dev/null || true; }
+more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }
+share_info() { echo "State $(shp "$1" State), GuestState '$(shp "$1" GuestState)', GuestPath '$(shp "$1" GuestPath)', Error '$(shp "$1" Error)'"; }
+add_share() { # DIR VM TAG [MORE OPTIONS] → object path
+        call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.AddShare "$1" "$2" "{'tag': <'$3'>${4:+, $4}}" |
+                sed -n "s/^(objectpath '\(.*\)',)\$/\1/p"
+}
+worker_of() { # SHARE → the pid of its sluice-fs
+        local sock; sock=$(shp "$1" SocketPath)
+        [ -n "$sock" ] && pgrep -u "$user" -f "$work/bin/sluice-fs --socket-path=$sock( |\$)" | head -1
+}
+
+# ---- guests -----------------------------------------------------------------------
+cp "$image/vmlinux" "$work/vmlinux"
+"$top/tests/guest/mkcpio.sh" "$work/workload.cpio" "$here/agent-workload.sh:/workload.sh" || exit 1
+cat "$image/initrd.cpio" "$work/workload.cpio" > "$work/initrd.cpio"
+chmod 644 "$work/vmlinux" "$work/initrd.cpio"
+console() { echo "$work/vm-$1/console.log"; }
+define() { # NAME DOMAIN-XML-OPTIONS…
+        local name=$1; shift
+        mkdir -p "$work/vm-$name"
+        : > "$(console "$name")"
+        chmod 777 "$work/vm-$name"
+        "$top/tests/domain-xml.sh" --kernel "$work/vmlinux" --initrd "$work/initrd.cpio" \
+                --console "$(console "$name")" "$@" "$name" > "$work/$name.xml" || return 1
+        chmod 644 "$work/$name.xml"
+        # left behind by a run that was killed (this one holds the lock)
+        if vsh dominfo "$name" >/dev/null 2>&1; then
+                vsh destroy "$name" >/dev/null 2>&1
+                vsh undefine "$name" >/dev/null 2>&1
+        fi
+        vsh define "$work/$name.xml" >/dev/null || return 1
+        domains+=("$name")
+}
+booted() { more_than "$(console "$1")" "^READY " 0; }
+# agent() DOMAIN JSON — one command to the guest's agent, as root through virsh
+agent() { vsh qemu-agent-command "$1" "$2" 2>&1; }
+# guest_flag DOMAIN FILE — creates FILE in the guest (the workload's control files)
+guest_flag() {
+        local h
+        h=$(agent "$1" "{\"execute\":\"guest-file-open\",\"arguments\":{\"path\":\"$2\",\"mode\":\"w\"}}" |
+            sed -n 's/.*"return":\([0-9]*\).*/\1/p')
+        [ -n "$h" ] && agent "$1" "{\"execute\":\"guest-file-close\",\"arguments\":{\"handle\":$h}}" >/dev/null
+}
+line_no() { grep -an -- "$2" "$1" | tail -n 1 | cut -d: -f1; } # FILE PATTERN → number of its last line
+
+share_dir=$work/share
+mkdir -p "$share_dir"
+echo "hello from the host" > "$share_dir/hello.txt"
+chown -R "$user:" "$share_dir"
+
+# All guests boot at once (each takes 20-40 s under TCG): G, the Linux guest
+# with the agent; R, whose agent blocks guest-exec; W and W2, pretend Windows
+# (W2 without WinFsp); N, no agent channel, is never started.
+G=sluice-qga-g R=sluice-qga-r W=sluice-qga-w W2=sluice-qga-w2 N=sluice-qga-n
+define $G --agent || fail "define $G"
+define $R --agent --cmdline "sluice_qga_block=guest-exec" || fail "define $R"
+define $N || fail "define $N"
+guests=($G $R)
+if [ -n "$windows_fake" ]; then
+        define $W --agent --cmdline "sluice_qga=windows" || fail "define $W"
+        define $W2 --agent --cmdline "sluice_qga=windows sluice_qga_missing=winfsp" || fail "define $W2"
+        guests+=($W $W2)
+fi
+t_boot=$(date +%s.%N)
+for d in "${guests[@]}"; do vsh start "$d" >/dev/null || fail "start $d"; done
+wait_for 240 booted $G || fail "$G did not boot"
+note "$G booted to its workload in $(since "$t_boot") s"
+
+# ---- (a) knowing the guest ---------------------------------------------------------------
+wait_for 30 has_vm $G || fail "no Vm object for $G"
+vmG=$(vm_path $G)
+if wait_for 90 vm_prop_is "$vmG" GuestAgent ready; then
+        os_type=$(vmp "$vmG" GuestOsType) os_name=$(vmp "$vmG" GuestOsName)
+        [ "$os_type" = linux ] && [ -n "$os_name" ] && pass "Vm $G: GuestAgent ready, GuestOsType linux, GuestOsName '$os_name'" ||
+                fail_later "Vm $G: GuestOsType '$os_type', GuestOsName '$os_name'"
+        vms=$(runu "$work/bin/sluicectl" vms 2>&1)
+        line=$(echo "$vms" | grep -- "$G")
+        case $line in *ready*"$os_name"*|*"$os_name"*ready*) pass "sluicectl vms: $line" ;;
+                *) fail_later "sluicectl vms does not show the agent and the OS of $G: $vms" ;; esac
+else
+        fail_later "Vm $G: GuestAgent '$(vmp "$vmG" GuestAgent)' ($(vmp "$vmG" GuestAgentMessage))"
+fi
+wait_for 30 has_vm $N || fail_later "no Vm object for $N"
+vmN=$(vm_path $N)
+if [ "$(vmp "$vmN" GuestAgent)" = none ]; then
+        pass "Vm $N without the channel: GuestAgent none ($(vmp "$vmN" GuestAgentMessage))"
+else
+        fail_later "Vm $N: GuestAgent '$(vmp "$vmN" GuestAgent)'"
+fi
+msg=$(call "$vmN" org.sluice.Sluice1.Vm.EnableGuestAgent 2>&1)
+if vsh dumpxml --inactive $N | grep -q "org.qemu.guest_agent.0"; then
+        case $msg in *"next boot"*) pass "EnableGuestAgent: the channel is in $N's definition: $msg" ;;
+                *) fail_later "EnableGuestAgent's message: $msg" ;; esac
+else
+        fail_later "EnableGuestAgent did not add the channel: $msg"
+fi
+
+# ---- (b) attached → mounted in the guest by the service ---------------------------------------
+tagG=docs
+mnt=/mnt/$tagG
+mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
+shareG=$(add_share "$share_dir" $G $tagG "'attach': <true>")
+[ -n "$shareG" ] || fail "AddShare on $G"
+if wait_for 90 share_prop_is "$shareG" GuestState mounted; then
+        [ "$(shp "$shareG" GuestPath)" = "$mnt" ] && pass "GuestState mounted, GuestPath $mnt" ||
+                fail_later "GuestPath '$(shp "$shareG" GuestPath)', not $mnt"
+else
+        fail_later "not mounted in $G: $(share_info "$shareG")"
+fi
+if wait_for 30 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted"; then
+        got=$(grep -a "^MOUNTED $mnt: " "$(console $G)" | tail -n 1)
+        [ "$got" = "MOUNTED $mnt: hello from the host" ] && pass "the guest reads the host's file at $mnt (its workload mounts nothing)" ||
+                fail_later "the guest's read: $got"
+else
+        fail_later "no virtiofs mount appeared in $G"
+fi
+list=$(runu "$work/bin/sluicectl" list 2>&1)
+case $list in *"$mnt"*) pass "sluicectl list shows $mnt" ;; *) fail_later "sluicectl list: $list" ;; esac
+runu "$work/bin/sluicectl" list --json 2>/dev/null | grep -q "\"$mnt\"" && pass "sluicectl list --json shows $mnt" ||
+        fail_later "sluicectl list --json: $(runu "$work/bin/sluicectl" list --json 2>&1)"
+
+# ---- (d) busy: something in the guest uses the mount --------------------------------------
+held=$(count "$(console $G)" "^HOLDING pid=")
+guest_flag $G /tmp/ctl-hold
+if wait_for 30 more_than "$(console $G)" "^HOLDING pid=" "$held"; then
+        err=$(call "$shareG" org.sluice.Sluice1.Share.Detach 2>&1)
+        case $err in
+        *org.sluice.Sluice1.Error.Busy*sleep*) pass "Detach while a guest process is in the mount: ${err#*Error.}" ;;
+        *) fail_later "Detach of a busy mount: $err" ;;
+        esac
+        state=$(shp "$shareG" State) gstate=$(shp "$shareG" GuestState)
+        [ "$state" = attached ] && [ "$gstate" = mounted ] && ! more_than "$(console $G)" "^GONE " 0 &&
+                pass "after the refused Detach the share is still attached and mounted" ||
+                fail_later "after the refused Detach: $(share_info "$shareG")"
+        released=$(count "$(console $G)" "^RELEASED")
+        guest_flag $G /tmp/ctl-release
+        wait_for 30 more_than "$(console $G)" "^RELEASED" "$released" || fail_later "the guest did not release the mount"
+else
+        fail_later "the guest did not hold the mount"
+fi
+
+# ---- (c) detach: unmounted before the unplug ------------------------------------------------
+gone=$(count "$(console $G)" "^GONE ")
+if call "$shareG" org.sluice.Sluice1.Share.Detach >/dev/null; then
+        if wait_for 30 more_than "$(console $G)" "^GONE " "$gone"; then
+                after=$(grep -a "^MOUNTS-AFTER-GONE: " "$(console $G)" | tail -n 1)
+                [ "$after" = "MOUNTS-AFTER-GONE: none" ] && [ "$(line_no "$(console $G)" "^UNMOUNTED $mnt\$")" ] &&
+                        pass "detach: unmounted in the guest before the unplug (no dead mount left)" ||
+                        fail_later "detach left a mount behind: $after"
+        else
+                fail_later "detach: the device did not leave $G"
+        fi
+        [ -z "$(shp "$shareG" GuestPath)" ] && [ -z "$(shp "$shareG" GuestState)" ] &&
+                pass "after the detach: GuestPath and GuestState empty" || fail_later "after the detach: $(share_info "$shareG")"
+else
+        fail_later "Detach: $(call "$shareG" org.sluice.Sluice1.Share.Detach 2>&1)"
+fi
+
+# ---- (e) worker SIGKILLed while mounted ---------------------------------------------------------
+mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
+call "$shareG" org.sluice.Sluice1.Share.Attach >/dev/null || fail_later "re-attach to $G"
+wait_for 60 share_prop_is "$shareG" GuestState mounted && wait_for 30 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted" ||
+        fail_later "re-attach: not mounted again: $(share_info "$shareG")"
+boot_id=$(grep -a "^READY " "$(console $G)" | tail -n 1)
+wpid=$(worker_of "$shareG")
+if [ -n "$wpid" ]; then
+        mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
+        kill -KILL "$wpid"
+        if wait_for 90 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted" && wait_for 60 share_prop_is "$shareG" GuestState mounted; then
+                got=$(grep -a "^MOUNTED $mnt: " "$(console $G)" | tail -n 1)
+                reboots=$(count "$(console $G)" "^READY ")
+                [ "$got" = "MOUNTED $mnt: hello from the host" ] && [ "$reboots" = 1 ] && [ "$(shp "$shareG" GuestPath)" = "$mnt" ] &&
+                        pass "worker SIGKILLed: mounted again at $mnt, the guest reads the file, no VM restart" ||
+                        fail_later "after the SIGKILL: '$got', $reboots boot(s) ($boot_id), $(share_info "$shareG")"
+        else
+                fail_later "no recovery in the guest after the SIGKILL: $(share_info "$shareG")"
+        fi
+else
+        fail_later "no sluice-fs worker found for the share"
+fi
+
+# ---- (g) mount at every boot: Sluice's /etc/fstab line ---------------------------------------
+fstab() { # DOMAIN → the guest's /etc/fstab, as its workload prints it
+        local n; n=$(count "$(console "$1")" "^FSTAB-END")
+        guest_flag "$1" /tmp/ctl-fstab
+        wait_for 30 more_than "$(console "$1")" "^FSTAB-END" "$n" || return 1
+        awk -v n="$n" '/^FSTAB-END/ { seen++; next } seen == n && /^FSTAB: / { sub(/^FSTAB: /, ""); print }' "$(console "$1")"
+}
+sluice_line() { fstab "$1" | grep -E "^$tagG[[:space:]]+$mnt[[:space:]]+virtiofs[[:space:]].*nofail.*# sluice"; }
+set_shp "$shareG" MountAtBoot "<true>" || fail_later "setting MountAtBoot"
+if wait_for 60 sluice_line $G >/dev/null; then
+        pass "MountAtBoot: the guest's /etc/fstab has: $(sluice_line $G)"
+else
+        fail_later "MountAtBoot: no marked line in the guest's /etc/fstab: $(fstab $G | tr '\n' '|'); $(share_info "$shareG")"
+fi
+gone=$(count "$(console $G)" "^GONE ")
+if call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareG" >/dev/null; then
+        wait_for 30 more_than "$(console $G)" "^GONE " "$gone" || fail_later "RemoveShare: the device did not leave $G"
+        if tab=$(fstab $G) && ! echo "$tab" | grep -q "# sluice"; then
+                pass "RemoveShare: Sluice's fstab line is gone from the guest"
+        else
+                fail_later "RemoveShare left the fstab line (or no answer): $(echo "$tab" | tr '\n' '|')"
+        fi
+        after=$(grep -a "^MOUNTS-AFTER-GONE: " "$(console $G)" | tail -n 1)
+        [ "$after" = "MOUNTS-AFTER-GONE: none" ] && pass "RemoveShare: unmounted before the unplug" ||
+                fail_later "RemoveShare: $after"
+else
+        fail_later "RemoveShare: $(call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareG" 2>&1)"
+fi
+vsh destroy $G >/dev/null 2>&1
+
+# ---- (f) an agent that refuses guest-exec --------------------------------------------------------
+wait_for 240 booted $R || fail_later "$R did not boot"
+wait_for 30 has_vm $R || fail_later "no Vm object for $R"
+vmR=$(vm_path $R)
+if wait_for 90 vm_prop_is "$vmR" GuestAgent restricted; then
+        msg=$(vmp "$vmR" GuestAgentMessage)
+        case $msg in *guest-exec*) pass "Vm $R: GuestAgent restricted: $msg" ;; *) fail_later "restricted, but the message: $msg" ;; esac
+else
+        fail_later "Vm $R: GuestAgent '$(vmp "$vmR" GuestAgent)' ($(vmp "$vmR" GuestAgentMessage))"
+fi
+shareR=$(add_share "$share_dir" $R docsr "'attach': <true>")
+if [ -n "$shareR" ] && wait_for 30 share_prop_is "$shareR" State attached; then
+        gstate=$(shp "$shareR" GuestState) hint=$(shp "$shareR" GuestHint) error=$(shp "$shareR" Error)
+        case $gstate/$hint in
+        /*"mount -t virtiofs docsr"*) pass "restricted agent: attached, nothing run in the guest, today's hint: $hint" ;;
+        failed/*"mount -t virtiofs docsr"*)
+                case $error in *guest-exec*) pass "restricted agent: attached, Error '$error', hint: $hint" ;;
+                *) fail_later "restricted agent: GuestState failed with an unclear Error: $error" ;; esac ;;
+        *) fail_later "restricted agent: $(share_info "$shareR"), hint '$hint'" ;;
+        esac
+        ! more_than "$(console $R)" "^MOUNTED " 0 || fail_later "something mounted the share in $R"
+else
+        fail_later "share on $R did not attach: ${shareR:-no share} $([ -n "$shareR" ] && share_info "$shareR")"
+fi
+[ -n "$shareR" ] && call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareR" >/dev/null
+vsh destroy $R >/dev/null 2>&1
+
+# ---- (h) a pretend Windows guest -----------------------------------------------------------------
+if [ -z "$windows_fake" ]; then
+        fail_later "the image has no pretend Windows agent (tests/guest/qga-windows.c): the Windows checks did not run"
+        finish
+fi
+win() { grep -a "^QGA-WIN: " "$(console "$1")"; }
+wait_for 240 booted $W || fail_later "$W did not boot"
+wait_for 30 has_vm $W || fail_later "no Vm object for $W"
+vmW=$(vm_path $W)
+wait_for 90 vm_prop_is "$vmW" GuestAgent ready && wait_for 30 vm_prop_is "$vmW" GuestOsType windows &&
+        pass "Vm $W: GuestAgent ready, GuestOsType windows, GuestOsName '$(vmp "$vmW" GuestOsName)'" ||
+        fail_later "Vm $W: GuestAgent '$(vmp "$vmW" GuestAgent)', GuestOsType '$(vmp "$vmW" GuestOsType)'"
+mkdir -p "$work/share2" && chown "$user:" "$work/share2"
+shareW=$(add_share "$share_dir" $W wdocs "'attach': <true>")
+if [ -n "$shareW" ] && wait_for 90 share_prop_is "$shareW" GuestState mounted; then
+        [ "$(shp "$shareW" GuestPath)" = "Z:" ] && pass "Windows: the first share is drive Z:" ||
+                fail_later "Windows: GuestPath '$(shp "$shareW" GuestPath)'"
+        win $W | grep -i "VirtioFsSvc" | grep -qi "auto" && win $W | grep -i "VirtioFsSvc" | grep -qiw "start" &&
+                pass "Windows: VirtioFsSvc set to start automatically and started" ||
+                fail_later "Windows: the agent was not asked to set up VirtioFsSvc: $(win $W | tr '\n' '|')"
+else
+        fail_later "Windows share not mounted: ${shareW:-no share} $([ -n "$shareW" ] && share_info "$shareW")"
+fi
+shareW2=$(add_share "$work/share2" $W wdocs2 "'attach': <true>")
+if [ -n "$shareW2" ] && wait_for 90 share_prop_is "$shareW2" GuestState mounted; then
+        [ "$(shp "$shareW2" GuestPath)" = "Y:" ] && win $W | grep -i "launchctl" | grep -q "wdocs2" &&
+                pass "Windows: the second share is a WinFsp launcher instance at Y:" ||
+                fail_later "Windows second share: GuestPath '$(shp "$shareW2" GuestPath)', commands: $(win $W | tr '\n' '|')"
+else
+        fail_later "Windows second share not mounted: ${shareW2:-no share} $([ -n "$shareW2" ] && share_info "$shareW2")"
+fi
+if [ -n "$shareW2" ]; then
+        gone=$(count "$(console $W)" "^GONE ")
+        call "$shareW2" org.sluice.Sluice1.Share.Detach >/dev/null || fail_later "Detach on $W"
+        if wait_for 30 more_than "$(console $W)" "^GONE " "$gone"; then
+                stop=$(grep -an "^QGA-WIN: " "$(console $W)" | grep -i "launchctl" | grep -i "stop" | tail -n 1 | cut -d: -f1)
+                [ -n "$stop" ] && [ "$stop" -lt "$(line_no "$(console $W)" "^GONE ")" ] &&
+                        pass "Windows: its launcher instance stopped before the unplug" ||
+                        fail_later "Windows detach: no stop before the unplug: $(win $W | tail -n 3 | tr '\n' '|')"
+        else
+                fail_later "Windows detach: the device did not leave $W"
+        fi
+fi
+wait_for 240 booted $W2 || fail_later "$W2 did not boot"
+shareM=$(add_share "$share_dir" $W2 wdocs3 "'attach': <true>")
+if [ -n "$shareM" ] && wait_for 90 share_prop_is "$shareM" GuestState failed; then
+        case $(shp "$shareM" Error) in *WinFsp*) pass "Windows without WinFsp: $(shp "$shareM" Error)" ;;
+                *) fail_later "Windows without WinFsp: Error '$(shp "$shareM" Error)'" ;; esac
+else
+        fail_later "Windows without WinFsp: ${shareM:-no share} $([ -n "$shareM" ] && share_info "$shareM")"
+fi
+
+finish

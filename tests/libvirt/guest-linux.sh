@@ -1,0 +1,312 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/libvirt/guest-linux.sh — guest-linux.h's procedures against a real
+# guest: a TCG guest running Debian's qemu-ga (tests/guest/build-image.sh)
+# under the system libvirtd, its virtio-fs device served by a sluice-fs this
+# script starts itself (no sluice-service), each procedure run by
+# guest-linux-tool.  The guest's workload (agent-workload.sh) mounts nothing
+# and reports what appears in its mount table, read through the mount.
+#
+# Checks: mount → the guest reads the host's file; mount again → already
+# mounted, fine; a refused mount point, a tag the guest does not have;
+# unmount while a guest process sits in the mount → Busy naming it; unmount;
+# the fstab line on and off (a mount point with a space); and after a
+# SIGKILL of the worker with the share mounted and the guest idle: whether
+# the unplug of the old device completes with and without release (figures
+# in the log), then a new worker on the same socket, re-plug, mount at the
+# same place, the guest reads the file again, no VM restart.
+# Exit: 0 pass, 1 fail, 77 skip (not root, no QEMU/libvirt/kernel, or an
+# image without qemu-ga).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=${SLUICE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
+build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
+
+. "$top/tests/lib.sh"
+need_root "starts the system libvirtd"
+need_tools libvirtd virsh qemu-system-x86_64 setpriv flock timeout
+
+# One instance per machine (lock.sh says why).
+. "$here/lock.sh"
+libvirt_test_lock "$0" "$@"
+
+image=$build/tests/libvirt/guest-image
+"$top/tests/guest/build-image.sh" "$image" >/dev/null
+rc=$?
+[ $rc = 77 ] && skip "no guest kernel/busybox"
+[ $rc = 0 ] || fail "build-image.sh failed"
+[ -f "$image/qemu-ga" ] || skip "the guest image has no QEMU guest agent: $(cat "$image/qemu-ga.missing" 2>/dev/null)"
+tool=$build/tests/libvirt/guest-linux-tool
+
+work=$(mktemp -d /tmp/sluice-guest-linux.XXXXXX)
+chmod 755 "$work"
+
+# ---- clean-up ------------------------------------------------------------
+started_libvirtd= wrote_qemu_conf= fs_pid=
+D=sluice-guest-linux
+cleanup() {
+        local status=$?
+        set +e
+        virsh -q -c qemu:///system destroy $D >/dev/null 2>&1
+        virsh -q -c qemu:///system undefine $D >/dev/null 2>&1
+        [ -n "$fs_pid" ] && kill "$fs_pid" 2>/dev/null && wait "$fs_pid" 2>/dev/null
+        if [ -n "$started_libvirtd" ]; then
+                kill "$started_libvirtd" 2>/dev/null
+                wait_for 5 pid_gone "$started_libvirtd"
+        fi
+        [ -n "$wrote_qemu_conf" ] && rm -f /etc/libvirt/qemu.conf
+        if [ "$status" != 0 ] || [ -n "${SLUICE_KEEP_LOGS:-}" ]; then
+                for f in "$work"/fs-*.log "$work"/libvirtd.log "$work"/console.log; do
+                        [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 60 "$f"; }
+                done
+        fi
+        rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---- system libvirtd (as tests/libvirt/libvirt.sh starts it) ------------------------
+getent group libvirt-qemu >/dev/null || groupadd --system libvirt-qemu
+id -u libvirt-qemu >/dev/null 2>&1 ||
+        useradd --system --gid libvirt-qemu --home-dir /var/lib/libvirt --shell /usr/sbin/nologin libvirt-qemu
+if getent group kvm >/dev/null && ! id -nG libvirt-qemu | grep -qw kvm; then
+        usermod -a -G kvm libvirt-qemu || exit 1
+fi
+mkdir -p /var/log/libvirt /etc/libvirt
+if [ ! -f /etc/libvirt/qemu.conf ]; then
+        printf '%s\n' '# written by sluice tests/libvirt/guest-linux.sh' 'user = "libvirt-qemu"' \
+                'group = "libvirt-qemu"' 'stdio_handler = "file"' > /etc/libvirt/qemu.conf
+        wrote_qemu_conf=1
+fi
+vsh() { virsh -q -c qemu:///system "$@"; }
+if vsh version >/dev/null 2>&1; then
+        note "using the running system libvirtd"
+else
+        libvirtd >>"$work/libvirtd.log" 2>&1 &
+        started_libvirtd=$!
+        wait_for 180 vsh version >/dev/null 2>&1 || fail "libvirtd did not start"
+fi
+
+# ---- the share and its worker (QEMU's user serves it: the socket is owner-only) ------------
+tag=docs mnt=/mnt/docs
+mkdir -p "$work/bin" "$work/share" "$work/sock"
+cp "$build/daemon/sluice-fs" "$work/bin/"
+echo "hello from the host" > "$work/share/hello.txt"
+chown -R libvirt-qemu: "$work/share" "$work/sock"
+sock=$work/sock/fs.sock
+fs_runs=0
+start_fs() {
+        fs_runs=$((fs_runs + 1))
+        rm -f "$sock"
+        setpriv --reuid=libvirt-qemu --regid=libvirt-qemu --clear-groups -- "$work/bin/sluice-fs" --socket-path="$sock" --shared-dir="$work/share" \
+                --tag=$tag >"$work/fs-$fs_runs.log" 2>&1 &
+        fs_pid=$!
+        wait_for 20 test -S "$sock"
+}
+fs_xml="<filesystem type='mount' accessmode='passthrough'><driver type='virtiofs' queue='1024'/><source socket='$sock'/><target dir='$tag'/></filesystem>"
+echo "$fs_xml" > "$work/fs.xml"
+start_fs || fail "sluice-fs did not start: $(cat "$work/fs-1.log")"
+
+# ---- the guest: the agent's channel, the device at boot, a workload that mounts nothing -----
+cp "$image/vmlinux" "$work/vmlinux"
+"$top/tests/guest/mkcpio.sh" "$work/workload.cpio" "$here/agent-workload.sh:/workload.sh" || exit 1
+cat "$image/initrd.cpio" "$work/workload.cpio" > "$work/initrd.cpio"
+chmod 644 "$work/vmlinux" "$work/initrd.cpio"
+con=$work/console.log
+: > "$con"
+chmod 666 "$con"
+"$top/tests/domain-xml.sh" --kernel "$work/vmlinux" --initrd "$work/initrd.cpio" --console "$con" \
+        --agent --device "$fs_xml" $D > "$work/$D.xml" || fail "domain-xml.sh"
+if vsh dominfo $D >/dev/null 2>&1; then   # left behind by a killed run (this one holds the lock)
+        vsh destroy $D >/dev/null 2>&1
+        vsh undefine $D >/dev/null 2>&1
+fi
+vsh define "$work/$D.xml" >/dev/null || fail "define $D"
+t_boot=$EPOCHREALTIME
+vsh start $D >/dev/null || fail "start $D"
+
+count() { grep -ac -- "$1" "$con" 2>/dev/null || true; }
+more_than() { [ "$(count "$1")" -gt "$2" ]; }
+last() { grep -a -- "$1" "$con" | tail -n 1; }
+run_tool() { "$tool" qemu:///system $D "$@"; }
+agent() { vsh qemu-agent-command $D "$1" 2>&1; }
+guest_flag() { # FILE: created in the guest (the workload's control files)
+        local h
+        h=$(agent "{\"execute\":\"guest-file-open\",\"arguments\":{\"path\":\"$1\",\"mode\":\"w\"}}" |
+            sed -n 's/.*"return":\([0-9]*\).*/\1/p')
+        [ -n "$h" ] && agent "{\"execute\":\"guest-file-close\",\"arguments\":{\"handle\":$h}}" >/dev/null
+}
+device_plugged() { vsh dumpxml $D | grep -q "<filesystem"; }
+device_gone() { ! device_plugged; }
+agent_answers() { run_tool is-mounted $tag $mnt; }
+
+wait_for 240 more_than "^READY " 0 || fail "$D did not boot"
+wait_for 90 agent_answers || fail "the guest agent does not answer: $(run_tool is-mounted $tag $mnt 2>&1)"
+note "$D booted, its agent answers, in $(since "$t_boot") s"
+
+# ---- mount -------------------------------------------------------------------------------
+[ "$(run_tool is-mounted $tag $mnt 2>&1)" = "not mounted" ] && pass "before: not mounted" ||
+        fail_later "before: $(run_tool is-mounted $tag $mnt 2>&1)"
+mounted=$(count "^MOUNTED $mnt: ")
+t=$EPOCHREALTIME
+out=$(run_tool mount $tag $mnt 2>&1)
+took=$(since "$t")
+if [ "$out" = ok ] && wait_for 30 more_than "^MOUNTED $mnt: " "$mounted"; then
+        got=$(last "^MOUNTED $mnt: ")
+        [ "$got" = "MOUNTED $mnt: hello from the host" ] && pass "mount took $took s; the guest reads the host's file" ||
+                fail_later "the guest's read: $got"
+else
+        fail_later "mount: $out"
+fi
+out=$(run_tool mount $tag $mnt 2>&1)
+[ "$out" = ok ] && [ "$(count "^MOUNTED $mnt: ")" = $((mounted + 1)) ] &&
+        pass "mount again: success, nothing mounted twice" || fail_later "mount again: $out"
+out=$(run_tool mount $tag /etc/docs 2>&1)
+case $out in "error InvalidArgument: "*"/etc/docs"*) pass "refused before the guest: ${out#error }" ;;
+        *) fail_later "mount at /etc/docs: $out" ;; esac
+t=$EPOCHREALTIME
+out=$(run_tool mount nosuch /mnt/nosuch 2>&1)
+case $out in "error GuestAgent: "*"does not see the device"*) pass "a tag the guest lacks, after $(since "$t") s: ${out#error }" ;;
+        *) fail_later "mount of a missing tag: $out" ;; esac
+
+# ---- busy, then unmount ---------------------------------------------------------------------
+held=$(count "^HOLDING pid=")
+guest_flag /tmp/ctl-hold
+if wait_for 30 more_than "^HOLDING pid=" "$held"; then
+        pid=$(last "^HOLDING pid=" | sed 's/^HOLDING pid=\([0-9]*\).*/\1/')
+        out=$(run_tool unmount $tag $mnt 2>&1)
+        case $out in "error Busy: $mnt is in use in the guest by "*"sleep (pid "*) pass "busy: ${out#error }" ;;
+                *) fail_later "unmount of a busy mount (holder pid $pid): $out" ;; esac
+        [ "$(run_tool is-mounted $tag $mnt 2>&1)" = mounted ] && pass "still mounted after the refusal" ||
+                fail_later "after the refused unmount: $(run_tool is-mounted $tag $mnt 2>&1)"
+        released=$(count "^RELEASED")
+        guest_flag /tmp/ctl-release
+        wait_for 30 more_than "^RELEASED" "$released" || fail_later "the guest did not release the mount"
+else
+        fail_later "the guest did not hold the mount"
+fi
+out=$(run_tool unmount $tag $mnt 2>&1)
+[ "$out" = ok ] && wait_for 30 more_than "^UNMOUNTED $mnt\$" 0 && pass "unmount" || fail_later "unmount: $out"
+out=$(run_tool unmount $tag $mnt 2>&1)
+[ "$out" = ok ] && pass "unmount when not mounted: success" || fail_later "unmount again: $out"
+
+# ---- the fstab line ---------------------------------------------------------------------------
+fstab() { # prints the guest's /etc/fstab, as its workload reads it
+        local n; n=$(count "^FSTAB-END")
+        guest_flag /tmp/ctl-fstab
+        wait_for 30 more_than "^FSTAB-END" "$n" || return 1
+        awk -v n="$n" '/^FSTAB-END/ { seen++; next } seen == n && /^FSTAB: / { sub(/^FSTAB: /, ""); print }' "$con"
+}
+before=$(fstab)
+spaced="/mnt/my docs"
+out1=$(run_tool fstab-on $tag "$spaced" 2>&1) out2=$(run_tool fstab-on $tag "$spaced" 2>&1)
+on=$(fstab)
+want=$(printf '%s\n%s' "# sluice: $tag" "$tag /mnt/my\\040docs virtiofs defaults,nofail 0 0")
+case $on in *"$want") [ "$(grep -c "^# sluice: $tag\$" <<<"$on")" = 1 ] && pass "fstab on (twice): $(tail -n 1 <<<"$on")" ||
+                        fail_later "fstab has the line twice: $on" ;;
+        *) fail_later "fstab on ($out1, $out2): $on" ;; esac
+out=$(run_tool fstab-off $tag "$spaced" 2>&1)
+off=$(fstab)
+[ "$out" = ok ] && [ "$off" = "$before" ] && pass "fstab off: the file as it was" || fail_later "fstab off ($out): $off"
+
+# ---- the worker dies with the share mounted, the guest idle ---------------------------------------
+# crash_cycle HOW: HOW is "detach-first" (unplug, then release what is left)
+# or "release-first" (what the service does: release, then unplug).
+crash_cycle() {
+        local how=$1 mounted t out gone_after= left
+        mounted=$(count "^MOUNTED $mnt: ")
+        out=$(run_tool mount $tag $mnt 2>&1)
+        [ "$out" = ok ] && wait_for 30 more_than "^MOUNTED $mnt: " "$mounted" || { fail_later "$how: mount: $out"; return; }
+        kill -KILL "$fs_pid"; wait "$fs_pid" 2>/dev/null; fs_pid=
+        note "$how: worker SIGKILLed, the share mounted, the guest idle"
+        t=$EPOCHREALTIME
+        if [ "$how" = release-first ]; then
+                out=$(run_tool release $tag $mnt 2>&1)
+                note "$how: release: $out ($(since "$t") s)"
+                t=$EPOCHREALTIME
+        fi
+        timeout 60 virsh -q -c qemu:///system detach-device $D "$work/fs.xml" --live >"$work/detach.out" 2>&1
+        note "$how: virsh detach-device returned $? after $(since "$t") s: $(tr '\n' ' ' < "$work/detach.out")"
+        if wait_for 20 device_gone; then
+                gone_after=$(since "$t")
+                note "$how: the old device left the guest $gone_after s after the detach"
+        else
+                note "$how: the old device is still in the guest 20 s after the detach"
+        fi
+        left=$(last "^MOUNTS-AFTER-GONE: ")
+        [ -n "$left" ] && note "$how: the guest's virtiofs mounts when the device went: ${left#MOUNTS-AFTER-GONE: }"
+        if [ "$how" = detach-first ]; then
+                t=$EPOCHREALTIME
+                out=$(run_tool release $tag $mnt 2>&1)
+                note "$how: release after the detach: $out ($(since "$t") s)"
+                if [ -z "$gone_after" ] && wait_for 30 device_gone; then
+                        gone_after=$(since "$t")
+                        note "$how: the old device left $gone_after s after the release"
+                fi
+        fi
+        [ -n "$gone_after" ] && pass "$how: the old device went without a VM restart" ||
+                { fail_later "$how: the old device never left the guest"; return; }
+        [ "$(run_tool is-mounted $tag $mnt 2>&1)" = "not mounted" ] && pass "$how: no dead mount left at $mnt" ||
+                fail_later "$how: after the release: $(run_tool is-mounted $tag $mnt 2>&1)"
+        start_fs || { fail_later "$how: a new sluice-fs did not start"; return; }
+        mounted=$(count "^MOUNTED $mnt: ")
+        t=$EPOCHREALTIME
+        vsh attach-device $D "$work/fs.xml" --live >/dev/null || { fail_later "$how: re-attach"; return; }
+        out=$(run_tool mount $tag $mnt 2>&1)
+        if [ "$out" = ok ] && wait_for 30 more_than "^MOUNTED $mnt: " "$mounted"; then
+                got=$(last "^MOUNTED $mnt: ")
+                [ "$got" = "MOUNTED $mnt: hello from the host" ] && [ "$(count "^READY ")" = 1 ] &&
+                        pass "$how: re-plugged and mounted again at $mnt in $(since "$t") s, the guest reads the file, no VM restart" ||
+                        fail_later "$how: after the re-plug: $got, boots $(count "^READY ")"
+        else
+                fail_later "$how: mount after the re-plug: $out"
+        fi
+}
+crash_cycle detach-first
+crash_cycle release-first
+
+# ---- the worker dies with a request in flight --------------------------------------------------
+# A guest `cat` of the share started after the worker died waits on the dead
+# connection; release's fusectl abort must end it for the device to go.
+exec_status() { agent "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":$1}}"; }
+still_running() { exec_status "$1" | grep -q '"exited":false'; }
+has_exited() { exec_status "$1" | grep -q '"exited":true'; }
+in_flight() {
+        local mounted t out pid
+        mounted=$(count "^MOUNTED $mnt: ")
+        out=$(run_tool mount $tag $mnt 2>&1)
+        [ "$out" = ok ] && wait_for 30 more_than "^MOUNTED $mnt: " "$mounted" || { fail_later "in flight: mount: $out"; return; }
+        kill -KILL "$fs_pid"; wait "$fs_pid" 2>/dev/null; fs_pid=
+        pid=$(agent "{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"/bin/cat\",\"arg\":[\"$mnt/hello.txt\"],\"capture-output\":true}}" |
+              sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+        [ -n "$pid" ] || { fail_later "in flight: guest-exec of cat"; return; }
+        # a reader that has not ended 3 s on has its request on the dead connection
+        if wait_for 3 has_exited "$pid"; then
+                note "in flight: the guest's cat ended at once: $(exec_status "$pid" | head -c 300)"
+        else
+                note "in flight: the guest's cat waits on the dead worker"
+        fi
+        t=$EPOCHREALTIME
+        out=$(run_tool release $tag $mnt 2>&1)
+        note "in flight: release: $out ($(since "$t") s)"
+        wait_for 20 has_exited "$pid" && pass "in flight: the waiting reader ended after the release: $(exec_status "$pid" | grep -o '"exitcode":[0-9]*')" ||
+                fail_later "in flight: the reader still waits after the release"
+        t=$EPOCHREALTIME
+        timeout 60 virsh -q -c qemu:///system detach-device $D "$work/fs.xml" --live >"$work/detach.out" 2>&1
+        note "in flight: virsh detach-device returned $? after $(since "$t") s: $(tr '\n' ' ' < "$work/detach.out")"
+        wait_for 30 device_gone && pass "in flight: the old device left $(since "$t") s after the detach" ||
+                { fail_later "in flight: the old device never left the guest"; return; }
+        start_fs || { fail_later "in flight: a new sluice-fs did not start"; return; }
+        mounted=$(count "^MOUNTED $mnt: ")
+        vsh attach-device $D "$work/fs.xml" --live >/dev/null || { fail_later "in flight: re-attach"; return; }
+        out=$(run_tool mount $tag $mnt 2>&1)
+        [ "$out" = ok ] && wait_for 30 more_than "^MOUNTED $mnt: " "$mounted" &&
+                [ "$(last "^MOUNTED $mnt: ")" = "MOUNTED $mnt: hello from the host" ] &&
+                pass "in flight: re-plugged and mounted again, the guest reads the file" ||
+                fail_later "in flight: after the re-plug: $out $(last "^MOUNTED $mnt: ")"
+}
+in_flight
+
+out=$(run_tool unmount $tag $mnt 2>&1)
+[ "$out" = ok ] && pass "unmounted at the end" || fail_later "final unmount: $out"
+finish

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test-guest-linux.c — which guest mount points the service accepts, how it
+ * reads the guest's mount table and how it edits the guest's /etc/fstab. */
+#include <glib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "guest-linux.h"
+
+static void assert_refused(const char *path, const char *says)
+{
+        g_autoptr(GError) error = NULL;
+
+        g_assert_false(sluice_guest_linux_check_mount_point(path, &error));
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT);
+        if (says != NULL && strstr(error->message, says) == NULL)
+                g_error("refusing “%s” says “%s”, not “%s”", path, error->message, says);
+        /* the message stays one readable line whatever the path holds */
+        for (const char *p = error->message; *p != '\0'; p++)
+                g_assert_cmpint((unsigned char)*p, >=, 0x20);
+}
+
+static void test_check_mount_point(void)
+{
+        static const char *const good[] = { "/mnt/docs", "/mnt/my docs", "/home/ann/Dropbox", "/tmp/x",
+                                            "/srv/share", "/var/www", "/media/usb1", "/mnt/Fotos 2024/é",
+                                            "/data", "/mnt/.hidden", "/mnt/a..b" };
+        char longest[300];
+
+        for (gsize i = 0; i < G_N_ELEMENTS(good); i++) {
+                g_autoptr(GError) error = NULL;
+
+                if (!sluice_guest_linux_check_mount_point(good[i], &error))
+                        g_error("“%s” refused: %s", good[i], error->message);
+        }
+        longest[0] = '/';
+        memset(longest + 1, 'a', 254);
+        longest[255] = '\0';
+        g_assert_true(sluice_guest_linux_check_mount_point(longest, NULL));
+        longest[255] = 'a';
+        longest[256] = '\0';
+        assert_refused(longest, "255 bytes");
+
+        assert_refused(NULL, "empty");
+        assert_refused("", "empty");
+        assert_refused("mnt/docs", "absolute");
+        assert_refused("~/docs", "absolute");
+        assert_refused("/", "root");
+        assert_refused("/mnt//docs", "//");
+        assert_refused("/mnt/docs/", "ends with");
+        assert_refused("/mnt/./docs", "“..”");
+        assert_refused("/mnt/../etc", "“..”");
+        assert_refused("/mnt/..", "“..”");
+        assert_refused("/mnt/do\ncs", "control");
+        assert_refused("/mnt/do\tcs", "control");
+        assert_refused("/mnt/\x1b[31mred", "control");
+        assert_refused("/mnt/\xff\xfe", "UTF-8");
+        assert_refused("/mnt/a\u2028b", "control");
+        /* the system's folders themselves, and the insides of those the
+         * system lives in */
+        assert_refused("/etc", "system folder");
+        assert_refused("/home", "system folder");
+        assert_refused("/tmp", "system folder");
+        assert_refused("/mnt", "system folder");
+        assert_refused("/var", "system folder");
+        assert_refused("/lib64", "system folder");
+        assert_refused("/etc/ssh", "inside a system folder");
+        assert_refused("/proc/1", "inside a system folder");
+        assert_refused("/sys/fs/fuse", "inside a system folder");
+        assert_refused("/dev/shm", "inside a system folder");
+        assert_refused("/run/user/1000", "inside a system folder");
+        assert_refused("/usr/local/share", "inside a system folder");
+        assert_refused("/boot/efi", "inside a system folder");
+        assert_refused("/bin/x", "inside a system folder");
+        /* a name that merely starts like one is fine */
+        g_assert_true(sluice_guest_linux_check_mount_point("/etcetera", NULL));
+        g_assert_true(sluice_guest_linux_check_mount_point("/usrdata/x", NULL));
+}
+
+static void test_default_mount_point(void)
+{
+        g_autofree char *p = sluice_guest_linux_default_mount_point("docs");
+
+        g_assert_cmpstr(p, ==, "/mnt/docs");
+        g_assert_true(sluice_guest_linux_check_mount_point(p, NULL));
+}
+
+static const char proc_mounts[] =
+        "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n"
+        "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
+        "docs2 /mnt/docs2 virtiofs rw,relatime 0 0\n"
+        "photos /mnt/my\\040photos virtiofs rw,relatime 0 0\n"
+        "tmpfs /mnt/docs tmpfs rw 0 0\n"
+        "src /home/ann/src virtiofs rw,relatime 0 0";   /* no newline at the end */
+
+static void test_is_mounted(void)
+{
+        g_assert_true(sluice_guest_linux_is_mounted(proc_mounts, "docs2", "/mnt/docs2"));
+        g_assert_true(sluice_guest_linux_is_mounted(proc_mounts, "photos", "/mnt/my photos"));
+        g_assert_true(sluice_guest_linux_is_mounted(proc_mounts, "src", "/home/ann/src"));
+        /* a tag that is a prefix of another's, a path that is another's prefix */
+        g_assert_false(sluice_guest_linux_is_mounted(proc_mounts, "docs", "/mnt/docs2"));
+        g_assert_false(sluice_guest_linux_is_mounted(proc_mounts, "docs", "/mnt/docs"));
+        g_assert_false(sluice_guest_linux_is_mounted(proc_mounts, "docs2", "/mnt/docs"));
+        /* the escaped form is not the path */
+        g_assert_false(sluice_guest_linux_is_mounted(proc_mounts, "photos", "/mnt/my\\040photos"));
+        g_assert_false(sluice_guest_linux_is_mounted(proc_mounts, "photos", "/mnt/my"));
+        /* another file system at the place, the tag elsewhere */
+        g_assert_false(sluice_guest_linux_is_mounted("docs /mnt/docs tmpfs rw 0 0\n", "docs", "/mnt/docs"));
+        g_assert_false(sluice_guest_linux_is_mounted("", "docs", "/mnt/docs"));
+        g_assert_false(sluice_guest_linux_is_mounted(NULL, "docs", "/mnt/docs"));
+        g_assert_false(sluice_guest_linux_is_mounted("docs\n/mnt/docs\nvirtiofs\n", "docs", "/mnt/docs"));
+        g_assert_true(sluice_guest_linux_is_mounted("\n\n  docs\t/mnt/docs  virtiofs rw 0 0\n", "docs",
+                                                    "/mnt/docs"));
+}
+
+static void test_is_mounted_hostile(void)
+{
+        GString *big = g_string_new(NULL);
+        guint32 seed = 19;
+
+        /* a line of a megabyte, escapes cut short at the end, binary */
+        for (int i = 0; i < 1024 * 1024; i++)
+                g_string_append_c(big, 'x');
+        g_string_append(big, " \\04\n\\\n\\7777 \\ \\0 virtiofs\n");
+        for (int i = 0; i < 64 * 1024; i++) {
+                seed = seed * 1103515245u + 12345u;
+                g_string_append_c(big, (char)(1 + (seed >> 16) % 255));
+        }
+        g_assert_false(sluice_guest_linux_is_mounted(big->str, "docs", "/mnt/docs"));
+        g_string_append(big, "\ndocs /mnt/docs virtiofs rw 0 0");
+        g_assert_true(sluice_guest_linux_is_mounted(big->str, "docs", "/mnt/docs"));
+        g_string_free(big, TRUE);
+        g_assert_false(sluice_guest_linux_is_mounted("docs /mnt/doc\\", "docs", "/mnt/doc\\"));
+        g_assert_false(sluice_guest_linux_is_mounted("docs /mnt/doc\\", "docs", "/mnt/doc"));
+}
+
+static void test_fstab_edit(void)
+{
+        static const char user[] =
+                "# /etc/fstab: static file system information.\n"
+                "UUID=1234 / ext4 errors=remount-ro 0 1\n"
+                "docs2 /mnt/docs2 virtiofs defaults 0 0\n";
+        g_autofree char *on = sluice_guest_linux_fstab_edit(user, "docs", "/mnt/docs", TRUE);
+        g_autofree char *again = sluice_guest_linux_fstab_edit(on, "docs", "/mnt/other place", TRUE);
+        g_autofree char *off = sluice_guest_linux_fstab_edit(again, "docs", "/mnt/docs", FALSE);
+        g_autofree char *off2 = sluice_guest_linux_fstab_edit(off, "docs", "/mnt/docs", FALSE);
+
+        g_assert_cmpstr(on, ==, "# /etc/fstab: static file system information.\n"
+                                "UUID=1234 / ext4 errors=remount-ro 0 1\n"
+                                "docs2 /mnt/docs2 virtiofs defaults 0 0\n"
+                                "# sluice: docs\n"
+                                "docs /mnt/docs virtiofs defaults,nofail 0 0\n");
+        /* replaced, not added twice; a space written as \040 */
+        g_assert_cmpstr(again, ==, "# /etc/fstab: static file system information.\n"
+                                   "UUID=1234 / ext4 errors=remount-ro 0 1\n"
+                                   "docs2 /mnt/docs2 virtiofs defaults 0 0\n"
+                                   "# sluice: docs\n"
+                                   "docs /mnt/other\\040place virtiofs defaults,nofail 0 0\n");
+        /* removed: the user's lines back as they were, a prefix tag's line kept */
+        g_assert_cmpstr(off, ==, user);
+        g_assert_cmpstr(off2, ==, user);
+}
+
+static void test_fstab_edit_odd(void)
+{
+        g_autofree char *no_newline = sluice_guest_linux_fstab_edit("UUID=1 / ext4 defaults 0 1", "t", "/mnt/t", TRUE);
+        g_autofree char *empty = sluice_guest_linux_fstab_edit("", "t", "/mnt/t", TRUE);
+        g_autofree char *from_null = sluice_guest_linux_fstab_edit(NULL, "t", "/mnt/t", FALSE);
+        g_autofree char *edited_by_hand = NULL;
+        g_autofree char *mark_last = NULL;
+        g_autofree char *other_tag = NULL;
+        g_autofree char *backslash = sluice_guest_linux_fstab_edit("", "t", "/mnt/a\\b", TRUE);
+
+        g_assert_cmpstr(no_newline, ==, "UUID=1 / ext4 defaults 0 1\n# sluice: t\nt /mnt/t virtiofs defaults,nofail 0 0\n");
+        g_assert_cmpstr(empty, ==, "# sluice: t\nt /mnt/t virtiofs defaults,nofail 0 0\n");
+        g_assert_cmpstr(from_null, ==, "");
+        g_assert_cmpstr(backslash, ==, "# sluice: t\nt /mnt/a\\134b virtiofs defaults,nofail 0 0\n");
+
+        /* the user replaced the line under the mark with one of their own: it stays */
+        edited_by_hand = sluice_guest_linux_fstab_edit("# sluice: t\n/dev/sdb1 /data ext4 defaults 0 2\n", "t",
+                                                       "/mnt/t", FALSE);
+        g_assert_cmpstr(edited_by_hand, ==, "/dev/sdb1 /data ext4 defaults 0 2\n");
+        mark_last = sluice_guest_linux_fstab_edit("a b c d 0 0\n  # sluice: t  ", "t", "/mnt/t", FALSE);
+        g_assert_cmpstr(mark_last, ==, "a b c d 0 0\n");
+        /* another share's marked line (a longer tag) stays */
+        other_tag = sluice_guest_linux_fstab_edit("# sluice: tt\ntt /mnt/tt virtiofs defaults,nofail 0 0\n", "t",
+                                                  "/mnt/t", FALSE);
+        g_assert_cmpstr(other_tag, ==, "# sluice: tt\ntt /mnt/tt virtiofs defaults,nofail 0 0\n");
+}
+
+static void test_fstab_edit_hostile(void)
+{
+        GString *big = g_string_new("# sluice: t\n");
+        g_autofree char *off = NULL;
+
+        for (int i = 0; i < 512 * 1024; i++)
+                g_string_append_c(big, (char)(1 + i % 250));
+        off = sluice_guest_linux_fstab_edit(big->str, "t", "/mnt/t", FALSE);
+        /* the binary line does not start with the tag: kept whole */
+        g_assert_cmpuint(strlen(off), ==, big->len - strlen("# sluice: t\n"));
+        g_string_free(big, TRUE);
+}
+
+int main(int argc, char **argv)
+{
+        g_test_init(&argc, &argv, NULL);
+        g_test_add_func("/guest-linux/check-mount-point", test_check_mount_point);
+        g_test_add_func("/guest-linux/default-mount-point", test_default_mount_point);
+        g_test_add_func("/guest-linux/is-mounted", test_is_mounted);
+        g_test_add_func("/guest-linux/is-mounted-hostile", test_is_mounted_hostile);
+        g_test_add_func("/guest-linux/fstab-edit", test_fstab_edit);
+        g_test_add_func("/guest-linux/fstab-edit-odd", test_fstab_edit_odd);
+        g_test_add_func("/guest-linux/fstab-edit-hostile", test_fstab_edit_hostile);
+        return g_test_run();
+}
