@@ -149,6 +149,10 @@ fi
 # ---- a VM with the guest agent: the service mounts the share ---------------------------------
 if [ ${#not_run[@]} = 0 ] && [ -f "$SA_GUEST_DIR/initrd-agent.cpio" ]; then
         vsh destroy "$vm" >/dev/null 2>&1   # one TCG guest at a time
+        # its row goes too: the new share's row is then the first, in sight
+        # (a click lands where the widget is on the screen)
+        gdbus call --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 \
+                -m org.sluice.Sluice1.Manager.RemoveShare "$share" >/dev/null || fail "cannot remove the first share"
         aconsole="$SA_WORK/console-agent.log"
         : >"$aconsole"
         # The channel's socket where its path fits a UNIX socket address:
@@ -182,7 +186,8 @@ if [ ${#not_run[@]} = 0 ] && [ -f "$SA_GUEST_DIR/initrd-agent.cpio" ]; then
                 gdbus call --session -d org.sluice.Applet -o /org/sluice/Applet/Test \
                         -m org.sluice.Applet.Test.ReadClipboard | grep -qF "('$place',)"
         }
-        wait_for 10 copied || fail "the copy button did not put $place on the clipboard"
+        wait_for 10 copied || fail "the copy button did not put $place on the clipboard: $(gdbus call --session \
+                -d org.sluice.Applet -o /org/sluice/Applet/Test -m org.sluice.Applet.Test.ReadClipboard 2>&1)"
         placed_note() { grep -F "“$atag” is now in $avm" "$notes" | grep -qF "$place"; }
         wait_for 20 placed_note || fail "the notification does not say where the share is: $(grep -F "$avm" "$notes")"
         grep -F "“$atag” is now in $avm" "$notes" | grep -qF "mount -t virtiofs" && fail "the notification still gives the mount command"
