@@ -27,11 +27,23 @@ static void on_closed(NotifyNotification *n, gpointer user_data)
   g_ptr_array_remove(self->live, n);
 }
 
+/* Whether the notification server reads bodies as markup: then text from
+ * elsewhere (folder, VM and guest names, the guest's paths) is escaped, so
+ * that it shows as written and cannot format or hide anything. */
+static gboolean server_reads_markup(void)
+{
+  GList *caps = notify_is_initted() ? notify_get_server_caps() : NULL;
+  gboolean markup = g_list_find_custom(caps, "body-markup", (GCompareFunc)g_strcmp0) != NULL;
+  g_list_free_full(caps, g_free);
+  return markup;
+}
+
 /* Builds a notification; the caller adds actions, then show_note() sends it. */
 static NotifyNotification *make_note(SaNotify *self, const char *summary, const char *body,
                                      NotifyUrgency urgency, const char *icon)
 {
-  NotifyNotification *n = notify_notification_new(summary, body, icon);
+  g_autofree char *escaped = body != NULL && server_reads_markup() ? g_markup_escape_text(body, -1) : NULL;
+  NotifyNotification *n = notify_notification_new(summary, escaped != NULL ? escaped : body, icon);
   notify_notification_set_app_name(n, _("Sluice"));
   notify_notification_set_urgency(n, urgency);
   notify_notification_set_hint(n, "desktop-entry", g_variant_new_string("org.sluice.Applet"));
@@ -63,35 +75,73 @@ typedef struct {
   char *fallback;   /* the event's message, for a guest hint that is empty */
 } AttachedNote;
 
-static void on_guest_hint(GObject *source, GAsyncResult *result, gpointer user_data)
+static void attached_note_free(AttachedNote *note)
 {
-  AttachedNote *note = user_data;
-  g_autofree char *hint = sluice_client_share_fetch_finish(SLUICE_SHARE(source), result, NULL);
-  show_note(note->self, make_note(note->self, note->summary, hint != NULL && *hint ? hint : note->fallback,
-                                  NOTIFY_URGENCY_NORMAL, "sluice-active-symbolic"));
   g_object_unref(note->self);
   g_free(note->summary);
   g_free(note->fallback);
   g_free(note);
 }
 
-/* "Attached" says what to do in the guest (GuestHint).  The service sets the
- * hint before it emits the event, but property changes reach us after the
- * signal (GDBus sends them from an idle), so the cached value can still be
- * the old empty one: then ask the service for the value it has now. */
-static void notify_attached(SaNotify *self, SaShare *share, char *summary, const char *message)
+static void on_guest_hint(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  AttachedNote *note = user_data;
+  g_autofree char *hint = sluice_client_share_fetch_finish(SLUICE_SHARE(source), result, NULL);
+  show_note(note->self, make_note(note->self, note->summary, hint != NULL && *hint ? hint : note->fallback,
+                                  NOTIFY_URGENCY_NORMAL, "sluice-active-symbolic"));
+  attached_note_free(note);
+}
+
+/* Without Sluice's mount in the guest, "attached" says what to do there
+ * (GuestHint).  The service sets the hint before it emits the event, but
+ * property changes reach us after the signal (GDBus sends them from an
+ * idle), so the cached value can still be the old empty one: then ask the
+ * service for the value it has now. */
+static void notify_with_hint(SaShare *share, AttachedNote *note)
 {
   const char *hint = sa_share_get_guest_hint(share);
   if (*hint) {
-    show_note(self, make_note(self, summary, hint, NOTIFY_URGENCY_NORMAL, "sluice-active-symbolic"));
-    g_free(summary);
+    show_note(note->self, make_note(note->self, note->summary, hint, NOTIFY_URGENCY_NORMAL,
+                                    "sluice-active-symbolic"));
+    attached_note_free(note);
     return;
   }
+  sluice_client_share_fetch_guest_hint(sa_share_get_proxy(share), NULL, on_guest_hint, note);
+}
+
+/* Mounted by Sluice: the service's sentence says where ("is drive Z: in win11"). */
+static void show_placed(AttachedNote *note)
+{
+  show_note(note->self, make_note(note->self, note->summary, note->fallback, NOTIFY_URGENCY_NORMAL,
+                                  "sluice-active-symbolic"));
+  attached_note_free(note);
+}
+
+static void on_guest_path(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  AttachedNote *note = user_data;
+  g_autofree char *path = sa_share_fetch_guest_path_finish(SA_SHARE(source), result, NULL);
+  if (path == NULL || *path == '\0') {
+    notify_with_hint(SA_SHARE(source), note);
+    return;
+  }
+  show_placed(note);
+}
+
+/* With a guest Sluice mounted the share in, the event comes once it is
+ * mounted and its message says where; otherwise the hint says what to do. */
+static void notify_attached(SaNotify *self, SaShare *share, char *summary, const char *message)
+{
   AttachedNote *note = g_new0(AttachedNote, 1);
   note->self = g_object_ref(self);
   note->summary = summary;
   note->fallback = g_strdup(message);
-  sluice_client_share_fetch_guest_hint(sa_share_get_proxy(share), NULL, on_guest_hint, note);
+  if (*sa_share_get_guest_path(share)) {
+    show_placed(note);
+    return;
+  }
+  /* the cache may be behind the event, as for the hint */
+  sa_share_fetch_guest_path(share, on_guest_path, note);
 }
 
 static void on_share_event(SaClient *client, SaShare *share, const char *kind,

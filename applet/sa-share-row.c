@@ -9,6 +9,7 @@
 #include "sa-vm.h"
 #include "sa-format.h"
 #include "sa-graph.h"
+#include "sa-guest-place.h"
 #include "sa-share-row.h"
 #include "sa-share-row-private.h"
 
@@ -22,6 +23,9 @@ struct _SaShareRow {
 
   GtkLabel *title_label, *subtitle_label, *state_label, *details_label;
   GtkLabel *error_label, *hint_label;
+  GtkWidget *place_box, *agent_offer_box;
+  GtkLabel *place_label, *mounting_label, *agent_offer_label, *agent_note_label;
+  GtkButton *copy_place_button, *agent_offer_button;
   GtkLabel *read_label, *write_label, *ops_label, *latency_label;
   GtkButton *start_stop_button, *remove_button;
   GtkMenuButton *menu_button;
@@ -36,10 +40,59 @@ struct _SaShareRow {
 
 G_DEFINE_TYPE(SaShareRow, sa_share_row, GTK_TYPE_LIST_BOX_ROW)
 
-enum { SIGNAL_REMOVE_REQUESTED, N_SIGNALS };
+enum { SIGNAL_REMOVE_REQUESTED, SIGNAL_MESSAGE, SIGNAL_TOAST, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static const char *const state_classes[] = { "stopped", "starting", "running", "attached", "failed" };
+
+/* The share's VM as the service lists it, or NULL. (transfer none) */
+static SluiceVm *find_vm(SaShareRow *self)
+{
+  const char *name = sa_share_get_vm(self->share);
+  guint n = self->vms != NULL && *name ? g_list_model_get_n_items(self->vms) : 0;
+  for (guint i = 0; i < n; i++) {
+    g_autoptr(SluiceVm) vm = g_list_model_get_item(self->vms, i);
+    if (g_str_equal(sa_vm_get_name(vm), name))
+      return vm;  /* the list keeps it */
+  }
+  return NULL;
+}
+
+/* Where the share is in the guest, or what to do there: the hint line,
+ * "In the VM at …", "Mounting…", or what the VM's guest agent lacks. */
+static void update_guest(SaShareRow *self)
+{
+  SluiceVm *vm = find_vm(self);
+  SaGuestFacts facts = {
+    .share_state = sa_share_get_state(self->share),
+    .guest_path = sa_share_get_guest_path(self->share),
+    .guest_state = sa_share_get_guest_state(self->share),
+    .guest_hint = sa_share_get_guest_hint(self->share),
+    .vm_known = vm != NULL,
+    .vm_running = vm != NULL && sa_vm_is_running(vm),
+    .agent = vm != NULL ? sa_vm_get_guest_agent(vm) : "",
+    .agent_message = vm != NULL ? sa_vm_get_guest_agent_message(vm) : "",
+  };
+  SaGuestView view;
+  sa_guest_view_decide(&facts, &view);
+
+  gtk_label_set_label(self->hint_label, facts.guest_hint);
+  gtk_widget_set_visible(GTK_WIDGET(self->hint_label), view.show_hint);
+  gtk_label_set_label(self->place_label, view.place != NULL ? view.place : "");
+  gtk_widget_set_visible(self->place_box, view.place != NULL);
+  gtk_widget_set_visible(GTK_WIDGET(self->mounting_label), view.mounting);
+  if (view.offer_agent) {
+    g_autofree char *text =
+      /* Translators: %s is a VM's name */
+      g_strdup_printf(_("“%s” has no guest agent, so the folder must be mounted in it by hand."),
+                      sa_vm_get_name(vm));
+    gtk_label_set_label(self->agent_offer_label, text);
+  }
+  gtk_widget_set_visible(self->agent_offer_box, view.offer_agent);
+  gtk_label_set_label(self->agent_note_label, view.agent_note != NULL ? view.agent_note : "");
+  gtk_widget_set_visible(GTK_WIDGET(self->agent_note_label), view.agent_note != NULL);
+  sa_guest_view_clear(&view);
+}
 
 static void update_properties(SaShareRow *self)
 {
@@ -48,7 +101,6 @@ static void update_properties(SaShareRow *self)
   const char *tag = sa_share_get_tag(self->share);
   const char *state = sa_share_get_state(self->share);
   const char *error = sa_share_get_error(self->share);
-  const char *hint = sa_share_get_guest_hint(self->share);
   g_autofree char *name = sa_format_folder_name(path);
   g_autofree char *details = NULL;
 
@@ -74,8 +126,7 @@ static void update_properties(SaShareRow *self)
 
   gtk_label_set_label(self->error_label, error);
   gtk_widget_set_visible(GTK_WIDGET(self->error_label), *error != '\0');
-  gtk_label_set_label(self->hint_label, hint);
-  gtk_widget_set_visible(GTK_WIDGET(self->hint_label), *hint != '\0');
+  update_guest(self);
 }
 
 static GtkWidget *grid_label(const char *text, gboolean header)
@@ -184,6 +235,7 @@ static void rebuild_menu(SaShareRow *self)
     g_menu_append(state_section, _("_Detach from VM"), "row.detach");
   else
     g_menu_append(state_section, _("_Attach to VM"), "row.attach");
+  g_menu_append(state_section, _("_Mount in the VM Automatically"), "row.auto-mount");
   g_menu_append_section(menu, NULL, G_MENU_MODEL(state_section));
 
   guint n = self->vms != NULL ? g_list_model_get_n_items(self->vms) : 0;
@@ -199,6 +251,9 @@ static void rebuild_menu(SaShareRow *self)
   g_menu_append_item(vm_section, none);
   g_menu_append_section(menu, _("Share With"), G_MENU_MODEL(vm_section));
 
+  GAction *auto_mount = g_action_map_lookup_action(G_ACTION_MAP(self->actions), "auto-mount");
+  g_simple_action_set_state(G_SIMPLE_ACTION(auto_mount),
+                            g_variant_new_boolean(sa_share_get_auto_mount(self->share)));
   GAction *set_vm = g_action_map_lookup_action(G_ACTION_MAP(self->actions), "set-vm");
   g_simple_action_set_state(G_SIMPLE_ACTION(set_vm), g_variant_new_string(vm));
   g_simple_action_set_enabled(G_SIMPLE_ACTION(g_action_map_lookup_action(G_ACTION_MAP(self->actions), "attach")),
@@ -214,6 +269,8 @@ static void on_share_changed(SaShare *share, gpointer user_data)
 
 static void on_vms_changed(GListModel *vms, guint pos, guint removed, guint added, gpointer user_data)
 {
+  /* also a VM's properties: the list re-sorts (items-changed) on each change */
+  update_guest(user_data);
   rebuild_menu(user_data);
 }
 
@@ -227,6 +284,37 @@ static void on_detach(GSimpleAction *action, GVariant *param, gpointer user_data
 {
   SaShareRow *self = user_data;
   sa_share_detach(self->share);
+}
+
+static void on_auto_mount(GSimpleAction *action, GVariant *state, gpointer user_data)
+{
+  SaShareRow *self = user_data;
+  /* the menu shows the service's value once it has taken it */
+  sa_share_set_auto_mount(self->share, g_variant_get_boolean(state));
+}
+
+static void on_copy_place_clicked(GtkButton *button, SaShareRow *self)
+{
+  const char *place = sa_share_get_guest_path(self->share);
+  if (*place == '\0')
+    return;
+  gdk_clipboard_set_text(gtk_widget_get_clipboard(GTK_WIDGET(button)), place);
+  /* Translators: %s is where the folder is in the VM, "Z:" or "/mnt/docs" */
+  g_autofree char *text = g_strdup_printf(_("Copied “%s”"), place);
+  g_signal_emit(self, signals[SIGNAL_TOAST], 0, text);
+}
+
+static void report_agent(const char *message, gboolean is_error, gpointer user_data)
+{
+  g_autoptr(SaShareRow) self = user_data;
+  g_signal_emit(self, signals[SIGNAL_MESSAGE], 0, message, is_error);
+}
+
+static void on_agent_offer_clicked(GtkButton *button, SaShareRow *self)
+{
+  SluiceVm *vm = find_vm(self);
+  if (vm != NULL)
+    sa_vm_enable_guest_agent(vm, G_CALLBACK(report_agent), g_object_ref(self));
 }
 
 static void on_set_vm(GSimpleAction *action, GVariant *param, gpointer user_data)
@@ -275,6 +363,10 @@ GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part)
     return GTK_WIDGET(self->menu_button);
   if (g_str_equal(part, "start-stop"))
     return GTK_WIDGET(self->start_stop_button);
+  if (g_str_equal(part, "guest-copy"))
+    return GTK_WIDGET(self->copy_place_button);
+  if (g_str_equal(part, "guest-agent"))
+    return GTK_WIDGET(self->agent_offer_button);
   if (g_str_equal(part, "queues"))
     /* the expander's title row, not the (maybe hidden) table */
     return gtk_widget_get_first_child(GTK_WIDGET(self->queues_expander));
@@ -310,6 +402,14 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, details_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, error_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, hint_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, place_box);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, place_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, copy_place_button);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, mounting_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, agent_offer_box);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, agent_offer_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, agent_offer_button);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, agent_note_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, read_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, write_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, ops_label);
@@ -323,10 +423,20 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, queues_grid);
   gtk_widget_class_bind_template_callback(widget_class, on_start_stop_clicked);
   gtk_widget_class_bind_template_callback(widget_class, on_remove_clicked);
+  gtk_widget_class_bind_template_callback(widget_class, on_copy_place_clicked);
+  gtk_widget_class_bind_template_callback(widget_class, on_agent_offer_clicked);
 
   signals[SIGNAL_REMOVE_REQUESTED] =
     g_signal_new("remove-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
                  NULL, NULL, G_TYPE_NONE, 0);
+  /* A call's outcome for the window's inline message: (text, is_error). */
+  signals[SIGNAL_MESSAGE] =
+    g_signal_new("message", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                 NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_BOOLEAN);
+  /* A short confirmation for a toast. */
+  signals[SIGNAL_TOAST] =
+    g_signal_new("toast", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                 NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
 static void sa_share_row_init(SaShareRow *self)
@@ -344,6 +454,7 @@ GtkWidget *sa_share_row_new(SaShare *share, GListModel *vms)
     { "attach", on_attach, NULL, NULL, NULL, { 0 } },
     { "detach", on_detach, NULL, NULL, NULL, { 0 } },
     { "set-vm", NULL, "s", "''", on_set_vm, { 0 } },
+    { "auto-mount", NULL, NULL, "true", on_auto_mount, { 0 } },
   };
   self->actions = g_simple_action_group_new();
   g_action_map_add_action_entries(G_ACTION_MAP(self->actions), entries, G_N_ELEMENTS(entries), self);

@@ -62,6 +62,21 @@ const char *sa_share_get_guest_hint(SaShare *self)
   return or_empty(sluice_share_get_guest_hint(self->proxy));
 }
 
+const char *sa_share_get_guest_path(SaShare *self)
+{
+  return or_empty(sluice_share_get_guest_path(self->proxy));
+}
+
+const char *sa_share_get_guest_state(SaShare *self)
+{
+  return or_empty(sluice_share_get_guest_state(self->proxy));
+}
+
+gboolean sa_share_get_auto_mount(SaShare *self)
+{
+  return sluice_share_get_auto_mount(self->proxy);
+}
+
 gboolean sa_share_get_autostart(SaShare *self)
 {
   return sluice_share_get_autostart(self->proxy);
@@ -279,6 +294,60 @@ void sa_share_set_read_only(SaShare *self, gboolean read_only)
   g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READ_ONLY]);
   sluice_client_share_set_read_only(self->proxy, read_only, NULL, on_set_read_only_done,
                                     g_object_ref(self));
+}
+
+static void on_set_auto_mount_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(SaShare) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_proxy_call_finish(G_DBUS_PROXY(source), result, &error);
+  if (reply == NULL) {
+    report_error(self, error);
+    /* what the service really has (the menu shows the cached value) */
+    g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
+  }
+}
+
+void sa_share_set_auto_mount(SaShare *self, gboolean auto_mount)
+{
+  /* Properties.Set by hand: the generated setter only logs a refusal. */
+  g_dbus_proxy_call(G_DBUS_PROXY(self->proxy), "org.freedesktop.DBus.Properties.Set",
+                    g_variant_new("(ssv)", g_dbus_proxy_get_interface_name(G_DBUS_PROXY(self->proxy)),
+                                  "AutoMount", g_variant_new_boolean(!!auto_mount)),
+                    G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_set_auto_mount_done, g_object_ref(self));
+}
+
+static void on_fetch_guest_path_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_proxy_call_finish(G_DBUS_PROXY(source), result, &error);
+  g_autoptr(GVariant) value = NULL;
+  if (reply == NULL) {
+    g_task_return_error(task, g_steal_pointer(&error));
+    return;
+  }
+  g_variant_get(reply, "(v)", &value);
+  if (!g_variant_is_of_type(value, G_VARIANT_TYPE_STRING)) {
+    g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                            "The service sent GuestPath of the wrong type");
+    return;
+  }
+  g_task_return_pointer(task, g_variant_dup_string(value, NULL), g_free);
+}
+
+void sa_share_fetch_guest_path(SaShare *self, GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new(self, NULL, callback, user_data);
+  g_dbus_proxy_call(G_DBUS_PROXY(self->proxy), "org.freedesktop.DBus.Properties.Get",
+                    g_variant_new("(ss)", g_dbus_proxy_get_interface_name(G_DBUS_PROXY(self->proxy)),
+                                  "GuestPath"),
+                    G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_fetch_guest_path_done, task);
+}
+
+char *sa_share_fetch_guest_path_finish(SaShare *self, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer(G_TASK(result), error);
 }
 
 SluiceShare *sa_share_get_proxy(SaShare *self)

@@ -37,6 +37,17 @@ const char *sa_share_get_state(SaShare *self);
 const char *sa_share_get_error(SaShare *self);
 const char *sa_share_get_guest_hint(SaShare *self);
 gboolean sa_share_get_autostart(SaShare *self);
+/* Where the share is in the guest ("/mnt/src", "Z:", "" when Sluice has not
+ * mounted it there), what Sluice does there, and whether it mounts it. */
+const char *sa_share_get_guest_path(SaShare *self);
+const char *sa_share_get_guest_state(SaShare *self);
+gboolean sa_share_get_auto_mount(SaShare *self);
+/* Asks the service to set AutoMount; a refusal comes back as "error". */
+void sa_share_set_auto_mount(SaShare *self, gboolean auto_mount);
+/* GuestPath as the service has it now (the cache may be behind a signal
+ * that arrived before the property change). */
+void sa_share_fetch_guest_path(SaShare *self, GAsyncReadyCallback callback, gpointer user_data);
+char *sa_share_fetch_guest_path_finish(SaShare *self, GAsyncResult *result, GError **error);
 
 gboolean sa_share_get_read_only(SaShare *self);
 /* Asks the service to flip ReadOnly; the "read-only" property follows the

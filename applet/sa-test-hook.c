@@ -8,7 +8,8 @@
  * coordinates, so that they can click it for real with xdotool, (3) which
  * folders wait to be shared and where the keyboard focus is, (4) the text of
  * every label and button shown (to find translated text), and (5) whether a
- * switch is on.  It never
+ * switch is on, and (6) the text on the clipboard (what a paste in another
+ * program gets).  It never
  * changes state: every action a test takes goes through real input events or
  * the service's own D-Bus API.  It knows the application as a GtkApplication
  * only and finds the window among its windows. */
@@ -41,6 +42,9 @@ static const char hook_xml[] =
   "   <arg name='window' type='t' direction='out'/>"
   "   <arg name='x' type='i' direction='out'/>"
   "   <arg name='y' type='i' direction='out'/>"
+  "  </method>"
+  "  <method name='ReadClipboard'>"
+  "   <arg name='text' type='s' direction='out'/>"
   "  </method>"
   "  <method name='IsActive'>"
   "   <arg name='what' type='s' direction='in'/>"
@@ -122,7 +126,7 @@ static gboolean is_dropdown(GtkWidget *widget, const char *unused)
 /* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), "label:TEXT",
  * "vm-chooser" (its drop-down), "vm-option:NAME" (a VM in the open drop-down's
  * list), or "PART:PATH" for a share row's part (read-only, remove, start-stop,
- * queues). */
+ * queues, guest-copy, guest-agent). */
 static GtkWidget *find_widget(SaWindow *window, const char *what)
 {
   if (g_str_equal(what, "drop-zone"))
@@ -147,12 +151,30 @@ static GtkWidget *find_widget(SaWindow *window, const char *what)
   return sa_window_find_row_part(window, colon + 1, part);
 }
 
+static void on_clipboard_read(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GDBusMethodInvocation *invocation = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = gdk_clipboard_read_text_finish(GDK_CLIPBOARD(source), result, &error);
+  if (text == NULL && error != NULL) {
+    g_dbus_method_invocation_return_error(invocation, G_DBUS_ERROR, G_DBUS_ERROR_FAILED,
+                                          "Cannot read the clipboard: %s", error->message);
+    return;
+  }
+  g_dbus_method_invocation_return_value(invocation, g_variant_new("(s)", text != NULL ? text : ""));
+}
+
 static void method_call(GDBusConnection *bus, const char *sender, const char *path,
                         const char *iface, const char *method, GVariant *params,
                         GDBusMethodInvocation *invocation, gpointer user_data)
 {
   SaTestHook *self = user_data;
   const char *what;
+  if (g_str_equal(method, "ReadClipboard")) {
+    GdkClipboard *clipboard = gdk_display_get_clipboard(gdk_display_get_default());
+    gdk_clipboard_read_text_async(clipboard, NULL, on_clipboard_read, invocation);
+    return;
+  }
   g_variant_get(params, "(&s)", &what);
   SaWindow *window = find_window(self);
   GtkWidget *widget = window != NULL ? find_widget(window, what) : NULL;

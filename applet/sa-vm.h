@@ -15,10 +15,17 @@ const char *sa_vm_get_name(SluiceVm *vm);
 /* The Vm.State word, "" while unknown (transfer none). */
 const char *sa_vm_get_state(SluiceVm *vm);
 gboolean sa_vm_is_running(SluiceVm *vm);
+/* Vm.GuestAgent ("none", "disconnected", "ready", "restricted"; "" while
+ * unknown) and Vm.GuestAgentMessage (transfer none). */
+const char *sa_vm_get_guest_agent(SluiceVm *vm);
+const char *sa_vm_get_guest_agent_message(SluiceVm *vm);
 
 /* Calls Vm.EnableSharedMemory; @report is a
  * void (*)(const char *message, gboolean is_error, gpointer user_data)
  * called once with a sentence for the user. */
 void sa_vm_enable_shared_memory(SluiceVm *vm, GCallback report, gpointer user_data);
+
+/* Calls Vm.EnableGuestAgent; @report as for sa_vm_enable_shared_memory. */
+void sa_vm_enable_guest_agent(SluiceVm *vm, GCallback report, gpointer user_data);
 
 G_END_DECLS

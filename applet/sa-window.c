@@ -314,11 +314,18 @@ static void undo_remove_activated(GtkWidget *widget, const char *action, GVarian
   g_hash_table_remove(self->undo, GUINT_TO_POINTER(id));
 }
 
+static void on_row_message(SaWindow *self, const char *text, gboolean is_error)
+{
+  sa_window_show_message(self, text, is_error);
+}
+
 static GtkWidget *create_row(gpointer item, gpointer user_data)
 {
   SaWindow *self = user_data;
   GtkWidget *row = sa_share_row_new(SA_SHARE(item), sa_client_get_vms(self->client));
   g_signal_connect_object(row, "remove-requested", G_CALLBACK(on_remove_requested), user_data, 0);
+  g_signal_connect_object(row, "message", G_CALLBACK(on_row_message), user_data, G_CONNECT_SWAPPED);
+  g_signal_connect_object(row, "toast", G_CALLBACK(sa_window_toast), user_data, G_CONNECT_SWAPPED);
   return row;
 }
 

@@ -4,12 +4,14 @@
 # inside tests/applet/run-test.sh, as the test user, from a copy of the
 # scripts it needs laid out as in tests/ (applet/lib.sh, lib.sh,
 # domain-xml.sh).  $SA_GUEST_DIR holds vmlinux and initrd.cpio (with
-# guest-workload.sh as /workload.sh).
+# guest-workload.sh as /workload.sh), and initrd-agent.cpio (qemu-ga, with
+# agent-workload.sh as /workload.sh) when the image has the agent.
 . "$(dirname "$0")/../applet/lib.sh"
 : "${SA_GUEST_DIR:?}"
 
 export SA_LIBVIRT_URI=qemu:///session
 vm=sluice-applet-vm
+avm=sluice-applet-agent   # the VM with the guest agent
 folder="$SA_WORK/appletdocs"   # its default tag is its name: the guest mounts that tag
 tag=appletdocs
 console="$SA_WORK/console.log"
@@ -26,15 +28,20 @@ vm_cleanup() {
                 kill "$service_pid" 2>/dev/null
                 wait_for 10 pid_gone "$service_pid"
         fi
-        vsh destroy "$vm" >/dev/null 2>&1
-        vsh undefine "$vm" >/dev/null 2>&1
+        local d
+        for d in "$vm" "$avm"; do
+                vsh destroy "$d" >/dev/null 2>&1
+                vsh undefine "$d" >/dev/null 2>&1
+        done
         local f pid
         for f in "$XDG_RUNTIME_DIR"/libvirt/libvirtd.pid "$XDG_RUNTIME_DIR"/libvirt/virtlogd.pid; do
                 pid=$(cat "$f" 2>/dev/null) || continue
                 kill "$pid" 2>/dev/null
                 wait_for 5 pid_gone "$pid"
         done
+        [ -z "${qga_sock:-}" ] || rm -f "$qga_sock"
         [ -z "${keep_console:-}" ] || { echo "----- guest console (last 20 lines)"; tail -n 20 "$console"; }
+        [ -z "${keep_console:-}" ] || [ ! -f "${aconsole:-}" ] || { echo "----- agent guest console (last 20 lines)"; tail -n 20 "$aconsole"; }
 }
 trap 'st=$?; [ $st = 0 ] || keep_console=1; vm_cleanup; (exit $st); sa_cleanup' EXIT
 
@@ -102,5 +109,93 @@ wait_for 30 grep -q "PASS write" "$console" || fail "the guest did not write to 
 written() { ls "$folder"/guest-*-0.txt >/dev/null 2>&1; }
 wait_for 10 written || fail "the guest's file is not in the folder on the host"
 note "the guest mounted the share, read hello.txt and wrote $(basename "$(ls "$folder"/guest-*-0.txt)")"
+# ---- no guest agent: today's hint in the row, and the offer ---------------------------------
+hint_shown() { hook_prop Labels | grep -qF "mount -t virtiofs $tag"; }
+wait_for 10 hint_shown || fail "the row does not show the mount command: $(hook_prop Labels)"
+hook_prop Labels | grep -qF "In the VM at" && fail "the row says where the share is in a guest nobody mounted it in"
 shot applet-vm-attached
+vm_obj_of() { # NAME → the Vm object's path
+        local obj
+        for obj in $(managed_objects | grep -oE "'/org/sluice/Sluice1/vm/[A-Za-z0-9_]+'" | tr -d "'" | sort -u); do
+                gdbus call --session -d org.sluice.Sluice1 -o "$obj" -m org.freedesktop.DBus.Properties.Get \
+                        org.sluice.Sluice1.Vm Name | grep -qF "<'$1'>" && { echo "$obj"; return 0; }
+        done
+        return 1
+}
+vm_prop() { # NAME PROPERTY
+        local obj
+        obj=$(vm_obj_of "$1") || return 0
+        gdbus call --session -d org.sluice.Sluice1 -o "$obj" \
+                -m org.freedesktop.DBus.Properties.Get org.sluice.Sluice1.Vm "$2" | sed "s/^(<'\(.*\)'>,)$/\1/"
+}
+agent_published() { [ -n "$(vm_prop "$vm" GuestAgent)" ]; }
+not_run=()
+if wait_for 20 agent_published; then
+        [ "$(vm_prop "$vm" GuestAgent)" = none ] || fail "$vm has no agent channel, yet GuestAgent is $(vm_prop "$vm" GuestAgent)"
+        wait_for 10 locate "guest-agent:$folder" || fail "the row offers no guest agent for $vm: $(hook_prop Labels)"
+        before=$(hook_prop LastMessage)
+        click_widget "guest-agent:$folder"
+        answered() { [ "$(hook_prop LastMessage)" != "$before" ]; }
+        wait_for 20 answered || fail "the offer's answer was not shown"
+        note "inline: $(hook_prop LastMessage)"
+        vsh dumpxml --inactive "$vm" | grep -qF org.qemu.guest_agent.0 ||
+                fail "the click did not add the agent channel to $vm's definition: $(hook_prop LastMessage)"
+        vsh dumpxml "$vm" | grep -qF org.qemu.guest_agent.0 && fail "the running $vm changed at once"
+        note "the offer added the agent channel to $vm's persistent definition"
+else
+        not_run+=("the guest agent offer (the service publishes no Vm.GuestAgent)")
+fi
+
+# ---- a VM with the guest agent: the service mounts the share ---------------------------------
+if [ ${#not_run[@]} = 0 ] && [ -f "$SA_GUEST_DIR/initrd-agent.cpio" ]; then
+        vsh destroy "$vm" >/dev/null 2>&1   # one TCG guest at a time
+        # its row goes too: the new share's row is then the first, in sight
+        # (a click lands where the widget is on the screen)
+        gdbus call --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 \
+                -m org.sluice.Sluice1.Manager.RemoveShare "$share" >/dev/null || fail "cannot remove the first share"
+        aconsole="$SA_WORK/console-agent.log"
+        : >"$aconsole"
+        # The channel's socket where its path fits a UNIX socket address:
+        # the one a session libvirtd picks under this test's home is too long.
+        qga_sock=/tmp/applet-qga.$$.sock
+        "$(dirname "$0")/../domain-xml.sh" --kernel "$SA_GUEST_DIR/vmlinux" --initrd "$SA_GUEST_DIR/initrd-agent.cpio" \
+                --console "$aconsole" \
+                --device "<channel type='unix'><source mode='bind' path='$qga_sock'/><target type='virtio' name='org.qemu.guest_agent.0'/></channel>" \
+                "$avm" >"$SA_WORK/$avm.xml" || fail "domain-xml.sh failed"
+        vsh define "$SA_WORK/$avm.xml" >/dev/null || fail "cannot define $avm"
+        vsh start "$avm" >/dev/null || fail "cannot start $avm"
+        wait_for 180 grep -q "^READY" "$aconsole" || fail "$avm did not boot to its workload: $(tail -5 "$aconsole")"
+        agent_ready() { [ "$(vm_prop "$avm" GuestAgent)" = ready ]; }
+        wait_for 120 agent_ready || fail "$avm's agent is not ready: $(vm_prop "$avm" GuestAgent): $(vm_prop "$avm" GuestAgentMessage)"
+        afolder="$SA_WORK/agentdocs"
+        atag=agentdocs
+        mkdir -p "$afolder"
+        echo "hello from the host" >"$afolder/hello.txt"
+        ashare=$(gdbus call --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 -m org.sluice.Sluice1.Manager.AddShare \
+                "$afolder" "$avm" "{'attach': <true>}" | sed "s/^(objectpath '\(.*\)',)$/\1/")
+        guest_path() { share_prop "$ashare" GuestPath | sed "s/^(<'\(.*\)'>,)$/\1/"; }
+        placed() { [ -n "$(guest_path)" ]; }
+        wait_for 120 placed || fail "the service did not mount the share in $avm: $(share_prop "$ashare" GuestState) $(share_prop "$ashare" Error)"
+        place=$(guest_path)
+        note "mounted in $avm at $place"
+        wait_for 30 grep -qF "MOUNTED $place" "$aconsole" || fail "the guest does not see the mount at $place"
+        wait_for 10 locate "label:In the VM at $place" || fail "the row does not say where the share is: $(hook_prop Labels)"
+        hook_prop Labels | grep -qF "mount -t virtiofs $atag" && fail "the row still shows the command to mount it by hand"
+        click_widget "guest-copy:$afolder"
+        copied() {
+                gdbus call --session -d org.sluice.Applet -o /org/sluice/Applet/Test \
+                        -m org.sluice.Applet.Test.ReadClipboard | grep -qF "('$place',)"
+        }
+        wait_for 10 copied || fail "the copy button did not put $place on the clipboard: $(gdbus call --session \
+                -d org.sluice.Applet -o /org/sluice/Applet/Test -m org.sluice.Applet.Test.ReadClipboard 2>&1)"
+        placed_note() { grep -F "“$atag” is now in $avm" "$notes" | grep -qF "$place"; }
+        wait_for 20 placed_note || fail "the notification does not say where the share is: $(grep -F "$avm" "$notes")"
+        grep -F "“$atag” is now in $avm" "$notes" | grep -qF "mount -t virtiofs" && fail "the notification still gives the mount command"
+        note "$(grep -F "is now in $avm" "$notes" | head -1)"
+        shot applet-vm-in-guest
+else
+        [ ${#not_run[@]} != 0 ] || not_run+=("the share mounted by the service (no qemu-ga in the guest image)")
+        not_run+=("\"In the VM at …\", its copy button and the notification of where")
+fi
+for part in ${not_run[@]+"${not_run[@]}"}; do note "NOT RUN: $part"; done
 echo "PASS"

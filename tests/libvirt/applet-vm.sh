@@ -7,7 +7,17 @@
 # the VM picked in the chooser with real clicks; the share must attach, the
 # "is now in VM" notification that dunst shows must carry the guest hint (the
 # mount command), and the guest must mount the share, read the host's file and
-# write one back (tests/libvirt/guest-workload.sh).
+# write one back (tests/libvirt/guest-workload.sh).  That VM has no guest agent
+# channel: the row shows the hint and offers the agent; a real click adds the
+# channel to the VM's persistent definition (Vm.EnableGuestAgent).
+#
+# When the guest image carries the QEMU guest agent (build-image.sh: OUTDIR/
+# qemu-ga) and the service publishes Vm.GuestAgent, a second VM with the
+# agent's channel and a workload that mounts nothing (agent-workload.sh) gets
+# a share: the service mounts it there, the row says "In the VM at /mnt/TAG"
+# instead of the hint, its copy button puts the path on the clipboard, and
+# the notification carries the service's sentence of where it is.  Without
+# them that part is reported as not run (the rest still has to pass).
 #
 # This part (root) takes the machine-wide libvirt test lock (lock.sh: libvirt.sh
 # also drives the test user's session libvirtd), builds the guest, and runs
@@ -44,6 +54,14 @@ cp "$image/vmlinux" "$stage/guest/vmlinux"
 "$top/tests/guest/mkcpio.sh" "$stage/workload.cpio" "$here/guest-workload.sh:/workload.sh" || fail "mkcpio.sh failed"
 cat "$image/initrd.cpio" "$stage/workload.cpio" > "$stage/guest/initrd.cpio"
 rm "$stage/workload.cpio"
+if [ -e "$image/qemu-ga" ] && [ -f "$here/agent-workload.sh" ]; then
+        "$top/tests/guest/mkcpio.sh" "$stage/agent-workload.cpio" "$here/agent-workload.sh:/workload.sh" ||
+                fail "mkcpio.sh failed"
+        cat "$image/initrd.cpio" "$stage/agent-workload.cpio" > "$stage/guest/initrd-agent.cpio"
+        rm "$stage/agent-workload.cpio"
+else
+        note "no agent guest: $(cat "$image/qemu-ga.missing" 2>/dev/null || echo "no qemu-ga in the image or no agent-workload.sh")"
+fi
 cp "$top/tests/lib.sh" "$top/tests/domain-xml.sh" "$stage/tests/"
 cp "$top/tests/applet/lib.sh" "$stage/tests/applet/"
 cp "$here/applet-vm-session.sh" "$stage/tests/libvirt/"
