@@ -33,4 +33,21 @@ char *sluice_guest_windows_mount(virDomainPtr domain, const char *tag, const cha
 gboolean sluice_guest_windows_unmount(virDomainPtr domain, const char *tag, const char *drive,
                                       GError **error);
 
+/* Pure helpers, for the procedures above and the unit tests: they read
+ * what Windows' programs print (CRLF or LF lines, bounded, anything else
+ * skipped). */
+
+/* The state number in `sc.exe query NAME` (1 stopped, 2 start pending,
+ * 3 stop pending, 4 running …; the numbers are the same in every language),
+ * or 0 when the text has none. */
+int sluice_guest_windows_sc_state(const char *out, gsize len);
+/* TRUE when WinFsp's launchctl answered "OK"; else FALSE and, in MESSAGE, a
+ * printable copy of what it said instead. */
+gboolean sluice_guest_windows_launchctl_ok(const char *out, gsize len, char **message);
+/* From lines "Z:\|FORMAT|LABEL" (the volumes read back): the drive ("Z:")
+ * whose file system is VirtIO-FS and whose label is TAG (any case), or
+ * NULL; IN_USE (may be NULL) gets every drive listed as a bit mask
+ * (bit 0 = A:). */
+char *sluice_guest_windows_drive_of(const char *out, gsize len, const char *tag, guint32 *in_use);
+
 G_END_DECLS

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test-guest-windows.c — the drive letters a share may ask for in a Windows
+ * guest, and reading what Windows' programs print. */
+#include <glib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "guest-windows.h"
+
+static void assert_refused(const char *drive, const char *says)
+{
+        g_autoptr(GError) error = NULL;
+
+        g_assert_false(sluice_guest_windows_check_drive(drive, &error));
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT);
+        if (strstr(error->message, says) == NULL)
+                g_error("refusing “%s” says “%s”, not “%s”", drive, error->message, says);
+        g_assert_null(strchr(error->message, '\n'));
+}
+
+static void test_check_drive(void)
+{
+        static const char *const good[] = { "", "D:", "Z:", "z:", "m:", "Q:" };
+
+        for (gsize i = 0; i < G_N_ELEMENTS(good); i++)
+                g_assert_true(sluice_guest_windows_check_drive(good[i], NULL));
+        g_assert_true(sluice_guest_windows_check_drive(NULL, NULL));   /* first free from Z: down */
+
+        assert_refused("C:", "where Windows itself lives");
+        assert_refused("c:", "where Windows itself lives");
+        assert_refused("A:", "floppy");
+        assert_refused("b:", "floppy");
+        assert_refused("Z", "not a drive letter");
+        assert_refused("Z:\\", "not a drive letter");
+        assert_refused("ZZ:", "not a drive letter");
+        assert_refused("1:", "not a drive letter");
+        assert_refused("Ä:", "not a drive letter");
+        assert_refused("Z:\n", "Z:\\n");
+        assert_refused("\xff:", "not UTF-8");
+}
+
+/* What `sc.exe query` prints on Windows 10/11: CRLF lines, a blank first. */
+#define SC_RUNNING_TEXT                                                                          \
+        "\r\nSERVICE_NAME: VirtioFsSvc \r\n"                                                     \
+        "        TYPE               : 10  WIN32_OWN_PROCESS  \r\n"                               \
+        "        STATE              : 4  RUNNING \r\n"                                           \
+        "                                (STOPPABLE, NOT_PAUSABLE, ACCEPTS_SHUTDOWN)\r\n"        \
+        "        WIN32_EXIT_CODE    : 0  (0x0)\r\n"                                              \
+        "        SERVICE_EXIT_CODE  : 0  (0x0)\r\n"                                              \
+        "        CHECKPOINT         : 0x0\r\n"                                                   \
+        "        WAIT_HINT          : 0x0\r\n"
+
+static int sc_state(const char *text)
+{
+        return sluice_guest_windows_sc_state(text, strlen(text));
+}
+
+static void test_sc_state(void)
+{
+        g_assert_cmpint(sc_state(SC_RUNNING_TEXT), ==, 4);
+        g_assert_cmpint(sc_state("\r\nSERVICE_NAME: VirtioFsSvc \r\n"
+                                 "        TYPE               : 10  WIN32_OWN_PROCESS  \r\n"
+                                 "        STATE              : 1  STOPPED \r\n"
+                                 "        WIN32_EXIT_CODE    : 1077  (0x435)\r\n"), ==, 1);
+        g_assert_cmpint(sc_state("SERVICE_NAME: VirtioFsSvc\n        TYPE : 10\n        STATE : 2  START_PENDING\n"),
+                        ==, 2);
+        /* a translated key: the third key-value line holds the state */
+        g_assert_cmpint(sc_state("\r\nSERVICE_NAME: VirtioFsSvc \r\n"
+                                 "        TYP                : 10  WIN32_OWN_PROCESS  \r\n"
+                                 "        STATUS             : 3  STOP_PENDING \r\n"
+                                 "        WIN32_EXITCODE     : 0  (0x0)\r\n"), ==, 3);
+        /* the service is not installed (English, German) */
+        g_assert_cmpint(sc_state("[SC] EnumQueryServicesStatus:OpenService FAILED 1060:\r\n\r\n"
+                                 "The specified service does not exist as an installed service.\r\n\r\n"), ==, 0);
+        g_assert_cmpint(sc_state("[SC] EnumQueryServicesStatus:OpenService FEHLER 1060:\r\n\r\n"
+                                 "Der angegebene Dienst ist kein installierter Dienst.\r\n\r\n"), ==, 0);
+        g_assert_cmpint(sc_state(""), ==, 0);
+        g_assert_cmpint(sluice_guest_windows_sc_state(NULL, 0), ==, 0);
+        g_assert_cmpint(sc_state("STATE : 99 NONSENSE\r\n"), ==, 0);
+        g_assert_cmpint(sc_state("STATE : 4"), ==, 4);     /* no line end */
+        /* bounded: only LEN bytes are read */
+        g_assert_cmpint(sluice_guest_windows_sc_state(SC_RUNNING_TEXT, 40), ==, 0);
+}
+
+static void test_launchctl(void)
+{
+        g_autofree char *message = NULL;
+
+        g_assert_true(sluice_guest_windows_launchctl_ok("OK\n", 3, NULL));
+        g_assert_true(sluice_guest_windows_launchctl_ok("OK\r\n", 4, NULL));
+        g_assert_true(sluice_guest_windows_launchctl_ok("OK\nvirtiofs sluice-b\n", 20, NULL));
+        g_assert_false(sluice_guest_windows_launchctl_ok("KO launcher: error 183\n", 23, &message));
+        g_assert_cmpstr(message, ==, "KO launcher: error 183");
+        g_clear_pointer(&message, g_free);
+        g_assert_false(sluice_guest_windows_launchctl_ok("OKAY\n", 5, NULL));
+        g_assert_false(sluice_guest_windows_launchctl_ok("", 0, &message));
+        g_assert_cmpstr(message, ==, "");
+}
+
+/* What the read-back prints: DriveInfo names end in a backslash. */
+#define VOLUMES_TEXT                    \
+        "C:\\|NTFS|\r\n"                \
+        "D:\\|CDFS|virtio-win-0.1.262\r\n" \
+        "Z:\\|VirtIO-FS|Photos\r\n"     \
+        "Y:\\|VirtIO-FS|src.2024\r\n"   \
+        "X:\\|NTFS|src.2024\r\n"
+
+static void test_drive_of(void)
+{
+        g_autofree char *z = NULL, *y = NULL, *none = NULL, *lower = NULL, *bare = NULL;
+        guint32 in_use = 0;
+
+        z = sluice_guest_windows_drive_of(VOLUMES_TEXT, strlen(VOLUMES_TEXT), "Photos", &in_use);
+        g_assert_cmpstr(z, ==, "Z:");
+        g_assert_cmphex(in_use, ==, (1u << 2) | (1u << 3) | (1u << 23) | (1u << 24) | (1u << 25));
+        y = sluice_guest_windows_drive_of(VOLUMES_TEXT, strlen(VOLUMES_TEXT), "src.2024", NULL);
+        g_assert_cmpstr(y, ==, "Y:");      /* the NTFS volume of the same label is not it */
+        none = sluice_guest_windows_drive_of(VOLUMES_TEXT, strlen(VOLUMES_TEXT), "Music", NULL);
+        g_assert_null(none);
+        lower = sluice_guest_windows_drive_of("z:|virtio-fs|photos\n", 20, "Photos", NULL);
+        g_assert_cmpstr(lower, ==, "Z:");
+        bare = sluice_guest_windows_drive_of("W:|VirtIO-FS|a\r\n", 16, "a", NULL);
+        g_assert_cmpstr(bare, ==, "W:");
+
+        /* lines that are not volumes are skipped, not misread */
+        static const char *const junk[] = {
+                "Z|VirtIO-FS|a\r\n", "ZZ:|VirtIO-FS|a\r\n", "1:|VirtIO-FS|a\r\n", "Z:\\x|VirtIO-FS|a\r\n",
+                "Z:\\ VirtIO-FS a\r\n", "Z:\\|VirtIO-FS\r\n", "Z:\\|VirtIO-FS|ab\r\n", "\xff\xfe|\x01|\r\n",
+                "Z:\\|VirtIO-FS|a\0b\r\n",
+        };
+        for (gsize i = 0; i < G_N_ELEMENTS(junk); i++) {
+                g_autofree char *got = sluice_guest_windows_drive_of(junk[i], strlen(junk[i]) + (i == 8 ? 4 : 0),
+                                                                     "a", NULL);
+                if (got != NULL)
+                        g_error("“%s” was read as %s", junk[i], got);
+        }
+        g_assert_null(sluice_guest_windows_drive_of(NULL, 0, "a", &in_use));
+        g_assert_cmphex(in_use, ==, 0);
+}
+
+int main(int argc, char **argv)
+{
+        g_test_init(&argc, &argv, NULL);
+        g_test_add_func("/guest-windows/check-drive", test_check_drive);
+        g_test_add_func("/guest-windows/sc-state", test_sc_state);
+        g_test_add_func("/guest-windows/launchctl", test_launchctl);
+        g_test_add_func("/guest-windows/drive-of", test_drive_of);
+        return g_test_run();
+}
