@@ -99,6 +99,23 @@ static gboolean has_shared_memory(xmlXPathContext *ctx)
         return global || !eval_bool(ctx, "/domain/cpu/numa/cell[not(@memAccess)]");
 }
 
+static SluiceDomainAgentChannel agent_channel(xmlXPathContext *ctx)
+{
+        static const char *const channel =
+                "/domain/devices/channel/target[@type='virtio' and @name='" SLUICE_DOMAIN_AGENT_CHANNEL_NAME "']";
+        g_autofree char *state_expr = g_strconcat(channel, "/@state", NULL);
+        g_autofree char *state = NULL;
+
+        if (!eval_bool(ctx, channel))
+                return SLUICE_DOMAIN_AGENT_CHANNEL_NONE;
+        state = eval_string(ctx, state_expr, NULL);
+        if (g_strcmp0(state, "connected") == 0)
+                return SLUICE_DOMAIN_AGENT_CHANNEL_CONNECTED;
+        if (g_strcmp0(state, "disconnected") == 0)
+                return SLUICE_DOMAIN_AGENT_CHANNEL_DISCONNECTED;
+        return SLUICE_DOMAIN_AGENT_CHANNEL_PRESENT;
+}
+
 /* "+64055:+64055" → 64055, "libvirt-qemu:kvm" → the user's uid. */
 static gint64 parse_dac_label(const char *label)
 {
@@ -142,6 +159,7 @@ SluiceDomainXml *sluice_domain_xml_parse(const char *xml, GError **error)
         info->os_id = eval_string(ctx, "/domain/metadata/osinfo:libosinfo/osinfo:os/@id", NULL);
         label = eval_string(ctx, "/domain/seclabel[@model='dac']/label", NULL);
         info->dac_uid = parse_dac_label(label);
+        info->agent_channel = agent_channel(ctx);
 
         devices = eval(ctx, "/domain/devices/filesystem", NULL);
         if (devices && devices->nodesetval) {
@@ -243,6 +261,22 @@ static xmlNode *ensure_child(xmlNode *parent, const char *name)
         return node ? node : xmlNewChild(parent, NULL, BAD_CAST name, NULL);
 }
 
+static char *dump(xmlDoc *doc, GError **error)
+{
+        xmlChar *out = NULL;
+        int out_len = 0;
+        char *result;
+
+        xmlDocDumpMemory(doc, &out, &out_len);
+        if (!out) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED, "out of memory");
+                return NULL;
+        }
+        result = g_strndup((const char *)out, (gsize)out_len);
+        xmlFree(out);
+        return result;
+}
+
 char *sluice_domain_xml_enable_shared_memory(const char *xml, gboolean *changed,
                                              GError **error)
 {
@@ -250,8 +284,6 @@ char *sluice_domain_xml_enable_shared_memory(const char *xml, gboolean *changed,
         g_autoptr(xmlXPathContext) ctx = NULL;
         g_autofree char *source_type = NULL;
         xmlNode *root, *backing;
-        xmlChar *out = NULL;
-        int out_len = 0;
         char *result;
 
         *changed = FALSE;
@@ -294,13 +326,39 @@ char *sluice_domain_xml_enable_shared_memory(const char *xml, gboolean *changed,
                 xmlSetProp(ensure_child(backing, "source"), BAD_CAST "type", BAD_CAST "memfd");
         xmlSetProp(ensure_child(backing, "access"), BAD_CAST "mode", BAD_CAST "shared");
 
-        xmlDocDumpMemory(doc, &out, &out_len);
-        if (!out) {
+        result = dump(doc, error);
+        *changed = result != NULL;
+        return result;
+}
+
+char *sluice_domain_xml_enable_guest_agent(const char *xml, gboolean *changed, GError **error)
+{
+        g_autoptr(xmlDoc) doc = NULL;
+        g_autoptr(xmlXPathContext) ctx = NULL;
+        xmlNode *channel, *target;
+        char *result;
+
+        *changed = FALSE;
+        doc = parse(xml, error);
+        if (!doc)
+                return NULL;
+        ctx = xmlXPathNewContext(doc);
+        if (!ctx) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED, "out of memory");
                 return NULL;
         }
-        result = g_strndup((const char *)out, (gsize)out_len);
-        xmlFree(out);
-        *changed = TRUE;
+        if (agent_channel(ctx) != SLUICE_DOMAIN_AGENT_CHANNEL_NONE)
+                return g_strdup(xml);
+
+        /* no <source>: libvirt gives the socket a path of its own, in the
+         * domain's private folder, for both system and session daemons */
+        channel = xmlNewChild(ensure_child(xmlDocGetRootElement(doc), "devices"), NULL, BAD_CAST "channel", NULL);
+        xmlSetProp(channel, BAD_CAST "type", BAD_CAST "unix");
+        target = xmlNewChild(channel, NULL, BAD_CAST "target", NULL);
+        xmlSetProp(target, BAD_CAST "type", BAD_CAST "virtio");
+        xmlSetProp(target, BAD_CAST "name", BAD_CAST SLUICE_DOMAIN_AGENT_CHANNEL_NAME);
+
+        result = dump(doc, error);
+        *changed = result != NULL;
         return result;
 }

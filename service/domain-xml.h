@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain-xml.h — reading and writing libvirt domain XML for Sluice: what a
- * domain's XML says (shared memory, OS, QEMU's user, virtiofs devices), the
- * <filesystem> device Sluice hot-plugs, and the shared-memory rewrite of a
- * persistent definition.  Pure functions over strings (libxml2), no libvirt
+ * domain's XML says (shared memory, OS, QEMU's user, virtiofs devices, the
+ * guest agent's channel), the <filesystem> device Sluice hot-plugs, and the
+ * shared-memory and guest-agent rewrites of a persistent definition.  Pure functions over strings (libxml2), no libvirt
  * calls, so they can be tested without a hypervisor. */
 #pragma once
 
 #include <glib.h>
 
 G_BEGIN_DECLS
+
+/* The QEMU guest agent's channel: <channel><target type='virtio'
+ * name='org.qemu.guest_agent.0' state=…/></channel> in <devices>. */
+typedef enum {
+        SLUICE_DOMAIN_AGENT_CHANNEL_NONE,         /* no such channel */
+        SLUICE_DOMAIN_AGENT_CHANNEL_PRESENT,      /* there, no state (inactive XML) */
+        SLUICE_DOMAIN_AGENT_CHANNEL_CONNECTED,    /* live XML: an agent opened the port */
+        SLUICE_DOMAIN_AGENT_CHANNEL_DISCONNECTED, /* live XML: nobody on the guest side */
+} SluiceDomainAgentChannel;
+
+#define SLUICE_DOMAIN_AGENT_CHANNEL_NAME "org.qemu.guest_agent.0"
 
 typedef struct {
         /* libvirt's own rule for vhost-user devices: the memory (every NUMA
@@ -22,6 +33,7 @@ typedef struct {
         gint64 dac_uid;
         /* every <filesystem> device: target dir (tag) → its details */
         GHashTable *filesystems; /* char *tag → SluiceDomainFilesystem * */
+        SluiceDomainAgentChannel agent_channel;
 } SluiceDomainXml;
 
 typedef struct {
@@ -57,5 +69,13 @@ char *sluice_domain_xml_filesystem(const char *socket_path, const char *tag);
  * then returned unchanged). */
 char *sluice_domain_xml_enable_shared_memory(const char *xml, gboolean *changed,
                                              GError **error);
+
+/* Adds the guest agent's channel (<channel type='unix'><target
+ * type='virtio' name='org.qemu.guest_agent.0'/></channel>, libvirt picks
+ * the socket and adds the virtio-serial controller) to an inactive domain
+ * definition, keeping everything else.  *changed is FALSE when it has the
+ * channel already (the XML is then returned unchanged).  NULL with a
+ * G_MARKUP_ERROR when it is not domain XML. */
+char *sluice_domain_xml_enable_guest_agent(const char *xml, gboolean *changed, GError **error);
 
 G_END_DECLS

@@ -30,7 +30,10 @@ static const char usage_text[] = N_(
         "  set SHARE autostart on|off\n"
         "  set SHARE vm NAME                 assign a VM (\"\" for none)\n"
         "  stats SHARE [--watch [--count N]] throughput, latency and queue counters\n"
-        "  vms                               the VMs Sluice can share with\n"
+        "  vms                               the VMs Sluice can share with, and their guest agents\n"
+        "  vm NAME enable-agent              add the QEMU guest agent's channel to the VM\n"
+        "  vm NAME enable-shared-memory      give the VM the shared memory virtiofs needs\n"
+        "                                    (both take effect at the VM's next boot)\n"
         "\n"
         "SHARE is a tag, a share id or an object path.\n"
         "--json prints JSON for scripts.  Exit status: 0 done, 1 failed, 2 usage error.\n");
@@ -99,6 +102,7 @@ static const struct {
         { "set", ctl_cmd_set },
         { "stats", ctl_cmd_stats },
         { "vms", ctl_cmd_vms },
+        { "vm", ctl_cmd_vm },
 };
 
 int main(int argc, char **argv)

@@ -5,7 +5,7 @@
  *   sluicectl-shares.c  finding a share; list, add, remove, start, stop, attach, detach, set
  *   sluicectl-wait.c    start --wait: the share for as long as the command runs (systemd)
  *   sluicectl-stats.c   stats [--watch]
- *   sluicectl-vms.c     vms
+ *   sluicectl-vms.c     vms; vm NAME enable-agent | enable-shared-memory
  *   sluicectl-output.c  --json documents and the tables people read
  *
  * Exit status: 0 done, 1 the service refused or failed (its message is
@@ -62,6 +62,7 @@ int ctl_start_and_wait(Ctl *ctl, SluiceShare *share);
 /* ---- sluicectl-stats.c, sluicectl-vms.c ---- */
 int ctl_cmd_stats(Ctl *ctl, int argc, char **argv);
 int ctl_cmd_vms(Ctl *ctl, int argc, char **argv);
+int ctl_cmd_vm(Ctl *ctl, int argc, char **argv);
 
 /* ---- sluicectl-output.c ---- */
 /* One JSON document on a line of its own. */

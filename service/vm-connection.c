@@ -22,6 +22,7 @@ typedef struct {
         virConnectPtr raw;        /* our reference, for the raw callbacks */
         int device_removed_id;
         int device_added_id;
+        int agent_id;
         gboolean close_registered;
 } Handles;
 
@@ -50,7 +51,7 @@ typedef struct {
 
 static void handles_reset(Handles *h)
 {
-        *h = (Handles){ .device_removed_id = -1, .device_added_id = -1 };
+        *h = (Handles){ .device_removed_id = -1, .device_added_id = -1, .agent_id = -1 };
 }
 
 /* Hands what from holds over to to (which held nothing). */
@@ -115,6 +116,20 @@ static void on_device_added(virConnectPtr conn, virDomainPtr domain, const char 
         on_device_event(opaque, conn, domain, alias, TRUE);
 }
 
+static void on_agent_lifecycle(virConnectPtr conn, virDomainPtr domain, int state, int reason, void *opaque)
+{
+        SluiceVmConnection *self = opaque;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+
+        if (!is_current(self, conn) || !self->events.agent_changed || virDomainGetUUIDString(domain, uuid) < 0)
+                return;
+        if (state == VIR_CONNECT_DOMAIN_EVENT_AGENT_LIFECYCLE_STATE_CONNECTED ||
+            state == VIR_CONNECT_DOMAIN_EVENT_AGENT_LIFECYCLE_STATE_DISCONNECTED)
+                self->events.agent_changed(self, uuid,
+                                           state == VIR_CONNECT_DOMAIN_EVENT_AGENT_LIFECYCLE_STATE_CONNECTED,
+                                           self->user_data);
+}
+
 /* ---- opening and closing (worker threads) ---------------------------------------- */
 
 static void raw_link_teardown(RawLink *l)
@@ -124,6 +139,8 @@ static void raw_link_teardown(RawLink *l)
                         (void)virConnectDomainEventDeregisterAny(l->h.raw, l->h.device_removed_id);
                 if (l->h.device_added_id >= 0)
                         (void)virConnectDomainEventDeregisterAny(l->h.raw, l->h.device_added_id);
+                if (l->h.agent_id >= 0)
+                        (void)virConnectDomainEventDeregisterAny(l->h.raw, l->h.agent_id);
                 if (l->h.close_registered)
                         (void)virConnectUnregisterCloseCallback(l->h.raw, on_connection_closed);
                 virConnectClose(l->h.raw);
@@ -151,7 +168,7 @@ static RawLink *raw_link_new(SluiceVmConnection *owner)
 }
 
 /* The callback holds a reference to the connection until it is deregistered. */
-static int register_device_event(RawLink *l, int event, virConnectDomainEventGenericCallback callback)
+static int register_domain_event(RawLink *l, int event, virConnectDomainEventGenericCallback callback)
 {
         int id = virConnectDomainEventRegisterAny(l->h.raw, NULL, event, callback, connection_ref(l->owner),
                                                   connection_unref);
@@ -182,10 +199,13 @@ static void open_thread(GTask *task, gpointer source, gpointer task_data, GCance
                  * holds a reference until it has unregistered it */
                 l->h.close_registered =
                         virConnectRegisterCloseCallback(l->h.raw, on_connection_closed, l->owner, NULL) == 0;
-                l->h.device_removed_id = register_device_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
+                l->h.device_removed_id = register_domain_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
                                                              VIR_DOMAIN_EVENT_CALLBACK(on_device_removed));
-                l->h.device_added_id = register_device_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
+                l->h.device_added_id = register_domain_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
                                                            VIR_DOMAIN_EVENT_CALLBACK(on_device_added));
+                /* libvirt-glib has no signal for it; drivers without agents refuse it */
+                l->h.agent_id = register_domain_event(l, VIR_DOMAIN_EVENT_ID_AGENT_LIFECYCLE,
+                                                      VIR_DOMAIN_EVENT_CALLBACK(on_agent_lifecycle));
         }
         g_task_return_boolean(task, TRUE);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-connection.h — one libvirt connection (URI) of the VM manager: opening
- * it, the raw callbacks libvirt-glib lacks (close, device added/removed),
+ * it, the raw callbacks libvirt-glib lacks (close, device added/removed,
+ * guest agent (dis)connected),
  * and reconnecting with backoff when libvirtd goes away or stops answering.
  *
  * Opening, registering callbacks and closing wait on libvirtd: they run in
@@ -35,6 +36,10 @@ typedef struct {
                              gpointer user_data);
         void (*device_removed)(SluiceVmConnection *connection, const char *uuid, const char *alias,
                                gpointer user_data);
+        /* the guest agent of a running domain opened (connected TRUE) or
+         * closed its end of the channel */
+        void (*agent_changed)(SluiceVmConnection *connection, const char *uuid, gboolean connected,
+                              gpointer user_data);
 } SluiceVmConnectionEvents;
 
 SluiceVmConnection *sluice_vm_connection_new(const char *uri, const SluiceVmConnectionEvents *events,

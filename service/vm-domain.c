@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* vm-domain.c — see vm-domain.h.  Every call that waits on libvirtd (state
- * and XML, EnableSharedMemory) runs in a GTask worker thread on its own
- * reference to the raw virDomain (thread-safe), and its result is applied
- * back in the main thread. */
+/* vm-domain.c — see vm-domain.h.  Every call that waits on libvirtd or on
+ * the guest (state and XML, the agent's probe, EnableSharedMemory,
+ * EnableGuestAgent) runs in a GTask worker thread on its own reference to
+ * the raw virDomain (thread-safe), and its result is applied back in the
+ * main thread. */
 #include "config.h"
 
 #include "vm-domain.h"
@@ -18,6 +19,11 @@
 
 static gboolean on_enable_shared_memory(SluiceVm *iface, GDBusMethodInvocation *invocation,
                                         gpointer user_data);
+static gboolean on_enable_guest_agent(SluiceVm *iface, GDBusMethodInvocation *invocation,
+                                      gpointer user_data);
+static void agent_update(SluiceVmDomain *vm);
+static void agent_publish(SluiceVmDomain *vm);
+static void agent_forget(SluiceVmDomain *vm);
 
 /* ---- the entry ------------------------------------------------------------------ */
 
@@ -64,6 +70,8 @@ void sluice_vm_domain_set_domain(SluiceVmDomain *vm, GVirDomain *domain)
         if (vm->domain) {
                 g_signal_handlers_disconnect_by_data(vm->domain, vm);
                 g_clear_object(&vm->domain);
+                /* libvirtd went away: its agent may be another one when it is back */
+                agent_forget(vm);
         }
         if (!domain || vm->removed)
                 return;
@@ -74,7 +82,8 @@ void sluice_vm_domain_set_domain(SluiceVmDomain *vm, GVirDomain *domain)
 
 SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain *domain,
                                      GDBusObjectManagerServer *server,
-                                     SluiceVmDomainChanged changed, gpointer changed_data)
+                                     SluiceVmDomainChanged changed,
+                                     SluiceVmDomainGuestChanged guest_changed, gpointer changed_data)
 {
         SluiceVmDomain *vm = g_atomic_rc_box_new0(SluiceVmDomain);
         g_autofree char *path = NULL;
@@ -87,8 +96,12 @@ SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain 
         vm->alias_to_tag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         vm->detaching = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         vm->tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        vm->windows_mounts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        vm->guest_calls = g_queue_new();
+        vm->guest_os_name = g_strdup("");
         vm->server = server ? g_object_ref(server) : NULL;
         vm->changed = changed;
+        vm->guest_changed = guest_changed;
         vm->changed_data = changed_data;
 
         path = object_path_for(vm->uuid);
@@ -102,6 +115,9 @@ SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain 
         sluice_vm_set_os(vm->iface, "");
         g_signal_connect(vm->iface, "handle-enable-shared-memory",
                          G_CALLBACK(on_enable_shared_memory), vm);
+        g_signal_connect(vm->iface, "handle-enable-guest-agent",
+                         G_CALLBACK(on_enable_guest_agent), vm);
+        agent_publish(vm);
         sluice_object_skeleton_set_vm(vm->object, vm->iface);
 
         sluice_vm_domain_set_domain(vm, domain);
@@ -126,6 +142,12 @@ static void vm_domain_clear(gpointer data)
         g_hash_table_unref(vm->alias_to_tag);
         g_hash_table_unref(vm->detaching);
         g_hash_table_unref(vm->tags);
+        g_hash_table_unref(vm->windows_mounts);
+        /* a queued call holds a reference: the queue is empty by now */
+        g_queue_free(vm->guest_calls);
+        g_free(vm->guest_os_name);
+        g_free(vm->guest_agent_blocked);
+        g_free(vm->agent_error);
         g_free(vm->uuid);
         g_free(vm->name);
         g_free(vm->os);
@@ -142,6 +164,7 @@ void sluice_vm_domain_remove(SluiceVmDomain *vm)
                 return;
         sluice_vm_domain_set_domain(vm, NULL);
         vm->removed = TRUE;
+        g_clear_handle_id(&vm->probe_retry, g_source_remove);
         g_signal_handlers_disconnect_by_data(vm->iface, vm);
         if (vm->ready && vm->server) {
                 g_autofree char *path = object_path_for(vm->uuid);
@@ -170,6 +193,7 @@ void sluice_vm_domain_set_tag(SluiceVmDomain *vm, const char *tag, gboolean plug
 void sluice_vm_domain_forget_devices(SluiceVmDomain *vm)
 {
         g_hash_table_remove_all(vm->tags);
+        g_hash_table_remove_all(vm->windows_mounts);
         vm->tags_epoch++;
         sluice_socket_access_revoke(vm->uuid, NULL);
 }
@@ -194,6 +218,7 @@ typedef struct {
         guint64 tags_epoch;
         int state;
         SluiceDomainXml *parsed; /* NULL when the XML could not be read */
+        gboolean agent_next_boot;
 } RefreshData;
 
 static void refresh_data_free(gpointer data)
@@ -220,6 +245,14 @@ static void refresh_thread(GTask *task, gpointer source, gpointer task_data, GCa
         xml = virDomainGetXMLDesc(d->ref.domain, 0);
         if (xml)
                 d->parsed = sluice_domain_xml_parse(xml, NULL);
+        /* running without the agent's channel: added for the next boot? */
+        if (d->parsed && d->parsed->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_NONE &&
+            d->state != VIR_DOMAIN_SHUTOFF && virDomainIsPersistent(d->ref.domain) == 1) {
+                g_autofree char *inactive = virDomainGetXMLDesc(d->ref.domain, VIR_DOMAIN_XML_INACTIVE);
+                g_autoptr(SluiceDomainXml) saved = inactive ? sluice_domain_xml_parse(inactive, NULL) : NULL;
+
+                d->agent_next_boot = saved && saved->agent_channel != SLUICE_DOMAIN_AGENT_CHANNEL_NONE;
+        }
         g_task_return_boolean(task, TRUE);
 }
 
@@ -238,6 +271,8 @@ static int vm_apply(SluiceVmDomain *vm, RefreshData *d)
                 gboolean tags_current = d->tags_epoch == vm->tags_epoch;
 
                 vm->shared_memory = parsed->shared_memory;
+                vm->agent_channel = parsed->agent_channel;
+                vm->agent_next_boot = d->agent_next_boot;
                 g_free(vm->os);
                 vm->os = sluice_domain_xml_os_short_id(parsed->os_id);
                 vm->qemu_uid = vm->active && parsed->dac_uid != (gint64)geteuid() ? parsed->dac_uid : -1;
@@ -266,10 +301,11 @@ static int vm_apply(SluiceVmDomain *vm, RefreshData *d)
         sluice_vm_set_os(vm->iface, vm->os);
         g_object_thaw_notify(G_OBJECT(vm->iface));
 
+        if (vm->active != was_active && !vm->active)
+                sluice_vm_domain_forget_devices(vm);
+        agent_update(vm);
         if (vm->active == was_active)
                 return 0;
-        if (!vm->active)
-                sluice_vm_domain_forget_devices(vm);
         return vm->active ? 1 : -1;
 }
 
@@ -301,6 +337,11 @@ static void on_refreshed(GObject *source, GAsyncResult *result, gpointer user_da
         /* last: a handler may remove this VM (our reference keeps it alive) */
         if (vm->changed)
                 vm->changed(vm, change, vm->changed_data);
+        if (vm->guest_dirty && !vm->removed) {
+                vm->guest_dirty = FALSE;
+                if (vm->guest_changed)
+                        vm->guest_changed(vm, vm->changed_data);
+        }
 }
 
 void sluice_vm_domain_refresh(SluiceVmDomain *vm)
@@ -328,11 +369,262 @@ void sluice_vm_domain_refresh(SluiceVmDomain *vm)
         g_task_run_in_thread(task, refresh_thread);
 }
 
+/* ---- the guest agent -------------------------------------------------------------- */
+
+/* How often, and how long after, a probe is tried again when the agent has
+ * opened its channel but does not answer yet (it starts while the guest boots). */
+#define PROBE_RETRY_S 5
+#define PROBE_ATTEMPTS 6
+/* the most of a libvirt error quoted in GuestAgentMessage */
+#define AGENT_ERROR_MAX_CHARS 200
+
+static void agent_probe(SluiceVmDomain *vm);
+
+/* "sluicectl vm NAME …" with NAME as a shell would need it */
+static char *shell_word(const char *word)
+{
+        for (const char *c = word; *c; c++)
+                if (!g_ascii_isalnum(*c) && !strchr("._-+:@", *c))
+                        return g_shell_quote(word);
+        return g_strdup(word);
+}
+
+char *sluice_vm_domain_restricted_message(const char *blocked)
+{
+        return g_strdup_printf(
+                _("The guest agent answers, but its policy blocks %s, which Sluice needs to mount shares. "
+                  "In the guest, allow them and restart qemu-guest-agent: on Fedora, RHEL and their "
+                  "relatives in /etc/sysconfig/qemu-ga (add them to the --allow-rpcs list of "
+                  "FILTER_RPC_ARGS, or take them out of its --block-rpcs list or of BLACKLIST_RPC); "
+                  "elsewhere with qemu-ga's allow-rpcs or block-rpcs setting (/etc/qemu/qemu-ga.conf "
+                  "or its command line)."),
+                blocked != NULL && *blocked != '\0' ? blocked : "guest-exec, guest-file-*");
+}
+
+/* Why the agent is not ready, and what to do; "" when it is. */
+static char *agent_message(SluiceVmDomain *vm)
+{
+        static const char *const install =
+                N_("Install and start qemu-guest-agent in the guest (Windows: the guest tools of virtio-win).");
+
+        switch (vm->guest_agent) {
+        case SLUICE_GUEST_AGENT_READY:
+                return g_strdup("");
+        case SLUICE_GUEST_AGENT_RESTRICTED:
+                return sluice_vm_domain_restricted_message(vm->guest_agent_blocked);
+        case SLUICE_GUEST_AGENT_NONE: {
+                g_autofree char *name = shell_word(vm->name);
+
+                if (vm->agent_next_boot)
+                        return g_strdup_printf(
+                                _("The channel for the QEMU guest agent is in the VM’s definition and takes "
+                                  "effect at the next boot. %s"), _(install));
+                return g_strdup_printf(
+                        _("The VM has no channel for the QEMU guest agent, so Sluice cannot mount shares "
+                          "in the guest. Add it: sluicectl vm %s enable-agent (or Vm.EnableGuestAgent), "
+                          "then install qemu-guest-agent in the guest."),
+                        name);
+        }
+        case SLUICE_GUEST_AGENT_DISCONNECTED:
+        default:
+                if (!vm->active)
+                        return g_strdup(_("The VM is not running; Sluice asks its guest agent when it runs."));
+                if (vm->agent_error != NULL)
+                        return g_strdup_printf(_("The guest agent does not answer (%s). %s"), vm->agent_error,
+                                               _(install));
+                return g_strdup_printf(_("No guest agent answers in the VM (while it boots, that is normal). %s"),
+                                       _(install));
+        }
+}
+
+const char *sluice_vm_domain_agent_message(SluiceVmDomain *vm)
+{
+        return sluice_vm_get_guest_agent_message(vm->iface);
+}
+
+static void agent_publish(SluiceVmDomain *vm)
+{
+        g_autofree char *message = agent_message(vm);
+        const char *os_type = vm->guest_os_type == SLUICE_GUEST_OS_LINUX     ? "linux"
+                              : vm->guest_os_type == SLUICE_GUEST_OS_WINDOWS ? "windows"
+                                                                             : "";
+
+        g_object_freeze_notify(G_OBJECT(vm->iface));
+        sluice_vm_set_guest_agent(vm->iface, sluice_guest_agent_state_name(vm->guest_agent));
+        sluice_vm_set_guest_agent_message(vm->iface, message);
+        sluice_vm_set_guest_os_type(vm->iface, os_type);
+        sluice_vm_set_guest_os_name(vm->iface, vm->guest_os_name);
+        g_object_thaw_notify(G_OBJECT(vm->iface));
+}
+
+/* Sets the state; TRUE when what the share side sees changed. */
+static gboolean agent_set(SluiceVmDomain *vm, SluiceGuestAgentState state)
+{
+        g_autofree char *before = g_strdup(sluice_vm_get_guest_agent_message(vm->iface));
+        SluiceGuestAgentState old = vm->guest_agent;
+        SluiceGuestOsType old_os = vm->guest_os_type;
+
+        vm->guest_agent = state;
+        agent_publish(vm);
+        return old != state || g_strcmp0(before, sluice_vm_get_guest_agent_message(vm->iface)) != 0 ||
+               old_os != vm->guest_os_type;
+}
+
+/* The agent went away (or the VM stopped): what was asked of it is stale. */
+static void agent_forget(SluiceVmDomain *vm)
+{
+        vm->agent_epoch++;
+        vm->agent_probed = FALSE;
+        vm->probe_attempts = 0;
+        g_clear_handle_id(&vm->probe_retry, g_source_remove);
+        g_clear_pointer(&vm->agent_error, g_free);
+}
+
+/* After a read: what the channel says decides, and a connected agent not
+ * asked yet is asked. */
+static void agent_update(SluiceVmDomain *vm)
+{
+        SluiceGuestAgentState state;
+
+        if (!vm->active || vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_NONE ||
+            vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_DISCONNECTED) {
+                if (vm->agent_probed || vm->probing || vm->probe_retry)
+                        agent_forget(vm);
+                state = vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_NONE ? SLUICE_GUEST_AGENT_NONE
+                                                                              : SLUICE_GUEST_AGENT_DISCONNECTED;
+                if (agent_set(vm, state))
+                        vm->guest_dirty = TRUE;
+                return;
+        }
+        /* connected, or a channel whose state libvirt does not tell: ask */
+        if (!vm->agent_probed && !vm->probing && !vm->probe_retry)
+                agent_probe(vm);
+        else if (vm->guest_agent == SLUICE_GUEST_AGENT_NONE && agent_set(vm, SLUICE_GUEST_AGENT_DISCONNECTED))
+                vm->guest_dirty = TRUE;
+}
+
+typedef struct {
+        DomainRef ref;
+        guint64 epoch;
+        SluiceGuestAgentInfo info;
+        GError *error;
+} ProbeData;
+
+static void probe_data_free(gpointer data)
+{
+        ProbeData *d = data;
+
+        domain_ref_clear(&d->ref);
+        sluice_guest_agent_info_clear(&d->info);
+        g_clear_error(&d->error);
+        g_free(d);
+}
+
+static void probe_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+        ProbeData *d = task_data;
+
+        (void)sluice_guest_agent_probe(d->ref.domain, &d->info, &d->error);
+        g_task_return_boolean(task, TRUE);
+}
+
+static gboolean on_probe_retry(gpointer data)
+{
+        SluiceVmDomain *vm = data;
+
+        vm->probe_retry = 0;
+        if (vm->active && !vm->agent_probed && !vm->probing && !vm->removed)
+                agent_probe(vm);
+        return G_SOURCE_REMOVE;
+}
+
+static void on_probed(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        ProbeData *d = g_task_get_task_data(G_TASK(result));
+        g_autoptr(SluiceVmDomain) vm = sluice_vm_domain_ref(d->ref.vm);
+        SluiceGuestAgentState state;
+
+        vm->probing = FALSE;
+        if (vm->removed)
+                return;
+        if (d->epoch != vm->agent_epoch) {
+                /* the agent went away and maybe came back meanwhile: ask the new one */
+                agent_update(vm);
+                return;
+        }
+        if (d->error != NULL) {
+                g_debug("%s: guest agent: %s", vm->name, d->error->message);
+                g_free(vm->agent_error);
+                vm->agent_error = sluice_guest_agent_printable(d->error->message, strlen(d->error->message),
+                                                               AGENT_ERROR_MAX_CHARS);
+                state = SLUICE_GUEST_AGENT_DISCONNECTED;
+                /* it opened the channel but did not answer (yet): it may still be starting */
+                if (vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_CONNECTED &&
+                    ++vm->probe_attempts < PROBE_ATTEMPTS)
+                        vm->probe_retry = g_timeout_add_seconds(PROBE_RETRY_S, on_probe_retry, vm);
+                else
+                        vm->agent_probed = TRUE;
+        } else {
+                vm->agent_probed = TRUE;
+                g_clear_pointer(&vm->agent_error, g_free);
+                /* already bounded and printable (guest-agent.c): the guest's words */
+                g_free(vm->guest_os_name);
+                vm->guest_os_name = g_strdup(d->info.os_name != NULL ? d->info.os_name : "");
+                vm->guest_os_type = d->info.os_type;
+                g_free(vm->guest_agent_blocked);
+                vm->guest_agent_blocked = g_strdup(d->info.blocked);
+                state = d->info.can_exec && d->info.can_file ? SLUICE_GUEST_AGENT_READY
+                                                             : SLUICE_GUEST_AGENT_RESTRICTED;
+                g_message("%s: guest agent %s (%s), %s%s%s", vm->name, d->info.version ? d->info.version : "?",
+                          vm->guest_os_name, sluice_guest_agent_state_name(state),
+                          d->info.blocked ? ": blocks " : "", d->info.blocked ? d->info.blocked : "");
+        }
+        if (agent_set(vm, state) && vm->guest_changed)
+                vm->guest_changed(vm, vm->changed_data);
+}
+
+static void agent_probe(SluiceVmDomain *vm)
+{
+        g_autoptr(GTask) task = NULL;
+        ProbeData *d;
+        virDomainPtr raw = sluice_vm_domain_get_raw(vm);
+
+        if (raw == NULL)
+                return;
+        d = g_new0(ProbeData, 1);
+        d->ref.vm = sluice_vm_domain_ref(vm);
+        d->ref.domain = raw;
+        d->epoch = vm->agent_epoch;
+        vm->probing = TRUE;
+        task = g_task_new(NULL, NULL, on_probed, NULL);
+        g_task_set_task_data(task, d, probe_data_free);
+        g_task_run_in_thread(task, probe_thread);
+}
+
+void sluice_vm_domain_agent_event(SluiceVmDomain *vm, gboolean connected)
+{
+        /* a new connection of the agent (or none): what the old one said is stale */
+        agent_forget(vm);
+        sluice_vm_domain_refresh(vm);
+}
+
+void sluice_vm_domain_agent_recheck(SluiceVmDomain *vm)
+{
+        if (vm->probing || vm->probe_retry)
+                return;
+        agent_forget(vm);
+        sluice_vm_domain_refresh(vm);
+}
+
 /* ---- guest hint -------------------------------------------------------------------- */
 
 char *sluice_vm_domain_guest_hint(const SluiceVmDomain *vm, const char *tag)
 {
-        if (g_str_has_prefix(vm->os, "win"))
+        /* libosinfo's id when the VM's creator set one, else what its agent said */
+        gboolean windows = *vm->os != '\0' ? g_str_has_prefix(vm->os, "win")
+                                           : vm->guest_os_type == SLUICE_GUEST_OS_WINDOWS;
+
+        if (windows)
                 return g_strdup_printf(
                         _("Windows guest: install the VirtIO-FS driver from virtio-win and WinFsp, and "
                           "set the “VirtIO-FS Service” to start Automatically; the shared folder “%s” "
@@ -351,22 +643,29 @@ char *sluice_vm_domain_guest_hint(const SluiceVmDomain *vm, const char *tag)
                                dir, quoted, dir);
 }
 
-/* ---- EnableSharedMemory ------------------------------------------------------------ */
+/* ---- EnableSharedMemory, EnableGuestAgent -------------------------------------------- */
 
-/* One Vm.EnableSharedMemory call: what the thread needs, copied in the main thread. */
+/* What the two methods change in the persistent definition. */
+typedef enum {
+        DEFINITION_SHARED_MEMORY,
+        DEFINITION_GUEST_AGENT,
+} DefinitionChange;
+
+/* One call: what the thread needs, copied in the main thread. */
 typedef struct {
         DomainRef ref;
+        DefinitionChange change;
         char *name;
         char *uri;
         gboolean active;
-        gboolean shared_memory;
+        gboolean live_has_it;     /* the running VM has it already */
         GDBusMethodInvocation *invocation; /* answered once, in the main thread */
         guint answer_timeout;
-} SharedMemoryCall;
+} DefinitionCall;
 
-static void shared_memory_call_free(gpointer data)
+static void definition_call_free(gpointer data)
 {
-        SharedMemoryCall *c = data;
+        DefinitionCall *c = data;
 
         domain_ref_clear(&c->ref);
         g_free(c->name);
@@ -375,8 +674,37 @@ static void shared_memory_call_free(gpointer data)
         g_free(c);
 }
 
+/* What the caller hears once the definition is written (or was right already). */
+static char *definition_message(const DefinitionCall *c, gboolean changed)
+{
+        if (c->change == DEFINITION_SHARED_MEMORY) {
+                if (!changed && (!c->active || c->live_has_it))
+                        return g_strdup_printf(_("The VM “%s” already has shared memory."), c->name);
+                if (c->active)
+                        return g_strdup_printf(_("Shared memory is enabled for “%s”. It takes effect at the next "
+                                                 "boot: shut the VM down and start it again."), c->name);
+                return g_strdup_printf(_("Shared memory is enabled for “%s”. It takes effect at the next boot."),
+                                       c->name);
+        }
+        if (!changed && (!c->active || c->live_has_it))
+                return g_strdup_printf(_("The VM “%s” already has the channel for the QEMU guest agent; the "
+                                         "guest needs qemu-guest-agent installed and running."), c->name);
+        if (!changed)
+                return g_strdup_printf(_("The channel for the QEMU guest agent is in the definition of “%s” "
+                                         "already. It takes effect at the next boot: shut the VM down and start "
+                                         "it again. The guest needs qemu-guest-agent installed and running."),
+                                       c->name);
+        if (c->active)
+                return g_strdup_printf(_("The channel for the QEMU guest agent is added to “%s”. It takes "
+                                         "effect at the next boot: shut the VM down and start it again. The "
+                                         "guest needs qemu-guest-agent installed and running."), c->name);
+        return g_strdup_printf(_("The channel for the QEMU guest agent is added to “%s”. It takes effect at "
+                                 "the next boot; the guest needs qemu-guest-agent installed and running."),
+                               c->name);
+}
+
 /* Worker thread: rewrites the persistent definition; returns the message. */
-static char *enable_shared_memory(const SharedMemoryCall *c, GError **error)
+static char *definition_rewrite(const DefinitionCall *c, GError **error)
 {
         g_autofree char *xml = NULL;
         g_autofree char *new_xml = NULL;
@@ -389,9 +717,14 @@ static char *enable_shared_memory(const SharedMemoryCall *c, GError **error)
                 return NULL;
         }
         if (!persistent) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
-                            _("The VM “%s” is transient (it has no saved definition to change); "
-                              "add shared memory to the XML it is started from."), c->name);
+                if (c->change == DEFINITION_SHARED_MEMORY)
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
+                                    _("The VM “%s” is transient (it has no saved definition to change); "
+                                      "add shared memory to the XML it is started from."), c->name);
+                else
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
+                                    _("The VM “%s” is transient (it has no saved definition to change); "
+                                      "add the guest agent’s channel to the XML it is started from."), c->name);
                 return NULL;
         }
         /* SECURE: keep passwords (VNC, SPICE) that the plain XML leaves out */
@@ -400,7 +733,10 @@ static char *enable_shared_memory(const SharedMemoryCall *c, GError **error)
                 sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s definition"));
                 return NULL;
         }
-        new_xml = sluice_domain_xml_enable_shared_memory(xml, &changed, error);
+        if (c->change == DEFINITION_SHARED_MEMORY)
+                new_xml = sluice_domain_xml_enable_shared_memory(xml, &changed, error);
+        else
+                new_xml = sluice_domain_xml_enable_guest_agent(xml, &changed, error);
         if (!new_xml)
                 return NULL;
         if (changed) {
@@ -411,20 +747,13 @@ static char *enable_shared_memory(const SharedMemoryCall *c, GError **error)
                 }
                 virDomainFree(defined);
         }
-        if (!changed && (!c->active || c->shared_memory))
-                return g_strdup_printf(_("The VM “%s” already has shared memory."), c->name);
-        if (c->active)
-                return g_strdup_printf(_("Shared memory is enabled for “%s”. It takes effect at the next "
-                                         "boot: shut the VM down and start it again."), c->name);
-        return g_strdup_printf(_("Shared memory is enabled for “%s”. It takes effect at the next boot."),
-                               c->name);
+        return definition_message(c, changed);
 }
 
-static void enable_shared_memory_thread(GTask *task, gpointer source, gpointer task_data,
-                                        GCancellable *cancellable)
+static void definition_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
         GError *error = NULL;
-        char *message = enable_shared_memory(task_data, &error);
+        char *message = definition_rewrite(task_data, &error);
 
         if (message)
                 g_task_return_pointer(task, message, g_free);
@@ -435,23 +764,30 @@ static void enable_shared_memory_thread(GTask *task, gpointer source, gpointer t
 /* libvirtd is slow or stalled: the caller hears so before its own timeout; the
  * thread goes on (a stalled connection fails by keepalive) and a later call
  * tells whether the change was made. */
-static gboolean on_enable_shared_memory_timeout(gpointer user_data)
+static gboolean on_definition_timeout(gpointer user_data)
 {
-        SharedMemoryCall *c = g_task_get_task_data(G_TASK(user_data));
+        DefinitionCall *c = g_task_get_task_data(G_TASK(user_data));
         g_autoptr(GDBusMethodInvocation) invocation = g_steal_pointer(&c->invocation);
 
         c->answer_timeout = 0;
-        g_dbus_method_invocation_return_error(
-                invocation, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
-                _("libvirt (%s) has not answered within %d seconds; the change may still be made. "
-                  "Try again in a minute: Sluice then says whether “%s” has shared memory."),
-                c->uri, SLUICE_VM_ANSWER_TIMEOUT_S, c->name);
+        if (c->change == DEFINITION_SHARED_MEMORY)
+                g_dbus_method_invocation_return_error(
+                        invocation, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
+                        _("libvirt (%s) has not answered within %d seconds; the change may still be made. "
+                          "Try again in a minute: Sluice then says whether “%s” has shared memory."),
+                        c->uri, SLUICE_VM_ANSWER_TIMEOUT_S, c->name);
+        else
+                g_dbus_method_invocation_return_error(
+                        invocation, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
+                        _("libvirt (%s) has not answered within %d seconds; the change may still be made. "
+                          "Try again in a minute: Sluice then says whether “%s” has the guest agent’s channel."),
+                        c->uri, SLUICE_VM_ANSWER_TIMEOUT_S, c->name);
         return G_SOURCE_REMOVE;
 }
 
-static void enable_shared_memory_done(GObject *source, GAsyncResult *result, gpointer user_data)
+static void definition_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-        SharedMemoryCall *c = g_task_get_task_data(G_TASK(result));
+        DefinitionCall *c = g_task_get_task_data(G_TASK(result));
         g_autoptr(GDBusMethodInvocation) invocation = g_steal_pointer(&c->invocation);
         g_autoptr(GError) error = NULL;
         g_autofree char *message = g_task_propagate_pointer(G_TASK(result), &error);
@@ -466,36 +802,50 @@ static void enable_shared_memory_done(GObject *source, GAsyncResult *result, gpo
                 g_dbus_method_invocation_return_value(invocation, g_variant_new("(s)", message));
 }
 
-static gboolean on_enable_shared_memory(SluiceVm *iface, GDBusMethodInvocation *invocation,
-                                        gpointer user_data)
+static void definition_change(SluiceVmDomain *vm, GDBusMethodInvocation *invocation, DefinitionChange change)
 {
-        SluiceVmDomain *vm = user_data;
         g_autoptr(GTask) task = NULL;
-        SharedMemoryCall *c;
+        DefinitionCall *c;
         virDomainPtr raw = sluice_vm_domain_get_raw(vm);
 
         if (!raw) {
                 g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
                                                       _("The connection to libvirt (%s) is down; try again in a moment."),
                                                       sluice_vm_connection_get_uri(vm->connection));
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                return;
         }
         /* it changes the VM's saved definition: worth a line in the log */
-        g_message("Enabling shared memory in the definition of %s (%s)", vm->name,
+        g_message("Enabling %s in the definition of %s (%s)",
+                  change == DEFINITION_SHARED_MEMORY ? "shared memory" : "the guest agent's channel", vm->name,
                   sluice_vm_connection_get_uri(vm->connection));
-        c = g_new0(SharedMemoryCall, 1);
+        c = g_new0(DefinitionCall, 1);
         c->ref.vm = sluice_vm_domain_ref(vm);
         c->ref.domain = raw;
+        c->change = change;
         c->name = g_strdup(vm->name);
         c->uri = g_strdup(sluice_vm_connection_get_uri(vm->connection));
         c->active = vm->active;
-        c->shared_memory = vm->shared_memory;
+        c->live_has_it = change == DEFINITION_SHARED_MEMORY
+                                 ? vm->shared_memory
+                                 : vm->agent_channel != SLUICE_DOMAIN_AGENT_CHANNEL_NONE;
         c->invocation = g_object_ref(invocation);
-        task = g_task_new(NULL, NULL, enable_shared_memory_done, NULL);
-        g_task_set_task_data(task, c, shared_memory_call_free);
+        task = g_task_new(NULL, NULL, definition_done, NULL);
+        g_task_set_task_data(task, c, definition_call_free);
         c->answer_timeout = g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, SLUICE_VM_ANSWER_TIMEOUT_S,
-                                                       on_enable_shared_memory_timeout,
-                                                       g_object_ref(task), g_object_unref);
-        g_task_run_in_thread(task, enable_shared_memory_thread);
+                                                       on_definition_timeout, g_object_ref(task), g_object_unref);
+        g_task_run_in_thread(task, definition_thread);
+}
+
+static gboolean on_enable_shared_memory(SluiceVm *iface, GDBusMethodInvocation *invocation,
+                                        gpointer user_data)
+{
+        definition_change(user_data, invocation, DEFINITION_SHARED_MEMORY);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean on_enable_guest_agent(SluiceVm *iface, GDBusMethodInvocation *invocation,
+                                      gpointer user_data)
+{
+        definition_change(user_data, invocation, DEFINITION_GUEST_AGENT);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }

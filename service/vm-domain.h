@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-domain.h — one libvirt domain the VM manager knows: its exported
  * org.sluice.Sluice1.Vm object, the state read from libvirtd (in worker
- * threads, applied in the main thread), the devices plugged into it and its
- * Vm.EnableSharedMemory method.
+ * threads, applied in the main thread), the devices plugged into it, what
+ * its guest agent is (asked in a worker thread whenever the agent connects)
+ * and its Vm.EnableSharedMemory and Vm.EnableGuestAgent methods.
  *
  * Reference-counted (threads reading for it hold a reference); everything
  * else is main-thread only.  The fields are read by vm-manager.c; only this
@@ -12,8 +13,11 @@
 #include <gio/gio.h>
 #include <libvirt-gobject/libvirt-gobject.h>
 
+#include "domain-xml.h"
+#include "guest-agent.h"
 #include "sluice-dbus.h"
 #include "vm-connection.h"
+#include "vm-guest.h"
 
 G_BEGIN_DECLS
 
@@ -26,6 +30,8 @@ typedef struct _SluiceVmDomain SluiceVmDomain;
 
 /* transition: +1 the domain started, -1 it stopped, 0 anything else changed */
 typedef void (*SluiceVmDomainChanged)(SluiceVmDomain *vm, int transition, gpointer user_data);
+/* what its guest agent is or its OS changed (after the "changed" of the same read) */
+typedef void (*SluiceVmDomainGuestChanged)(SluiceVmDomain *vm, gpointer user_data);
 
 struct _SluiceVmDomain {
         SluiceVmConnection *connection;
@@ -40,13 +46,34 @@ struct _SluiceVmDomain {
         GHashTable *detaching;    /* tags Sluice itself is unplugging */
         GHashTable *tags;         /* tags plugged in (running VM) */
 
+        /* the guest agent, as Vm.GuestAgent* show it */
+        SluiceGuestAgentState guest_agent;
+        SluiceGuestOsType guest_os_type; /* the last an agent said; kept while it is away */
+        char *guest_os_name;
+        char *guest_agent_blocked; /* RESTRICTED: the commands its policy blocks */
+        /* vm-guest.c's: the tags Sluice mounted in a Windows guest (tag → drive),
+         * and its guest operations, one at a time per VM */
+        GHashTable *windows_mounts;
+        GQueue *guest_calls;      /* GTask * waiting */
+        gboolean guest_busy;      /* one runs */
+
         /* private to vm-domain.c */
         GVirDomain *domain;       /* NULL while the connection is down */
         GDBusObjectManagerServer *server;
         SluiceObjectSkeleton *object;
         SluiceVm *iface;
         SluiceVmDomainChanged changed;
+        SluiceVmDomainGuestChanged guest_changed;
         gpointer changed_data;
+        SluiceDomainAgentChannel agent_channel; /* in the XML last read */
+        gboolean agent_next_boot; /* running without it, but the saved definition has it */
+        gboolean agent_probed;    /* the agent's current connection was asked */
+        gboolean probing;         /* a probe is in flight */
+        guint64 agent_epoch;      /* bumped when the agent goes away: older probes lose */
+        guint probe_retry;        /* source: ask again (it connected, did not answer yet) */
+        guint probe_attempts;
+        char *agent_error;        /* why the last probe failed (printable), or NULL */
+        gboolean guest_dirty;     /* guest_changed is due after the current read */
         guint64 tags_epoch;       /* bumped when Sluice changes tags: older reads lose */
         gboolean removed;
         gboolean refreshing;      /* a read is in flight */
@@ -56,7 +83,8 @@ struct _SluiceVmDomain {
 /* A new entry for domain (not exported before its state is read). */
 SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain *domain,
                                      GDBusObjectManagerServer *server,
-                                     SluiceVmDomainChanged changed, gpointer changed_data);
+                                     SluiceVmDomainChanged changed,
+                                     SluiceVmDomainGuestChanged guest_changed, gpointer changed_data);
 SluiceVmDomain *sluice_vm_domain_ref(SluiceVmDomain *vm);
 void sluice_vm_domain_unref(SluiceVmDomain *vm);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceVmDomain, sluice_vm_domain_unref)
@@ -74,6 +102,15 @@ void sluice_vm_domain_refresh(SluiceVmDomain *vm);
 void sluice_vm_domain_set_tag(SluiceVmDomain *vm, const char *tag, gboolean plugged);
 /* The VM stopped: nothing is plugged in any more; QEMU's user loses its access. */
 void sluice_vm_domain_forget_devices(SluiceVmDomain *vm);
+
+/* libvirt says the guest agent (dis)connected: re-read, and ask it anew. */
+void sluice_vm_domain_agent_event(SluiceVmDomain *vm, gboolean connected);
+/* An agent command failed as if the agent were gone: ask it anew. */
+void sluice_vm_domain_agent_recheck(SluiceVmDomain *vm);
+/* What Vm.GuestAgentMessage says now ("" when the agent is ready). */
+const char *sluice_vm_domain_agent_message(SluiceVmDomain *vm);
+/* What to do in the guest so that its agent runs what mounting needs. */
+char *sluice_vm_domain_restricted_message(const char *blocked);
 
 /* What the guest needs to do to use the device with TAG, for the VM's OS. */
 char *sluice_vm_domain_guest_hint(const SluiceVmDomain *vm, const char *tag);

@@ -1,10 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-guest.c — a share's folder in its VM's guest; see vm-guest.h.
- * PLACEHOLDER until the implementation lands: no guest is ever ready. */
+ *
+ * Each call becomes one GuestCall, queued per VM and run one at a time in a
+ * GTask worker thread on its own reference to the raw domain: two shares
+ * mounting at once must not both edit /etc/fstab, and a Windows guest's
+ * second share needs to know that the first is mounted (WinFsp's launcher
+ * instead of the VirtIO-FS service).  What a call needs from the VM is
+ * checked when it is queued (a stopped VM or a missing agent is said at
+ * once) and again when it starts (the state may have changed behind the
+ * call before it). */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
+#include "domain-xml.h"
 #include "errors.h"
+#include "guest-agent.h"
+#include "guest-linux.h"
+#include "guest-windows.h"
+#include "vm-connection.h"
+#include "vm-domain.h"
 #include "vm-guest.h"
+
+/* the most of a guest's or libvirt's words quoted in an Error */
+#define QUOTE_MAX_CHARS 300
 
 const char *sluice_guest_agent_state_name(SluiceGuestAgentState state)
 {
@@ -13,25 +32,442 @@ const char *sluice_guest_agent_state_name(SluiceGuestAgentState state)
         return state < G_N_ELEMENTS(names) ? names[state] : "none";
 }
 
-gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm) { return FALSE; }
-SluiceGuestAgentState sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm) { return SLUICE_GUEST_AGENT_NONE; }
-
-static void fail(SluiceVmManager *self, GAsyncReadyCallback callback, gpointer user_data)
+static gboolean domain_guest_ready(const SluiceVmDomain *vm)
 {
-        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
-
-        g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED, "not implemented yet");
+        return vm->active && vm->guest_agent == SLUICE_GUEST_AGENT_READY &&
+               (vm->guest_os_type == SLUICE_GUEST_OS_LINUX || vm->guest_os_type == SLUICE_GUEST_OS_WINDOWS);
 }
 
+gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm_id)
+{
+        SluiceVmDomain *vm = sluice_vm_manager_find_domain(self, vm_id, NULL);
+
+        return vm != NULL && domain_guest_ready(vm);
+}
+
+SluiceGuestAgentState sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm_id)
+{
+        SluiceVmDomain *vm = sluice_vm_manager_find_domain(self, vm_id, NULL);
+
+        return vm != NULL ? vm->guest_agent : SLUICE_GUEST_AGENT_NONE;
+}
+
+/* ---- one call ------------------------------------------------------------------------ */
+
+typedef enum {
+        GUEST_MOUNT,
+        GUEST_UNMOUNT,
+        GUEST_RELEASE,
+        GUEST_FORGET,
+} GuestOp;
+
+typedef struct {
+        GuestOp op;
+        SluiceVmDomain *vm;       /* a reference */
+        char *vm_id;
+        char *tag;
+        char *place;              /* mount: what spec asked ("" = default); others: where it is */
+        gboolean at_boot;
+        /* filled when it starts, in the main thread */
+        virDomainPtr domain;
+        char *vm_name;
+        SluiceGuestOsType os;
+        gboolean others_mounted;  /* Windows: another tag of Sluice's is mounted in this guest */
+        char *blocked;            /* what the agent's policy blocks, for a DISABLED error */
+        /* set by the thread */
+        gboolean agent_gone;      /* the transport said the agent is not there (any more) */
+} GuestCall;
+
+static void guest_call_free(gpointer data)
+{
+        GuestCall *c = data;
+
+        g_clear_pointer(&c->vm, sluice_vm_domain_unref);
+        g_clear_pointer(&c->domain, virDomainFree);
+        g_free(c->vm_id);
+        g_free(c->tag);
+        g_free(c->place);
+        g_free(c->vm_name);
+        g_free(c->blocked);
+        g_free(c);
+}
+
+static const char *op_doing(GuestOp op)
+{
+        switch (op) {
+        case GUEST_MOUNT:
+                return _("Mounting");
+        case GUEST_UNMOUNT:
+                return _("Unmounting");
+        case GUEST_RELEASE:
+                return _("Releasing the old mount of");
+        case GUEST_FORGET:
+        default:
+                return _("Removing the boot-time mount of");
+        }
+}
+
+/* Whether a call can run in VM now; what to tell the user when not.  A
+ * stopped VM has nothing mounted: unmounting and releasing there succeed
+ * (*nothing_to_do). */
+static gboolean guest_call_possible(SluiceVmDomain *vm, const GuestCall *c, gboolean *nothing_to_do,
+                                    GError **error)
+{
+        *nothing_to_do = FALSE;
+        if (vm->removed) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("The VM “%s” is gone; nothing can be done in its guest."), vm->name);
+                return FALSE;
+        }
+        if (!vm->active) {
+                if (c->op == GUEST_UNMOUNT || c->op == GUEST_RELEASE) {
+                        *nothing_to_do = TRUE;
+                        return TRUE;
+                }
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("The VM “%s” is not running; Sluice acts in its guest once it runs and its guest "
+                              "agent answers."), vm->name);
+                return FALSE;
+        }
+        if (vm->guest_agent != SLUICE_GUEST_AGENT_READY) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s “%s” in “%s” is not possible: %s"),
+                            op_doing(c->op), c->tag, vm->name, sluice_vm_domain_agent_message(vm));
+                return FALSE;
+        }
+        if (vm->guest_os_type != SLUICE_GUEST_OS_LINUX && vm->guest_os_type != SLUICE_GUEST_OS_WINDOWS) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("The guest agent of “%s” does not say which OS the guest runs (it may be older "
+                              "than 2.10); Sluice mounts shares only in Linux and Windows guests it recognises. "
+                              "Mount it in the guest yourself, or update qemu-guest-agent."),
+                            vm->name);
+                return FALSE;
+        }
+        if (vm->domain == NULL) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("The connection to libvirt (%s) is down; Sluice is reconnecting."),
+                            sluice_vm_connection_get_uri(vm->connection));
+                return FALSE;
+        }
+        return TRUE;
+}
+
+/* A transport error (guest-agent.h) as a sentence for a person: what
+ * failed, what libvirt or the guest said, what to do. */
+static void wrap_agent_error(const GuestCall *c, GError **error)
+{
+        GError *e = *error;
+        g_autofree char *said = sluice_guest_agent_printable(e->message, strlen(e->message), QUOTE_MAX_CHARS);
+        g_autofree char *what = g_strdup_printf(_("%s “%s” in “%s” failed"), op_doing(c->op), c->tag, c->vm_name);
+        char *message;
+
+        switch (e->code) {
+        case SLUICE_GUEST_AGENT_ERROR_DISABLED: {
+                g_autofree char *restricted = sluice_vm_domain_restricted_message(c->blocked);
+                message = g_strdup_printf(_("%s: the guest agent refused (%s). %s"), what, said, restricted);
+                break;
+        }
+        case SLUICE_GUEST_AGENT_ERROR_TIMEOUT:
+                message = g_strdup_printf(_("%s: the guest agent did not answer in time (%s). The guest may be "
+                                            "busy; try again, or restart qemu-guest-agent in the guest."),
+                                          what, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_NOT_CONFIGURED:
+        case SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED:
+                message = g_strdup_printf(_("%s: the guest agent does not answer (%s). Check that "
+                                            "qemu-guest-agent runs in the guest."),
+                                          what, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_PROTOCOL:
+                message = g_strdup_printf(_("%s: the guest agent’s answer was not usable (%s)."), what, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_FAILED:
+        default:
+                message = g_strdup_printf(_("%s: the guest said: %s"), what, said);
+                break;
+        }
+        g_clear_error(error);
+        g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, message);
+        g_free(message);
+}
+
+/* Every error that leaves here is GUEST_AGENT, BUSY or INVALID_ARGUMENT
+ * (a mount point or drive letter that is not acceptable). */
+static void normalise_error(const GuestCall *c, GError **error)
+{
+        GError *e = *error;
+
+        if (e->domain == SLUICE_GUEST_AGENT_ERROR) {
+                wrap_agent_error(c, error);
+                return;
+        }
+        if (e->domain == SLUICE_ERROR && (e->code == SLUICE_ERROR_GUEST_AGENT || e->code == SLUICE_ERROR_BUSY ||
+                                          e->code == SLUICE_ERROR_INVALID_ARGUMENT))
+                return;
+        e->domain = SLUICE_ERROR;
+        e->code = SLUICE_ERROR_GUEST_AGENT;
+}
+
+/* ---- the worker thread ---------------------------------------------------------------- */
+
+static char *linux_mount(GuestCall *c, GError **error)
+{
+        g_autofree char *mount_point = NULL;
+        g_autoptr(GError) fstab_error = NULL;
+
+        if (*c->place != '\0') {
+                if (!sluice_guest_linux_check_mount_point(c->place, error))
+                        return NULL;
+                mount_point = g_strdup(c->place);
+        } else {
+                mount_point = sluice_guest_linux_default_mount_point(c->tag);
+        }
+        /* the boot-time line first: a failure to write what the user asked
+         * for is said before anything is mounted */
+        if (!sluice_guest_linux_set_fstab(c->domain, c->tag, mount_point, c->at_boot, &fstab_error)) {
+                if (c->at_boot) {
+                        g_propagate_error(error, g_steal_pointer(&fstab_error));
+                        return NULL;
+                }
+                /* a stale line of Sluice's is nofail: mounting now matters more */
+                g_warning("%s: cannot remove the /etc/fstab line of %s: %s", c->vm_name, c->tag,
+                          fstab_error->message);
+        }
+        if (!sluice_guest_linux_mount(c->domain, c->tag, mount_point, error))
+                return NULL;
+        return g_steal_pointer(&mount_point);
+}
+
+static char *guest_call_run(GuestCall *c, GError **error)
+{
+        gboolean windows = c->os == SLUICE_GUEST_OS_WINDOWS;
+
+        if (!sluice_domain_xml_check_tag(c->tag, error))
+                return NULL;
+        switch (c->op) {
+        case GUEST_MOUNT:
+                if (!windows)
+                        return linux_mount(c, error);
+                if (!sluice_guest_windows_check_drive(c->place, error))
+                        return NULL;
+                return sluice_guest_windows_mount(c->domain, c->tag, c->place, c->others_mounted, error);
+        case GUEST_UNMOUNT:
+                if (!windows ? sluice_guest_linux_unmount(c->domain, c->tag, c->place, error)
+                             : sluice_guest_windows_unmount(c->domain, c->tag, c->place, error))
+                        return g_strdup(c->place);
+                return NULL;
+        case GUEST_RELEASE:
+                /* Windows has no dead mount to detach: its instance is stopped,
+                 * and started again by the next mount */
+                if (!windows ? sluice_guest_linux_release(c->domain, c->tag, c->place, error)
+                             : sluice_guest_windows_unmount(c->domain, c->tag, c->place, error))
+                        return g_strdup(c->place);
+                return NULL;
+        case GUEST_FORGET:
+        default:
+                /* Windows: nothing of a share's is kept across boots (the
+                 * VirtIO-FS service's start type serves every share) */
+                if (windows)
+                        return g_strdup("");
+                {
+                        g_autofree char *mount_point = sluice_guest_linux_default_mount_point(c->tag);
+
+                        if (sluice_guest_linux_set_fstab(c->domain, c->tag, mount_point, FALSE, error))
+                                return g_strdup("");
+                }
+                return NULL;
+        }
+}
+
+static void guest_call_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+        GuestCall *c = task_data;
+        GError *error = NULL;
+        char *place = guest_call_run(c, &error);
+
+        if (place != NULL) {
+                g_task_return_pointer(task, place, g_free);
+                return;
+        }
+        if (error == NULL) /* a contract broken below: still an answer */
+                g_set_error(&error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s “%s” in “%s” failed"),
+                            op_doing(c->op), c->tag, c->vm_name);
+        /* the agent went away or hangs: what the VM says of it is asked anew */
+        c->agent_gone = g_error_matches(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED) ||
+                        g_error_matches(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_TIMEOUT);
+        normalise_error(c, &error);
+        g_task_return_error(task, error);
+}
+
+/* ---- the queue (main thread) --------------------------------------------------------- */
+
+static void guest_queue_next(SluiceVmDomain *vm);
+
+static void guest_call_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) outer = user_data;
+        GuestCall *c = g_task_get_task_data(G_TASK(result));
+        g_autoptr(SluiceVmDomain) vm = sluice_vm_domain_ref(c->vm);
+        g_autoptr(GError) error = NULL;
+        g_autofree char *place = g_task_propagate_pointer(G_TASK(result), &error);
+
+        vm->guest_busy = FALSE;
+        if (place != NULL && c->os == SLUICE_GUEST_OS_WINDOWS) {
+                if (c->op == GUEST_MOUNT)
+                        g_hash_table_insert(vm->windows_mounts, g_strdup(c->tag), g_strdup(place));
+                else if (c->op == GUEST_UNMOUNT || c->op == GUEST_RELEASE)
+                        g_hash_table_remove(vm->windows_mounts, c->tag);
+        }
+        if (c->agent_gone && !vm->removed)
+                sluice_vm_domain_agent_recheck(vm);
+        if (place != NULL)
+                g_task_return_pointer(outer, g_steal_pointer(&place), g_free);
+        else
+                g_task_return_error(outer, g_steal_pointer(&error));
+        guest_queue_next(vm);
+}
+
+/* Starts OUTER's call, or answers it when it cannot run (any more). */
+static void guest_call_start(SluiceVmDomain *vm, GTask *outer)
+{
+        GuestCall *c = g_task_get_task_data(outer);
+        g_autoptr(GTask) inner = NULL;
+        g_autoptr(GError) error = NULL;
+        gboolean nothing_to_do;
+
+        if (!guest_call_possible(vm, c, &nothing_to_do, &error)) {
+                g_task_return_error(outer, g_steal_pointer(&error));
+                return;
+        }
+        if (nothing_to_do) {
+                g_task_return_pointer(outer, g_strdup(c->place), g_free);
+                return;
+        }
+        c->domain = sluice_vm_domain_get_raw(vm);
+        c->vm_name = g_strdup(vm->name);
+        c->os = vm->guest_os_type;
+        c->blocked = g_strdup(vm->guest_agent_blocked);
+        if (c->os == SLUICE_GUEST_OS_WINDOWS) {
+                guint others = g_hash_table_size(vm->windows_mounts);
+
+                c->others_mounted = others > (g_hash_table_contains(vm->windows_mounts, c->tag) ? 1u : 0u);
+        }
+        vm->guest_busy = TRUE;
+        /* the inner task owns nothing but the call's data; outer keeps the caller's */
+        inner = g_task_new(NULL, NULL, guest_call_done, g_object_ref(outer));
+        g_task_set_task_data(inner, c, NULL);
+        g_task_run_in_thread(inner, guest_call_thread);
+}
+
+static void guest_queue_next(SluiceVmDomain *vm)
+{
+        while (!vm->guest_busy && !g_queue_is_empty(vm->guest_calls)) {
+                g_autoptr(GTask) outer = g_queue_pop_head(vm->guest_calls);
+
+                guest_call_start(vm, outer);
+        }
+}
+
+/* Queues a call on VM_ID's guest; answers at once when it cannot be done. */
+static void guest_call_queue(SluiceVmManager *self, GuestOp op, const char *vm_id, const char *tag,
+                             const char *place, gboolean at_boot, gpointer source_tag,
+                             GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+        g_autoptr(GError) error = NULL;
+        SluiceVmDomain *vm = sluice_vm_manager_find_domain(self, vm_id, &error);
+        GuestCall *c;
+        gboolean nothing_to_do;
+
+        g_task_set_source_tag(task, source_tag);
+        c = g_new0(GuestCall, 1);
+        c->op = op;
+        c->vm_id = g_strdup(vm_id);
+        c->tag = g_strdup(tag != NULL ? tag : "");
+        c->place = g_strdup(place != NULL ? place : "");
+        c->at_boot = at_boot;
+        g_task_set_task_data(task, c, guest_call_free);
+        if (vm == NULL) {
+                /* a VM that is gone has nothing mounted any more */
+                if ((op == GUEST_UNMOUNT || op == GUEST_RELEASE) &&
+                    (g_error_matches(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND) ||
+                     g_error_matches(error, SLUICE_ERROR, SLUICE_ERROR_NO_VM))) {
+                        g_task_return_pointer(task, g_strdup(c->place), g_free);
+                        return;
+                }
+                g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, "%s", error->message);
+                return;
+        }
+        c->vm = sluice_vm_domain_ref(vm);
+        /* said at once, not after the calls queued before it */
+        if (!guest_call_possible(vm, c, &nothing_to_do, &error)) {
+                g_task_return_error(task, g_steal_pointer(&error));
+                return;
+        }
+        g_queue_push_tail(vm->guest_calls, g_steal_pointer(&task));
+        guest_queue_next(vm);
+}
+
+/* ---- the API ------------------------------------------------------------------------- */
+
 void sluice_vm_manager_guest_mount_async(SluiceVmManager *self, const char *vm, const SluiceGuestMountSpec *spec,
-                                         GAsyncReadyCallback callback, gpointer user_data) { fail(self, callback, user_data); }
-char *sluice_vm_manager_guest_mount_finish(SluiceVmManager *self, GAsyncResult *result, GError **error) { return g_task_propagate_pointer(G_TASK(result), error); }
+                                         GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_return_if_fail(SLUICE_IS_VM_MANAGER(self));
+        g_return_if_fail(spec != NULL);
+        guest_call_queue(self, GUEST_MOUNT, vm, spec->tag, spec->mount_point, spec->at_boot,
+                         sluice_vm_manager_guest_mount_async, callback, user_data);
+}
+
+char *sluice_vm_manager_guest_mount_finish(SluiceVmManager *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail(g_task_is_valid(result, self), NULL);
+        return g_task_propagate_pointer(G_TASK(result), error);
+}
+
 void sluice_vm_manager_guest_unmount_async(SluiceVmManager *self, const char *vm, const char *tag, const char *place,
-                                           GAsyncReadyCallback callback, gpointer user_data) { fail(self, callback, user_data); }
-gboolean sluice_vm_manager_guest_unmount_finish(SluiceVmManager *self, GAsyncResult *result, GError **error) { return g_task_propagate_boolean(G_TASK(result), error); }
+                                           GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_return_if_fail(SLUICE_IS_VM_MANAGER(self));
+        guest_call_queue(self, GUEST_UNMOUNT, vm, tag, place, FALSE, sluice_vm_manager_guest_unmount_async,
+                         callback, user_data);
+}
+
+static gboolean propagate_done(SluiceVmManager *self, GAsyncResult *result, GError **error)
+{
+        g_autofree char *place = NULL;
+
+        g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+        place = g_task_propagate_pointer(G_TASK(result), error);
+        return place != NULL;
+}
+
+gboolean sluice_vm_manager_guest_unmount_finish(SluiceVmManager *self, GAsyncResult *result, GError **error)
+{
+        return propagate_done(self, result, error);
+}
+
 void sluice_vm_manager_guest_release_async(SluiceVmManager *self, const char *vm, const char *tag, const char *place,
-                                           GAsyncReadyCallback callback, gpointer user_data) { fail(self, callback, user_data); }
-gboolean sluice_vm_manager_guest_release_finish(SluiceVmManager *self, GAsyncResult *result, GError **error) { return g_task_propagate_boolean(G_TASK(result), error); }
+                                           GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_return_if_fail(SLUICE_IS_VM_MANAGER(self));
+        guest_call_queue(self, GUEST_RELEASE, vm, tag, place, FALSE, sluice_vm_manager_guest_release_async,
+                         callback, user_data);
+}
+
+gboolean sluice_vm_manager_guest_release_finish(SluiceVmManager *self, GAsyncResult *result, GError **error)
+{
+        return propagate_done(self, result, error);
+}
+
 void sluice_vm_manager_guest_forget_async(SluiceVmManager *self, const char *vm, const char *tag,
-                                          GAsyncReadyCallback callback, gpointer user_data) { fail(self, callback, user_data); }
-gboolean sluice_vm_manager_guest_forget_finish(SluiceVmManager *self, GAsyncResult *result, GError **error) { return g_task_propagate_boolean(G_TASK(result), error); }
+                                          GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_return_if_fail(SLUICE_IS_VM_MANAGER(self));
+        guest_call_queue(self, GUEST_FORGET, vm, tag, "", FALSE, sluice_vm_manager_guest_forget_async, callback,
+                         user_data);
+}
+
+gboolean sluice_vm_manager_guest_forget_finish(SluiceVmManager *self, GAsyncResult *result, GError **error)
+{
+        return propagate_done(self, result, error);
+}

@@ -27,7 +27,14 @@ struct _SluiceVmManager {
         gboolean started;
 };
 
-enum { SIGNAL_VM_STARTED, SIGNAL_VM_STOPPED, SIGNAL_DEVICE_REMOVED, SIGNAL_VMS_CHANGED, N_SIGNALS };
+enum {
+        SIGNAL_VM_STARTED,
+        SIGNAL_VM_STOPPED,
+        SIGNAL_DEVICE_REMOVED,
+        SIGNAL_VMS_CHANGED,
+        SIGNAL_GUEST_CHANGED,
+        N_SIGNALS
+};
 static guint signals[N_SIGNALS];
 
 G_DEFINE_TYPE(SluiceVmManager, sluice_vm_manager, G_TYPE_OBJECT)
@@ -67,6 +74,13 @@ static void on_vm_changed(SluiceVmDomain *vm, int transition, gpointer user_data
                 g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
 
+static void on_vm_guest_changed(SluiceVmDomain *vm, gpointer user_data)
+{
+        g_autofree char *name = g_strdup(vm->name);
+
+        g_signal_emit(user_data, signals[SIGNAL_GUEST_CHANGED], 0, name);
+}
+
 /* ---- connection events ------------------------------------------------------------ */
 
 static void on_domain_added(SluiceVmConnection *connection, GVirDomain *domain, gpointer user_data)
@@ -90,7 +104,7 @@ static void on_domain_added(SluiceVmConnection *connection, GVirDomain *domain, 
                 sluice_vm_domain_refresh(vm);
                 return;
         }
-        vm = sluice_vm_domain_new(connection, domain, self->server, on_vm_changed, self);
+        vm = sluice_vm_domain_new(connection, domain, self->server, on_vm_changed, on_vm_guest_changed, self);
         g_hash_table_insert(self->vms, vm->uuid, vm);
         g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
@@ -184,6 +198,15 @@ static void on_device_removed(SluiceVmConnection *connection, const char *uuid, 
         }
 }
 
+static void on_agent_changed(SluiceVmConnection *connection, const char *uuid, gboolean connected,
+                             gpointer user_data)
+{
+        SluiceVmDomain *vm = vm_of(user_data, connection, uuid);
+
+        if (vm)
+                sluice_vm_domain_agent_event(vm, connected);
+}
+
 static const SluiceVmConnectionEvents connection_events = {
         .domain_added = on_domain_added,
         .domain_removed = on_domain_removed,
@@ -191,6 +214,7 @@ static const SluiceVmConnectionEvents connection_events = {
         .lost = on_connection_lost,
         .device_added = on_device_added,
         .device_removed = on_device_removed,
+        .agent_changed = on_agent_changed,
 };
 
 /* ---- the object --------------------------------------------------------------------- */
@@ -229,6 +253,9 @@ static void sluice_vm_manager_class_init(SluiceVmManagerClass *klass)
         signals[SIGNAL_VMS_CHANGED] = g_signal_new("vms-changed", G_TYPE_FROM_CLASS(klass),
                                                    G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                                    G_TYPE_NONE, 0);
+        signals[SIGNAL_GUEST_CHANGED] = g_signal_new("guest-changed", G_TYPE_FROM_CLASS(klass),
+                                                     G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                                     G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
 static void sluice_vm_manager_init(SluiceVmManager *self)
@@ -321,6 +348,12 @@ static SluiceVmDomain *find_vm(SluiceVmManager *self, const char *vm_id, GError 
         else if (matches > 1)
                 g_debug("several VMs named %s; using the one on %s", vm_id, sluice_vm_connection_get_uri(found->connection));
         return found;
+}
+
+SluiceVmDomain *sluice_vm_manager_find_domain(SluiceVmManager *self, const char *vm_id, GError **error)
+{
+        g_return_val_if_fail(SLUICE_IS_VM_MANAGER(self), NULL);
+        return find_vm(self, vm_id, error);
 }
 
 SluiceVmInfo *sluice_vm_manager_lookup(SluiceVmManager *self, const char *vm_id, GError **error)

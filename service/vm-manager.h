@@ -10,7 +10,10 @@
  *    libvirtd restarts);
  *  - it emits "vm-started" / "vm-stopped" (name) so that shares assigned to a
  *    VM are attached when it starts;
- *  - attach/detach hot-plug one vhost-user-fs device into a running domain.
+ *  - attach/detach hot-plug one vhost-user-fs device into a running domain;
+ *  - it knows each VM's QEMU guest agent and offers the guest operations
+ *    (mount, unmount, release, forget: vm-guest.h), emitting "guest-changed"
+ *    when what sluice_vm_manager_guest_ready() says may have changed.
  * Errors are in the SLUICE_ERROR domain (errors.h). */
 #pragma once
 
@@ -89,12 +92,23 @@ gboolean sluice_vm_manager_detach_finish(SluiceVmManager *self, GAsyncResult *re
  * never waits on libvirtd. */
 gboolean sluice_vm_manager_is_attached(SluiceVmManager *self, const char *vm, const char *tag);
 
+/* For the VM side's own files (vm-guest.c): the entry of a VM (name or
+ * UUID), or NULL with SLUICE_ERROR_NO_VM / SLUICE_ERROR_NOT_FOUND.  The
+ * manager keeps it; take a reference to keep it across a thread. */
+typedef struct _SluiceVmDomain SluiceVmDomain;
+SluiceVmDomain *sluice_vm_manager_find_domain(SluiceVmManager *self, const char *vm, GError **error);
+
 /* Signals:
  *   "vm-started" (const char *name)  — the domain entered the running state
  *   "vm-stopped" (const char *name)  — it stopped (any reason)
  *   "device-removed" (const char *name, const char *tag) — a device went away
  *     without Sluice asking (guest or user unplugged it)
  *   "vms-changed" — a VM was defined or undefined, or a connection listed its
- *     domains or went down: what sluice_vm_manager_presence() says may differ */
+ *     domains or went down: what sluice_vm_manager_presence() says may differ
+ *   "guest-changed" (const char *name) — the VM's guest agent connected,
+ *     answered, went away, or its OS became known: whether
+ *     sluice_vm_manager_guest_ready() is TRUE may differ (shares plugged in
+ *     while the agent was not up yet are mounted then).  Also after the
+ *     VM stopped ("vm-stopped" comes first). */
 
 G_END_DECLS

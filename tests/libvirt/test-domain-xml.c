@@ -2,7 +2,8 @@
 /* test-domain-xml.c — what Sluice reads from and writes into domain XML:
  * the shared-memory rule libvirt applies, the OS, QEMU's user, the devices
  * already plugged in, escaping of the hot-plugged device, and the shared
- * memory rewrite (keeps everything else, refuses what it cannot handle). */
+ * memory rewrite (keeps everything else, refuses what it cannot handle),
+ * the guest agent's channel and its rewrite (adds it once, keeps the rest). */
 #include "config.h"
 
 #include "domain-xml.h"
@@ -207,6 +208,129 @@ static void test_enable_refuses(void)
         }
 }
 
+#define AGENT_CHANNEL(state) \
+        "<channel type='unix'><source mode='bind' path='/var/lib/libvirt/qemu/channel/target/a.sock'/>" \
+        "<target type='virtio' name='org.qemu.guest_agent.0'" state "/></channel>"
+
+static void test_agent_channel(void)
+{
+        struct {
+                const char *devices;
+                SluiceDomainAgentChannel channel;
+        } cases[] = {
+                { "", SLUICE_DOMAIN_AGENT_CHANNEL_NONE },
+                /* SPICE's agent is another channel */
+                { "<channel type='spicevmc'><target type='virtio' name='com.redhat.spice.0'/></channel>",
+                  SLUICE_DOMAIN_AGENT_CHANNEL_NONE },
+                /* a guestfwd or a serial port with the name is not the agent's */
+                { "<channel type='unix'><target type='guestfwd' name='org.qemu.guest_agent.0'/></channel>",
+                  SLUICE_DOMAIN_AGENT_CHANNEL_NONE },
+                { AGENT_CHANNEL(""), SLUICE_DOMAIN_AGENT_CHANNEL_PRESENT },
+                { AGENT_CHANNEL(" state='connected'"), SLUICE_DOMAIN_AGENT_CHANNEL_CONNECTED },
+                { AGENT_CHANNEL(" state='disconnected'"), SLUICE_DOMAIN_AGENT_CHANNEL_DISCONNECTED },
+                { AGENT_CHANNEL(" state='weird'"), SLUICE_DOMAIN_AGENT_CHANNEL_PRESENT },
+        };
+
+        for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strconcat(DOMAIN_HEAD "<devices>", cases[i].devices,
+                                                   "</devices></domain>", NULL);
+                g_autoptr(SluiceDomainXml) info = parse_ok(xml);
+
+                g_test_message("case %zu", i);
+                g_assert_cmpint(info->agent_channel, ==, cases[i].channel);
+        }
+
+        /* only a device counts, not text elsewhere that looks like one */
+        {
+                g_autoptr(SluiceDomainXml) info = parse_ok(
+                        DOMAIN_HEAD "<metadata><x xmlns='urn:x'>" AGENT_CHANNEL(" state='connected'")
+                        "</x></metadata>" DOMAIN_TAIL);
+                g_assert_cmpint(info->agent_channel, ==, SLUICE_DOMAIN_AGENT_CHANNEL_NONE);
+        }
+}
+
+static void test_enable_guest_agent(void)
+{
+        const char *xml = DOMAIN_HEAD "<metadata><app xmlns='urn:x'>keep me</app></metadata>"
+                "<devices><disk type='file' device='disk'><source file='/var/a b.img'/>"
+                "<target dev='vda' bus='virtio'/></disk>"
+                "<channel type='spicevmc'><target type='virtio' name='com.redhat.spice.0'/></channel>"
+                "<graphics type='vnc' port='-1' passwd='s3cret'/></devices></domain>";
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SluiceDomainXml) info = NULL;
+        g_autofree char *again = NULL;
+        gboolean changed = FALSE;
+        g_autofree char *out = sluice_domain_xml_enable_guest_agent(xml, &changed, &error);
+
+        g_assert_no_error(error);
+        g_assert_true(changed);
+        info = parse_ok(out);
+        g_assert_cmpint(info->agent_channel, ==, SLUICE_DOMAIN_AGENT_CHANNEL_PRESENT);
+        g_assert_nonnull(strstr(out, "<channel type=\"unix\"><target type=\"virtio\" "
+                                     "name=\"org.qemu.guest_agent.0\"/></channel>"));
+        /* everything else kept: metadata, disk, SPICE's channel, the VNC password */
+        g_assert_nonnull(strstr(out, "keep me"));
+        g_assert_nonnull(strstr(out, "/var/a b.img"));
+        g_assert_nonnull(strstr(out, "com.redhat.spice.0"));
+        g_assert_nonnull(strstr(out, "s3cret"));
+        g_assert_false(info->shared_memory);
+
+        /* once is enough */
+        again = sluice_domain_xml_enable_guest_agent(out, &changed, &error);
+        g_assert_no_error(error);
+        g_assert_false(changed);
+        g_assert_cmpstr(again, ==, out);
+}
+
+static void test_enable_guest_agent_no_devices(void)
+{
+        gboolean changed = FALSE;
+        g_autofree char *out = sluice_domain_xml_enable_guest_agent(DOMAIN_HEAD "</domain>", &changed, NULL);
+        g_autoptr(SluiceDomainXml) info = NULL;
+
+        g_assert_nonnull(out);
+        g_assert_true(changed);
+        info = parse_ok(out);
+        g_assert_cmpint(info->agent_channel, ==, SLUICE_DOMAIN_AGENT_CHANNEL_PRESENT);
+
+        /* a definition that has it (with a state, from whatever source) is left alone */
+        {
+                const char *has = DOMAIN_HEAD "<devices>" AGENT_CHANNEL(" state='disconnected'") "</devices></domain>";
+                g_autofree char *same = sluice_domain_xml_enable_guest_agent(has, &changed, NULL);
+
+                g_assert_false(changed);
+                g_assert_cmpstr(same, ==, has);
+        }
+}
+
+/* What is not a domain is refused; what a domain's XML holds is never
+ * expanded or fetched (entities, external references) on the way through. */
+static void test_enable_guest_agent_hostile(void)
+{
+        const char *bad[] = { "", "<domain", "<network><devices/></network>", "\x01\x02",
+                              "<domain><name>&xx;</name></domain>" };
+        const char *entity = "<!DOCTYPE domain [<!ENTITY x SYSTEM 'file:///etc/passwd'>"
+                             "<!ENTITY y 'YYYYYYYY'>]>"
+                             DOMAIN_HEAD "<description>&x;&y;</description>" DOMAIN_TAIL;
+        g_autoptr(GError) error = NULL;
+        g_autofree char *out = NULL;
+        gboolean changed = TRUE;
+
+        for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+                g_assert_null(sluice_domain_xml_enable_guest_agent(bad[i], &changed, &error));
+                g_assert_nonnull(error);
+                g_assert_false(changed);
+                g_clear_error(&error);
+                changed = TRUE;
+        }
+        out = sluice_domain_xml_enable_guest_agent(entity, &changed, &error);
+        g_assert_no_error(error);
+        g_assert_true(changed);
+        g_assert_null(strstr(out, "root:"));
+        g_assert_null(strstr(out, "YYYYYYYY</description>"));
+        g_assert_nonnull(strstr(out, "&x;&y;"));
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -220,5 +344,9 @@ int main(int argc, char **argv)
         g_test_add_func("/domain-xml/enable-shared-memory", test_enable_shared_memory);
         g_test_add_func("/domain-xml/enable-keeps-file-source", test_enable_keeps_file_source);
         g_test_add_func("/domain-xml/enable-refuses", test_enable_refuses);
+        g_test_add_func("/domain-xml/agent-channel", test_agent_channel);
+        g_test_add_func("/domain-xml/enable-guest-agent", test_enable_guest_agent);
+        g_test_add_func("/domain-xml/enable-guest-agent-no-devices", test_enable_guest_agent_no_devices);
+        g_test_add_func("/domain-xml/enable-guest-agent-hostile", test_enable_guest_agent_hostile);
         return g_test_run();
 }

@@ -3,12 +3,16 @@
  * driver (in-process, shared by every connection of this process): Vm
  * objects appear, follow the domain's lifecycle and go away; attach refuses
  * what it must (stopped VM, no shared memory, tag in use, bad tag); Vm
- * EnableSharedMemory over D-Bus rewrites the persistent definition. */
+ * EnableSharedMemory over D-Bus rewrites the persistent definition; the
+ * guest agent's state (no channel, a channel nobody answers on: this driver
+ * has no agent), EnableGuestAgent, and guest operations refused at once
+ * where no agent can run them. */
 #include "config.h"
 
 #include "errors.h"
 #include "sluice-dbus.h"
 #include "sluice-names.h"
+#include "vm-guest.h"
 #include "vm-manager.h"
 
 #include <libvirt/libvirt.h>
@@ -22,7 +26,7 @@ typedef struct {
         GDBusObjectManagerServer *server;
         SluiceVmManager *manager;
         virConnectPtr raw;
-        GPtrArray *events; /* "started:NAME", "stopped:NAME" */
+        GPtrArray *events; /* "started:NAME", "stopped:NAME", "guest:NAME" */
 } Fixture;
 
 static void on_started(SluiceVmManager *m, const char *name, Fixture *f)
@@ -33,6 +37,11 @@ static void on_started(SluiceVmManager *m, const char *name, Fixture *f)
 static void on_stopped(SluiceVmManager *m, const char *name, Fixture *f)
 {
         g_ptr_array_add(f->events, g_strdup_printf("stopped:%s", name));
+}
+
+static void on_guest_changed(SluiceVmManager *m, const char *name, Fixture *f)
+{
+        g_ptr_array_add(f->events, g_strdup_printf("guest:%s", name));
 }
 
 typedef gboolean (*Condition)(Fixture *f, gconstpointer data);
@@ -101,6 +110,7 @@ static void fixture_setup(Fixture *f, gconstpointer data)
         f->manager = sluice_vm_manager_new(f->server, uris);
         g_signal_connect(f->manager, "vm-started", G_CALLBACK(on_started), f);
         g_signal_connect(f->manager, "vm-stopped", G_CALLBACK(on_stopped), f);
+        g_signal_connect(f->manager, "guest-changed", G_CALLBACK(on_guest_changed), f);
         sluice_vm_manager_start(f->manager);
         /* the same in-process test driver state as the manager's connection */
         f->raw = virConnectOpen(URI);
@@ -266,13 +276,21 @@ static void call_done(GObject *source, GAsyncResult *result, gpointer data)
         r->done = TRUE;
 }
 
+static void agent_call_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+        CallResult *r = data;
+
+        r->ok = sluice_vm_call_enable_guest_agent_finish(SLUICE_VM(source), &r->message, result, &r->error);
+        r->done = TRUE;
+}
+
 static gboolean call_finished(Fixture *f, gconstpointer data)
 {
         return ((const CallResult *)data)->done;
 }
 
-/* Calls Vm.EnableSharedMemory over the bus, as a client would. */
-static CallResult enable_shared_memory_call(Fixture *f, SluiceVm *vm)
+/* Calls Vm.EnableSharedMemory (or EnableGuestAgent) over the bus, as a client would. */
+static CallResult enable_call(Fixture *f, SluiceVm *vm, gboolean agent)
 {
         g_autoptr(SluiceVm) proxy = NULL;
         g_autoptr(GError) error = NULL;
@@ -283,9 +301,17 @@ static CallResult enable_shared_memory_call(Fixture *f, SluiceVm *vm)
                                          g_dbus_interface_skeleton_get_object_path(G_DBUS_INTERFACE_SKELETON(vm)),
                                          NULL, &error);
         g_assert_no_error(error);
-        sluice_vm_call_enable_shared_memory(proxy, NULL, call_done, &r);
+        if (agent)
+                sluice_vm_call_enable_guest_agent(proxy, NULL, agent_call_done, &r);
+        else
+                sluice_vm_call_enable_shared_memory(proxy, NULL, call_done, &r);
         g_assert_true(wait_for(f, call_finished, &r));
         return r;
+}
+
+static CallResult enable_shared_memory_call(Fixture *f, SluiceVm *vm)
+{
+        return enable_call(f, vm, FALSE);
 }
 
 static void test_enable_shared_memory(Fixture *f, gconstpointer data)
@@ -340,6 +366,199 @@ static void test_enable_shared_memory_refused(Fixture *f, gconstpointer data)
         virDomainFree(dom);
 }
 
+/* ---- the guest agent ---- */
+
+typedef struct {
+        const char *vm;
+        const char *agent;
+        const char *message_part;
+} AgentExpect;
+
+static gboolean agent_is(Fixture *f, gconstpointer data)
+{
+        const AgentExpect *e = data;
+        g_autoptr(SluiceVm) vm = vm_object(f, e->vm);
+
+        return g_str_equal(sluice_vm_get_guest_agent(vm), e->agent) &&
+               (e->message_part == NULL || strstr(sluice_vm_get_guest_agent_message(vm), e->message_part) != NULL);
+}
+
+static void assert_agent(Fixture *f, const char *name, const char *agent, const char *message_part)
+{
+        AgentExpect e = { name, agent, message_part };
+        g_autoptr(SluiceVm) vm = NULL;
+
+        if (!wait_for(f, agent_is, &e)) {
+                vm = vm_object(f, name);
+                g_error("%s: GuestAgent %s (%s), expected %s (…%s…)", name, sluice_vm_get_guest_agent(vm),
+                        sluice_vm_get_guest_agent_message(vm), agent, message_part ? message_part : "");
+        }
+        vm = vm_object(f, name);
+        g_test_message("%s: %s: %s", name, agent, sluice_vm_get_guest_agent_message(vm));
+        g_assert_cmpstr(sluice_vm_get_guest_os_type(vm), ==, "");
+        g_assert_cmpstr(sluice_vm_get_guest_os_name(vm), ==, "");
+        g_assert_false(sluice_vm_manager_guest_ready(f->manager, name));
+}
+
+#define AGENT_XML \
+        "<domain type='test'><name>%s</name><memory>262144</memory>" \
+        "<memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>" \
+        "<os><type>hvm</type></os><devices>" \
+        "<channel type='unix'><source mode='bind' path='/tmp/vm-test-agent.sock'/>" \
+        "<target type='virtio' name='org.qemu.guest_agent.0'/></channel></devices></domain>"
+
+static void test_agent_none(Fixture *f, gconstpointer data)
+{
+        assert_agent(f, "test", "none", "enable-agent");
+        g_assert_cmpint(sluice_vm_manager_guest_agent(f->manager, "test"), ==, SLUICE_GUEST_AGENT_NONE);
+        g_assert_cmpint(sluice_vm_manager_guest_agent(f->manager, "no-such-vm"), ==, SLUICE_GUEST_AGENT_NONE);
+        g_assert_false(sluice_vm_manager_guest_ready(f->manager, "no-such-vm"));
+}
+
+static void test_agent_channel(Fixture *f, gconstpointer data)
+{
+        g_autofree char *xml = g_strdup_printf(AGENT_XML, "agent-vm");
+        virDomainPtr dom = virDomainDefineXML(f->raw, xml);
+
+        g_assert_nonnull(dom);
+        g_assert_true(wait_for(f, vm_known, "agent-vm"));
+        /* off: the channel is there, nobody answers on it */
+        assert_agent(f, "agent-vm", "disconnected", "not running");
+        g_assert_cmpint(sluice_vm_manager_guest_agent(f->manager, "agent-vm"), ==, SLUICE_GUEST_AGENT_DISCONNECTED);
+
+        /* running: Sluice asks, this driver has no agent: the reason and what to do */
+        g_assert_cmpint(virDomainCreate(dom), ==, 0);
+        g_assert_true(wait_for(f, has_event, "started:agent-vm"));
+        assert_agent(f, "agent-vm", "disconnected", "qemu-guest-agent");
+        g_assert_true(wait_for(f, has_event, "guest:agent-vm"));
+
+        g_assert_cmpint(virDomainDestroy(dom), ==, 0);
+        assert_agent(f, "agent-vm", "disconnected", "not running");
+        virDomainUndefine(dom);
+        virDomainFree(dom);
+}
+
+static void test_enable_guest_agent(Fixture *f, gconstpointer data)
+{
+        g_autoptr(SluiceVm) vm = vm_object(f, "test");
+        g_autofree char *xml = NULL;
+        CallResult r = enable_call(f, vm, TRUE);
+        virDomainPtr dom;
+
+        g_assert_no_error(r.error);
+        g_assert_true(r.ok);
+        g_test_message("%s", r.message);
+        g_assert_nonnull(strstr(r.message, "next boot"));
+        g_assert_nonnull(strstr(r.message, "qemu-guest-agent"));
+        g_free(r.message);
+
+        dom = virDomainLookupByName(f->raw, "test");
+        xml = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_INACTIVE);
+        g_assert_nonnull(strstr(xml, "org.qemu.guest_agent.0"));
+        /* the rest of the definition is still there */
+        g_assert_nonnull(strstr(xml, "<name>test</name>"));
+        g_assert_nonnull(strstr(xml, "<interface"));
+        /* running: not yet, and the VM says when */
+        assert_agent(f, "test", "none", "next boot");
+
+        /* a second call leaves it alone and says so */
+        r = enable_call(f, vm, TRUE);
+        g_assert_no_error(r.error);
+        g_assert_nonnull(strstr(r.message, "already"));
+        g_assert_nonnull(strstr(r.message, "next boot"));
+        g_free(r.message);
+
+        virDomainDestroy(dom);
+        assert_agent(f, "test", "disconnected", "not running");
+        r = enable_call(f, vm, TRUE);
+        g_assert_no_error(r.error);
+        g_test_message("%s", r.message);
+        g_assert_nonnull(strstr(r.message, "already"));
+        g_free(r.message);
+        virDomainFree(dom);
+}
+
+typedef struct {
+        gboolean done;
+        char *place;
+        GError *error;
+} GuestResult;
+
+static void guest_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+        GuestResult *r = data;
+        SluiceVmManager *m = SLUICE_VM_MANAGER(source);
+
+        if (g_task_get_source_tag(G_TASK(result)) == sluice_vm_manager_guest_mount_async)
+                r->place = sluice_vm_manager_guest_mount_finish(m, result, &r->error);
+        else if (sluice_vm_manager_guest_unmount_finish(m, result, &r->error))
+                r->place = g_strdup("");
+        r->done = TRUE;
+}
+
+static gboolean guest_finished(Fixture *f, gconstpointer data)
+{
+        return ((const GuestResult *)data)->done;
+}
+
+/* No agent to run them: refused at once, saying why and what to do. */
+static void test_guest_calls_refused(Fixture *f, gconstpointer data)
+{
+        SluiceGuestMountSpec spec = { .tag = "docs", .mount_point = "", .at_boot = FALSE };
+        const char *vms[] = { "test", "no-such-vm", "" };
+        virDomainPtr dom;
+
+        for (gsize i = 0; i < G_N_ELEMENTS(vms); i++) {
+                GuestResult r = { 0 };
+
+                sluice_vm_manager_guest_mount_async(f->manager, vms[i], &spec, guest_done, &r);
+                g_assert_true(wait_for(f, guest_finished, &r));
+                g_assert_null(r.place);
+                g_assert_error(r.error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT);
+                g_test_message("mount in “%s”: %s", vms[i], r.error->message);
+                g_clear_error(&r.error);
+        }
+        {
+                GuestResult r = { 0 };
+
+                sluice_vm_manager_guest_mount_async(f->manager, "test", &spec, guest_done, &r);
+                g_assert_true(wait_for(f, guest_finished, &r));
+                g_assert_nonnull(strstr(r.error->message, "enable-agent"));
+                g_clear_error(&r.error);
+        }
+        /* running without an agent: unmounting cannot be done either */
+        {
+                GuestResult r = { 0 };
+
+                sluice_vm_manager_guest_unmount_async(f->manager, "test", "docs", "/mnt/docs", guest_done, &r);
+                g_assert_true(wait_for(f, guest_finished, &r));
+                g_assert_error(r.error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT);
+                g_clear_error(&r.error);
+        }
+        /* a stopped VM (or one that is gone) has nothing mounted: unmounting is done */
+        dom = virDomainLookupByName(f->raw, "test");
+        virDomainDestroy(dom);
+        g_assert_true(wait_for(f, state_is, "shutoff"));
+        for (gsize i = 0; i < 2; i++) {
+                GuestResult r = { 0 };
+
+                sluice_vm_manager_guest_unmount_async(f->manager, vms[i], "docs", "/mnt/docs", guest_done, &r);
+                g_assert_true(wait_for(f, guest_finished, &r));
+                g_assert_no_error(r.error);
+                g_free(r.place);
+        }
+        {
+                GuestResult r = { 0 };
+
+                sluice_vm_manager_guest_mount_async(f->manager, "test", &spec, guest_done, &r);
+                g_assert_true(wait_for(f, guest_finished, &r));
+                g_assert_error(r.error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT);
+                g_assert_nonnull(strstr(r.error->message, "not running"));
+                g_clear_error(&r.error);
+        }
+        virDomainFree(dom);
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -350,5 +569,9 @@ int main(int argc, char **argv)
         ADD("attach-refusals", test_attach_refusals);
         ADD("enable-shared-memory", test_enable_shared_memory);
         ADD("enable-shared-memory-refused", test_enable_shared_memory_refused);
+        ADD("agent-none", test_agent_none);
+        ADD("agent-channel", test_agent_channel);
+        ADD("enable-guest-agent", test_enable_guest_agent);
+        ADD("guest-calls-refused", test_guest_calls_refused);
         return g_test_run();
 }

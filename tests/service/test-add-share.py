@@ -326,6 +326,13 @@ def case_add_unknown_vm(env):
     service = env.start_service()
     vms = wait_for(lambda: env.ctl_json("vms"), 30, "the VMs of test:///default")
     check([v["name"] for v in vms] == ["test"], f"vms: {vms}")
+    # test:///default's VM has no guest agent channel: the VM says so, and what to do
+    check(vms[0]["guest_agent"] == "none" and "enable-agent" in vms[0]["guest_agent_message"]
+          and vms[0]["guest_os_type"] == "", f"the guest agent of test: {vms[0]}")
+    r = env.ctl("vm", "test", "enable-agent")
+    check("next boot" in r.stdout, f"sluicectl vm test enable-agent: {r.stdout!r}")
+    r = env.ctl("vm", "ghost", "enable-agent", rc=1)
+    check("There is no VM “ghost”" in r.stderr, f"sluicectl vm ghost enable-agent: {r.stderr!r}")
     # The share loaded before libvirt answered now says that it waits.
     waiting = wait_for(lambda: (lambda x: x if "Waiting for VM “later”" in x["error"] else None)(env.share("later")),
                        30, f"the share of an unknown VM to wait for it (now {env.share('later')})")
