@@ -454,7 +454,13 @@ static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer us
         SluiceSharedFolder *share = SLUICE_SHARED_FOLDER(source);
         g_autoptr(GError) error = NULL;
 
-        sluice_shared_folder_stop_finish(share, result);
+        if (!sluice_shared_folder_stop_finish(share, result, &error)) {
+                /* the guest uses it (Busy): the share stays as it was */
+                g_dbus_method_invocation_return_gerror(data->invocation, error);
+                g_object_unref(data->self);
+                g_free(data);
+                return;
+        }
         g_message("Removed share %s", sluice_shared_folder_get_config(share)->tag);
         /* The share may be gone already (removed twice at once). */
         if (g_hash_table_lookup(data->self->shares, sluice_shared_folder_get_object_path(share)) == share)
@@ -592,7 +598,10 @@ static void on_share_stopped_for_shutdown(GObject *source, GAsyncResult *result,
         g_autoptr(GTask) task = user_data;
         guint *pending = g_task_get_task_data(task);
 
-        sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result);
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result, &error))
+                g_warning("%s", error->message);
         if (--*pending == 0)
                 g_task_return_boolean(task, TRUE);
 }

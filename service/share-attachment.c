@@ -15,6 +15,9 @@ typedef struct {
         gboolean retries;  /* RECOVERING's unplug failure: ask again while tries are left */
 } Row;
 
+/* A device of ours leaves the VM without a Detach: nothing of it stays shown. */
+#define GONE (A(CLEAR_HINT) | A(CLEAR_GUEST) | A(REPORT_DETACHED))
+
 /* An event a state does not list changes nothing (and a caller of PLUG or
  * UNPLUG there is answered by the row: every state lists those). */
 static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT_N_EVENTS] = {
@@ -29,6 +32,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 /* nothing is in the VM yet; the plug's result decides */
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
+                /* managed: MOUNTING (managed_table) */
                 [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(PLUGGED),
                         DO(A(CLEAR_ERROR) | A(SET_HINT) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS)) },
                 /* the device is the crashed worker's: the restart replaces it */
@@ -46,15 +50,14 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGING), DO(A(UNPLUG)), CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED),
-                        DO(A(CLEAR_HINT) | A(REPORT_DETACHED)) },
-                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED),
-                        DO(A(CLEAR_HINT) | A(REPORT_DETACHED)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE) },
                 /* the old VM loses the device; nothing waits for it */
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
-                        DO(A(UNPLUG_QUIETLY) | A(CLEAR_HINT)) },
+                        DO(A(UNPLUG_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE) },
-                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)) },
+                /* GUEST_READY: MOUNTING when managed (managed_table) */
         },
         [SLUICE_SHARE_ATTACHMENT_UNPLUGGING] = {
                 /* still in the VM until the unplug completes */
@@ -62,60 +65,178 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE] = { GO(UNPLUGGED),
-                        DO(A(CLEAR_HINT) | A(REPORT_DETACHED) | A(COMPLETE_DETACH_WAITERS)) },
+                        DO(GONE | A(COMPLETE_DETACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_FAILED] = { GO(PLUGGED), DO(A(FAIL_DETACH_WAITERS)) },
         },
         [SLUICE_SHARE_ATTACHMENT_STALE] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
-                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY)), CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)),
+                        CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED) },
-                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED) },
-                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_READY] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
-                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)) },
         },
         [SLUICE_SHARE_ATTACHMENT_RECOVERING] = {
                 /* the recovery plugs it in: an Attach waits for that */
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
-                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)), CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE] = { GO(REPLUGGING), DO(A(PLUG)) },
                 /* an Attach waiting for the recovery hears why it cannot end yet */
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_FAILED] = { GO(AWAITING_OLD_DEVICE),
                         DO(A(REPORT_OLD_DEVICE_HELD) | A(FAIL_ATTACH_WAITERS)), .retries = TRUE },
                 /* DEVICE_REMOVED: the unplug under way reports it too, and decides */
-                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE) },
-                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
         },
         [SLUICE_SHARE_ATTACHMENT_AWAITING_OLD_DEVICE] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { GO(PLUGGING), DO(A(PLUG)), CALLER(WAIT_PLUG) },
-                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY)), CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)),
+                        CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 /* the guest let the old device go at last */
                 [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(REPLUGGING), DO(A(CLEAR_ERROR) | A(PLUG)) },
-                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED) },
-                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE) },
-                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
         },
         [SLUICE_SHARE_ATTACHMENT_REPLUGGING] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
+                /* not managed: back, but nothing of ours is mounted (managed: REMOUNTING) */
                 [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(PLUGGED),
-                        DO(A(CLEAR_ERROR) | A(SET_HINT) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
-                           A(COMPLETE_ATTACH_WAITERS)) },
+                        DO(A(CLEAR_ERROR) | A(CLEAR_GUEST) | A(SET_HINT) | A(REPORT_ATTACHED) |
+                           A(REPORT_RECOVERED) | A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_PLUG_DONE_WORKER_LOST] = { GO(STALE),
                         DO(A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_PLUG_DONE_UNWANTED] = { GO(UNPLUGGED),
-                        DO(A(UNPLUG_QUIETLY) | A(COMPLETE_ATTACH_WAITERS)) },
+                        DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_PLUG_FAILED] = { GO(UNPLUGGED),
-                        DO(A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS)) },
+                        DO(A(CLEAR_GUEST) | A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_PLUG_CANCELLED] = { GO(UNPLUGGED),
-                        DO(A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS)) },
+                        DO(A(CLEAR_GUEST) | A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS)) },
+        },
+        /* An Attach (and a Start that joined the plug) ends when the mount
+         * attempt does, either way: a share the guest did not mount is
+         * still attached (Error and GuestHint say what to do by hand). */
+        [SLUICE_SHARE_ATTACHMENT_MOUNTING] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
+                /* the mount under way ends first (UNMOUNTING) */
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNMOUNTING), CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = { GO(MOUNTED),
+                        DO(A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNT_FAILED] = { GO(PLUGGED),
+                        DO(A(REPORT_MOUNT_FAILED) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
+                        DO(A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS)) },
+                /* the guest may hold the mount by now: the recovery releases it */
+                [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE_MOUNTED) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_MOUNTED] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNMOUNTING), DO(A(UNMOUNT_IN_GUEST)), CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
+                        DO(A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE_MOUNTED) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_UNMOUNTING] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNTED] = { GO(UNPLUGGING), DO(A(CLEAR_GUEST) | A(UNPLUG)) },
+                /* in use: nothing changes but the Detach (or Stop) failing */
+                [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_BUSY] = { GO(MOUNTED),
+                        DO(A(SET_GUEST_PATH) | A(FAIL_DETACH_WAITERS)) },
+                /* no agent (any more), a timeout: unplugged as without one */
+                [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED] = { GO(UNPLUGGING), DO(A(CLEAR_GUEST) | A(UNPLUG)) },
+                /* a Detach came while mounting: now that the mount ended, on */
+                [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = {
+                        DO(A(UNMOUNT_IN_GUEST) | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNT_FAILED] = { GO(UNPLUGGING),
+                        DO(A(CLEAR_GUEST) | A(UNPLUG) | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED),
+                        DO(GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED),
+                        DO(GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
+                        DO(A(UNPLUG_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS) |
+                           A(COMPLETE_DETACH_WAITERS)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_REMOUNTING] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNMOUNTING), CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = { GO(MOUNTED),
+                        DO(A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
+                           A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNT_FAILED] = { GO(PLUGGED),
+                        DO(A(REPORT_MOUNT_FAILED) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
+                           A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
+                        DO(A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE_MOUNTED) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_STALE_MOUNTED] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)),
+                        CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_READY] = { GO(RELEASING), DO(A(RELEASE_IN_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = { GO(RELEASING), DO(A(RELEASE_IN_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_RELEASING] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
+                /* the release under way ends the mount; the device goes after it */
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)),
+                        CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
+                /* the unplug may work all the same; if not, Error says the guest holds it */
+                [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASE_FAILED] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE_MOUNTED) },
+                [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)) },
+        },
+};
+
+/* Where Sluice handles the guest, these rows replace the table's. */
+static const Row managed_table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT_N_EVENTS] = {
+        [SLUICE_SHARE_ATTACHMENT_PLUGGING] = {
+                /* "attached" and the Attach callers wait for the mount: they say where */
+                [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(MOUNTING),
+                        DO(A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_PLUGGED] = {
+                /* the agent came up after the plug, or AutoMount was switched on */
+                [SLUICE_SHARE_ATTACHMENT_GUEST_READY] = { GO(MOUNTING), DO(A(MOUNT_IN_GUEST)) },
+        },
+        [SLUICE_SHARE_ATTACHMENT_REPLUGGING] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(REMOUNTING),
+                        DO(A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST)) },
         },
 };
 
@@ -128,6 +249,12 @@ static const char *const state_names[] = {
         [SLUICE_SHARE_ATTACHMENT_RECOVERING] = "recovering",
         [SLUICE_SHARE_ATTACHMENT_AWAITING_OLD_DEVICE] = "awaiting-old-device",
         [SLUICE_SHARE_ATTACHMENT_REPLUGGING] = "replugging",
+        [SLUICE_SHARE_ATTACHMENT_MOUNTING] = "mounting",
+        [SLUICE_SHARE_ATTACHMENT_MOUNTED] = "mounted",
+        [SLUICE_SHARE_ATTACHMENT_UNMOUNTING] = "unmounting",
+        [SLUICE_SHARE_ATTACHMENT_REMOUNTING] = "remounting",
+        [SLUICE_SHARE_ATTACHMENT_STALE_MOUNTED] = "stale-mounted",
+        [SLUICE_SHARE_ATTACHMENT_RELEASING] = "releasing",
 };
 
 static const char *const event_names[] = {
@@ -148,6 +275,14 @@ static const char *const event_names[] = {
         [SLUICE_SHARE_ATTACHMENT_WORKER_READY] = "worker-ready",
         [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = "worker-restarted",
         [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = "worker-gone",
+        [SLUICE_SHARE_ATTACHMENT_GUEST_READY] = "guest-ready",
+        [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = "guest-mounted",
+        [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNT_FAILED] = "guest-mount-failed",
+        [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNTED] = "guest-unmounted",
+        [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_BUSY] = "guest-unmount-busy",
+        [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED] = "guest-unmount-failed",
+        [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED] = "guest-released",
+        [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASE_FAILED] = "guest-release-failed",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(state_names) == SLUICE_SHARE_ATTACHMENT_N_STATES);
@@ -160,7 +295,8 @@ void sluice_share_attachment_init(SluiceShareAttachment *self)
 }
 
 SluiceShareAttachmentResult sluice_share_attachment_step(SluiceShareAttachment *self,
-                                                         SluiceShareAttachmentEvent event)
+                                                         SluiceShareAttachmentEvent event,
+                                                         gboolean guest_managed)
 {
         const Row *row;
         SluiceShareAttachmentResult result;
@@ -168,6 +304,8 @@ SluiceShareAttachmentResult sluice_share_attachment_step(SluiceShareAttachment *
         g_return_val_if_fail(self->state < SLUICE_SHARE_ATTACHMENT_N_STATES, (SluiceShareAttachmentResult){ 0 });
         g_return_val_if_fail(event < SLUICE_SHARE_ATTACHMENT_N_EVENTS, (SluiceShareAttachmentResult){ 0 });
         row = &table[self->state][event];
+        if (guest_managed && managed_table[self->state][event].moves)
+                row = &managed_table[self->state][event];
         if (row->retries && self->recovery_tries < SLUICE_SHARE_RECOVERY_UNPLUG_TRIES) {
                 /* plugging in now would find the old device (same socket) and
                  * give a share that does not work: ask again */
@@ -186,7 +324,17 @@ SluiceShareAttachmentResult sluice_share_attachment_step(SluiceShareAttachment *
 
 gboolean sluice_share_attachment_in_vm(SluiceShareAttachmentState state)
 {
-        return state == SLUICE_SHARE_ATTACHMENT_PLUGGED || state == SLUICE_SHARE_ATTACHMENT_UNPLUGGING;
+        switch (state) {
+        case SLUICE_SHARE_ATTACHMENT_PLUGGED:
+        case SLUICE_SHARE_ATTACHMENT_UNPLUGGING:
+        case SLUICE_SHARE_ATTACHMENT_MOUNTING:
+        case SLUICE_SHARE_ATTACHMENT_MOUNTED:
+        case SLUICE_SHARE_ATTACHMENT_UNMOUNTING:
+        case SLUICE_SHARE_ATTACHMENT_REMOUNTING:
+                return TRUE;
+        default:
+                return FALSE;
+        }
 }
 
 const char *sluice_share_attachment_state_name(SluiceShareAttachmentState state)

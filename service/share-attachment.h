@@ -40,10 +40,36 @@
  * (SluiceShareCaller).  Completions (PLUG_DONE, UNPLUG_DONE, ...) that
  * arrive in a state that no longer waits for them change nothing.
  *
- * The next stage, a share mounted in the guest (reported by the guest
- * agent), is one more state after PLUGGED: PLUGGED --GUEST_MOUNTED-->
- * MOUNTED, with MOUNTED answering the same events as PLUGGED (and an
- * unmount before UNPLUG).  Nothing in the lifecycle changes for it. */
+ * In the guest (share-attachment.c has the rows).  When Sluice handles the
+ * guest (GUEST_MANAGED: AutoMount on and the VM's agent ready, a fact the
+ * driver passes in at each step, like the lifecycle's vm_running), a plug
+ * is followed by a mount in the guest, and an unplug preceded by an unmount:
+ *
+ *               PLUG_DONE (managed)        GUEST_MOUNTED              UNPLUG
+ *   PLUGGING -----------------------> MOUNTING ------------> MOUNTED ---------> UNMOUNTING
+ *                                      |  ^                   ^   |                 |
+ *                   GUEST_MOUNT_FAILED |  | GUEST_READY       |   | WORKER_LOST     | GUEST_UNMOUNTED,
+ *                   (Error; GuestHint) v  | (managed)         |   v                 | GUEST_UNMOUNT_FAILED
+ *                                    PLUGGED    GUEST_UNMOUNT_BUSY STALE_MOUNTED    v (logged)
+ *                                               (Detach, Stop fail)  |           UNPLUGGING
+ *                                                                    | WORKER_READY,
+ *                                                                    v WORKER_RESTARTED
+ *   REPLUGGING --PLUG_DONE (managed)--> REMOUNTING              RELEASING
+ *       ^          (Event "recovered"    (mounted again at        | GUEST_RELEASED,
+ *       |           once mounted)         the same place)         v GUEST_RELEASE_FAILED
+ *       +----------------------------------------------------- RECOVERING ...
+ *
+ *   Without GUEST_MANAGED everything is as above the mount states.  A Detach
+ *   while the mount is under way (MOUNTING, REMOUNTING) waits in UNMOUNTING
+ *   for the mount to end, then unmounts.  VM_STOPPED and DEVICE_REMOVED
+ *   lead from every mount state to UNPLUGGED; VM_UNASSIGNED unmounts quietly
+ *   in the old VM, then unplugs there.  An unmount the guest refuses because
+ *   the share is in use (GUEST_UNMOUNT_BUSY) changes nothing but failing the
+ *   Detach or Stop; any other failed unmount is logged and the unplug goes on.
+ *
+ * Why RELEASING: a guest that has a crashed worker's share mounted keeps
+ * requests waiting on the dead connection and does not give the device up;
+ * asking it to end them and detach the mount lets the old device go. */
 #pragma once
 
 #include <glib.h>
@@ -61,6 +87,12 @@ typedef enum {
         SLUICE_SHARE_ATTACHMENT_RECOVERING,         /* unplugging the dead worker's device */
         SLUICE_SHARE_ATTACHMENT_AWAITING_OLD_DEVICE, /* the guest still holds it: plug once it is gone */
         SLUICE_SHARE_ATTACHMENT_REPLUGGING,         /* plugging the restarted worker in */
+        SLUICE_SHARE_ATTACHMENT_MOUNTING,           /* plugged; being mounted in the guest */
+        SLUICE_SHARE_ATTACHMENT_MOUNTED,            /* plugged and mounted in the guest */
+        SLUICE_SHARE_ATTACHMENT_UNMOUNTING,         /* a Detach (or Stop): unmounting before the unplug */
+        SLUICE_SHARE_ATTACHMENT_REMOUNTING,         /* plugged again after a crash; mounting at the same place */
+        SLUICE_SHARE_ATTACHMENT_STALE_MOUNTED,      /* STALE, with the guest still holding the mount */
+        SLUICE_SHARE_ATTACHMENT_RELEASING,          /* the guest lets the dead mount go, then RECOVERING */
         SLUICE_SHARE_ATTACHMENT_N_STATES,
 } SluiceShareAttachmentState;
 
@@ -86,6 +118,15 @@ typedef enum {
         SLUICE_SHARE_ATTACHMENT_WORKER_READY,       /* ready after a launch */
         SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED,   /* ready after a crash */
         SLUICE_SHARE_ATTACHMENT_WORKER_GONE,        /* failed for good, or stopped */
+        /* the guest (its agent) */
+        SLUICE_SHARE_ATTACHMENT_GUEST_READY,        /* the agent came up, or AutoMount was switched on */
+        SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED,
+        SLUICE_SHARE_ATTACHMENT_GUEST_MOUNT_FAILED,
+        SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNTED,
+        SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_BUSY,  /* in use in the guest: nothing changed */
+        SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED, /* anything else (no agent, a timeout) */
+        SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED,
+        SLUICE_SHARE_ATTACHMENT_GUEST_RELEASE_FAILED,
         SLUICE_SHARE_ATTACHMENT_N_EVENTS,
 } SluiceShareAttachmentEvent;
 
@@ -105,10 +146,13 @@ typedef struct {
 } SluiceShareAttachmentResult;
 
 void sluice_share_attachment_init(SluiceShareAttachment *self);
-/* Moves SELF by EVENT and says what to do. */
+/* Moves SELF by EVENT and says what to do.  GUEST_MANAGED: whether Sluice
+ * mounts the share in the guest now (AutoMount on, the VM's agent ready). */
 SluiceShareAttachmentResult sluice_share_attachment_step(SluiceShareAttachment *self,
-                                                         SluiceShareAttachmentEvent event);
-/* Whether the VM holds a device of the share's running worker (State "attached"). */
+                                                         SluiceShareAttachmentEvent event,
+                                                         gboolean guest_managed);
+/* Whether the VM holds a device of the share's running worker (State
+ * "attached"), mounted in the guest or not. */
 gboolean sluice_share_attachment_in_vm(SluiceShareAttachmentState state);
 
 const char *sluice_share_attachment_state_name(SluiceShareAttachmentState state);

@@ -4,6 +4,7 @@
  * the calls that wait; and turning what those report back into events. */
 #include "config.h"
 
+#include <string.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
@@ -11,6 +12,7 @@
 #include "errors.h"
 #include "share-folder-check.h"
 #include "share-private.h"
+#include "vm-guest.h"
 
 #define A(name) SLUICE_SHARE_ACTION_##name
 
@@ -101,6 +103,138 @@ static void on_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer
 
         if (!sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error))
                 g_message("Unplugging a share nothing uses: %s", error->message);
+}
+
+/* ---- the guest ---- */
+
+/* The longest place a guest may name (Linux' PATH_MAX). */
+#define GUEST_PLACE_MAX 4096
+
+/* What the guest says is untrusted: a place is shown in properties and
+ * notifications, and handed back to the guest, never used on the host.  It
+ * must be an absolute path or a drive ("Z:"), valid UTF-8 without control
+ * characters, and bounded. */
+static gboolean guest_place_is_usable(const char *place)
+{
+        if (place == NULL || strlen(place) > GUEST_PLACE_MAX || !g_utf8_validate(place, -1, NULL))
+                return FALSE;
+        for (const char *p = place; *p != '\0'; p = g_utf8_next_char(p))
+                if (g_unichar_iscntrl(g_utf8_get_char(p)))
+                        return FALSE;
+        return place[0] == '/' || (g_ascii_isalpha(place[0]) && place[1] == ':');
+}
+
+static gboolean guest_place_is_drive(const char *place)
+{
+        return g_ascii_isalpha(place[0]) && place[1] == ':';
+}
+
+static void on_guest_mounted(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceSharedFolder) self = user_data;
+        g_autoptr(GError) error = NULL;
+        g_autofree char *place = sluice_vm_manager_guest_mount_finish(SLUICE_VM_MANAGER(source), result,
+                                                                       &error);
+        Happening what = { .event = SLUICE_SHARE_EVENT_GUEST_MOUNTED, .place = place };
+
+        if (place != NULL && !guest_place_is_usable(place)) {
+                g_set_error(&error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("the guest named a place that is not a path or a drive"));
+                g_clear_pointer(&place, g_free);
+        }
+        if (place == NULL)
+                what = (Happening){ .event = SLUICE_SHARE_EVENT_GUEST_MOUNT_FAILED, .error = error };
+        sluice_shared_folder_step(self, &what);
+}
+
+static void on_guest_unmounted(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceSharedFolder) self = user_data;
+        g_autoptr(GError) error = NULL;
+        Happening what = { .event = SLUICE_SHARE_EVENT_GUEST_UNMOUNTED };
+
+        if (!sluice_vm_manager_guest_unmount_finish(SLUICE_VM_MANAGER(source), result, &error)) {
+                gboolean busy = g_error_matches(error, SLUICE_ERROR, SLUICE_ERROR_BUSY);
+
+                g_message("%s: %s the guest: %s", self->config->tag,
+                          busy ? "in use in" : "could not unmount it in", error->message);
+                what = (Happening){
+                        .event = busy ? SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY : SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED,
+                        .error = error,
+                };
+        }
+        sluice_shared_folder_step(self, &what);
+}
+
+static void on_guest_released(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceSharedFolder) self = user_data;
+        g_autoptr(GError) error = NULL;
+        Happening what = { .event = SLUICE_SHARE_EVENT_GUEST_RELEASED };
+
+        if (!sluice_vm_manager_guest_release_finish(SLUICE_VM_MANAGER(source), result, &error))
+                what = (Happening){ .event = SLUICE_SHARE_EVENT_GUEST_RELEASE_FAILED, .error = error };
+        sluice_shared_folder_step(self, &what);
+}
+
+/* A guest step that nothing waits for, and the unplug after it: both in
+ * the VM of the moment it was asked (the share may move to another). */
+typedef struct {
+        SluiceVmManager *vms;
+        char *vm;
+        char *tag;
+        gboolean release;
+} QuietLeave;
+
+static void quiet_leave_free(QuietLeave *q)
+{
+        g_object_unref(q->vms);
+        g_free(q->vm);
+        g_free(q->tag);
+        g_free(q);
+}
+
+static void on_left_guest_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        QuietLeave *q = user_data;
+        g_autoptr(GError) error = NULL;
+        gboolean left = q->release
+                ? sluice_vm_manager_guest_release_finish(q->vms, result, &error)
+                : sluice_vm_manager_guest_unmount_finish(q->vms, result, &error);
+
+        if (!left)
+                g_message("%s: leaving the guest of %s: %s; unplugging anyway", q->tag, q->vm, error->message);
+        sluice_vm_manager_detach_async(q->vms, q->vm, q->tag, NULL, on_unplugged_quietly, NULL);
+        quiet_leave_free(q);
+}
+
+/* RELEASE: the worker is dead (the guest is made to let go); else unmount. */
+static void leave_guest_quietly(SluiceSharedFolder *self, gboolean release)
+{
+        QuietLeave *q;
+        const char *place = self->guest_place != NULL ? self->guest_place : self->config->mount_point;
+
+        if (self->vms == NULL)
+                return;
+        q = g_new0(QuietLeave, 1);
+        q->vms = g_object_ref(self->vms);
+        q->vm = g_strdup(self->config->vm);
+        q->tag = g_strdup(self->config->tag);
+        q->release = release;
+        if (release)
+                sluice_vm_manager_guest_release_async(self->vms, q->vm, q->tag, place, on_left_guest_quietly, q);
+        else
+                sluice_vm_manager_guest_unmount_async(self->vms, q->vm, q->tag, place, on_left_guest_quietly, q);
+}
+
+static void set_guest(SluiceSharedFolder *self, const char *place, const char *state)
+{
+        if (place != self->guest_place) {
+                g_free(self->guest_place);
+                self->guest_place = g_strdup(place);
+        }
+        sluice_share_set_guest_path(self->iface, self->guest_place != NULL ? self->guest_place : "");
+        sluice_share_set_guest_state(self->iface, state);
 }
 
 static void on_orphans_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -262,7 +396,27 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 if (self->vms != NULL)
                         unplug(self, on_unplugged_quietly, NULL);
                 break;
+        case A(UNMOUNT_QUIETLY):
+                leave_guest_quietly(self, FALSE);
+                break;
+        case A(RELEASE_QUIETLY):
+                leave_guest_quietly(self, TRUE);
+                break;
+        case A(CLEAR_GUEST):
+                set_guest(self, NULL, "");
+                break;
+        case A(RELEASE_IN_GUEST):
+                /* it is mounted again once the new device is in */
+                set_guest(self, self->guest_place, "mounting");
+                sluice_vm_manager_guest_release_async(self->vms, vm, tag,
+                                                      self->guest_place != NULL ? self->guest_place
+                                                                                : self->config->mount_point,
+                                                      on_guest_released, g_object_ref(self));
+                break;
         case A(UNPLUG_OLD_DEVICE):
+                if (what->event == SLUICE_SHARE_EVENT_GUEST_RELEASE_FAILED)
+                        g_message("%s: the guest could not let the dead mount go (%s); unplugging it anyway",
+                                  tag, why);
                 if (self->machine.attachment.recovery_tries > 1)
                         g_message("%s: unplugging the old device failed (%s); asking again (%u of %u)", tag,
                                   why, self->machine.attachment.recovery_tries,
@@ -283,18 +437,59 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                                                g_object_ref(self));
                 break;
         case A(UNPLUG):
+                if (what->event == SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED)
+                        g_message("%s: unplugging from %s without unmounting in the guest", tag, vm);
                 unplug(self, on_unplugged, g_object_ref(self));
+                break;
+        case A(UNMOUNT_IN_GUEST):
+                /* a mount that ended while the Detach waited names the place */
+                set_guest(self, what->place != NULL ? what->place : self->guest_place, "unmounting");
+                sluice_vm_manager_guest_unmount_async(self->vms, vm, tag,
+                                                      self->guest_place != NULL ? self->guest_place : "",
+                                                      on_guest_unmounted, g_object_ref(self));
                 break;
         case A(SET_HINT):
                 sluice_share_set_guest_hint(self->iface, what->hint);
                 break;
+        case A(MOUNT_IN_GUEST): {
+                /* after a crash, at the same place as before */
+                SluiceGuestMountSpec spec = {
+                        .tag = tag,
+                        .mount_point = self->guest_place != NULL ? self->guest_place : self->config->mount_point,
+                        .at_boot = self->config->mount_at_boot,
+                };
+
+                set_guest(self, self->guest_place, "mounting");
+                sluice_vm_manager_guest_mount_async(self->vms, vm, &spec, on_guest_mounted, g_object_ref(self));
+                break;
+        }
+        case A(SET_GUEST_PATH):
+                set_guest(self, what->place != NULL ? what->place : self->guest_place, "mounted");
+                break;
+        case A(REPORT_MOUNT_FAILED):
+                set_guest(self, NULL, "failed");
+                message = g_strdup_printf(_("Could not mount “%s” in %s: %s"), tag, vm, why);
+                sluice_shared_folder_set_error(self, message);
+                break;
         case A(REPORT_ATTACHED):
-                message = g_strdup_printf(_("“%s” is now shared with %s"), tag, vm);
+                if (self->guest_place == NULL)
+                        message = g_strdup_printf(_("“%s” is now shared with %s"), tag, vm);
+                else if (guest_place_is_drive(self->guest_place))
+                        message = g_strdup_printf(_("“%s” is drive %s in %s"), tag, self->guest_place, vm);
+                else
+                        message = g_strdup_printf(_("“%s” is at %s in %s"), tag, self->guest_place, vm);
                 sluice_shared_folder_emit_event(self, "attached", message);
                 break;
         case A(REPORT_RECOVERED):
-                message = g_strdup_printf(_("“%s” was restarted and is back in %s: remount it in the guest if it hangs"),
-                                          tag, vm);
+                if (self->guest_place == NULL)
+                        message = g_strdup_printf(_("“%s” was restarted and is back in %s: remount it in the guest if it hangs"),
+                                                  tag, vm);
+                else if (guest_place_is_drive(self->guest_place))
+                        message = g_strdup_printf(_("“%s” was restarted and is back as drive %s in %s"),
+                                                  tag, self->guest_place, vm);
+                else
+                        message = g_strdup_printf(_("“%s” was restarted and is back at %s in %s"),
+                                                  tag, self->guest_place, vm);
                 sluice_shared_folder_emit_event(self, "recovered", message);
                 break;
         case A(REPORT_PLUG_FAILED):
@@ -321,9 +516,13 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
         case A(FAIL_START_WAITERS):
                 complete_waiters(&self->start_waiters, error, NULL);
                 break;
-        case A(COMPLETE_ATTACH_WAITERS):
-                complete_waiters(&self->attach_waiters, NULL, what->hint);
+        case A(COMPLETE_ATTACH_WAITERS): {
+                /* after a mount the event has no hint: the plug's is current */
+                g_autofree char *hint = what->hint == NULL ? sluice_share_dup_guest_hint(self->iface) : NULL;
+
+                complete_waiters(&self->attach_waiters, NULL, what->hint != NULL ? what->hint : hint);
                 break;
+        }
         case A(FAIL_ATTACH_WAITERS):
                 complete_waiters(&self->attach_waiters, error, NULL);
                 break;
@@ -335,6 +534,9 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 break;
         case A(COMPLETE_STOP_WAITERS):
                 complete_waiters(&self->stop_waiters, NULL, NULL);
+                break;
+        case A(FAIL_STOP_WAITERS):
+                complete_waiters(&self->stop_waiters, error, NULL);
                 break;
         default:
                 g_warn_if_reached();

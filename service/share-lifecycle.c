@@ -37,6 +37,14 @@ static const Row defaults[SLUICE_SHARE_N_EVENTS] = {
         [SLUICE_SHARE_EVENT_VM_STOPPED] = { SET, FORWARD(VM_STOPPED) },
         [SLUICE_SHARE_EVENT_DEVICE_REMOVED] = { SET, FORWARD(DEVICE_REMOVED) },
         [SLUICE_SHARE_EVENT_VM_UNASSIGNED] = { SET, FORWARD(VM_UNASSIGNED) },
+        [SLUICE_SHARE_EVENT_GUEST_READY] = { SET, FORWARD(GUEST_READY) },
+        [SLUICE_SHARE_EVENT_GUEST_MOUNTED] = { SET, FORWARD(GUEST_MOUNTED) },
+        [SLUICE_SHARE_EVENT_GUEST_MOUNT_FAILED] = { SET, FORWARD(GUEST_MOUNT_FAILED) },
+        [SLUICE_SHARE_EVENT_GUEST_UNMOUNTED] = { SET, FORWARD(GUEST_UNMOUNTED) },
+        [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY] = { SET, FORWARD(GUEST_UNMOUNT_BUSY) },
+        [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED] = { SET, FORWARD(GUEST_UNMOUNT_FAILED) },
+        [SLUICE_SHARE_EVENT_GUEST_RELEASED] = { SET, FORWARD(GUEST_RELEASED) },
+        [SLUICE_SHARE_EVENT_GUEST_RELEASE_FAILED] = { SET, FORWARD(GUEST_RELEASE_FAILED) },
 };
 
 #define START_ROW { SET, GO(CHECKING), DO(A(CLEAR_ERROR) | A(CHECK_FOLDER)), CALLER(WAIT_RUNNING) }
@@ -101,6 +109,9 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
                 [SLUICE_SHARE_EVENT_START] = REFUSED_ROW,
                 [SLUICE_SHARE_EVENT_ATTACH] = REFUSED_ROW,
                 [SLUICE_SHARE_EVENT_STOP] = { SET, CALLER(WAIT_STOP) },
+                /* the guest uses the share: it stays running and mounted */
+                [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY] = { SET, GO(RUNNING), DO(A(FAIL_STOP_WAITERS)),
+                        ERROR(EVENT_ERROR), FORWARD(GUEST_UNMOUNT_BUSY) },
         },
         [SLUICE_SHARE_STOPPING] = {
                 [SLUICE_SHARE_EVENT_START] = REFUSED_ROW,
@@ -157,6 +168,14 @@ static const char *const event_names[] = {
         [SLUICE_SHARE_EVENT_VM_STOPPED] = "vm-stopped",
         [SLUICE_SHARE_EVENT_DEVICE_REMOVED] = "device-removed",
         [SLUICE_SHARE_EVENT_VM_UNASSIGNED] = "vm-unassigned",
+        [SLUICE_SHARE_EVENT_GUEST_READY] = "guest-ready",
+        [SLUICE_SHARE_EVENT_GUEST_MOUNTED] = "guest-mounted",
+        [SLUICE_SHARE_EVENT_GUEST_MOUNT_FAILED] = "guest-mount-failed",
+        [SLUICE_SHARE_EVENT_GUEST_UNMOUNTED] = "guest-unmounted",
+        [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY] = "guest-unmount-busy",
+        [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED] = "guest-unmount-failed",
+        [SLUICE_SHARE_EVENT_GUEST_RELEASED] = "guest-released",
+        [SLUICE_SHARE_EVENT_GUEST_RELEASE_FAILED] = "guest-release-failed",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(published_names) == SLUICE_SHARE_PUBLISHED_FAILED + 1);
@@ -195,10 +214,10 @@ static SluiceSharePublished published_for(const SluiceShareLifecycle *self)
         }
 }
 
-static void forward(SluiceShareLifecycle *self, SluiceShareAttachmentEvent event,
+static void forward(SluiceShareLifecycle *self, SluiceShareAttachmentEvent event, gboolean guest_managed,
                     SluiceShareLifecycleResult *result, gboolean answers_caller)
 {
-        SluiceShareAttachmentResult sub = sluice_share_attachment_step(&self->attachment, event);
+        SluiceShareAttachmentResult sub = sluice_share_attachment_step(&self->attachment, event, guest_managed);
 
         result->actions |= sub.actions;
         if (result->error == SLUICE_SHARE_RESULT_OK &&
@@ -209,7 +228,7 @@ static void forward(SluiceShareLifecycle *self, SluiceShareAttachmentEvent event
 }
 
 SluiceShareLifecycleResult sluice_share_lifecycle_step(SluiceShareLifecycle *self, SluiceShareEvent event,
-                                                       gboolean vm_running)
+                                                       gboolean vm_running, gboolean guest_managed)
 {
         SluiceShareLifecycleResult result = { 0 };
         const Row *row;
@@ -226,14 +245,16 @@ SluiceShareLifecycleResult sluice_share_lifecycle_step(SluiceShareLifecycle *sel
         result.caller = row->caller;
         result.error = row->error;
         if (row->forwards)
-                forward(self, row->forward, &result, row->caller_from_attachment);
+                forward(self, row->forward, guest_managed, &result, row->caller_from_attachment);
         if (row->plug_if_vm_running && vm_running)
-                forward(self, SLUICE_SHARE_ATTACHMENT_PLUG, &result, FALSE);
+                forward(self, SLUICE_SHARE_ATTACHMENT_PLUG, guest_managed, &result, FALSE);
 
-        /* Stop takes the device out of the VM before it stops the worker:
-         * once nothing is being unplugged, the worker goes. */
+        /* Stop takes the device out of the VM (unmounted in the guest
+         * first) before it stops the worker: once nothing is being
+         * unmounted or unplugged, the worker goes. */
         if (self->state == SLUICE_SHARE_DETACHING &&
-            self->attachment.state != SLUICE_SHARE_ATTACHMENT_UNPLUGGING) {
+            self->attachment.state != SLUICE_SHARE_ATTACHMENT_UNPLUGGING &&
+            self->attachment.state != SLUICE_SHARE_ATTACHMENT_UNMOUNTING) {
                 self->state = SLUICE_SHARE_STOPPING;
                 result.actions |= A(STOP_WORKER);
         }

@@ -22,7 +22,9 @@
  *   STARTING   the worker is launched, or restarts after a crash (worker.c
  *              restarts with backoff and gives up: WORKER_FAILED)
  *   RUNNING    the worker serves; where its device is: share-attachment.h
- *   DETACHING  Stop: the device leaves the VM first
+ *   DETACHING  Stop: the device leaves the VM first (unmounted in the guest
+ *              before; a guest that keeps it busy fails the Stop, back to
+ *              RUNNING: GUEST_UNMOUNT_BUSY)
  *   STOPPING   Stop: the worker is being stopped and reaped
  *
  * The attachment (the device in the VM) is a sub-machine: each lifecycle
@@ -33,7 +35,8 @@
  *
  * The published State (D-Bus, stopped|starting|running|attached|failed):
  *   STOPPED stopped; CHECKING, STARTING starting; FAILED failed;
- *   RUNNING attached while the device is in the VM, else running;
+ *   RUNNING attached while the device is in the VM (mounted in the guest
+ *   or not), else running;
  *   DETACHING, STOPPING: what it was, "attached" turning "running" once
  *   the device is out.
  *
@@ -84,6 +87,16 @@ typedef enum {
         SLUICE_SHARE_EVENT_VM_STOPPED,
         SLUICE_SHARE_EVENT_DEVICE_REMOVED,
         SLUICE_SHARE_EVENT_VM_UNASSIGNED,    /* before the share moves to another VM */
+        /* the guest: what MOUNT_IN_GUEST, UNMOUNT_IN_GUEST and RELEASE_IN_GUEST
+         * asked of its agent, and the agent coming up (forwarded as they are) */
+        SLUICE_SHARE_EVENT_GUEST_READY,
+        SLUICE_SHARE_EVENT_GUEST_MOUNTED,
+        SLUICE_SHARE_EVENT_GUEST_MOUNT_FAILED,
+        SLUICE_SHARE_EVENT_GUEST_UNMOUNTED,
+        SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY, /* in use in the guest: a Stop fails, the share runs on */
+        SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED,
+        SLUICE_SHARE_EVENT_GUEST_RELEASED,
+        SLUICE_SHARE_EVENT_GUEST_RELEASE_FAILED,
         SLUICE_SHARE_N_EVENTS,
 } SluiceShareEvent;
 
@@ -113,9 +126,11 @@ typedef struct {
 
 void sluice_share_lifecycle_init(SluiceShareLifecycle *self);
 /* Moves SELF by EVENT.  VM_RUNNING: whether the share's VM runs now; read
- * only when the worker becomes ready (it is plugged in then). */
+ * only when the worker becomes ready (it is plugged in then).
+ * GUEST_MANAGED: whether Sluice mounts the share in its VM's guest now
+ * (AutoMount on, the agent ready); passed to the attachment. */
 SluiceShareLifecycleResult sluice_share_lifecycle_step(SluiceShareLifecycle *self, SluiceShareEvent event,
-                                                       gboolean vm_running);
+                                                       gboolean vm_running, gboolean guest_managed);
 
 const char *sluice_share_published_name(SluiceSharePublished published);
 const char *sluice_share_state_name(SluiceShareState state);

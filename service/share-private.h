@@ -38,17 +38,20 @@ struct _SluiceSharedFolder {
         char *error;            /* what last went wrong, NULL when fine */
         gboolean waiting_for_vm; /* libvirt is asked and does not know config->vm */
         char *last_failure;     /* reported once: a repeat (a missing sluice-fs) is not logged again */
+        char *guest_place;      /* where Sluice mounted it in the guest (checked), NULL when nowhere;
+                                 * kept across a crash to mount again at the same place */
 };
 
 /* What happened, as the machine's event and what came with it. */
 typedef struct {
         SluiceShareEvent event;
         GTask *caller;                 /* the call's task (taken), for START ... STOP */
-        const GError *error;           /* FOLDER_FAILED, PLUG_FAILED, UNPLUG_FAILED */
+        const GError *error;           /* FOLDER_FAILED, PLUG_FAILED, UNPLUG_FAILED, GUEST_*_FAILED, _BUSY */
         const char *message;           /* WORKER_CRASHED, WORKER_FAILED: for Error and Event */
         const char *hint;              /* PLUG_DONE */
         const SluiceFolderId *folder;  /* FOLDER_OK */
         const char *vm;                /* VM_STOPPED, DEVICE_REMOVED: the VM's name */
+        const char *place;             /* GUEST_MOUNTED: where, checked ("/mnt/docs", "Z:") */
 } Happening;
 
 /* Feeds WHAT to the machine and executes what it says. */

@@ -115,8 +115,14 @@ static gboolean share_service_handle_start(SluiceShare *iface, GDBusMethodInvoca
 
 static void on_stop_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-        sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result);
-        sluice_share_complete_stop(NULL, user_data);
+        g_autoptr(GDBusMethodInvocation) invocation = user_data;
+        GError *error = NULL;
+
+        /* only a guest that uses the share refuses (Busy): it runs on */
+        if (!sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result, &error))
+                g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
+        else
+                sluice_share_complete_stop(NULL, g_steal_pointer(&invocation));
 }
 
 static gboolean share_service_handle_stop(SluiceShare *iface, GDBusMethodInvocation *invocation)

@@ -11,6 +11,7 @@
 #include "sluice-names.h"
 #include "share-private.h"
 #include "share-service.h"
+#include "vm-guest.h"
 
 G_DEFINE_TYPE(SluiceSharedFolder, sluice_shared_folder, G_TYPE_OBJECT)
 
@@ -92,6 +93,13 @@ static gboolean vm_is_running(SluiceSharedFolder *self)
         return info != NULL && info->running;
 }
 
+/* Whether Sluice mounts the share in its VM's guest now. */
+static gboolean guest_managed(SluiceSharedFolder *self)
+{
+        return self->config->auto_mount && self->vms != NULL && *self->config->vm != '\0' &&
+               sluice_vm_manager_guest_ready(self->vms, self->config->vm);
+}
+
 /* ---- what happened: translated into events ---- */
 
 static void on_worker_ready(SluiceWorker *worker, gboolean restarted, gpointer user_data)
@@ -150,7 +158,8 @@ void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)
         SluiceShareState before = self->machine.state;
         SluiceShareAttachmentState attachment_before = self->machine.attachment.state;
         SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&self->machine, what->event,
-                                                                   ready && vm_is_running(self));
+                                                                   ready && vm_is_running(self),
+                                                                   guest_managed(self));
         g_autoptr(SluiceSharedFolder) hold = g_object_ref(self);  /* a waiter's callback may drop the last */
 
         g_debug("%s: %s: %s/%s -> %s/%s", self->config->tag, sluice_share_event_name(what->event),
@@ -252,9 +261,9 @@ void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallba
         });
 }
 
-void sluice_shared_folder_stop_finish(SluiceSharedFolder *self, GAsyncResult *result)
+gboolean sluice_shared_folder_stop_finish(SluiceSharedFolder *self, GAsyncResult *result, GError **error)
 {
-        (void)g_task_propagate_boolean(G_TASK(result), NULL);
+        return g_task_propagate_boolean(G_TASK(result), error);
 }
 
 void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm)
@@ -296,6 +305,15 @@ void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *v
         if (is_my_vm(self, vm) && g_strcmp0(tag, self->config->tag) == 0)
                 sluice_shared_folder_step(self, &(Happening){
                         .event = SLUICE_SHARE_EVENT_DEVICE_REMOVED,
+                        .vm = vm,
+                });
+}
+
+void sluice_shared_folder_guest_changed(SluiceSharedFolder *self, const char *vm)
+{
+        if (vm == NULL || is_my_vm(self, vm))
+                sluice_shared_folder_step(self, &(Happening){
+                        .event = SLUICE_SHARE_EVENT_GUEST_READY,
                         .vm = vm,
                 });
 }
@@ -379,6 +397,8 @@ SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
         sluice_share_set_autostart(self->iface, config->autostart);
         sluice_share_set_socket_path(self->iface, "");
         sluice_share_set_guest_hint(self->iface, "");
+        sluice_share_set_guest_path(self->iface, "");
+        sluice_share_set_guest_state(self->iface, "");
         sluice_share_set_error(self->iface, "");
         sluice_share_set_stats(self->iface, g_variant_new("a{sv}", NULL));
         sluice_share_set_state(self->iface, sluice_share_published_name(self->machine.published));
@@ -436,6 +456,7 @@ static void sluice_shared_folder_finalize(GObject *object)
         g_free(self->object_path);
         g_free(self->socket_path);
         g_free(self->last_failure);
+        g_free(self->guest_place);
         G_OBJECT_CLASS(sluice_shared_folder_parent_class)->finalize(object);
 }
 

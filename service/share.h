@@ -36,16 +36,21 @@ void sluice_shared_folder_start_async(SluiceSharedFolder *self, GAsyncReadyCallb
                                       gpointer user_data);
 gboolean sluice_shared_folder_start_finish(SluiceSharedFolder *self, GAsyncResult *result,
                                            GError **error);
-/* Detach and stop the worker; always succeeds. */
+/* Detach (unmounted in the guest first) and stop the worker.  Fails with
+ * SLUICE_ERROR_BUSY only when the guest uses the share: then nothing
+ * changed, the share runs on and stays mounted. */
 void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
                                      gpointer user_data);
-void sluice_shared_folder_stop_finish(SluiceSharedFolder *self, GAsyncResult *result);
-/* Start if needed and hot-plug into the VM; returns the guest hint. */
+gboolean sluice_shared_folder_stop_finish(SluiceSharedFolder *self, GAsyncResult *result, GError **error);
+/* Start if needed and hot-plug into the VM; returns the guest hint.  Where
+ * Sluice handles the guest, completes once the mount there was tried
+ * (GuestPath says where it is; a failed mount does not fail Attach). */
 void sluice_shared_folder_attach_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
                                        gpointer user_data);
 char *sluice_shared_folder_attach_finish(SluiceSharedFolder *self, GAsyncResult *result,
                                          GError **error);
-/* Unplugs from the VM; fails with NO_VM when none is assigned. */
+/* Unmounts in the guest and unplugs from the VM; fails with NO_VM when
+ * none is assigned, with BUSY (nothing changed) when the guest uses it. */
 void sluice_shared_folder_detach_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
                                        gpointer user_data);
 gboolean sluice_shared_folder_detach_finish(SluiceSharedFolder *self, GAsyncResult *result,
@@ -64,6 +69,10 @@ void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm);
 void sluice_shared_folder_vm_started(SluiceSharedFolder *self, const char *vm);
 void sluice_shared_folder_vm_stopped(SluiceSharedFolder *self, const char *vm);
 void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *vm, const char *tag);
+/* "guest-changed" (VM: the VM's name), and AutoMount switched on (VM NULL:
+ * the share's own VM): a share in the VM that Sluice did not mount is
+ * mounted now if Sluice handles that guest. */
+void sluice_shared_folder_guest_changed(SluiceSharedFolder *self, const char *vm);
 /* "vms-changed": when libvirt does not know the share's VM (any more), the
  * share stays and its Error says that it waits for that VM. */
 void sluice_shared_folder_vms_changed(SluiceSharedFolder *self);

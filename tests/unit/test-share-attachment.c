@@ -8,6 +8,7 @@
 #define A(name) SLUICE_SHARE_ACTION_##name
 #define S(name) SLUICE_SHARE_ATTACHMENT_##name
 #define C(name) SLUICE_SHARE_CALLER_##name
+#define GONE (A(CLEAR_HINT) | A(CLEAR_GUEST) | A(REPORT_DETACHED))
 
 typedef struct {
         SluiceShareAttachmentState state;
@@ -40,64 +41,149 @@ static const Expected expected[] = {
         { S(PLUGGED), S(PLUG), S(PLUGGED), 0, C(HINT) },
         { S(PLUGGED), S(UNPLUG), S(UNPLUGGING), A(UNPLUG), C(WAIT_UNPLUG) },
         { S(PLUGGED), S(SETTLE), S(PLUGGED), 0, C(DONE) },
-        { S(PLUGGED), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_HINT) | A(REPORT_DETACHED), C(NONE) },
-        { S(PLUGGED), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_HINT) | A(REPORT_DETACHED), C(NONE) },
-        { S(PLUGGED), S(VM_UNASSIGNED), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_HINT), C(NONE) },
+        { S(PLUGGED), S(DEVICE_REMOVED), S(UNPLUGGED), GONE, C(NONE) },
+        { S(PLUGGED), S(VM_STOPPED), S(UNPLUGGED), GONE, C(NONE) },
+        { S(PLUGGED), S(VM_UNASSIGNED), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST), C(NONE) },
         { S(PLUGGED), S(WORKER_LOST), S(STALE), 0, C(NONE) },
-        { S(PLUGGED), S(WORKER_GONE), S(UNPLUGGED), A(UNPLUG_QUIETLY), C(NONE) },
+        { S(PLUGGED), S(WORKER_GONE), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
 
         { S(UNPLUGGING), S(PLUG), S(UNPLUGGING), 0, C(HINT) },
         { S(UNPLUGGING), S(UNPLUG), S(UNPLUGGING), 0, C(WAIT_UNPLUG) },
         { S(UNPLUGGING), S(SETTLE), S(UNPLUGGING), 0, C(DONE) },
-        { S(UNPLUGGING), S(UNPLUG_DONE), S(UNPLUGGED),
-          A(CLEAR_HINT) | A(REPORT_DETACHED) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
+        { S(UNPLUGGING), S(UNPLUG_DONE), S(UNPLUGGED), GONE | A(COMPLETE_DETACH_WAITERS), C(NONE) },
         { S(UNPLUGGING), S(UNPLUG_FAILED), S(PLUGGED), A(FAIL_DETACH_WAITERS), C(NONE) },
 
         { S(STALE), S(PLUG), S(STALE), 0, C(WAIT_PLUG) },
-        { S(STALE), S(UNPLUG), S(UNPLUGGED), A(UNPLUG_QUIETLY), C(DONE) },
+        { S(STALE), S(UNPLUG), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(STALE), S(SETTLE), S(STALE), 0, C(DONE) },
-        { S(STALE), S(DEVICE_REMOVED), S(UNPLUGGED), 0, C(NONE) },
-        { S(STALE), S(VM_STOPPED), S(UNPLUGGED), 0, C(NONE) },
-        { S(STALE), S(VM_UNASSIGNED), S(UNPLUGGED), 0, C(NONE) },
+        { S(STALE), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
+        { S(STALE), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
+        { S(STALE), S(VM_UNASSIGNED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(STALE), S(WORKER_READY), S(RECOVERING), A(UNPLUG_OLD_DEVICE), C(NONE) },
         { S(STALE), S(WORKER_RESTARTED), S(RECOVERING), A(UNPLUG_OLD_DEVICE), C(NONE) },
-        { S(STALE), S(WORKER_GONE), S(UNPLUGGED), A(UNPLUG_QUIETLY), C(NONE) },
+        { S(STALE), S(WORKER_GONE), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
 
         { S(RECOVERING), S(PLUG), S(RECOVERING), 0, C(WAIT_PLUG) },
-        { S(RECOVERING), S(UNPLUG), S(UNPLUGGED), 0, C(DONE) },
+        { S(RECOVERING), S(UNPLUG), S(UNPLUGGED), A(CLEAR_GUEST), C(DONE) },
         { S(RECOVERING), S(SETTLE), S(RECOVERING), 0, C(DONE) },
         { S(RECOVERING), S(UNPLUG_DONE), S(REPLUGGING), A(PLUG), C(NONE) },
         /* with tries left (the walk starts each case at the first try) */
         { S(RECOVERING), S(UNPLUG_FAILED), S(RECOVERING), A(UNPLUG_OLD_DEVICE), C(NONE) },
-        { S(RECOVERING), S(VM_STOPPED), S(UNPLUGGED), 0, C(NONE) },
+        { S(RECOVERING), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(RECOVERING), S(WORKER_LOST), S(STALE), 0, C(NONE) },
-        { S(RECOVERING), S(WORKER_GONE), S(UNPLUGGED), 0, C(NONE) },
+        { S(RECOVERING), S(WORKER_GONE), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
 
         { S(AWAITING_OLD_DEVICE), S(PLUG), S(PLUGGING), A(PLUG), C(WAIT_PLUG) },
-        { S(AWAITING_OLD_DEVICE), S(UNPLUG), S(UNPLUGGED), A(UNPLUG_QUIETLY), C(DONE) },
+        { S(AWAITING_OLD_DEVICE), S(UNPLUG), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(AWAITING_OLD_DEVICE), S(SETTLE), S(AWAITING_OLD_DEVICE), 0, C(DONE) },
         { S(AWAITING_OLD_DEVICE), S(DEVICE_REMOVED), S(REPLUGGING), A(CLEAR_ERROR) | A(PLUG), C(NONE) },
-        { S(AWAITING_OLD_DEVICE), S(VM_STOPPED), S(UNPLUGGED), 0, C(NONE) },
-        { S(AWAITING_OLD_DEVICE), S(VM_UNASSIGNED), S(UNPLUGGED), 0, C(NONE) },
+        { S(AWAITING_OLD_DEVICE), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
+        { S(AWAITING_OLD_DEVICE), S(VM_UNASSIGNED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(AWAITING_OLD_DEVICE), S(WORKER_LOST), S(STALE), 0, C(NONE) },
-        { S(AWAITING_OLD_DEVICE), S(WORKER_GONE), S(UNPLUGGED), 0, C(NONE) },
+        { S(AWAITING_OLD_DEVICE), S(WORKER_GONE), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
 
         { S(REPLUGGING), S(PLUG), S(REPLUGGING), 0, C(WAIT_PLUG) },
         { S(REPLUGGING), S(UNPLUG), S(REPLUGGING), 0, C(DONE) },
         { S(REPLUGGING), S(SETTLE), S(REPLUGGING), 0, C(JOIN_PLUG) },
         { S(REPLUGGING), S(PLUG_DONE), S(PLUGGED),
-          A(CLEAR_ERROR) | A(SET_HINT) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
+          A(CLEAR_ERROR) | A(CLEAR_GUEST) | A(SET_HINT) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
           A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(REPLUGGING), S(PLUG_DONE_WORKER_LOST), S(STALE), A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(REPLUGGING), S(PLUG_DONE_UNWANTED), S(UNPLUGGED),
-          A(UNPLUG_QUIETLY) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
-        { S(REPLUGGING), S(PLUG_FAILED), S(UNPLUGGED), A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS), C(NONE) },
-        { S(REPLUGGING), S(PLUG_CANCELLED), S(UNPLUGGED), A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS), C(NONE) },
+          A(UNPLUG_QUIETLY) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(REPLUGGING), S(PLUG_FAILED), S(UNPLUGGED),
+          A(CLEAR_GUEST) | A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS), C(NONE) },
+        { S(REPLUGGING), S(PLUG_CANCELLED), S(UNPLUGGED),
+          A(CLEAR_GUEST) | A(REPORT_REPLUG_FAILED) | A(FAIL_ATTACH_WAITERS), C(NONE) },
+
+        /* the guest: an Attach ends when the mount attempt does */
+        { S(MOUNTING), S(PLUG), S(MOUNTING), 0, C(WAIT_PLUG) },
+        { S(MOUNTING), S(UNPLUG), S(UNMOUNTING), 0, C(WAIT_UNPLUG) },
+        { S(MOUNTING), S(SETTLE), S(MOUNTING), 0, C(JOIN_PLUG) },
+        { S(MOUNTING), S(GUEST_MOUNTED), S(MOUNTED),
+          A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(MOUNTING), S(GUEST_MOUNT_FAILED), S(PLUGGED),
+          A(REPORT_MOUNT_FAILED) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(MOUNTING), S(DEVICE_REMOVED), S(UNPLUGGED), GONE | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(MOUNTING), S(VM_STOPPED), S(UNPLUGGED), GONE | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(MOUNTING), S(VM_UNASSIGNED), S(UNPLUGGED),
+          A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(MOUNTING), S(WORKER_LOST), S(STALE_MOUNTED), 0, C(NONE) },
+        { S(MOUNTING), S(WORKER_GONE), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
+
+        { S(MOUNTED), S(PLUG), S(MOUNTED), 0, C(HINT) },
+        { S(MOUNTED), S(UNPLUG), S(UNMOUNTING), A(UNMOUNT_IN_GUEST), C(WAIT_UNPLUG) },
+        { S(MOUNTED), S(SETTLE), S(MOUNTED), 0, C(DONE) },
+        { S(MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED), GONE, C(NONE) },
+        { S(MOUNTED), S(VM_STOPPED), S(UNPLUGGED), GONE, C(NONE) },
+        { S(MOUNTED), S(VM_UNASSIGNED), S(UNPLUGGED), A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST), C(NONE) },
+        { S(MOUNTED), S(WORKER_LOST), S(STALE_MOUNTED), 0, C(NONE) },
+        { S(MOUNTED), S(WORKER_GONE), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
+
+        { S(UNMOUNTING), S(PLUG), S(UNMOUNTING), 0, C(HINT) },
+        { S(UNMOUNTING), S(UNPLUG), S(UNMOUNTING), 0, C(WAIT_UNPLUG) },
+        { S(UNMOUNTING), S(SETTLE), S(UNMOUNTING), 0, C(DONE) },
+        { S(UNMOUNTING), S(GUEST_UNMOUNTED), S(UNPLUGGING), A(CLEAR_GUEST) | A(UNPLUG), C(NONE) },
+        { S(UNMOUNTING), S(GUEST_UNMOUNT_BUSY), S(MOUNTED), A(SET_GUEST_PATH) | A(FAIL_DETACH_WAITERS), C(NONE) },
+        { S(UNMOUNTING), S(GUEST_UNMOUNT_FAILED), S(UNPLUGGING), A(CLEAR_GUEST) | A(UNPLUG), C(NONE) },
+        { S(UNMOUNTING), S(GUEST_MOUNTED), S(UNMOUNTING), A(UNMOUNT_IN_GUEST) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(UNMOUNTING), S(GUEST_MOUNT_FAILED), S(UNPLUGGING),
+          A(CLEAR_GUEST) | A(UNPLUG) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(UNMOUNTING), S(DEVICE_REMOVED), S(UNPLUGGED),
+          GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
+        { S(UNMOUNTING), S(VM_STOPPED), S(UNPLUGGED),
+          GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
+        { S(UNMOUNTING), S(VM_UNASSIGNED), S(UNPLUGGED),
+          A(UNPLUG_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS) |
+          A(COMPLETE_DETACH_WAITERS), C(NONE) },
+
+        { S(REMOUNTING), S(PLUG), S(REMOUNTING), 0, C(WAIT_PLUG) },
+        { S(REMOUNTING), S(UNPLUG), S(UNMOUNTING), 0, C(WAIT_UNPLUG) },
+        { S(REMOUNTING), S(SETTLE), S(REMOUNTING), 0, C(JOIN_PLUG) },
+        { S(REMOUNTING), S(GUEST_MOUNTED), S(MOUNTED),
+          A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
+          A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(REMOUNTING), S(GUEST_MOUNT_FAILED), S(PLUGGED),
+          A(REPORT_MOUNT_FAILED) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(REMOUNTING), S(DEVICE_REMOVED), S(UNPLUGGED), GONE | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(REMOUNTING), S(VM_STOPPED), S(UNPLUGGED), GONE | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(REMOUNTING), S(VM_UNASSIGNED), S(UNPLUGGED),
+          A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(REMOUNTING), S(WORKER_LOST), S(STALE_MOUNTED), 0, C(NONE) },
+        { S(REMOUNTING), S(WORKER_GONE), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
+
+        { S(STALE_MOUNTED), S(PLUG), S(STALE_MOUNTED), 0, C(WAIT_PLUG) },
+        { S(STALE_MOUNTED), S(UNPLUG), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
+        { S(STALE_MOUNTED), S(SETTLE), S(STALE_MOUNTED), 0, C(DONE) },
+        { S(STALE_MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
+        { S(STALE_MOUNTED), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
+        { S(STALE_MOUNTED), S(VM_UNASSIGNED), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
+        { S(STALE_MOUNTED), S(WORKER_READY), S(RELEASING), A(RELEASE_IN_GUEST), C(NONE) },
+        { S(STALE_MOUNTED), S(WORKER_RESTARTED), S(RELEASING), A(RELEASE_IN_GUEST), C(NONE) },
+        { S(STALE_MOUNTED), S(WORKER_GONE), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
+
+        { S(RELEASING), S(PLUG), S(RELEASING), 0, C(WAIT_PLUG) },
+        { S(RELEASING), S(UNPLUG), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
+        { S(RELEASING), S(SETTLE), S(RELEASING), 0, C(DONE) },
+        { S(RELEASING), S(GUEST_RELEASED), S(RECOVERING), A(UNPLUG_OLD_DEVICE), C(NONE) },
+        { S(RELEASING), S(GUEST_RELEASE_FAILED), S(RECOVERING), A(UNPLUG_OLD_DEVICE), C(NONE) },
+        { S(RELEASING), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
+        { S(RELEASING), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
+        { S(RELEASING), S(VM_UNASSIGNED), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
+        { S(RELEASING), S(WORKER_LOST), S(STALE_MOUNTED), 0, C(NONE) },
+        { S(RELEASING), S(WORKER_GONE), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
 };
 
-static void test_every_event_in_every_state(void)
+/* Where Sluice handles the guest, these rows differ; every other is as above. */
+static const Expected managed[] = {
+        { S(PLUGGING), S(PLUG_DONE), S(MOUNTING), A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST), C(NONE) },
+        { S(PLUGGED), S(GUEST_READY), S(MOUNTING), A(MOUNT_IN_GUEST), C(NONE) },
+        { S(REPLUGGING), S(PLUG_DONE), S(REMOUNTING), A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST), C(NONE) },
+};
+
+static void check_every_event(gboolean guest_managed)
 {
-        guint listed = 0;
+        guint listed = 0, overridden = 0;
 
         for (guint state = 0; state < SLUICE_SHARE_ATTACHMENT_N_STATES; state++) {
                 for (guint event = 0; event < SLUICE_SHARE_ATTACHMENT_N_EVENTS; event++) {
@@ -111,7 +197,13 @@ static void test_every_event_in_every_state(void)
                                         listed++;
                                 }
                         }
-                        got = sluice_share_attachment_step(&machine, event);
+                        for (guint i = 0; guest_managed && i < G_N_ELEMENTS(managed); i++) {
+                                if (managed[i].state == state && managed[i].event == event) {
+                                        want = managed[i];
+                                        overridden++;
+                                }
+                        }
+                        got = sluice_share_attachment_step(&machine, event, guest_managed);
                         g_test_message("%s + %s -> %s", sluice_share_attachment_state_name(state),
                                        sluice_share_attachment_event_name(event),
                                        sluice_share_attachment_state_name(got.next));
@@ -124,6 +216,17 @@ static void test_every_event_in_every_state(void)
         }
         /* each listed row names a real pair, once */
         g_assert_cmpuint(listed, ==, G_N_ELEMENTS(expected));
+        g_assert_cmpuint(overridden, ==, guest_managed ? G_N_ELEMENTS(managed) : 0);
+}
+
+static void test_every_event_in_every_state(void)
+{
+        check_every_event(FALSE);
+}
+
+static void test_every_event_in_every_state_managed(void)
+{
+        check_every_event(TRUE);
 }
 
 /* A busy guest misses unplug requests: asked three times in all, then
@@ -135,31 +238,31 @@ static void test_recovery_asks_three_times_then_waits(void)
 
         sluice_share_attachment_init(&machine);
         machine.state = S(STALE);
-        r = sluice_share_attachment_step(&machine, S(WORKER_RESTARTED));
+        r = sluice_share_attachment_step(&machine, S(WORKER_RESTARTED), FALSE);
         g_assert_cmphex(r.actions, ==, A(UNPLUG_OLD_DEVICE));
         g_assert_cmpuint(machine.recovery_tries, ==, 1);
         for (guint try = 2; try <= SLUICE_SHARE_RECOVERY_UNPLUG_TRIES; try++) {
-                r = sluice_share_attachment_step(&machine, S(UNPLUG_FAILED));
+                r = sluice_share_attachment_step(&machine, S(UNPLUG_FAILED), FALSE);
                 g_assert_cmpint(r.next, ==, S(RECOVERING));
                 g_assert_cmphex(r.actions, ==, A(UNPLUG_OLD_DEVICE));
                 g_assert_cmpuint(machine.recovery_tries, ==, try);
         }
-        r = sluice_share_attachment_step(&machine, S(UNPLUG_FAILED));
+        r = sluice_share_attachment_step(&machine, S(UNPLUG_FAILED), FALSE);
         g_assert_cmpint(r.next, ==, S(AWAITING_OLD_DEVICE));
         g_assert_cmphex(r.actions, ==, A(REPORT_OLD_DEVICE_HELD) | A(FAIL_ATTACH_WAITERS));
         g_assert_false(sluice_share_attachment_in_vm(r.next));
 
-        r = sluice_share_attachment_step(&machine, S(DEVICE_REMOVED));
+        r = sluice_share_attachment_step(&machine, S(DEVICE_REMOVED), FALSE);
         g_assert_cmpint(r.next, ==, S(REPLUGGING));
         g_assert_cmphex(r.actions, ==, A(CLEAR_ERROR) | A(PLUG));
-        r = sluice_share_attachment_step(&machine, S(PLUG_DONE));
+        r = sluice_share_attachment_step(&machine, S(PLUG_DONE), FALSE);
         g_assert_cmpint(r.next, ==, S(PLUGGED));
         g_assert_true(r.actions & A(REPORT_RECOVERED));
         g_assert_true(sluice_share_attachment_in_vm(r.next));
 
         /* a second crash starts counting again */
-        (void)sluice_share_attachment_step(&machine, S(WORKER_LOST));
-        r = sluice_share_attachment_step(&machine, S(WORKER_RESTARTED));
+        (void)sluice_share_attachment_step(&machine, S(WORKER_LOST), FALSE);
+        r = sluice_share_attachment_step(&machine, S(WORKER_RESTARTED), FALSE);
         g_assert_cmpint(r.next, ==, S(RECOVERING));
         g_assert_cmpuint(machine.recovery_tries, ==, 1);
 }
@@ -170,7 +273,184 @@ static void test_in_vm(void)
 {
         for (guint state = 0; state < SLUICE_SHARE_ATTACHMENT_N_STATES; state++)
                 g_assert_cmpint(sluice_share_attachment_in_vm(state), ==,
-                                state == S(PLUGGED) || state == S(UNPLUGGING));
+                                state == S(PLUGGED) || state == S(UNPLUGGING) || state == S(MOUNTING) ||
+                                state == S(MOUNTED) || state == S(UNMOUNTING) || state == S(REMOUNTING));
+}
+
+static SluiceShareAttachmentResult go(SluiceShareAttachment *machine, SluiceShareAttachmentEvent event,
+                                      gboolean guest_managed, SluiceShareAttachmentState next)
+{
+        SluiceShareAttachmentResult r = sluice_share_attachment_step(machine, event, guest_managed);
+
+        g_assert_cmpstr(sluice_share_attachment_state_name(r.next), ==, sluice_share_attachment_state_name(next));
+        return r;
+}
+
+/* With an agent (and AutoMount): the plug is followed by a mount, and the
+ * Attach ends (with "attached" saying where) once it is mounted; without,
+ * exactly as before. */
+static void test_mounted_after_plug_when_managed(void)
+{
+        SluiceShareAttachment machine;
+        SluiceShareAttachmentResult r;
+
+        sluice_share_attachment_init(&machine);
+        (void)go(&machine, S(PLUG), TRUE, S(PLUGGING));
+        r = go(&machine, S(PLUG_DONE), TRUE, S(MOUNTING));
+        g_assert_true(r.actions & A(MOUNT_IN_GUEST));
+        g_assert_false(r.actions & (A(COMPLETE_ATTACH_WAITERS) | A(REPORT_ATTACHED)));
+        g_assert_true(sluice_share_attachment_in_vm(r.next));
+        r = go(&machine, S(GUEST_MOUNTED), TRUE, S(MOUNTED));
+        g_assert_true(r.actions & A(SET_GUEST_PATH));
+        g_assert_true(r.actions & A(COMPLETE_ATTACH_WAITERS));
+        /* where it is, before the event and the callers hear of it */
+        g_assert_cmphex(A(SET_GUEST_PATH), <, A(REPORT_ATTACHED));
+        g_assert_cmphex(A(SET_GUEST_PATH), <, A(COMPLETE_ATTACH_WAITERS));
+
+        /* a failed mount still attaches: Error says why */
+        sluice_share_attachment_init(&machine);
+        (void)go(&machine, S(PLUG), TRUE, S(PLUGGING));
+        (void)go(&machine, S(PLUG_DONE), TRUE, S(MOUNTING));
+        r = go(&machine, S(GUEST_MOUNT_FAILED), TRUE, S(PLUGGED));
+        g_assert_cmphex(r.actions, ==, A(REPORT_MOUNT_FAILED) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS));
+        g_assert_false(r.actions & A(FAIL_ATTACH_WAITERS));
+
+        /* not managed: as before */
+        sluice_share_attachment_init(&machine);
+        (void)go(&machine, S(PLUG), FALSE, S(PLUGGING));
+        r = go(&machine, S(PLUG_DONE), FALSE, S(PLUGGED));
+        g_assert_false(r.actions & A(MOUNT_IN_GUEST));
+        r = go(&machine, S(GUEST_READY), FALSE, S(PLUGGED));
+        g_assert_cmphex(r.actions, ==, 0);
+}
+
+/* An agent that comes up after the plug (or AutoMount switched on) mounts
+ * a plugged share; a mounted one is left alone. */
+static void test_guest_ready_mounts_plugged(void)
+{
+        SluiceShareAttachment machine = { .state = S(PLUGGED) };
+        SluiceShareAttachmentResult r;
+
+        r = go(&machine, S(GUEST_READY), TRUE, S(MOUNTING));
+        g_assert_cmphex(r.actions, ==, A(MOUNT_IN_GUEST));
+        (void)go(&machine, S(GUEST_MOUNTED), TRUE, S(MOUNTED));
+        r = go(&machine, S(GUEST_READY), TRUE, S(MOUNTED));
+        g_assert_cmphex(r.actions, ==, 0);
+        for (guint state = 0; state < SLUICE_SHARE_ATTACHMENT_N_STATES; state++) {
+                SluiceShareAttachment m = { .state = state };
+
+                r = sluice_share_attachment_step(&m, S(GUEST_READY), TRUE);
+                if (state != S(PLUGGED))
+                        g_assert_cmphex(r.actions, ==, 0);
+        }
+}
+
+/* Detach of a mounted share: unmounted in the guest, then unplugged; an
+ * unmount that fails for another reason than use is unplugged anyway. */
+static void test_unmounted_before_unplug(void)
+{
+        SluiceShareAttachment machine = { .state = S(MOUNTED) };
+        SluiceShareAttachmentResult r;
+
+        r = go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
+        g_assert_cmphex(r.actions, ==, A(UNMOUNT_IN_GUEST));
+        g_assert_cmpint(r.caller, ==, C(WAIT_UNPLUG));
+        g_assert_true(sluice_share_attachment_in_vm(r.next));
+        /* the device stays until the guest let go */
+        r = go(&machine, S(UNPLUG_DONE), TRUE, S(UNMOUNTING));
+        g_assert_cmphex(r.actions, ==, 0);
+        r = go(&machine, S(GUEST_UNMOUNTED), TRUE, S(UNPLUGGING));
+        g_assert_cmphex(r.actions, ==, A(CLEAR_GUEST) | A(UNPLUG));
+        r = go(&machine, S(UNPLUG_DONE), TRUE, S(UNPLUGGED));
+        g_assert_true(r.actions & A(COMPLETE_DETACH_WAITERS));
+
+        machine.state = S(MOUNTED);
+        (void)go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
+        r = go(&machine, S(GUEST_UNMOUNT_FAILED), TRUE, S(UNPLUGGING));
+        g_assert_true(r.actions & A(UNPLUG));
+        g_assert_false(r.actions & A(FAIL_DETACH_WAITERS));
+}
+
+/* The guest uses the share: the Detach fails, it stays mounted. */
+static void test_busy_keeps_it_mounted(void)
+{
+        SluiceShareAttachment machine = { .state = S(MOUNTED) };
+        SluiceShareAttachmentResult r;
+
+        (void)go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
+        r = go(&machine, S(GUEST_UNMOUNT_BUSY), TRUE, S(MOUNTED));
+        g_assert_cmphex(r.actions, ==, A(SET_GUEST_PATH) | A(FAIL_DETACH_WAITERS));
+        g_assert_false(r.actions & (A(UNPLUG) | A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)));
+        /* and can be detached later */
+        r = go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
+        g_assert_cmphex(r.actions, ==, A(UNMOUNT_IN_GUEST));
+}
+
+/* A Detach while the mount is under way waits for it, then unmounts. */
+static void test_detach_while_mounting(void)
+{
+        SluiceShareAttachment machine = { .state = S(MOUNTING) };
+        SluiceShareAttachmentResult r;
+
+        r = go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
+        g_assert_cmphex(r.actions, ==, 0);
+        r = go(&machine, S(GUEST_MOUNTED), TRUE, S(UNMOUNTING));
+        g_assert_cmphex(r.actions, ==, A(UNMOUNT_IN_GUEST) | A(COMPLETE_ATTACH_WAITERS));
+        (void)go(&machine, S(GUEST_UNMOUNTED), TRUE, S(UNPLUGGING));
+
+        machine.state = S(MOUNTING);
+        (void)go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
+        r = go(&machine, S(GUEST_MOUNT_FAILED), TRUE, S(UNPLUGGING));
+        g_assert_cmphex(r.actions, ==, A(CLEAR_GUEST) | A(UNPLUG) | A(COMPLETE_ATTACH_WAITERS));
+}
+
+/* A crash while mounted: the guest lets the dead mount go, the old device
+ * is unplugged, the new one plugged and mounted at the same place, and
+ * "recovered" reported once it is. */
+static void test_recovery_releases_and_remounts(void)
+{
+        SluiceShareAttachment machine = { .state = S(MOUNTED) };
+        SluiceShareAttachmentResult r;
+
+        r = go(&machine, S(WORKER_LOST), TRUE, S(STALE_MOUNTED));
+        g_assert_cmphex(r.actions, ==, 0);  /* the place is kept */
+        r = go(&machine, S(WORKER_RESTARTED), TRUE, S(RELEASING));
+        g_assert_cmphex(r.actions, ==, A(RELEASE_IN_GUEST));
+        r = go(&machine, S(GUEST_RELEASED), TRUE, S(RECOVERING));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG_OLD_DEVICE));
+        g_assert_cmpuint(machine.recovery_tries, ==, 1);
+        r = go(&machine, S(UNPLUG_DONE), TRUE, S(REPLUGGING));
+        g_assert_cmphex(r.actions, ==, A(PLUG));
+        r = go(&machine, S(PLUG_DONE), TRUE, S(REMOUNTING));
+        g_assert_cmphex(r.actions, ==, A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST));
+        g_assert_false(r.actions & A(REPORT_RECOVERED));
+        r = go(&machine, S(GUEST_MOUNTED), TRUE, S(MOUNTED));
+        g_assert_true(r.actions & A(REPORT_RECOVERED));
+        g_assert_true(r.actions & A(SET_GUEST_PATH));
+
+        /* a release that fails: the unplug is tried all the same */
+        machine.state = S(STALE_MOUNTED);
+        (void)go(&machine, S(WORKER_READY), TRUE, S(RELEASING));
+        r = go(&machine, S(GUEST_RELEASE_FAILED), TRUE, S(RECOVERING));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG_OLD_DEVICE));
+
+        /* the VM stops in any mount state: unplugged, nothing shown */
+        {
+                static const SluiceShareAttachmentState mount_states[] = {
+                        S(MOUNTING), S(MOUNTED), S(UNMOUNTING), S(REMOUNTING), S(STALE_MOUNTED), S(RELEASING),
+                };
+
+                for (guint i = 0; i < G_N_ELEMENTS(mount_states); i++) {
+                        SluiceShareAttachment m = { .state = mount_states[i] };
+
+                        r = go(&m, S(VM_STOPPED), TRUE, S(UNPLUGGED));
+                        g_assert_true(r.actions & A(CLEAR_GUEST));
+                        r = sluice_share_attachment_step(&(SluiceShareAttachment){ .state = mount_states[i] },
+                                                         S(DEVICE_REMOVED), TRUE);
+                        g_assert_cmpint(r.next, ==, S(UNPLUGGED));
+                        g_assert_true(r.actions & A(CLEAR_GUEST));
+                }
+        }
 }
 
 int main(int argc, char **argv)
@@ -179,6 +459,14 @@ int main(int argc, char **argv)
         g_test_add_func("/share-attachment/every-event-in-every-state", test_every_event_in_every_state);
         g_test_add_func("/share-attachment/recovery-asks-three-times-then-waits",
                         test_recovery_asks_three_times_then_waits);
+        g_test_add_func("/share-attachment/every-event-in-every-state-managed",
+                        test_every_event_in_every_state_managed);
         g_test_add_func("/share-attachment/in-vm", test_in_vm);
+        g_test_add_func("/share-attachment/mounted-after-plug-when-managed", test_mounted_after_plug_when_managed);
+        g_test_add_func("/share-attachment/guest-ready-mounts-plugged", test_guest_ready_mounts_plugged);
+        g_test_add_func("/share-attachment/unmounted-before-unplug", test_unmounted_before_unplug);
+        g_test_add_func("/share-attachment/busy-keeps-it-mounted", test_busy_keeps_it_mounted);
+        g_test_add_func("/share-attachment/detach-while-mounting", test_detach_while_mounting);
+        g_test_add_func("/share-attachment/recovery-releases-and-remounts", test_recovery_releases_and_remounts);
         return g_test_run();
 }

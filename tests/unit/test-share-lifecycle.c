@@ -70,7 +70,10 @@ static const Expected expected[] = {
         { L(DETACHING), E(DETACH), L(DETACHING), 0, C(WAIT_UNPLUG), R(OK) },
         { L(DETACHING), E(STOP), L(DETACHING), 0, C(WAIT_STOP), R(OK) },
         { L(DETACHING), E(UNPLUG_DONE), L(STOPPING),
-          A(CLEAR_HINT) | A(REPORT_DETACHED) | A(COMPLETE_DETACH_WAITERS) | A(STOP_WORKER), C(NONE), R(OK) },
+          A(CLEAR_HINT) | A(CLEAR_GUEST) | A(REPORT_DETACHED) | A(COMPLETE_DETACH_WAITERS) | A(STOP_WORKER),
+          C(NONE), R(OK) },
+        /* the guest uses the share: the Stop fails, the share runs on */
+        { L(DETACHING), E(GUEST_UNMOUNT_BUSY), L(RUNNING), A(FAIL_STOP_WAITERS), C(NONE), R(EVENT_ERROR) },
         /* the device stays, the worker goes all the same */
         { L(DETACHING), E(UNPLUG_FAILED), L(STOPPING), A(FAIL_DETACH_WAITERS) | A(STOP_WORKER), C(NONE),
           R(EVENT_ERROR) },
@@ -116,7 +119,7 @@ static void test_every_event_in_every_state(void)
                                         listed++;
                                 }
                         }
-                        got = sluice_share_lifecycle_step(&m, event, FALSE);
+                        got = sluice_share_lifecycle_step(&m, event, FALSE, FALSE);
                         g_test_message("%s + %s -> %s", sluice_share_state_name(state),
                                        sluice_share_event_name(event), sluice_share_state_name(got.next));
                         g_assert_cmpstr(sluice_share_state_name(got.next), ==, sluice_share_state_name(want.next));
@@ -160,30 +163,173 @@ static void test_published_state(void)
 
                 m.published = cases[i].before;
                 /* an event that changes nothing in any of these states */
-                r = sluice_share_lifecycle_step(&m, E(FOLDER_OK), FALSE);
+                r = sluice_share_lifecycle_step(&m, E(FOLDER_OK), FALSE, FALSE);
                 if (cases[i].state == L(CHECKING))
                         continue;  /* FOLDER_OK moves it on; CHECKING is "starting" below */
                 g_assert_cmpstr(sluice_share_published_name(r.published), ==, cases[i].published);
         }
         {
                 SluiceShareLifecycle m = machine_in(L(STOPPED), AT(UNPLUGGED));
-                SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&m, E(START), FALSE);
+                SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&m, E(START), FALSE, FALSE);
 
                 g_assert_cmpstr(sluice_share_published_name(r.published), ==, "starting");
         }
 }
 
-static SluiceShareLifecycleResult step(SluiceShareLifecycle *m, SluiceShareEvent event, gboolean vm_running,
-                                       SluiceShareState next, SluiceShareAttachmentState attachment,
-                                       const char *published)
+static SluiceShareLifecycleResult step_guest(SluiceShareLifecycle *m, SluiceShareEvent event, gboolean vm_running,
+                                             gboolean guest_managed, SluiceShareState next,
+                                             SluiceShareAttachmentState attachment, const char *published)
 {
-        SluiceShareLifecycleResult r = sluice_share_lifecycle_step(m, event, vm_running);
+        SluiceShareLifecycleResult r = sluice_share_lifecycle_step(m, event, vm_running, guest_managed);
 
         g_assert_cmpstr(sluice_share_state_name(r.next), ==, sluice_share_state_name(next));
         g_assert_cmpstr(sluice_share_attachment_state_name(r.attachment), ==,
                         sluice_share_attachment_state_name(attachment));
         g_assert_cmpstr(sluice_share_published_name(r.published), ==, published);
         return r;
+}
+
+static SluiceShareLifecycleResult step(SluiceShareLifecycle *m, SluiceShareEvent event, gboolean vm_running,
+                                       SluiceShareState next, SluiceShareAttachmentState attachment,
+                                       const char *published)
+{
+        return step_guest(m, event, vm_running, FALSE, next, attachment, published);
+}
+
+/* With the guest handled: Attach plugs, mounts, and ends once mounted; a
+ * Start made meanwhile too; "attached" throughout. */
+static void test_attach_mounts_when_managed(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(UNPLUGGED));
+        SluiceShareLifecycleResult r;
+
+        r = step_guest(&m, E(ATTACH), TRUE, TRUE, L(RUNNING), AT(PLUGGING), "running");
+        g_assert_cmpint(r.caller, ==, C(WAIT_PLUG));
+        r = step_guest(&m, E(PLUG_DONE), TRUE, TRUE, L(RUNNING), AT(MOUNTING), "attached");
+        g_assert_cmphex(r.actions, ==, A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST));
+        r = step_guest(&m, E(START), TRUE, TRUE, L(RUNNING), AT(MOUNTING), "attached");
+        g_assert_cmpint(r.caller, ==, C(JOIN_PLUG));
+        r = step_guest(&m, E(GUEST_MOUNTED), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
+        g_assert_true(r.actions & A(COMPLETE_ATTACH_WAITERS));
+        g_assert_true(r.actions & A(REPORT_ATTACHED));
+
+        /* no agent: as today */
+        m = machine_in(L(RUNNING), AT(UNPLUGGED));
+        (void)step_guest(&m, E(ATTACH), TRUE, FALSE, L(RUNNING), AT(PLUGGING), "running");
+        r = step_guest(&m, E(PLUG_DONE), TRUE, FALSE, L(RUNNING), AT(PLUGGED), "attached");
+        g_assert_cmphex(r.actions, ==,
+                        A(CLEAR_ERROR) | A(SET_HINT) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS));
+        /* ... until an agent comes up */
+        r = step_guest(&m, E(GUEST_READY), TRUE, TRUE, L(RUNNING), AT(MOUNTING), "attached");
+        g_assert_cmphex(r.actions, ==, A(MOUNT_IN_GUEST));
+}
+
+/* Stop of a mounted share: unmounted in the guest, unplugged, stopped. */
+static void test_stop_while_mounted_unmounts_first(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        r = step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
+        g_assert_cmphex(r.actions, ==, A(UNMOUNT_IN_GUEST));
+        g_assert_cmpint(r.caller, ==, C(WAIT_STOP));
+        r = step_guest(&m, E(GUEST_UNMOUNTED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING), "attached");
+        g_assert_cmphex(r.actions, ==, A(CLEAR_GUEST) | A(UNPLUG));
+        r = step_guest(&m, E(UNPLUG_DONE), TRUE, TRUE, L(STOPPING), AT(UNPLUGGED), "running");
+        g_assert_true(r.actions & A(STOP_WORKER));
+        (void)step_guest(&m, E(WORKER_STOPPED), TRUE, TRUE, L(STOPPED), AT(UNPLUGGED), "stopped");
+}
+
+/* The guest uses the share: Stop and Detach fail with its error, the share
+ * runs on, mounted. */
+static void test_busy_guest_fails_stop_and_detach(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
+        r = step_guest(&m, E(GUEST_UNMOUNT_BUSY), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
+        g_assert_true(r.actions & A(FAIL_STOP_WAITERS));
+        g_assert_false(r.actions & (A(STOP_WORKER) | A(UNPLUG)));
+        g_assert_cmpint(r.error, ==, R(EVENT_ERROR));
+
+        r = step_guest(&m, E(DETACH), TRUE, TRUE, L(RUNNING), AT(UNMOUNTING), "attached");
+        g_assert_cmpint(r.caller, ==, C(WAIT_UNPLUG));
+        r = step_guest(&m, E(GUEST_UNMOUNT_BUSY), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
+        g_assert_true(r.actions & A(FAIL_DETACH_WAITERS));
+        g_assert_cmpint(r.error, ==, R(EVENT_ERROR));
+
+        /* any other failure: unplugged all the same, the Stop goes on */
+        (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
+        r = step_guest(&m, E(GUEST_UNMOUNT_FAILED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING), "attached");
+        g_assert_true(r.actions & A(UNPLUG));
+        g_assert_cmpint(r.error, ==, R(OK));
+}
+
+/* A crash while mounted: the guest releases the dead mount, the old device
+ * goes, the new one is plugged and mounted again; "attached" at the end. */
+static void test_crash_while_mounted_remounts(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        r = step_guest(&m, E(WORKER_CRASHED), TRUE, TRUE, L(STARTING), AT(STALE_MOUNTED), "starting");
+        g_assert_cmphex(r.actions, ==, CRASH_ACTIONS);
+        r = step_guest(&m, E(WORKER_RESTARTED), TRUE, TRUE, L(RUNNING), AT(RELEASING), "running");
+        g_assert_cmphex(r.actions, ==, READY_ACTIONS | A(RELEASE_IN_GUEST));
+        r = step_guest(&m, E(GUEST_RELEASED), TRUE, TRUE, L(RUNNING), AT(RECOVERING), "running");
+        g_assert_cmphex(r.actions, ==, A(UNPLUG_OLD_DEVICE));
+        (void)step_guest(&m, E(UNPLUG_DONE), TRUE, TRUE, L(RUNNING), AT(REPLUGGING), "running");
+        r = step_guest(&m, E(PLUG_DONE), TRUE, TRUE, L(RUNNING), AT(REMOUNTING), "attached");
+        g_assert_true(r.actions & A(MOUNT_IN_GUEST));
+        r = step_guest(&m, E(GUEST_MOUNTED), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
+        g_assert_true(r.actions & A(REPORT_RECOVERED));
+}
+
+/* The VM stops whatever the guest side does: unplugged, "running". */
+static void test_vm_stops_in_mount_states(void)
+{
+        static const SluiceShareAttachmentState states[] = {
+                AT(MOUNTING), AT(MOUNTED), AT(UNMOUNTING), AT(REMOUNTING), AT(STALE_MOUNTED), AT(RELEASING),
+        };
+
+        for (guint i = 0; i < G_N_ELEMENTS(states); i++) {
+                SluiceShareLifecycle m = machine_in(L(RUNNING), states[i]);
+                SluiceShareLifecycleResult r;
+
+                r = step_guest(&m, E(VM_STOPPED), FALSE, TRUE, L(RUNNING), AT(UNPLUGGED), "running");
+                g_assert_true(r.actions & A(CLEAR_GUEST));
+        }
+        /* a Stop waiting for the unmount goes on once the VM is gone */
+        {
+                SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
+
+                m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+                (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
+                (void)step_guest(&m, E(VM_STOPPED), FALSE, TRUE, L(STOPPING), AT(UNPLUGGED), "running");
+        }
+}
+
+/* Every event in every pair of states, with and without the guest handled:
+ * no crash, a state that exists, and "attached" only with a device in. */
+static void test_every_event_in_every_pair(void)
+{
+        for (guint state = 0; state < SLUICE_SHARE_N_STATES; state++)
+                for (guint attachment = 0; attachment < SLUICE_SHARE_ATTACHMENT_N_STATES; attachment++)
+                        for (guint event = 0; event < SLUICE_SHARE_N_EVENTS; event++)
+                                for (guint managed = 0; managed < 2; managed++) {
+                                        SluiceShareLifecycle m = machine_in(state, attachment);
+                                        SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&m, event,
+                                                                                                   TRUE, managed);
+
+                                        g_assert_cmpint(r.next, <, SLUICE_SHARE_N_STATES);
+                                        g_assert_cmpint(r.attachment, <, SLUICE_SHARE_ATTACHMENT_N_STATES);
+                                        if (r.published == SLUICE_SHARE_PUBLISHED_ATTACHED)
+                                                g_assert_true(sluice_share_attachment_in_vm(r.attachment));
+                                }
 }
 
 /* Start while the VM runs: the share is checked, started, plugged in, and
@@ -212,7 +358,7 @@ static void test_start_ready_vm_running_plugged(void)
         g_assert_cmpint(r.caller, ==, C(HINT));
         /* the VM stops: detached, still running, plugged in again when it starts */
         r = step(&m, E(VM_STOPPED), FALSE, L(RUNNING), AT(UNPLUGGED), "running");
-        g_assert_cmphex(r.actions, ==, A(CLEAR_HINT) | A(REPORT_DETACHED));
+        g_assert_cmphex(r.actions, ==, A(CLEAR_HINT) | A(CLEAR_GUEST) | A(REPORT_DETACHED));
         r = step(&m, E(VM_STARTED), FALSE, L(RUNNING), AT(PLUGGING), "running");
         g_assert_cmphex(r.actions, ==, A(PLUG));
 }
@@ -350,7 +496,7 @@ static void test_worker_gives_up_while_attached(void)
         SluiceShareLifecycleResult r;
 
         r = step(&m, E(WORKER_FAILED), TRUE, L(FAILED), AT(UNPLUGGED), "failed");
-        g_assert_cmphex(r.actions, ==, FAIL_ACTIONS | A(UNPLUG_QUIETLY));
+        g_assert_cmphex(r.actions, ==, FAIL_ACTIONS | A(UNPLUG_QUIETLY) | A(CLEAR_GUEST));
 }
 
 /* Another VM for an attached share: the old VM loses the device quietly. */
@@ -360,7 +506,7 @@ static void test_vm_changed_while_attached(void)
         SluiceShareLifecycleResult r;
 
         r = step(&m, E(VM_UNASSIGNED), FALSE, L(RUNNING), AT(UNPLUGGED), "running");
-        g_assert_cmphex(r.actions, ==, A(UNPLUG_QUIETLY) | A(CLEAR_HINT));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST));
         r = step(&m, E(VM_STARTED), FALSE, L(RUNNING), AT(PLUGGING), "running");
         g_assert_cmphex(r.actions, ==, A(PLUG));
 }
@@ -375,7 +521,7 @@ static void test_every_call_is_answered(void)
                 for (guint attachment = 0; attachment < SLUICE_SHARE_ATTACHMENT_N_STATES; attachment++) {
                         for (guint i = 0; i < G_N_ELEMENTS(calls); i++) {
                                 SluiceShareLifecycle m = machine_in(state, attachment);
-                                SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&m, calls[i], TRUE);
+                                SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&m, calls[i], TRUE, TRUE);
 
                                 g_test_message("%s/%s + %s", sluice_share_state_name(state),
                                                sluice_share_attachment_state_name(attachment),
@@ -407,5 +553,11 @@ int main(int argc, char **argv)
         g_test_add_func("/share-lifecycle/folder-check-fails", test_folder_check_fails);
         g_test_add_func("/share-lifecycle/worker-gives-up-while-attached", test_worker_gives_up_while_attached);
         g_test_add_func("/share-lifecycle/vm-changed-while-attached", test_vm_changed_while_attached);
+        g_test_add_func("/share-lifecycle/attach-mounts-when-managed", test_attach_mounts_when_managed);
+        g_test_add_func("/share-lifecycle/stop-while-mounted-unmounts-first", test_stop_while_mounted_unmounts_first);
+        g_test_add_func("/share-lifecycle/busy-guest-fails-stop-and-detach", test_busy_guest_fails_stop_and_detach);
+        g_test_add_func("/share-lifecycle/crash-while-mounted-remounts", test_crash_while_mounted_remounts);
+        g_test_add_func("/share-lifecycle/vm-stops-in-mount-states", test_vm_stops_in_mount_states);
+        g_test_add_func("/share-lifecycle/every-event-in-every-pair", test_every_event_in_every_pair);
         return g_test_run();
 }
