@@ -65,6 +65,69 @@ gboolean sluice_client_share_set_autostart_sync(SluiceShare *share, gboolean aut
         return set_bool_sync(share, "Autostart", autostart, cancellable, error);
 }
 
+static void set_value(SluiceShare *share, const char *property, GVariant *value,
+                      GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_dbus_proxy_call(G_DBUS_PROXY(share), PROPERTIES_SET,
+                          g_variant_new("(ssv)", SLUICE_SHARE_INTERFACE, property, value),
+                          G_DBUS_CALL_FLAGS_NONE, -1, cancellable, callback, user_data);
+}
+
+static gboolean set_value_sync(SluiceShare *share, const char *property, GVariant *value,
+                               GCancellable *cancellable, GError **error)
+{
+        g_autoptr(GVariant) reply = g_dbus_proxy_call_sync(G_DBUS_PROXY(share), PROPERTIES_SET,
+                g_variant_new("(ssv)", SLUICE_SHARE_INTERFACE, property, value),
+                G_DBUS_CALL_FLAGS_NONE, -1, cancellable, error);
+
+        return reply != NULL;
+}
+
+void sluice_client_share_set_auto_mount(SluiceShare *share, gboolean auto_mount,
+                                        GCancellable *cancellable, GAsyncReadyCallback callback,
+                                        gpointer user_data)
+{
+        set_value(share, "AutoMount", g_variant_new_boolean(auto_mount), cancellable, callback,
+                  user_data);
+}
+
+void sluice_client_share_set_mount_point(SluiceShare *share, const char *mount_point,
+                                         GCancellable *cancellable, GAsyncReadyCallback callback,
+                                         gpointer user_data)
+{
+        set_value(share, "MountPoint", g_variant_new_string(mount_point), cancellable, callback,
+                  user_data);
+}
+
+void sluice_client_share_set_mount_at_boot(SluiceShare *share, gboolean mount_at_boot,
+                                           GCancellable *cancellable, GAsyncReadyCallback callback,
+                                           gpointer user_data)
+{
+        set_value(share, "MountAtBoot", g_variant_new_boolean(mount_at_boot), cancellable, callback,
+                  user_data);
+}
+
+gboolean sluice_client_share_set_auto_mount_sync(SluiceShare *share, gboolean auto_mount,
+                                                 GCancellable *cancellable, GError **error)
+{
+        return set_value_sync(share, "AutoMount", g_variant_new_boolean(auto_mount), cancellable,
+                              error);
+}
+
+gboolean sluice_client_share_set_mount_point_sync(SluiceShare *share, const char *mount_point,
+                                                  GCancellable *cancellable, GError **error)
+{
+        return set_value_sync(share, "MountPoint", g_variant_new_string(mount_point), cancellable,
+                              error);
+}
+
+gboolean sluice_client_share_set_mount_at_boot_sync(SluiceShare *share, gboolean mount_at_boot,
+                                                    GCancellable *cancellable, GError **error)
+{
+        return set_value_sync(share, "MountAtBoot", g_variant_new_boolean(mount_at_boot),
+                              cancellable, error);
+}
+
 static char *string_from_reply(GVariant *reply, GError **error)
 {
         g_autoptr(GVariant) value = NULL;

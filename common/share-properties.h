@@ -30,6 +30,25 @@ gboolean sluice_client_share_set_read_only_sync(SluiceShare *share, gboolean rea
 gboolean sluice_client_share_set_autostart_sync(SluiceShare *share, gboolean autostart,
                                                 GCancellable *cancellable, GError **error);
 
+/* Properties.Set of the guest settings AutoMount / MountPoint / MountAtBoot
+ * (finish with sluice_client_share_set_finish); a refused MountPoint is
+ * SLUICE_ERROR_INVALID_ARGUMENT with the service's reason. */
+void sluice_client_share_set_auto_mount(SluiceShare *share, gboolean auto_mount,
+                                        GCancellable *cancellable, GAsyncReadyCallback callback,
+                                        gpointer user_data);
+void sluice_client_share_set_mount_point(SluiceShare *share, const char *mount_point,
+                                         GCancellable *cancellable, GAsyncReadyCallback callback,
+                                         gpointer user_data);
+void sluice_client_share_set_mount_at_boot(SluiceShare *share, gboolean mount_at_boot,
+                                           GCancellable *cancellable, GAsyncReadyCallback callback,
+                                           gpointer user_data);
+gboolean sluice_client_share_set_auto_mount_sync(SluiceShare *share, gboolean auto_mount,
+                                                 GCancellable *cancellable, GError **error);
+gboolean sluice_client_share_set_mount_point_sync(SluiceShare *share, const char *mount_point,
+                                                  GCancellable *cancellable, GError **error);
+gboolean sluice_client_share_set_mount_at_boot_sync(SluiceShare *share, gboolean mount_at_boot,
+                                                    GCancellable *cancellable, GError **error);
+
 /* Properties.Get of State / GuestHint: the value the service has now. */
 char *sluice_client_share_fetch_state_sync(SluiceShare *share, GCancellable *cancellable,
                                            GError **error);

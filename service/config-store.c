@@ -14,6 +14,8 @@
 
 #include "config-store.h"
 #include "errors.h"
+#include "guest-linux.h"
+#include "guest-windows.h"
 #include "share-path.h"
 #include "share-tag.h"
 
@@ -22,7 +24,8 @@
 #define CONFIG_MAX_BYTES (4 * 1024 * 1024)
 
 static const char *const known_keys[] = {
-        "path", "tag", "vm", "read-only", "autostart", "cache", "queues", NULL,
+        "path", "tag", "vm", "read-only", "autostart", "cache", "queues",
+        "auto-mount", "mount-point", "mount-at-boot", NULL,
 };
 
 SluiceShareConfig *sluice_share_config_new(void)
@@ -103,6 +106,29 @@ gboolean sluice_config_check_queues(guint64 queues, GError **error)
         return FALSE;
 }
 
+/* Whether TEXT is written as a drive letter ("Z:"), the form Windows guests
+ * take; anything else is meant as a Linux path. */
+static gboolean looks_like_drive(const char *text)
+{
+        return g_ascii_isalpha(text[0]) && text[1] == ':' && text[2] == '\0';
+}
+
+gboolean sluice_config_check_mount_point(const char *mount_point, GError **error)
+{
+        g_autofree char *shown = NULL;
+
+        if (*mount_point == '\0')
+                return TRUE;
+        if (mount_point[0] == '/')
+                return sluice_guest_linux_check_mount_point(mount_point, error);
+        if (looks_like_drive(mount_point))
+                return sluice_guest_windows_check_drive(mount_point, error);
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                    _("“%s” is not a place in a guest: give an absolute path for a Linux guest (such as /mnt/docs), a drive letter for a Windows guest (such as Z:), or nothing for the default"),
+                    shown = sluice_share_tag_printable(mount_point));
+        return FALSE;
+}
+
 char *sluice_config_default_path(void)
 {
         return g_build_filename(g_get_user_config_dir(), "sluice", "shares.ini", NULL);
@@ -158,6 +184,47 @@ static gboolean parse_share_id(const char *group, guint *id)
                 return FALSE;
         *id = (guint)value;
         return TRUE;
+}
+
+/* A guest setting of GROUP that is there but bad: logged, the default kept. */
+static void drop_guest_setting(const char *file, const char *group, const char *key,
+                               const char *why, gboolean *bad)
+{
+        g_warning(_("%s: [%s] %s ignored (%s): the share keeps the default"), file, group, key, why);
+        *bad = TRUE;
+}
+
+static void read_guest_boolean(GKeyFile *keyfile, const char *group, const char *key,
+                               gboolean *field, const char *file, gboolean *bad)
+{
+        g_autoptr(GError) error = NULL;
+        gboolean value = g_key_file_get_boolean(keyfile, group, key, &error);
+
+        if (error == NULL)
+                *field = value;
+        else if (!g_error_matches(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND))
+                drop_guest_setting(file, group, key, _("not true or false"), bad);
+}
+
+/* The guest settings cost no share: a missing or bad value leaves the default. */
+static void read_guest_settings(GKeyFile *keyfile, const char *group, SluiceShareConfig *config,
+                                const char *file, gboolean *bad)
+{
+        g_autoptr(GError) error = NULL;
+        g_autofree char *mount_point = NULL;
+
+        read_guest_boolean(keyfile, group, "auto-mount", &config->auto_mount, file, bad);
+        read_guest_boolean(keyfile, group, "mount-at-boot", &config->mount_at_boot, file, bad);
+        mount_point = g_key_file_get_string(keyfile, group, "mount-point", &error);
+        if (mount_point == NULL) {
+                if (!g_error_matches(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND))
+                        drop_guest_setting(file, group, "mount-point", error->message, bad);
+        } else if (!sluice_config_check_mount_point(mount_point, &error)) {
+                drop_guest_setting(file, group, "mount-point", error->message, bad);
+        } else {
+                g_free(config->mount_point);
+                config->mount_point = g_steal_pointer(&mount_point);
+        }
 }
 
 /* Reads one group; NULL with a message for the log when it is unusable. */
@@ -239,6 +306,8 @@ static SluiceShareConfig *parse_group(GKeyFile *keyfile, const char *group, gboo
                 *why = g_strdup(error->message);
                 return NULL;
         }
+        /* last: a share that is skipped anyway gets one log line, not more */
+        read_guest_settings(keyfile, group, config, file, unknown_keys);
         return g_steal_pointer(&config);
 }
 
@@ -423,6 +492,9 @@ gboolean sluice_config_save(const char *file, GPtrArray *entries, GError **error
                 g_key_file_set_boolean(keyfile, group, "autostart", config->autostart);
                 g_key_file_set_string(keyfile, group, "cache", config->cache);
                 g_key_file_set_uint64(keyfile, group, "queues", config->queues);
+                g_key_file_set_boolean(keyfile, group, "auto-mount", config->auto_mount);
+                g_key_file_set_string(keyfile, group, "mount-point", config->mount_point);
+                g_key_file_set_boolean(keyfile, group, "mount-at-boot", config->mount_at_boot);
         }
         data = g_key_file_to_data(keyfile, NULL, NULL);
         if (!g_file_set_contents_full(file, data, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,

@@ -2,14 +2,18 @@
 /* config-store.h — the persisted list of shares: $XDG_CONFIG_HOME/sluice/shares.ini.
  *
  * One group per share, "[share N]" where N is the share's id, with the keys
- * path, tag, vm, read-only, autostart, cache, queues.  Written atomically
+ * path, tag, vm, read-only, autostart, cache, queues, auto-mount,
+ * mount-point, mount-at-boot.  Written atomically
  * (g_file_set_contents) on every change.  Loading is forgiving: each bad
  * entry gets one log line and is skipped, the good ones load, and a file
  * with bad entries is first copied aside as shares.ini.bad-<timestamp>.
  * A tag a guest cannot take (share-tag.h: one written by an older Sluice,
  * or by hand) is not a reason to lose the share: it gets a valid tag made
  * from the old one (or the folder's name), with a log line naming both.
- * A path in a place that may not be shared (share-path.h) is skipped. */
+ * A path in a place that may not be shared (share-path.h) is skipped.
+ * The guest settings (auto-mount, mount-point, mount-at-boot) came later and
+ * cost no share: a file without them gets their defaults, and a bad value
+ * is dropped with a log line, the share keeping the default. */
 #pragma once
 
 #include <glib.h>
@@ -46,6 +50,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceShareConfig, sluice_share_config_free)
 gboolean sluice_config_check_vm(const char *vm, GError **error);
 gboolean sluice_config_check_cache(const char *cache, GError **error);
 gboolean sluice_config_check_queues(guint64 queues, GError **error);
+/* Share.MountPoint: "" (the guest OS's default), a Linux guest's absolute
+ * path (sluice_guest_linux_check_mount_point) or a Windows drive "X:"
+ * (sluice_guest_windows_check_drive); which guest will take it is not known
+ * here, so either is taken. */
+gboolean sluice_config_check_mount_point(const char *mount_point, GError **error);
 
 /* The file's path: $XDG_CONFIG_HOME/sluice/shares.ini. */
 char *sluice_config_default_path(void);

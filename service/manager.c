@@ -8,11 +8,13 @@
 
 #include "config-store.h"
 #include "errors.h"
+#include "guest-linux.h"
 #include "manager.h"
 #include "share-path.h"
 #include "share-tag.h"
 #include "share.h"
 #include "sluice-dbus.h"
+#include "vm-guest.h"
 #include "vm-manager.h"
 
 struct _SluiceServiceManager {
@@ -221,12 +223,16 @@ typedef struct {
         gboolean attach;
         char *cache;
         guint queues;
+        gboolean auto_mount;
+        char *mount_point;
+        gboolean mount_at_boot;
 } AddOptions;
 
 static void add_options_clear(AddOptions *o)
 {
         g_free(o->tag);
         g_free(o->cache);
+        g_free(o->mount_point);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(AddOptions, add_options_clear)
 
@@ -238,6 +244,7 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
         } known[] = {
                 { "tag", "s" }, { "read-only", "b" }, { "autostart", "b" },
                 { "attach", "b" }, { "cache", "s" }, { "queues", "u" },
+                { "auto-mount", "b" }, { "mount-point", "s" }, { "mount-at-boot", "b" },
         };
         GVariantIter iter;
         const char *key;
@@ -246,6 +253,8 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
         out->autostart = TRUE;
         out->queues = 1;
         out->cache = g_strdup("auto");
+        out->auto_mount = TRUE;
+        out->mount_point = g_strdup("");
         g_variant_iter_init(&iter, options);
         while (g_variant_iter_next(&iter, "{&sv}", &key, &value)) {
                 g_autoptr(GVariant) owned = value;
@@ -256,7 +265,7 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
                                 break;
                 if (i == G_N_ELEMENTS(known)) {
                         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
-                                    _("Unknown option “%s”: the options are tag, read-only, autostart, attach, cache and queues"),
+                                    _("Unknown option “%s”: the options are tag, read-only, autostart, attach, cache, queues, auto-mount, mount-point and mount-at-boot"),
                                     key);
                         return FALSE;
                 }
@@ -278,12 +287,20 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
                 } else if (strcmp(key, "cache") == 0) {
                         g_free(out->cache);
                         out->cache = g_variant_dup_string(value, NULL);
+                } else if (strcmp(key, "auto-mount") == 0) {
+                        out->auto_mount = g_variant_get_boolean(value);
+                } else if (strcmp(key, "mount-point") == 0) {
+                        g_free(out->mount_point);
+                        out->mount_point = g_variant_dup_string(value, NULL);
+                } else if (strcmp(key, "mount-at-boot") == 0) {
+                        out->mount_at_boot = g_variant_get_boolean(value);
                 } else {
                         out->queues = g_variant_get_uint32(value);
                 }
         }
         return sluice_config_check_cache(out->cache, error) &&
-               sluice_config_check_queues(out->queues, error);
+               sluice_config_check_queues(out->queues, error) &&
+               sluice_config_check_mount_point(out->mount_point, error);
 }
 
 /* ---- shares on the bus ---- */
@@ -418,6 +435,10 @@ static void add_share_from_call(SluiceServiceManager *self, GDBusMethodInvocatio
         config->readonly = opts.readonly;
         config->autostart = opts.autostart;
         config->queues = opts.queues;
+        config->auto_mount = opts.auto_mount;
+        g_free(config->mount_point);
+        config->mount_point = g_strdup(opts.mount_point);
+        config->mount_at_boot = opts.mount_at_boot;
 
         share = add_share(self, config);
         if (!save_config(self, &error)) {
@@ -446,7 +467,53 @@ static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation 
 typedef struct {
         SluiceServiceManager *self;
         GDBusMethodInvocation *invocation;
+        char *vm;       /* the removed share's, for its /etc/fstab line */
+        char *tag;
 } RemoveData;
+
+static void remove_data_free(RemoveData *data)
+{
+        sluice_manager_complete_remove_share(NULL, data->invocation);
+        g_object_unref(data->self);
+        g_free(data->vm);
+        g_free(data->tag);
+        g_free(data);
+}
+
+static void on_remove_forgotten(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        RemoveData *data = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (sluice_vm_manager_guest_forget_finish(SLUICE_VM_MANAGER(source), result, &error))
+                g_message("%s: removed its line from the /etc/fstab of VM %s", data->tag, data->vm);
+        else
+                g_warning(_("Could not remove the line of the removed share “%s” from the /etc/fstab of VM “%s” (%s): remove the line ending in “%s: %s” there by hand"),
+                          data->tag, data->vm, error->message, SLUICE_GUEST_FSTAB_MARK, data->tag);
+        remove_data_free(data);
+}
+
+/* A share removed with MountAtBoot on leaves a line in its guest's
+ * /etc/fstab that would mount a tag no device has at every boot (nofail:
+ * harmless, but Sluice's to clean up): removed where the guest answers,
+ * before RemoveShare answers; a guest out of reach keeps it (logged). */
+static void forget_guest_line(RemoveData *data, const SluiceShareConfig *config)
+{
+        if (!config->mount_at_boot || *config->vm == '\0' || data->self->vms == NULL) {
+                remove_data_free(data);
+                return;
+        }
+        data->vm = g_strdup(config->vm);
+        data->tag = g_strdup(config->tag);
+        if (!sluice_vm_manager_guest_ready(data->self->vms, data->vm)) {
+                g_warning(_("The guest of VM “%s” cannot be reached now: its /etc/fstab keeps the line of the removed share “%s” (harmless: nofail); remove the line ending in “%s: %s” there by hand"),
+                          data->vm, data->tag, SLUICE_GUEST_FSTAB_MARK, data->tag);
+                remove_data_free(data);
+                return;
+        }
+        sluice_vm_manager_guest_forget_async(data->self->vms, data->vm, data->tag,
+                                             on_remove_forgotten, data);
+}
 
 static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -467,9 +534,8 @@ static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer us
                 forget_share(data->self, share);
         if (!save_config(data->self, &error))
                 g_warning("%s", error->message);
-        sluice_manager_complete_remove_share(NULL, data->invocation);
-        g_object_unref(data->self);
-        g_free(data);
+        /* the task still holds the share: its config is there until we return */
+        forget_guest_line(data, sluice_shared_folder_get_config(share));
 }
 
 static gboolean on_handle_remove_share(SluiceManager *iface, GDBusMethodInvocation *invocation,

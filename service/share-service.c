@@ -40,6 +40,32 @@ static void on_read_only_done(GObject *source, GAsyncResult *result, gpointer us
                 g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
 }
 
+/* AutoMount, MountPoint, MountAtBoot: the share checks and applies them, so
+ * a refused MountPoint is the caller's error and the property keeps its
+ * value.  FALSE when NAME is none of them. */
+static gboolean set_guest_setting(SluiceShareService *self, const char *name, GVariant *value,
+                                  GDBusMethodInvocation *invocation)
+{
+        GError *error = NULL;
+
+        if (!g_str_equal(name, "AutoMount") && !g_str_equal(name, "MountPoint") &&
+            !g_str_equal(name, "MountAtBoot"))
+                return FALSE;
+        if (refuse_when_removed(self, invocation))
+                return TRUE;
+        if (g_str_equal(name, "AutoMount")) {
+                sluice_shared_folder_set_auto_mount(self->folder, g_variant_get_boolean(value));
+        } else if (g_str_equal(name, "MountAtBoot")) {
+                sluice_shared_folder_set_mount_at_boot(self->folder, g_variant_get_boolean(value));
+        } else if (!sluice_shared_folder_set_mount_point(self->folder,
+                                                         g_variant_get_string(value, NULL), &error)) {
+                g_dbus_method_invocation_take_error(invocation, error);
+                return TRUE;
+        }
+        g_dbus_method_invocation_return_value(invocation, NULL);
+        return TRUE;
+}
+
 static void share_service_method_call(GDBusConnection *connection, const char *sender,
                                     const char *object_path, const char *interface_name,
                                     const char *method_name, GVariant *parameters,
@@ -59,6 +85,8 @@ static void share_service_method_call(GDBusConnection *connection, const char *s
         /* only Set comes here (Get and GetAll use get_property); GDBus has
          * checked that the property exists, is writable and has its type */
         g_variant_get(parameters, "(&s&sv)", &iface, &name, &value);
+        if (set_guest_setting(self, name, value, invocation))
+                return;
         if (g_str_equal(name, "ReadOnly")) {
                 if (refuse_when_removed(self, invocation))
                         return;
@@ -196,8 +224,13 @@ static void sluice_share_service_init(SluiceShareService *self)
 SluiceShare *sluice_share_service_new(SluiceSharedFolder *folder)
 {
         SluiceShareService *self = g_object_new(SLUICE_TYPE_SHARE_SERVICE, NULL);
+        const SluiceShareConfig *config;
 
         self->folder = folder;
+        config = sluice_shared_folder_get_config(folder);
+        sluice_share_set_auto_mount(SLUICE_SHARE(self), config->auto_mount);
+        sluice_share_set_mount_point(SLUICE_SHARE(self), config->mount_point);
+        sluice_share_set_mount_at_boot(SLUICE_SHARE(self), config->mount_at_boot);
         g_signal_connect(self, "handle-start", G_CALLBACK(share_service_handle_start), NULL);
         g_signal_connect(self, "handle-stop", G_CALLBACK(share_service_handle_stop), NULL);
         g_signal_connect(self, "handle-attach", G_CALLBACK(share_service_handle_attach), NULL);

@@ -7,7 +7,10 @@
  * a property write as soon as the value is stored; a ReadOnly write must
  * wait for the worker (which may refuse), without blocking the main loop,
  * so it goes to a handler that answers the invocation itself (and the
- * share sets the property once the worker has switched). */
+ * share sets the property once the worker has switched).  AutoMount,
+ * MountPoint and MountAtBoot writes go the same way, to the share's setters
+ * (share.h), so that a refused MountPoint is the caller's D-Bus error.  The
+ * three start from the share's config. */
 #pragma once
 
 #include "share.h"

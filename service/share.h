@@ -62,6 +62,17 @@ void sluice_shared_folder_set_read_only_async(SluiceSharedFolder *self, gboolean
 gboolean sluice_shared_folder_set_read_only_finish(SluiceSharedFolder *self, GAsyncResult *result,
                                                    GError **error);
 void sluice_shared_folder_set_autostart(SluiceSharedFolder *self, gboolean autostart);
+/* The guest settings (share-settings.c): each changes the config, the
+ * property and emits "changed".  MountPoint ("" or what
+ * sluice_config_check_mount_point takes; SLUICE_ERROR_INVALID_ARGUMENT
+ * otherwise) takes effect at the next mount.  AutoMount switched on mounts
+ * a share already plugged into a ready guest; MountAtBoot switched on or off
+ * writes or removes the guest's /etc/fstab line at once where the guest
+ * answers (a failure shows in Error). */
+void sluice_shared_folder_set_auto_mount(SluiceSharedFolder *self, gboolean auto_mount);
+gboolean sluice_shared_folder_set_mount_point(SluiceSharedFolder *self, const char *mount_point,
+                                              GError **error);
+void sluice_shared_folder_set_mount_at_boot(SluiceSharedFolder *self, gboolean mount_at_boot);
 /* Assigns another VM (already validated); detaches from the old one first. */
 void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm);
 

@@ -39,11 +39,18 @@ JsonNode *ctl_share_to_json(SluiceShare *share)
         STRING_MEMBER("error", sluice_share_get_error);
         STRING_MEMBER("socket_path", sluice_share_get_socket_path);
         STRING_MEMBER("guest_hint", sluice_share_get_guest_hint);
+        STRING_MEMBER("guest_path", sluice_share_get_guest_path);
+        STRING_MEMBER("guest_state", sluice_share_get_guest_state);
+        STRING_MEMBER("mount_point", sluice_share_get_mount_point);
 #undef STRING_MEMBER
         json_builder_set_member_name(b, "read_only");
         json_builder_add_boolean_value(b, sluice_share_get_read_only(share));
         json_builder_set_member_name(b, "autostart");
         json_builder_add_boolean_value(b, sluice_share_get_autostart(share));
+        json_builder_set_member_name(b, "auto_mount");
+        json_builder_add_boolean_value(b, sluice_share_get_auto_mount(share));
+        json_builder_set_member_name(b, "mount_at_boot");
+        json_builder_add_boolean_value(b, sluice_share_get_mount_at_boot(share));
         json_builder_end_object(b);
         return json_builder_get_root(b);
 }
@@ -69,6 +76,8 @@ int ctl_print_done(Ctl *ctl, SluiceShare *share, const char *hint)
                 if (hint != NULL) {
                         json_builder_set_member_name(b, "guest_hint");
                         json_builder_add_string_value(b, hint);
+                        json_builder_set_member_name(b, "guest_path");
+                        json_builder_add_string_value(b, sluice_share_get_guest_path(share) ?: "");
                 }
                 json_builder_set_member_name(b, "ok");
                 json_builder_add_boolean_value(b, TRUE);
@@ -98,9 +107,7 @@ static gsize text_width(const char *text)
         return width;
 }
 
-/* A cell as it may reach a terminal: valid UTF-8 with control characters
- * (a newline or an escape in a folder name) shown as U+FFFD. */
-static char *table_cell(const char *text)
+char *ctl_printable(const char *text)
 {
         g_autofree char *valid = g_utf8_make_valid(text != NULL ? text : "", -1);
         GString *cell = g_string_sized_new(strlen(valid));
@@ -138,8 +145,8 @@ static void table_add_valist(CtlTable *table, const char *note, va_list args)
 
         row->cells = g_new0(char *, table->columns + 1);
         for (guint c = 0; c < table->columns; c++)
-                row->cells[c] = table_cell(va_arg(args, const char *));
-        row->note = note != NULL && *note != '\0' ? table_cell(note) : NULL;
+                row->cells[c] = ctl_printable(va_arg(args, const char *));
+        row->note = note != NULL && *note != '\0' ? ctl_printable(note) : NULL;
         g_ptr_array_add(table->rows, row);
 }
 

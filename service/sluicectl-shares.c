@@ -99,7 +99,8 @@ int ctl_cmd_list(Ctl *ctl, int argc, char **argv)
                 g_print("%s\n", _("No shares.  Add one with “sluicectl add PATH --vm NAME”."));
                 return EXIT_OK;
         }
-        table = ctl_table_new(6, _("ID"), _("TAG"), _("STATE"), _("VM"), _("RO"), _("PATH"));
+        table = ctl_table_new(7, _("ID"), _("TAG"), _("STATE"), _("VM"), _("RO"), _("IN GUEST"),
+                              _("PATH"));
         for (GList *l = shares; l != NULL; l = l->next) {
                 g_autoptr(SluiceShare) share = sluice_object_get_share(SLUICE_OBJECT(l->data));
                 const char *vm = sluice_share_get_vm(share);
@@ -109,6 +110,7 @@ int ctl_cmd_list(Ctl *ctl, int argc, char **argv)
                           sluice_share_state_label(sluice_share_get_state(share)),
                           vm != NULL && *vm != '\0' ? vm : "-",
                           sluice_share_get_read_only(share) ? _("yes") : _("no"),
+                          ctl_guest_place(share),
                           sluice_share_get_path(share));
         }
         ctl_table_print(table);
@@ -120,6 +122,22 @@ gboolean ctl_parse_uint(const char *text, guint64 min, guint64 max, guint64 *out
         return text != NULL && g_ascii_string_to_unsigned(text, 10, min, max, out, NULL);
 }
 
+/* After an attach: where the share is in the guest when Sluice mounted it
+ * there, else HINT as Attach gave it (NULL: the share's GuestHint, when it
+ * has one). */
+static void print_where_in_guest(SluiceShare *share, const char *hint)
+{
+        g_autofree char *sentence = ctl_guest_sentence(share);
+        const char *own = sluice_share_get_guest_hint(share);
+
+        if (sentence != NULL)
+                g_print("%s\n", sentence);
+        else if (hint != NULL)
+                g_print("%s\n", hint);
+        else if (own != NULL && *own != '\0')
+                g_print("%s\n", own);
+}
+
 int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
 {
         g_autoptr(GVariantBuilder) options = g_variant_builder_new(G_VARIANT_TYPE_VARDICT);
@@ -129,6 +147,7 @@ int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
         g_autoptr(SluiceShare) share = NULL;
         g_autoptr(GError) error = NULL;
         const char *path = NULL, *vm = "";
+        gboolean attach = FALSE;
 
         for (int i = 1; i < argc; i++) {
                 const char *arg = argv[i];
@@ -136,7 +155,8 @@ int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
                 guint64 number;
 
                 if (strcmp(arg, "--vm") == 0 || strcmp(arg, "--tag") == 0 ||
-                    strcmp(arg, "--cache") == 0 || strcmp(arg, "--queues") == 0) {
+                    strcmp(arg, "--cache") == 0 || strcmp(arg, "--queues") == 0 ||
+                    strcmp(arg, "--mount-point") == 0) {
                         if (value == NULL)
                                 return ctl_usage_error(_("%s needs a value"), arg);
                         i++;
@@ -146,6 +166,10 @@ int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
                                 g_variant_builder_add(options, "{sv}", "tag", g_variant_new_string(value));
                         else if (strcmp(arg, "--cache") == 0)
                                 g_variant_builder_add(options, "{sv}", "cache", g_variant_new_string(value));
+                        else if (strcmp(arg, "--mount-point") == 0 && !g_utf8_validate(value, -1, NULL))
+                                return ctl_usage_error(_("The mount point must be UTF-8 text"));
+                        else if (strcmp(arg, "--mount-point") == 0)
+                                g_variant_builder_add(options, "{sv}", "mount-point", g_variant_new_string(value));
                         else if (ctl_parse_uint(value, 1, G_MAXUINT32, &number))
                                 g_variant_builder_add(options, "{sv}", "queues",
                                                       g_variant_new_uint32((guint32)number));
@@ -157,6 +181,11 @@ int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
                         g_variant_builder_add(options, "{sv}", "autostart", g_variant_new_boolean(FALSE));
                 } else if (strcmp(arg, "--attach") == 0) {
                         g_variant_builder_add(options, "{sv}", "attach", g_variant_new_boolean(TRUE));
+                        attach = TRUE;
+                } else if (strcmp(arg, "--no-automount") == 0) {
+                        g_variant_builder_add(options, "{sv}", "auto-mount", g_variant_new_boolean(FALSE));
+                } else if (strcmp(arg, "--mount-at-boot") == 0) {
+                        g_variant_builder_add(options, "{sv}", "mount-at-boot", g_variant_new_boolean(TRUE));
                 } else if (g_str_has_prefix(arg, "-") && strcmp(arg, "-") != 0) {
                         return ctl_usage_error(_("Unknown option “%s” for “add”"), arg);
                 } else if (path == NULL) {
@@ -176,7 +205,7 @@ int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
                                                 g_variant_builder_end(options), &object_path,
                                                 NULL, &error))
                 return ctl_fail(error);
-        if (!ctl->json) {
+        if (!ctl->json && !attach) {
                 g_print("%s\n", object_path);
                 return EXIT_OK;
         }
@@ -185,7 +214,21 @@ int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
                                             &error);
         if (share == NULL)
                 return ctl_fail(error);
-        ctl_print_share_json(share);
+        if (attach) {
+                /* where it is in the guest once Sluice has mounted it there */
+                g_autoptr(SluiceShare) settled = ctl_guest_settled_share(share, &error);
+
+                if (settled == NULL)
+                        return ctl_fail(error);
+                g_clear_object(&share);
+                share = g_steal_pointer(&settled);
+        }
+        if (ctl->json) {
+                ctl_print_share_json(share);
+                return EXIT_OK;
+        }
+        g_print("%s\n", object_path);
+        print_where_in_guest(share, NULL);
         return EXIT_OK;
 }
 
@@ -214,6 +257,16 @@ int ctl_cmd_share_action(Ctl *ctl, int argc, char **argv)
                 ok = sluice_share_call_detach_sync(share, NULL, &error);
         if (!ok)
                 return ctl_fail(error);
+        if (hint != NULL) {
+                g_autoptr(SluiceShare) settled = ctl_guest_settled_share(share, &error);
+
+                if (settled == NULL)
+                        return ctl_fail(error);
+                if (ctl->json)
+                        return ctl_print_done(ctl, settled, hint);
+                print_where_in_guest(settled, hint);
+                return EXIT_OK;
+        }
         return ctl_print_done(ctl, share, hint);
 }
 
@@ -259,22 +312,46 @@ static gboolean parse_on_off(const char *text, gboolean *value)
         return FALSE;
 }
 
+/* The settings of `set SHARE NAME VALUE` that are on or off, by every name taken. */
+static const struct {
+        const char *name;
+        gboolean (*set)(SluiceShare *, gboolean, GCancellable *, GError **);
+} switches[] = {
+        { "readonly", sluice_client_share_set_read_only_sync },
+        { "read-only", sluice_client_share_set_read_only_sync },
+        { "autostart", sluice_client_share_set_autostart_sync },
+        { "automount", sluice_client_share_set_auto_mount_sync },
+        { "auto-mount", sluice_client_share_set_auto_mount_sync },
+        { "mount-at-boot", sluice_client_share_set_mount_at_boot_sync },
+        { "boot-mount", sluice_client_share_set_mount_at_boot_sync },
+};
+
+static gboolean is_mount_point_setting(const char *name)
+{
+        return strcmp(name, "mount-point") == 0 || strcmp(name, "mountpoint") == 0;
+}
+
 int ctl_cmd_set(Ctl *ctl, int argc, char **argv)
 {
         g_autoptr(SluiceShare) share = NULL;
         g_autoptr(GError) error = NULL;
         gboolean (*set)(SluiceShare *, gboolean, GCancellable *, GError **) = NULL;
         gboolean value = FALSE;
+        const char *mount_point = NULL;
 
         if (argc != 4)
-                return ctl_usage_error(_("Use “set SHARE readonly on|off”, “set SHARE autostart on|off” or “set SHARE vm NAME”"));
-        if (strcmp(argv[2], "vm") != 0) {
-                if (strcmp(argv[2], "readonly") == 0 || strcmp(argv[2], "read-only") == 0)
-                        set = sluice_client_share_set_read_only_sync;
-                else if (strcmp(argv[2], "autostart") == 0)
-                        set = sluice_client_share_set_autostart_sync;
-                else
-                        return ctl_usage_error(_("Unknown setting “%s”: use readonly, autostart or vm"), argv[2]);
+                return ctl_usage_error(_("Use “set SHARE readonly|autostart|automount|mount-at-boot on|off”, “set SHARE mount-point PATH|default” or “set SHARE vm NAME”"));
+        if (is_mount_point_setting(argv[2])) {
+                if (!g_utf8_validate(argv[3], -1, NULL))
+                        return ctl_usage_error(_("The mount point must be UTF-8 text"));
+                /* "default": the guest's own place (/mnt/TAG, a free drive from Z: down) */
+                mount_point = strcmp(argv[3], "default") == 0 ? "" : argv[3];
+        } else if (strcmp(argv[2], "vm") != 0) {
+                for (gsize i = 0; i < G_N_ELEMENTS(switches) && set == NULL; i++)
+                        if (strcmp(argv[2], switches[i].name) == 0)
+                                set = switches[i].set;
+                if (set == NULL)
+                        return ctl_usage_error(_("Unknown setting “%s”: use readonly, autostart, automount, mount-point, mount-at-boot or vm"), argv[2]);
                 if (!parse_on_off(argv[3], &value))
                         return ctl_usage_error(_("“%s” is not on or off"), argv[3]);
         }
@@ -288,8 +365,9 @@ int ctl_cmd_set(Ctl *ctl, int argc, char **argv)
                         return ctl_fail(error);
                 return ctl_print_done(ctl, share, NULL);
         }
-        /* Not the generated setter: it would not report a refusal. */
-        if (!set(share, value, NULL, &error))
+        /* Not the generated setters: they would not report a refusal. */
+        if (mount_point != NULL ? !sluice_client_share_set_mount_point_sync(share, mount_point, NULL, &error)
+                                : !set(share, value, NULL, &error))
                 return ctl_fail(error);
         return ctl_print_done(ctl, share, NULL);
 }

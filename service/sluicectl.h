@@ -7,6 +7,7 @@
  *   sluicectl-stats.c   stats [--watch]
  *   sluicectl-vms.c     vms; vm NAME enable-agent | enable-shared-memory
  *   sluicectl-output.c  --json documents and the tables people read
+ *   sluicectl-guest.c   where a share is in its VM's guest
  *
  * Exit status: 0 done, 1 the service refused or failed (its message is
  * printed), 2 usage error.  --json prints one JSON document per command
@@ -65,12 +66,16 @@ int ctl_cmd_vms(Ctl *ctl, int argc, char **argv);
 int ctl_cmd_vm(Ctl *ctl, int argc, char **argv);
 
 /* ---- sluicectl-output.c ---- */
+/* TEXT as it may reach a terminal: valid UTF-8 with control characters
+ * (a newline or an escape in a folder name) shown as U+FFFD. */
+char *ctl_printable(const char *text);
 /* One JSON document on a line of its own. */
 void ctl_print_json(JsonNode *node);
 JsonNode *ctl_share_to_json(SluiceShare *share);
 void ctl_print_share_json(SluiceShare *share);
-/* A command on a share succeeded: {"object_path", "tag", "guest_hint"?, "ok"}
- * with --json, else only @hint (when not NULL).  Returns EXIT_OK. */
+/* A command on a share succeeded: {"object_path", "tag", "guest_hint"?,
+ * "guest_path"? (with the hint), "ok"} with --json, else only @hint (when
+ * not NULL).  Returns EXIT_OK. */
 int ctl_print_done(Ctl *ctl, SluiceShare *share, const char *hint);
 
 /* Columns as wide as their widest cell (in terminal columns); the last one
@@ -83,3 +88,14 @@ void ctl_table_add(CtlTable *table, const char *note, ...);
 void ctl_table_print(CtlTable *table);
 void ctl_table_free(CtlTable *table);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CtlTable, ctl_table_free)
+
+/* ---- sluicectl-guest.c ---- */
+/* The list's IN GUEST cell: the path or drive when Sluice mounted the share
+ * in the guest, what it is doing there, or "-". */
+const char *ctl_guest_place(SluiceShare *share);
+/* "“docs” is at /mnt/docs in debian" / "“docs” is drive Z: in win11" when
+ * mounted there, else NULL. */
+char *ctl_guest_sentence(SluiceShare *share);
+/* A new proxy of SHARE with the service's values after a call, once the
+ * guest side is neither mounting nor unmounting (bounded by CTL_CALL_TIMEOUT_MS). */
+SluiceShare *ctl_guest_settled_share(SluiceShare *share, GError **error);

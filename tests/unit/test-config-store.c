@@ -106,6 +106,10 @@ static void test_round_trip(void)
         b->readonly = TRUE;
         b->autostart = FALSE;
         b->queues = 4;
+        b->auto_mount = FALSE;
+        g_free(b->mount_point);
+        b->mount_point = g_strdup("/home/user/Été photos");
+        b->mount_at_boot = TRUE;
         g_ptr_array_add(saved, b);
         g_ptr_array_add(saved, a);
         g_assert_true(sluice_config_save(file, saved, &error));
@@ -128,7 +132,14 @@ static void test_round_trip(void)
                 g_assert_cmpint(got->readonly, ==, want->readonly);
                 g_assert_cmpint(got->autostart, ==, want->autostart);
                 g_assert_cmpuint(got->queues, ==, want->queues);
+                g_assert_cmpint(got->auto_mount, ==, want->auto_mount);
+                g_assert_cmpstr(got->mount_point, ==, want->mount_point);
+                g_assert_cmpint(got->mount_at_boot, ==, want->mount_at_boot);
         }
+        /* a's are the defaults: mounted automatically, at the OS's place, not at boot */
+        g_assert_true(a->auto_mount);
+        g_assert_cmpstr(a->mount_point, ==, "");
+        g_assert_false(a->mount_at_boot);
         g_assert_cmpuint(warnings->len, ==, 0);
         remove_tree(dir);
 }
@@ -256,6 +267,101 @@ static void test_forgiving_load(void)
         remove_tree(dir);
 }
 
+/* A file from before the guest settings loads as it was, every share with
+ * the defaults, and is no "bad" file; a Windows drive is kept as given. */
+static void test_guest_settings_defaults(void)
+{
+        g_autofree char *dir = scratch();
+        g_autofree char *file = g_build_filename(dir, "shares.ini", NULL);
+        g_autoptr(GPtrArray) loaded = NULL;
+        g_autoptr(GError) error = NULL;
+        const SluiceShareConfig *old, *win;
+        static const char text[] =
+                "[share 1]\npath=/srv/old\ntag=old\nvm=debian\nread-only=false\n"
+                "autostart=true\ncache=auto\nqueues=1\n"
+                "[share 2]\npath=/srv/win\ntag=win\nvm=win11\nmount-point=Z:\n";
+
+        reset_warnings();
+        g_assert_true(g_file_set_contents(file, text, -1, NULL));
+        loaded = sluice_config_load(file, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(loaded->len, ==, 2);
+        old = loaded->pdata[0];
+        win = loaded->pdata[1];
+        g_assert_true(old->auto_mount);
+        g_assert_cmpstr(old->mount_point, ==, "");
+        g_assert_false(old->mount_at_boot);
+        g_assert_cmpstr(win->mount_point, ==, "Z:");
+        g_assert_true(win->auto_mount);
+        g_assert_cmpuint(warnings->len, ==, 0);
+        g_assert_cmpuint(count_prefixed(dir, "shares.ini.bad-"), ==, 0);
+        remove_tree(dir);
+}
+
+/* A bad guest setting costs the share nothing but that setting: it keeps
+ * the default, the value is named in a warning, and the file is kept aside. */
+static void test_guest_settings_bad(void)
+{
+        g_autofree char *dir = scratch();
+        g_autofree char *file = g_build_filename(dir, "shares.ini", NULL);
+        g_autoptr(GPtrArray) loaded = NULL;
+        g_autoptr(GError) error = NULL;
+        static const char text[] =
+                "[share 1]\npath=/srv/one\ntag=one\nauto-mount=perhaps\nmount-at-boot=2\n"
+                "mount-point=relative/place\n"
+                "[share 2]\npath=/srv/two\ntag=two\nmount-point=/proc\nauto-mount=false\n"
+                "[share 3]\npath=/srv/three\ntag=three\nmount-point=C:\nmount-at-boot=true\n"
+                "[share 4]\npath=/srv/four\ntag=four\nmount-point=/mnt/a/../b\n"
+                "[share 5]\npath=/srv/five\ntag=five\nmount-point=/mnt/a\\tb\n";
+
+        reset_warnings();
+        g_assert_true(g_file_set_contents(file, text, -1, NULL));
+        loaded = sluice_config_load(file, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(loaded->len, ==, 5);
+        for (guint i = 0; i < loaded->len; i++) {
+                const SluiceShareConfig *c = loaded->pdata[i];
+
+                g_assert_cmpstr(c->mount_point, ==, "");
+                g_assert_cmpint(c->auto_mount, ==, c->id != 2);  /* [share 2]'s false is good */
+                g_assert_cmpint(c->mount_at_boot, ==, c->id == 3);
+        }
+        g_assert_true(warned("[share 1] auto-mount ignored"));
+        g_assert_true(warned("[share 1] mount-at-boot ignored"));
+        g_assert_true(warned("[share 1] mount-point ignored"));
+        g_assert_true(warned("relative/place"));
+        g_assert_true(warned("[share 2] mount-point ignored"));
+        g_assert_true(warned("[share 3] mount-point ignored"));
+        g_assert_true(warned("[share 4] mount-point ignored"));
+        g_assert_true(warned("[share 5] mount-point ignored"));
+        g_assert_cmpuint(count_prefixed(dir, "shares.ini.bad-"), ==, 1);
+        remove_tree(dir);
+}
+
+/* What AddShare, MountPoint writes and the file take: "", a Linux path, a
+ * drive; anything else is InvalidArgument saying what to give. */
+static void test_check_mount_point(void)
+{
+        static const char *const good[] = { "", "/mnt/docs", "/home/user/My Docs", "Z:", "d:" };
+        static const char *const bad[] = { "docs", "/", "/mnt/", "/proc", "/mnt/../etc", "C:",
+                                           "Z:\\", "ZZ:", "/mnt/a\nb" };
+        g_autoptr(GError) error = NULL;
+
+        for (gsize i = 0; i < G_N_ELEMENTS(good); i++) {
+                g_assert_true(sluice_config_check_mount_point(good[i], &error));
+                g_assert_no_error(error);
+        }
+        for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+                g_assert_false(sluice_config_check_mount_point(bad[i], &error));
+                g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT);
+                g_assert_null(strchr(error->message, '\n'));
+                g_clear_error(&error);
+        }
+        g_assert_false(sluice_config_check_mount_point("docs", &error));
+        g_assert_nonnull(strstr(error->message, "/mnt/docs"));
+        g_assert_nonnull(strstr(error->message, "Z:"));
+}
+
 /* No file is no share; a file that is not text loads nothing but is kept;
  * only a file that cannot be read is an error. */
 static void test_missing_and_unreadable(void)
@@ -301,6 +407,9 @@ int main(int argc, char **argv)
         g_test_add_func("/config-store/atomic-save", test_atomic_save);
         g_test_add_func("/config-store/forgiving-load", test_forgiving_load);
         g_test_add_func("/config-store/missing-and-unreadable", test_missing_and_unreadable);
+        g_test_add_func("/config-store/guest-settings-defaults", test_guest_settings_defaults);
+        g_test_add_func("/config-store/guest-settings-bad", test_guest_settings_bad);
+        g_test_add_func("/config-store/check-mount-point", test_check_mount_point);
         ret = g_test_run();
         g_ptr_array_unref(warnings);
         return ret;
