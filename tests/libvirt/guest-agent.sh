@@ -411,7 +411,8 @@ shareW=$(add_share "$share_dir" $W wdocs "'attach': <true>")
 if [ -n "$shareW" ] && wait_for 90 share_prop_is "$shareW" GuestState mounted; then
         [ "$(shp "$shareW" GuestPath)" = "Z:" ] && pass "Windows: the first share is drive Z:" ||
                 fail_later "Windows: GuestPath '$(shp "$shareW" GuestPath)'"
-        win $W | grep -i "VirtioFsSvc" | grep -qi "auto" && win $W | grep -i "VirtioFsSvc" | grep -qiw "start" &&
+        win $W | grep -qE '"config" *, *"VirtioFsSvc" *, *"start=" *, *"auto"' &&
+                win $W | grep -qE '"start" *, *"VirtioFsSvc"' &&
                 pass "Windows: VirtioFsSvc set to start automatically and started" ||
                 fail_later "Windows: the agent was not asked to set up VirtioFsSvc: $(win $W | tr '\n' '|')"
 else
@@ -429,7 +430,8 @@ if [ -n "$shareW2" ]; then
         gone=$(count "$(console $W)" "^GONE ")
         call "$shareW2" org.sluice.Sluice1.Share.Detach >/dev/null || fail_later "Detach on $W"
         if wait_for 30 more_than "$(console $W)" "^GONE " "$gone"; then
-                stop=$(grep -an "^QGA-WIN: " "$(console $W)" | grep -i "launchctl" | grep -i "stop" | tail -n 1 | cut -d: -f1)
+                stop=$(grep -an "^QGA-WIN: " "$(console $W)" | grep -i "launchctl" |
+                       grep -E '"stop" *, *"virtiofs" *, *"[^"]*wdocs2"' | tail -n 1 | cut -d: -f1)
                 [ -n "$stop" ] && [ "$stop" -lt "$(line_no "$(console $W)" "^GONE ")" ] &&
                         pass "Windows: its launcher instance stopped before the unplug" ||
                         fail_later "Windows detach: no stop before the unplug: $(win $W | tail -n 3 | tr '\n' '|')"
