@@ -371,7 +371,9 @@ static gboolean says_no_device(const SluiceGuestExec *r)
         /* util-linux: "special device TAG does not exist"; busybox and the
          * new mount API: "No such file or directory", "tag <TAG> not found" */
         return said_contains(r, "does not exist") || said_contains(r, "No such file or directory") ||
-               said_contains(r, "not found");
+               said_contains(r, "not found") ||
+               /* Linux 6.1's virtio-fs answers EINVAL for a tag it does not have */
+               said_contains(r, "Invalid argument");
 }
 
 static gboolean says_no_virtiofs(const SluiceGuestExec *r)
@@ -683,17 +685,25 @@ gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const 
                 g_autoptr(GBytes) one = g_bytes_new_static("1", 1);
                 g_autoptr(GError) e = NULL;
 
+                g_debug("guest-linux: %s is FUSE connection %u; fusectl %s", mount_point, connection,
+                        fusectl_mounted ? "mounted" : "not mounted");
                 if (!fusectl_mounted) {
                         const char *const args[] = { "-t", "fusectl", "fusectl", FUSECTL_DIR, NULL };
                         g_auto(GuestRun) r = { 0 };
 
                         /* no fusectl: the lazy unmount below still detaches the mount */
-                        (void)run(domain, "mount", args, &r, doing, NULL);
+                        if (run(domain, "mount", args, &r, doing, NULL)) {
+                                g_autofree char *said = said_by(&r);
+
+                                g_debug("guest-linux: mount fusectl: exit %d: %s", r.exit_code, said);
+                        }
                 }
                 /* ends the requests still waiting on the dead worker, so
                  * that nothing in the guest holds the old device */
                 if (!sluice_guest_agent_write_file(domain, abort_path, one, &e))
                         g_debug("guest-linux: aborting FUSE connection %u: %s", connection, e->message);
+                else
+                        g_debug("guest-linux: aborted FUSE connection %u", connection);
         }
         for (int layer = 0; layer < 4; layer++) {
                 const char *const args[] = { "-l", mount_point, NULL };

@@ -125,9 +125,10 @@ vsh define "$work/$D.xml" >/dev/null || fail "define $D"
 t_boot=$EPOCHREALTIME
 vsh start $D >/dev/null || fail "start $D"
 
-count() { grep -ac -- "$1" "$con" 2>/dev/null || true; }
+# the serial console ends its lines with \r\n
+count() { tr -d '\r' < "$con" | grep -ac -- "$1" 2>/dev/null || true; }
 more_than() { [ "$(count "$1")" -gt "$2" ]; }
-last() { grep -a -- "$1" "$con" | tail -n 1; }
+last() { tr -d '\r' < "$con" | grep -a -- "$1" | tail -n 1; }
 run_tool() { "$tool" qemu:///system $D "$@"; }
 agent() { vsh qemu-agent-command $D "$1" 2>&1; }
 guest_flag() { # FILE: created in the guest (the workload's control files)
@@ -195,7 +196,7 @@ fstab() { # prints the guest's /etc/fstab, as its workload reads it
         local n; n=$(count "^FSTAB-END")
         guest_flag /tmp/ctl-fstab
         wait_for 30 more_than "^FSTAB-END" "$n" || return 1
-        awk -v n="$n" '/^FSTAB-END/ { seen++; next } seen == n && /^FSTAB: / { sub(/^FSTAB: /, ""); print }' "$con"
+        tr -d '\r' < "$con" | awk -v n="$n" '/^FSTAB-END/ { seen++; next } seen == n && /^FSTAB: / { sub(/^FSTAB: /, ""); print }'
 }
 before=$(fstab)
 spaced="/mnt/my docs"
@@ -214,14 +215,13 @@ off=$(fstab)
 # or "release-first" (what the service does: release, then unplug).
 crash_cycle() {
         local how=$1 mounted t out gone_after= left
-        mounted=$(count "^MOUNTED $mnt: ")
         out=$(run_tool mount $tag $mnt 2>&1)
-        [ "$out" = ok ] && wait_for 30 more_than "^MOUNTED $mnt: " "$mounted" || { fail_later "$how: mount: $out"; return; }
+        [ "$out" = ok ] && [ "$(run_tool is-mounted $tag $mnt 2>&1)" = mounted ] || { fail_later "$how: mount: $out"; return; }
         kill -KILL "$fs_pid"; wait "$fs_pid" 2>/dev/null; fs_pid=
         note "$how: worker SIGKILLed, the share mounted, the guest idle"
         t=$EPOCHREALTIME
         if [ "$how" = release-first ]; then
-                out=$(run_tool release $tag $mnt 2>&1)
+                out=$(G_MESSAGES_DEBUG=all run_tool release $tag $mnt 2>&1 | tr '\n' ' ')
                 note "$how: release: $out ($(since "$t") s)"
                 t=$EPOCHREALTIME
         fi
@@ -237,7 +237,7 @@ crash_cycle() {
         [ -n "$left" ] && note "$how: the guest's virtiofs mounts when the device went: ${left#MOUNTS-AFTER-GONE: }"
         if [ "$how" = detach-first ]; then
                 t=$EPOCHREALTIME
-                out=$(run_tool release $tag $mnt 2>&1)
+                out=$(G_MESSAGES_DEBUG=all run_tool release $tag $mnt 2>&1 | tr '\n' ' ')
                 note "$how: release after the detach: $out ($(since "$t") s)"
                 if [ -z "$gone_after" ] && wait_for 30 device_gone; then
                         gone_after=$(since "$t")
@@ -273,9 +273,8 @@ still_running() { exec_status "$1" | grep -q '"exited":false'; }
 has_exited() { exec_status "$1" | grep -q '"exited":true'; }
 in_flight() {
         local mounted t out pid
-        mounted=$(count "^MOUNTED $mnt: ")
         out=$(run_tool mount $tag $mnt 2>&1)
-        [ "$out" = ok ] && wait_for 30 more_than "^MOUNTED $mnt: " "$mounted" || { fail_later "in flight: mount: $out"; return; }
+        [ "$out" = ok ] && [ "$(run_tool is-mounted $tag $mnt 2>&1)" = mounted ] || { fail_later "in flight: mount: $out"; return; }
         kill -KILL "$fs_pid"; wait "$fs_pid" 2>/dev/null; fs_pid=
         pid=$(agent "{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"/bin/cat\",\"arg\":[\"$mnt/hello.txt\"],\"capture-output\":true}}" |
               sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
@@ -287,7 +286,7 @@ in_flight() {
                 note "in flight: the guest's cat waits on the dead worker"
         fi
         t=$EPOCHREALTIME
-        out=$(run_tool release $tag $mnt 2>&1)
+        out=$(G_MESSAGES_DEBUG=all run_tool release $tag $mnt 2>&1 | tr '\n' ' ')
         note "in flight: release: $out ($(since "$t") s)"
         wait_for 20 has_exited "$pid" && pass "in flight: the waiting reader ended after the release: $(exec_status "$pid" | grep -o '"exitcode":[0-9]*')" ||
                 fail_later "in flight: the reader still waits after the release"
