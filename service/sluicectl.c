@@ -35,13 +35,18 @@ static const char usage_text[] = N_(
         "                                    where in the guest (next mount)\n"
         "  set SHARE mount-at-boot on|off    a Linux guest's /etc/fstab line\n"
         "  stats SHARE [--watch [--count N]] throughput, latency and queue counters\n"
-        "  vms                               the VMs Sluice can share with, and their guest agents\n"
-        "  vm NAME enable-agent              add the QEMU guest agent's channel to the VM\n"
-        "  vm NAME enable-shared-memory      give the VM the shared memory virtiofs needs\n"
-        "                                    (both take effect at the VM's next boot)\n"
+        "  vms                               the VMs Sluice can share with\n"
         "\n"
         "SHARE is a tag, a share id or an object path.\n"
         "--json prints JSON for scripts.  Exit status: 0 done, 1 failed, 2 usage error.\n");
+
+/* Its own text, so that the translations of the one above stay whole. */
+static const char vm_usage_text[] = N_(
+        "\n"
+        "Changes to a VM's definition (they take effect at its next boot):\n"
+        "  vm NAME enable-agent              add the QEMU guest agent's channel, which lets\n"
+        "                                    Sluice mount shares in the guest by itself\n"
+        "  vm NAME enable-shared-memory      the shared memory virtiofs needs\n");
 
 int ctl_usage_error(const char *format, ...)
 {
@@ -128,7 +133,7 @@ int main(int argc, char **argv)
                 if (strcmp(argv[i], "--json") == 0) {
                         ctl.json = TRUE;
                 } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                        g_print("%s", _(usage_text));
+                        g_print("%s%s", _(usage_text), _(vm_usage_text));
                         return EXIT_OK;
                 } else if (strcmp(argv[i], "--version") == 0) {
                         g_print("sluicectl %s\n", PACKAGE_VERSION);

@@ -200,10 +200,10 @@ static void open_thread(GTask *task, gpointer source, gpointer task_data, GCance
                 l->h.close_registered =
                         virConnectRegisterCloseCallback(l->h.raw, on_connection_closed, l->owner, NULL) == 0;
                 l->h.device_removed_id = register_domain_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
-                                                             VIR_DOMAIN_EVENT_CALLBACK(on_device_removed));
+                                                               VIR_DOMAIN_EVENT_CALLBACK(on_device_removed));
                 l->h.device_added_id = register_domain_event(l, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
-                                                           VIR_DOMAIN_EVENT_CALLBACK(on_device_added));
-                /* libvirt-glib has no signal for it; drivers without agents refuse it */
+                                                             VIR_DOMAIN_EVENT_CALLBACK(on_device_added));
+                /* libvirt-glib has no signal for the agent's coming and going either */
                 l->h.agent_id = register_domain_event(l, VIR_DOMAIN_EVENT_ID_AGENT_LIFECYCLE,
                                                       VIR_DOMAIN_EVENT_CALLBACK(on_agent_lifecycle));
         }

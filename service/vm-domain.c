@@ -260,10 +260,15 @@ static void refresh_thread(GTask *task, gpointer source, gpointer task_data, GCa
 static int vm_apply(SluiceVmDomain *vm, RefreshData *d)
 {
         gboolean was_active = vm->active;
+        gboolean was_paused = vm->paused;
         SluiceDomainXml *parsed = d->parsed;
 
         vm->active = d->state != VIR_DOMAIN_SHUTOFF && d->state != VIR_DOMAIN_CRASHED &&
                      d->state != VIR_DOMAIN_NOSTATE;
+        vm->paused = d->state == VIR_DOMAIN_PAUSED || d->state == VIR_DOMAIN_PMSUSPENDED;
+        /* what a paused guest's agent said (or could not say) is asked again */
+        if (was_paused && !vm->paused && vm->guest_agent != SLUICE_GUEST_AGENT_READY)
+                agent_forget(vm);
         if (parsed) {
                 GHashTableIter iter;
                 gpointer value;
@@ -496,10 +501,12 @@ static void agent_update(SluiceVmDomain *vm)
                         vm->guest_dirty = TRUE;
                 return;
         }
-        /* connected, or a channel whose state libvirt does not tell: ask */
-        if (!vm->agent_probed && !vm->probing && !vm->probe_retry)
+        /* connected, or a channel whose state libvirt does not tell: ask
+         * (not a paused guest: it cannot answer before it resumes) */
+        if (!vm->agent_probed && !vm->probing && !vm->probe_retry && !vm->paused)
                 agent_probe(vm);
-        else if (vm->guest_agent == SLUICE_GUEST_AGENT_NONE && agent_set(vm, SLUICE_GUEST_AGENT_DISCONNECTED))
+        /* the channel is there: until the agent answers, nobody does */
+        if (vm->guest_agent == SLUICE_GUEST_AGENT_NONE && agent_set(vm, SLUICE_GUEST_AGENT_DISCONNECTED))
                 vm->guest_dirty = TRUE;
 }
 

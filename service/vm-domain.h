@@ -39,6 +39,7 @@ struct _SluiceVmDomain {
         char *name;
         char *os;                 /* libosinfo short id or "" */
         gboolean active;
+        gboolean paused;          /* active, but its CPUs stopped (or suspended) */
         gboolean shared_memory;
         gint64 qemu_uid;          /* -1: the service's own user */
         gboolean ready;           /* first state read: exported and visible to lookups */

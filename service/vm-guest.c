@@ -243,6 +243,11 @@ static char *guest_call_run(GuestCall *c, GError **error)
 
         if (!sluice_domain_xml_check_tag(c->tag, error))
                 return NULL;
+        /* a caller that does not know the place (any more) means the default one */
+        if (!windows && c->op != GUEST_MOUNT && *c->place == '\0') {
+                g_free(c->place);
+                c->place = sluice_guest_linux_default_mount_point(c->tag);
+        }
         switch (c->op) {
         case GUEST_MOUNT:
                 if (!windows)
