@@ -562,6 +562,16 @@ static gboolean on_handle_remove_share(SluiceManager *iface, GDBusMethodInvocati
 
 /* ---- VM events ---- */
 
+/* An agent came up (or went): a share plugged in meanwhile is mounted now. */
+static void on_guest_changed(SluiceVmManager *vms, const char *name, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+
+        for (guint i = 0; i < shares->len; i++)
+                sluice_shared_folder_guest_changed(shares->pdata[i], name);
+}
+
 static void on_vm_started(SluiceVmManager *vms, const char *name, gpointer user_data)
 {
         SluiceServiceManager *self = user_data;
@@ -614,6 +624,7 @@ SluiceServiceManager *sluice_service_manager_new(const SluiceServiceOptions *opt
         g_signal_connect(self->vms, "vm-stopped", G_CALLBACK(on_vm_stopped), self);
         g_signal_connect(self->vms, "device-removed", G_CALLBACK(on_device_removed), self);
         g_signal_connect(self->vms, "vms-changed", G_CALLBACK(on_vms_changed), self);
+        g_signal_connect(self->vms, "guest-changed", G_CALLBACK(on_guest_changed), self);
 
         self->iface = sluice_manager_skeleton_new();
         sluice_manager_set_version(self->iface, PACKAGE_VERSION);
