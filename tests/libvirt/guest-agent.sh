@@ -338,7 +338,14 @@ fstab() { # DOMAIN → the guest's /etc/fstab, as its workload prints it
         lines "$(console "$1")" |
                 awk -v n="$n" '/^FSTAB-END/ { seen++; next } seen == n && /^FSTAB: / { sub(/^FSTAB: /, ""); print }'
 }
-sluice_line() { fstab "$1" | grep -E "^$tagG[[:space:]]+$mnt[[:space:]]+virtiofs[[:space:]].*nofail.*# sluice"; }
+# Sluice's line: "TAG MOUNTPOINT virtiofs …nofail…" next to its mark "# sluice: TAG"
+sluice_line() {
+        fstab "$1" | awk -v mark="# sluice: $tagG" -v tag="$tagG" -v mnt="$mnt" '
+                { line[NR] = $0; entry[NR] = ($1 == tag && $2 == mnt && $3 == "virtiofs" && $4 ~ /nofail/) }
+                END { for (i = 1; i <= NR; i++)
+                              if (entry[i] && (line[i - 1] == mark || line[i + 1] == mark)) { print line[i]; found = 1 }
+                      exit !found }'
+}
 # switched on while detached; the line is written when the share is mounted
 set_shp "$shareG" MountAtBoot "<true>" || fail_later "setting MountAtBoot"
 mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
