@@ -225,7 +225,6 @@ char *sluice_guest_linux_fstab_edit(const char *fstab, const char *tag, const ch
 #define SAID_MAX_CHARS 200
 /* Processes named in a "busy" message. */
 #define BUSY_NAMES_MAX 5
-#define FUSECTL_DIR "/sys/fs/fuse/connections"
 
 /* A program's result, cleared at the end of its scope. */
 typedef SluiceGuestExec GuestRun;
@@ -614,97 +613,21 @@ gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const 
         return TRUE;
 }
 
-/* The FUSE connection number of TAG's mount at MOUNT_POINT, from
- * /proc/self/mountinfo (the minor of an anonymous device: fusectl names the
- * connection after the superblock's device number), or 0 when none.  Also
- * tells whether fusectl is mounted. */
-static guint find_connection(const char *mountinfo, const char *tag, const char *mount_point,
-                             gboolean *fusectl_mounted)
-{
-        const char *line = mountinfo;
-        guint found = 0;
-
-        *fusectl_mounted = FALSE;
-        while (*line != '\0') {
-                const char *end = strchr(line, '\n');
-                const char *cursor = line;
-                const char *dash;
-                g_autofree char *id = NULL, *parent = NULL, *devno = NULL, *root = NULL, *target = NULL;
-                g_autofree char *type = NULL, *source = NULL;
-
-                if (end == NULL)
-                        end = line + strlen(line);
-                id = next_field(&cursor, end);
-                parent = id != NULL ? next_field(&cursor, end) : NULL;
-                devno = parent != NULL ? next_field(&cursor, end) : NULL;
-                root = devno != NULL ? next_field(&cursor, end) : NULL;
-                target = root != NULL ? next_field(&cursor, end) : NULL;
-                /* optional fields up to " - ", then the type and the source */
-                dash = target != NULL ? g_strstr_len(cursor, end - cursor, " - ") : NULL;
-                if (dash != NULL) {
-                        cursor = dash + 3;
-                        type = next_field(&cursor, end);
-                        source = type != NULL ? next_field(&cursor, end) : NULL;
-                }
-                if (type != NULL && strcmp(type, "fusectl") == 0 && strcmp(target, FUSECTL_DIR) == 0)
-                        *fusectl_mounted = TRUE;
-                if (source != NULL && strcmp(type, "virtiofs") == 0 && strcmp(source, tag) == 0 &&
-                    strcmp(target, mount_point) == 0) {
-                        guint64 major, minor;
-                        char *colon = strchr(devno, ':');
-                        char *e1 = NULL, *e2 = NULL;
-
-                        if (colon != NULL) {
-                                major = g_ascii_strtoull(devno, &e1, 10);
-                                minor = g_ascii_strtoull(colon + 1, &e2, 10);
-                                if (e1 == colon && *e2 == '\0' && major == 0 && minor > 0 && minor <= G_MAXUINT32)
-                                        found = (guint)minor;
-                        }
-                }
-                line = *end == '\n' ? end + 1 : end;
-        }
-        return found;
-}
-
 gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const char *mount_point, GError **error)
 {
         g_autofree char *doing = g_strdup_printf(_("let go of the old mount at %s"), mount_point);
-        g_autofree char *mountinfo = NULL;
-        gboolean fusectl_mounted = FALSE;
-        guint connection;
         int state;
 
         if (!sluice_guest_linux_check_mount_point(mount_point, error))
                 return FALSE;
-        mountinfo = read_text(domain, "/proc/self/mountinfo", SLUICE_GUEST_AGENT_FILE_MAX, doing, error);
-        if (mountinfo == NULL)
-                return FALSE;
-        connection = find_connection(mountinfo, tag, mount_point, &fusectl_mounted);
-        if (connection != 0) {
-                g_autofree char *abort_path = g_strdup_printf(FUSECTL_DIR "/%u/abort", connection);
-                g_autoptr(GBytes) one = g_bytes_new_static("1", 1);
-                g_autoptr(GError) e = NULL;
-
-                g_debug("guest-linux: %s is FUSE connection %u; fusectl %s", mount_point, connection,
-                        fusectl_mounted ? "mounted" : "not mounted");
-                if (!fusectl_mounted) {
-                        const char *const args[] = { "-t", "fusectl", "fusectl", FUSECTL_DIR, NULL };
-                        g_auto(GuestRun) r = { 0 };
-
-                        /* no fusectl: the lazy unmount below still detaches the mount */
-                        if (run(domain, "mount", args, &r, doing, NULL)) {
-                                g_autofree char *said = said_by(&r);
-
-                                g_debug("guest-linux: mount fusectl: exit %d: %s", r.exit_code, said);
-                        }
-                }
-                /* ends the requests still waiting on the dead worker, so
-                 * that nothing in the guest holds the old device */
-                if (!sluice_guest_agent_write_file(domain, abort_path, one, &e))
-                        g_debug("guest-linux: aborting FUSE connection %u: %s", connection, e->message);
-                else
-                        g_debug("guest-linux: aborted FUSE connection %u", connection);
-        }
+        /* Only a lazy unmount, and only once the old device is unplugged:
+         * virtio-fs connections are not in fusectl (the kernel sets
+         * no_control for them), so nothing can abort a request waiting on
+         * a dead worker; while the device is there, anything that touches
+         * the mount (busybox umount looks the path up) waits forever, and
+         * such a request still waiting at the unplug blocks the guest's
+         * virtio-fs driver until the VM restarts.  Once the device is gone
+         * every request fails at once (ENOTCONN) and this takes < 1 s. */
         for (int layer = 0; layer < 4; layer++) {
                 const char *const args[] = { "-l", mount_point, NULL };
                 g_auto(GuestRun) r = { 0 };

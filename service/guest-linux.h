@@ -38,8 +38,11 @@ gboolean sluice_guest_linux_mount(virDomainPtr domain, const char *tag, const ch
  * the processes that use it (when the guest can tell). */
 gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const char *mount_point,
                                     GError **error);
-/* After the worker died: aborts TAG's FUSE connection (fusectl), detaches
- * the mount (umount -l), so that the guest lets the device go. */
+/* After the worker died and its old device was unplugged: detaches the
+ * dead mount (umount -l) so that the share can be mounted there again.
+ * Call it after the unplug, not before: virtio-fs has no fusectl entry to
+ * abort with, and a request sent to the dead worker while the device is
+ * still there (busybox's umount looks the path up) never ends. */
 gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const char *mount_point,
                                     GError **error);
 /* Keeps (PRESENT) or removes the marked /etc/fstab line for TAG. */

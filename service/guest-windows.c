@@ -59,7 +59,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WinExec, sluice_guest_exec_clear)
 #define VIOFS_REGKEY "HKLM\\SOFTWARE\\VirtIO-FS"
 /* WinFsp's launcher starts the file systems registered under this key, one
  * instance per `launchctl start`; virtiofs.exe takes -t TAG and -m DRIVE
- * (virtio-win 0.1.229 and later). */
+ * (virtio-win builds from 2023 on; 0.1.225 still lacked -t). */
 #define LAUNCHER_REGKEY "HKLM\\SOFTWARE\\WOW6432Node\\WinFsp\\Services\\virtiofs"
 /* The file system name virtiofs.exe gives its volumes; their label is the tag. */
 #define VIOFS_FORMAT "VirtIO-FS"
@@ -377,7 +377,7 @@ static gboolean start_service(virDomainPtr domain, const char *tag, const char *
         return run_ok(domain, start, SC_ALREADY_RUNNING, _("Starting the VirtIO-FS service"), error);
 }
 
-/* A virtio-win older than 0.1.229 knows no -t: its service stops at once
+/* A virtio-win from before 2023 knows no -t: its service stops at once
  * with the arguments above.  Started without, it serves the VM's first
  * VirtIO-FS device at the registry's mount point. */
 static gboolean start_service_plain(virDomainPtr domain, const char *tag, char **found, GError **error)

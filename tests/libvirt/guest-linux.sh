@@ -11,10 +11,11 @@
 # mounted, fine; a refused mount point, a tag the guest does not have;
 # unmount while a guest process sits in the mount → Busy naming it; unmount;
 # the fstab line on and off (a mount point with a space); and after a
-# SIGKILL of the worker with the share mounted and the guest idle: whether
-# the unplug of the old device completes with and without release (figures
-# in the log), then a new worker on the same socket, re-plug, mount at the
-# same place, the guest reads the file again, no VM restart.
+# SIGKILL of the worker with the share mounted and the guest idle: the unplug
+# of the old device completes (timings in the log), release takes the dead
+# mount away, a new worker on the same socket, re-plug, mount at the same
+# place, the guest reads the file again, no VM restart.  Release before the
+# unplug is not tried: it hangs the guest's virtio-fs (guest-linux.h).
 # Exit: 0 pass, 1 fail, 77 skip (not root, no QEMU/libvirt/kernel, or an
 # image without qemu-ga).
 set -uo pipefail
@@ -263,48 +264,6 @@ crash_cycle() {
         fi
 }
 crash_cycle detach-first
-crash_cycle release-first
-
-# ---- the worker dies with a request in flight --------------------------------------------------
-# A guest `cat` of the share started after the worker died waits on the dead
-# connection; release's fusectl abort must end it for the device to go.
-exec_status() { agent "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":$1}}"; }
-still_running() { exec_status "$1" | grep -q '"exited":false'; }
-has_exited() { exec_status "$1" | grep -q '"exited":true'; }
-in_flight() {
-        local mounted t out pid
-        out=$(run_tool mount $tag $mnt 2>&1)
-        [ "$out" = ok ] && [ "$(run_tool is-mounted $tag $mnt 2>&1)" = mounted ] || { fail_later "in flight: mount: $out"; return; }
-        kill -KILL "$fs_pid"; wait "$fs_pid" 2>/dev/null; fs_pid=
-        pid=$(agent "{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"/bin/cat\",\"arg\":[\"$mnt/hello.txt\"],\"capture-output\":true}}" |
-              sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
-        [ -n "$pid" ] || { fail_later "in flight: guest-exec of cat"; return; }
-        # a reader that has not ended 3 s on has its request on the dead connection
-        if wait_for 3 has_exited "$pid"; then
-                note "in flight: the guest's cat ended at once: $(exec_status "$pid" | head -c 300)"
-        else
-                note "in flight: the guest's cat waits on the dead worker"
-        fi
-        t=$EPOCHREALTIME
-        out=$(G_MESSAGES_DEBUG=all run_tool release $tag $mnt 2>&1 | tr '\n' ' ')
-        note "in flight: release: $out ($(since "$t") s)"
-        wait_for 20 has_exited "$pid" && pass "in flight: the waiting reader ended after the release: $(exec_status "$pid" | grep -o '"exitcode":[0-9]*')" ||
-                fail_later "in flight: the reader still waits after the release"
-        t=$EPOCHREALTIME
-        timeout 60 virsh -q -c qemu:///system detach-device $D "$work/fs.xml" --live >"$work/detach.out" 2>&1
-        note "in flight: virsh detach-device returned $? after $(since "$t") s: $(tr '\n' ' ' < "$work/detach.out")"
-        wait_for 30 device_gone && pass "in flight: the old device left $(since "$t") s after the detach" ||
-                { fail_later "in flight: the old device never left the guest"; return; }
-        start_fs || { fail_later "in flight: a new sluice-fs did not start"; return; }
-        mounted=$(count "^MOUNTED $mnt: ")
-        vsh attach-device $D "$work/fs.xml" --live >/dev/null || { fail_later "in flight: re-attach"; return; }
-        out=$(run_tool mount $tag $mnt 2>&1)
-        [ "$out" = ok ] && wait_for 30 more_than "^MOUNTED $mnt: " "$mounted" &&
-                [ "$(last "^MOUNTED $mnt: ")" = "MOUNTED $mnt: hello from the host" ] &&
-                pass "in flight: re-plugged and mounted again, the guest reads the file" ||
-                fail_later "in flight: after the re-plug: $out $(last "^MOUNTED $mnt: ")"
-}
-in_flight
 
 out=$(run_tool unmount $tag $mnt 2>&1)
 [ "$out" = ok ] && pass "unmounted at the end" || fail_later "final unmount: $out"
