@@ -69,6 +69,11 @@ echo "    <initrd>$(esc "$initrd")</initrd><cmdline>$(esc "$args")</cmdline></os
 echo "  <features><acpi/></features>"
 echo "  <on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot><on_crash>destroy</on_crash>"
 echo "  <devices>"
+# q35 hot-plugs into free PCIe root ports, and libvirt adds about as many as
+# the devices at boot need: without spares a second share at once would find
+# "No more available PCI slots" (the devices at boot take some of these too)
+echo "    <controller type='pci' index='0' model='pcie-root'/>"
+for _ in 1 2 3 4 5 6 7 8; do echo "    <controller type='pci' model='pcie-root-port'/>"; done
 echo "    <serial type='file'><source path='$(esc "$console")' append='on'/></serial>"
 [ -z "$agent" ] || echo "    <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
 for d in ${devices[@]+"${devices[@]}"}; do echo "    $d"; done

@@ -5,7 +5,9 @@
 # A private session bus with sluice-service on it, a libvirt daemon of the
 # demo's own (qemu:///session of the demo user), a throwaway TCG VM defined and
 # started there, then what a user types: `sluicectl add DIR --vm NAME --attach`
-# hot-plugs the folder, the guest mounts it, lists it and writes a file that
+# hot-plugs the folder and the service mounts it in the guest through the
+# guest's QEMU guest agent (the guest itself mounts nothing: the share appears
+# there by itself, at /mnt/TAG); the guest lists it and writes a file that
 # shows on the host; `sluicectl set TAG readonly on` makes the guest's next
 # write fail with "Read-only file system"; `sluicectl stats TAG` shows the
 # traffic, at least the 4 MiB the guest wrote.  Each step prints a heading and
@@ -136,11 +138,12 @@ case $? in
 77) missing "no guest kernel or busybox-static: $(tail -1 "$work/build-image.log")" ;;
 *) cat "$work/build-image.log" >&2; die "build-image.sh failed" ;;
 esac
+[ -f "$image/qemu-ga" ] || missing "the guest image has no QEMU guest agent: $(cat "$image/qemu-ga.missing" 2>/dev/null)"
 "$here/mkcpio.sh" "$work/workload.cpio" "$here/demo-workload.sh:/workload.sh" || die "mkcpio.sh failed"
 cp "$image/vmlinux" "$work/vm/vmlinux"
 cat "$image/initrd.cpio" "$work/workload.cpio" >"$work/vm/initrd.cpio"
 chmod 0644 "$work/vm/vmlinux" "$work/vm/initrd.cpio"
-echo "    kernel $(cat "$image/kernel-version"), with tests/guest/demo-workload.sh as its job"
+echo "    kernel $(cat "$image/kernel-version"), $(cat "$image/qemu-ga"), with tests/guest/demo-workload.sh as its job"
 
 # ---- 3 ------------------------------------------------------------------------------------
 say "a libvirt daemon of the demo's own ($uri of $user)"
@@ -168,12 +171,12 @@ wait_for 60 service_up && kill -0 "$service_pid" 2>/dev/null ||
 echo "    sluice-service (pid $service_pid) owns org.sluice.Sluice1 on the bus"
 
 # ---- 5 ------------------------------------------------------------------------------------
-say "a throwaway VM: $vm (TCG, 1 vCPU, 256 MiB of shared memory, no disk)"
+say "a throwaway VM: $vm (TCG, 1 vCPU, 256 MiB of shared memory, no disk, the QEMU guest agent)"
 console=$work/vm/console.log
 : >"$console"
 [ "$(id -u)" != 0 ] || chown "$user:" "$console"
 "$here/../domain-xml.sh" --kernel "$work/vm/vmlinux" --initrd "$work/vm/initrd.cpio" --console "$console" \
-        --tag "$tag" "$vm" >"$work/vm/$vm.xml" || die "domain-xml.sh failed"
+        --tag "$tag" --agent "$vm" >"$work/vm/$vm.xml" || die "domain-xml.sh failed"
 chmod 0644 "$work/vm/$vm.xml"
 show "virsh -c $uri define $vm.xml && virsh -c $uri start $vm"
 vsh define "$work/vm/$vm.xml" >/dev/null || die "virsh define failed"
@@ -186,6 +189,10 @@ guest_reached() { guest_says "$1" || guest_failed >/dev/null; }
 guest_waits() { wait_for "$1" guest_reached "$2" && ! guest_failed >/dev/null; }
 guest_lines() { tr -d '\r' <"$console" | sed -n "s/^guest: //p"; }
 guest_waits 120 '^READY' || die "the guest did not boot: $(tail -5 "$console" | tr -d '\r')"
+# the service hears the guest's agent once it runs
+vm_json() { ctl --json vms 2>/dev/null | tr -d ' \n'; }
+agent_ready() { vm_json | grep -q '"guest_agent":"ready"'; }
+wait_for 90 agent_ready || echo "    (the guest's agent has not answered yet)"
 show "sluicectl vms"
 ctl vms 2>&1 | indent
 
@@ -202,12 +209,18 @@ out=$(ctl add "$share" --vm "$vm" --attach 2>&1) || die "sluicectl add failed: $
 echo "$out" | indent
 got_tag=$(ctl --json list | tr -d ' \n' | sed -n 's/.*"tag":"\([^"]*\)".*/\1/p')
 [ "$got_tag" = "$tag" ] || die "the share's tag is '$got_tag', the guest mounts '$tag'"
-guest_waits 90 '^PASS mount' || die "the guest did not mount the share: $(guest_failed)"
+# the guest mounts nothing: the service does it through the guest's agent
+guest_path() { ctl --json list 2>/dev/null | tr -d ' \n' | sed -n 's/.*"guest_path":"\([^"]*\)".*/\1/p'; }
+in_guest() { [ "$(guest_path)" = "/mnt/$tag" ]; }
+wait_for 90 in_guest && guest_waits 60 '^PASS mount' ||
+        die "the share did not appear in the guest by itself (the guest's agent mounts it):" \
+            "$(guest_failed) $(ctl --json list 2>&1 | tr -d '\n')"
+echo "    the share appeared in the guest by itself, at $(guest_path): nobody typed a mount command there"
 show "sluicectl list"
 ctl list 2>&1 | indent
 
 # ---- 7 ------------------------------------------------------------------------------------
-say "in the guest: mount, list the folder, write a file"
+say "in the guest: the share is there; list the folder, write a file"
 guest_waits 90 '^STEP readonly' || die "the guest did not write: $(guest_failed)"
 guest_lines | indent
 
@@ -275,4 +288,4 @@ echo "    nothing left running, nothing left defined"
 end_step
 
 echo
-echo "${bold}demo OK in $(since "$test_t0") s: the guest mounted the hot-plugged folder, wrote a file the host reads, got \"Read-only file system\" after sluicectl set readonly on, and sluicectl stats counted the 4 MiB it wrote.${plain}"
+echo "${bold}demo OK in $(since "$test_t0") s: the hot-plugged folder appeared in the guest by itself (mounted through its agent), the guest wrote a file the host reads, got \"Read-only file system\" after sluicectl set readonly on, and sluicectl stats counted the 4 MiB it wrote.${plain}"

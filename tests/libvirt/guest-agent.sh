@@ -13,13 +13,13 @@
 #      the persistent definition and says "next boot";
 #  (b) AddShare with attach → GuestState "mounted", GuestPath "/mnt/TAG", the
 #      guest reads the host's file there; `sluicectl list` shows the path;
-#  (c) Detach → unmounted before the unplug (no dead mount left), GuestPath "";
 #  (d) something in the guest uses the mount → Detach fails with .Busy naming
 #      it, the share stays attached and mounted; released → Detach works;
+#  (c) Detach → unmounted before the unplug (no dead mount left), GuestPath "";
+#  (g) MountAtBoot → Sluice's line in the guest's /etc/fstab; RemoveShare
+#      removes it and unmounts before the unplug;
 #  (e) the worker SIGKILLed while mounted → the guest reads the share again at
 #      the same path, no VM restart;
-#  (g) MountAtBoot → Sluice's line in the guest's /etc/fstab; RemoveShare
-#      removes it;
 #  (f) a guest whose agent blocks guest-exec (RHEL's default policy) →
 #      GuestAgent "restricted" naming guest-exec, the share attaches with
 #      today's hint;
@@ -53,7 +53,9 @@ rc=$?
 [ $rc = 0 ] || fail "build-image.sh failed"
 [ -f "$image/qemu-ga" ] || skip "the guest image has no QEMU guest agent: $(cat "$image/qemu-ga.missing" 2>/dev/null)"
 windows_fake=
-cpio -t --quiet < "$image/initrd.cpio" 2>/dev/null | grep -qx 'bin/sluice-qga-windows' && windows_fake=1
+# (the whole listing first: grep -q would end the pipe early, and pipefail)
+files=$(cpio -t --quiet < "$image/initrd.cpio" 2>/dev/null)
+grep -qx 'bin/sluice-qga-windows' <<<"$files" && windows_fake=1
 
 work=$(mktemp -d /tmp/sluice-agent.XXXXXX)
 chmod 755 "$work"
@@ -155,7 +157,10 @@ vm_path() { # NAME → object path of its Vm, once the service knows it
 has_vm() { [ -n "$(vm_path "$1")" ]; }
 vm_prop_is() { [ "$(vmp "$1" "$2")" = "$3" ]; }
 share_prop_is() { [ "$(shp "$1" "$2")" = "$3" ]; }
-count() { grep -ac -- "$2" "$1" 2>/dev/null || true; }
+# the guests' consoles (serial: lines end in CR LF), without the CRs
+lines() { tr -d '\r' < "$1" 2>/dev/null; }
+count() { lines "$1" | grep -ac -- "$2" || true; }
+last() { lines "$1" | grep -a -- "$2" | tail -n 1; } # FILE PATTERN → its last line
 more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }
 share_info() { echo "State $(shp "$1" State), GuestState '$(shp "$1" GuestState)', GuestPath '$(shp "$1" GuestPath)', Error '$(shp "$1" Error)'"; }
 add_share() { # DIR VM TAG [MORE OPTIONS] → object path
@@ -199,7 +204,18 @@ guest_flag() {
             sed -n 's/.*"return":\([0-9]*\).*/\1/p')
         [ -n "$h" ] && agent "$1" "{\"execute\":\"guest-file-close\",\"arguments\":{\"handle\":$h}}" >/dev/null
 }
-line_no() { grep -an -- "$2" "$1" | tail -n 1 | cut -d: -f1; } # FILE PATTERN → number of its last line
+# guest_run DOMAIN PROGRAM ARGS… — its output, through the agent (for the log)
+guest_run() {
+        local dom=$1 prog=$2 args= pid a; shift 2
+        for a in "$@"; do args+="${args:+,}\"$a\""; done
+        pid=$(agent "$dom" "{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"$prog\",\"arg\":[$args],\"capture-output\":true}}" |
+              sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+        [ -n "$pid" ] || return 1
+        sleep 1
+        agent "$dom" "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":$pid}}" |
+                sed -n 's/.*"out-data":"\([^"]*\)".*/\1/p' | base64 -d 2>/dev/null
+}
+line_no() { lines "$1" | grep -an -- "$2" | tail -n 1 | cut -d: -f1; } # FILE PATTERN → number of its last line
 
 share_dir=$work/share
 mkdir -p "$share_dir"
@@ -266,7 +282,7 @@ else
         fail_later "not mounted in $G: $(share_info "$shareG")"
 fi
 if wait_for 30 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted"; then
-        got=$(grep -a "^MOUNTED $mnt: " "$(console $G)" | tail -n 1)
+        got=$(last "$(console $G)" "^MOUNTED $mnt: ")
         [ "$got" = "MOUNTED $mnt: hello from the host" ] && pass "the guest reads the host's file at $mnt (its workload mounts nothing)" ||
                 fail_later "the guest's read: $got"
 else
@@ -301,7 +317,7 @@ fi
 gone=$(count "$(console $G)" "^GONE ")
 if call "$shareG" org.sluice.Sluice1.Share.Detach >/dev/null; then
         if wait_for 30 more_than "$(console $G)" "^GONE " "$gone"; then
-                after=$(grep -a "^MOUNTS-AFTER-GONE: " "$(console $G)" | tail -n 1)
+                after=$(last "$(console $G)" "^MOUNTS-AFTER-GONE: ")
                 [ "$after" = "MOUNTS-AFTER-GONE: none" ] && [ "$(line_no "$(console $G)" "^UNMOUNTED $mnt\$")" ] &&
                         pass "detach: unmounted in the guest before the unplug (no dead mount left)" ||
                         fail_later "detach left a mount behind: $after"
@@ -314,38 +330,28 @@ else
         fail_later "Detach: $(call "$shareG" org.sluice.Sluice1.Share.Detach 2>&1)"
 fi
 
-# ---- (e) worker SIGKILLed while mounted ---------------------------------------------------------
-mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
-call "$shareG" org.sluice.Sluice1.Share.Attach >/dev/null || fail_later "re-attach to $G"
-wait_for 60 share_prop_is "$shareG" GuestState mounted && wait_for 30 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted" ||
-        fail_later "re-attach: not mounted again: $(share_info "$shareG")"
-boot_id=$(grep -a "^READY " "$(console $G)" | tail -n 1)
-wpid=$(worker_of "$shareG")
-if [ -n "$wpid" ]; then
-        mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
-        kill -KILL "$wpid"
-        if wait_for 90 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted" && wait_for 60 share_prop_is "$shareG" GuestState mounted; then
-                got=$(grep -a "^MOUNTED $mnt: " "$(console $G)" | tail -n 1)
-                reboots=$(count "$(console $G)" "^READY ")
-                [ "$got" = "MOUNTED $mnt: hello from the host" ] && [ "$reboots" = 1 ] && [ "$(shp "$shareG" GuestPath)" = "$mnt" ] &&
-                        pass "worker SIGKILLed: mounted again at $mnt, the guest reads the file, no VM restart" ||
-                        fail_later "after the SIGKILL: '$got', $reboots boot(s) ($boot_id), $(share_info "$shareG")"
-        else
-                fail_later "no recovery in the guest after the SIGKILL: $(share_info "$shareG")"
-        fi
-else
-        fail_later "no sluice-fs worker found for the share"
-fi
-
 # ---- (g) mount at every boot: Sluice's /etc/fstab line ---------------------------------------
 fstab() { # DOMAIN → the guest's /etc/fstab, as its workload prints it
         local n; n=$(count "$(console "$1")" "^FSTAB-END")
         guest_flag "$1" /tmp/ctl-fstab
         wait_for 30 more_than "$(console "$1")" "^FSTAB-END" "$n" || return 1
-        awk -v n="$n" '/^FSTAB-END/ { seen++; next } seen == n && /^FSTAB: / { sub(/^FSTAB: /, ""); print }' "$(console "$1")"
+        lines "$(console "$1")" |
+                awk -v n="$n" '/^FSTAB-END/ { seen++; next } seen == n && /^FSTAB: / { sub(/^FSTAB: /, ""); print }'
 }
-sluice_line() { fstab "$1" | grep -E "^$tagG[[:space:]]+$mnt[[:space:]]+virtiofs[[:space:]].*nofail.*# sluice"; }
+# Sluice's line: "TAG MOUNTPOINT virtiofs …nofail…" next to its mark "# sluice: TAG"
+sluice_line() {
+        fstab "$1" | awk -v mark="# sluice: $tagG" -v tag="$tagG" -v mnt="$mnt" '
+                { line[NR] = $0; entry[NR] = ($1 == tag && $2 == mnt && $3 == "virtiofs" && $4 ~ /nofail/) }
+                END { for (i = 1; i <= NR; i++)
+                              if (entry[i] && (line[i - 1] == mark || line[i + 1] == mark)) { print line[i]; found = 1 }
+                      exit !found }'
+}
+# switched on while detached; the line is written when the share is mounted
 set_shp "$shareG" MountAtBoot "<true>" || fail_later "setting MountAtBoot"
+mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
+call "$shareG" org.sluice.Sluice1.Share.Attach >/dev/null || fail_later "re-attach to $G"
+wait_for 60 share_prop_is "$shareG" GuestState mounted && wait_for 30 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted" ||
+        fail_later "re-attach: not mounted again: $(share_info "$shareG")"
 if wait_for 60 sluice_line $G >/dev/null; then
         pass "MountAtBoot: the guest's /etc/fstab has: $(sluice_line $G)"
 else
@@ -359,12 +365,41 @@ if call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareG" >/d
         else
                 fail_later "RemoveShare left the fstab line (or no answer): $(echo "$tab" | tr '\n' '|')"
         fi
-        after=$(grep -a "^MOUNTS-AFTER-GONE: " "$(console $G)" | tail -n 1)
+        after=$(last "$(console $G)" "^MOUNTS-AFTER-GONE: ")
         [ "$after" = "MOUNTS-AFTER-GONE: none" ] && pass "RemoveShare: unmounted before the unplug" ||
                 fail_later "RemoveShare: $after"
 else
         fail_later "RemoveShare: $(call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareG" 2>&1)"
 fi
+
+
+# ---- (e) worker SIGKILLed while mounted ---------------------------------------------------------
+# a share of its own (the one above is removed), the guest idle
+tagG=docs2 mnt=/mnt/docs2
+mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
+shareG=$(add_share "$share_dir" $G $tagG "'attach': <true>")
+[ -n "$shareG" ] || fail_later "AddShare of $tagG on $G"
+wait_for 60 share_prop_is "$shareG" GuestState mounted && wait_for 30 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted" ||
+        fail_later "$tagG: not mounted: $(share_info "$shareG")"
+boot_id=$(last "$(console $G)" "^READY ")
+wpid=$(worker_of "$shareG")
+if [ -n "$wpid" ]; then
+        mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
+        kill -KILL "$wpid"
+        if wait_for 90 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted" && wait_for 60 share_prop_is "$shareG" GuestState mounted; then
+                got=$(last "$(console $G)" "^MOUNTED $mnt: ")
+                reboots=$(count "$(console $G)" "^READY ")
+                [ "$got" = "MOUNTED $mnt: hello from the host" ] && [ "$reboots" = 1 ] && [ "$(shp "$shareG" GuestPath)" = "$mnt" ] &&
+                        pass "worker SIGKILLed: mounted again at $mnt, the guest reads the file, no VM restart" ||
+                        fail_later "after the SIGKILL: '$got', $reboots boot(s) ($boot_id), $(share_info "$shareG")"
+        else
+                fail_later "no recovery in the guest after the SIGKILL: $(share_info "$shareG")"
+                note "the guest's processes: $(guest_run $G /bin/ps | tr '\n' '|')"
+        fi
+else
+        fail_later "no sluice-fs worker found for the share"
+fi
+
 vsh destroy $G >/dev/null 2>&1
 
 # ---- (f) an agent that refuses guest-exec --------------------------------------------------------
@@ -399,7 +434,7 @@ if [ -z "$windows_fake" ]; then
         fail_later "the image has no pretend Windows agent (tests/guest/qga-windows.c): the Windows checks did not run"
         finish
 fi
-win() { grep -a "^QGA-WIN: " "$(console "$1")"; }
+win() { lines "$(console "$1")" | grep -a "^QGA-WIN: "; }
 wait_for 240 booted $W || fail_later "$W did not boot"
 wait_for 30 has_vm $W || fail_later "no Vm object for $W"
 vmW=$(vm_path $W)
@@ -411,7 +446,8 @@ shareW=$(add_share "$share_dir" $W wdocs "'attach': <true>")
 if [ -n "$shareW" ] && wait_for 90 share_prop_is "$shareW" GuestState mounted; then
         [ "$(shp "$shareW" GuestPath)" = "Z:" ] && pass "Windows: the first share is drive Z:" ||
                 fail_later "Windows: GuestPath '$(shp "$shareW" GuestPath)'"
-        win $W | grep -i "VirtioFsSvc" | grep -qi "auto" && win $W | grep -i "VirtioFsSvc" | grep -qiw "start" &&
+        win $W | grep -qE '"config" *, *"VirtioFsSvc" *, *"start=" *, *"auto"' &&
+                win $W | grep -qE '"start" *, *"VirtioFsSvc"' &&
                 pass "Windows: VirtioFsSvc set to start automatically and started" ||
                 fail_later "Windows: the agent was not asked to set up VirtioFsSvc: $(win $W | tr '\n' '|')"
 else
@@ -429,7 +465,8 @@ if [ -n "$shareW2" ]; then
         gone=$(count "$(console $W)" "^GONE ")
         call "$shareW2" org.sluice.Sluice1.Share.Detach >/dev/null || fail_later "Detach on $W"
         if wait_for 30 more_than "$(console $W)" "^GONE " "$gone"; then
-                stop=$(grep -an "^QGA-WIN: " "$(console $W)" | grep -i "launchctl" | grep -i "stop" | tail -n 1 | cut -d: -f1)
+                stop=$(lines "$(console $W)" | grep -an "^QGA-WIN: " | grep -i "launchctl" |
+                       grep -E '"stop" *, *"virtiofs" *, *"[^"]*wdocs2"' | tail -n 1 | cut -d: -f1)
                 [ -n "$stop" ] && [ "$stop" -lt "$(line_no "$(console $W)" "^GONE ")" ] &&
                         pass "Windows: its launcher instance stopped before the unplug" ||
                         fail_later "Windows detach: no stop before the unplug: $(win $W | tail -n 3 | tr '\n' '|')"
