@@ -242,6 +242,14 @@ gboolean sluice_guest_agent_exec(virDomainPtr domain, const char *const *argv, i
                         }
                         result->out = get_base64(o, "out-data", SLUICE_GUEST_AGENT_OUTPUT_MAX, &result->out_len);
                         result->err = get_base64(o, "err-data", SLUICE_GUEST_AGENT_OUTPUT_MAX, &result->err_len);
+                        {
+                                g_autofree char *line = g_strjoinv(" ", (char **)argv);
+                                g_autofree char *said = sluice_guest_agent_printable(
+                                        result->err_len > 0 ? result->err : result->out,
+                                        result->err_len > 0 ? result->err_len : result->out_len, 120);
+
+                                g_debug("guest: %s: exit %d%s%s", line, result->exit_code, *said ? ": " : "", said);
+                        }
                         return TRUE;
                 }
                 if (g_get_monotonic_time() >= deadline) {

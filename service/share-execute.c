@@ -275,6 +275,8 @@ static void on_dead_mount_released(GObject *source, GAsyncResult *result, gpoint
         if (!sluice_vm_manager_guest_release_finish(SLUICE_VM_MANAGER(source), result, &error))
                 g_message("%s: letting the dead mount go in the guest failed: %s", self->config->tag,
                           error->message);
+        else
+                g_debug("%s: the dead mount at %s is gone from the guest", self->config->tag, self->guest_place);
         /* stopped, or moved elsewhere, meanwhile: the machine has gone on */
         if (self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_REMOUNTING)
                 return;

@@ -7,6 +7,9 @@
 #                                     so a re-mount at the same place counts);
 #                                     CONTENT is its hello.txt, read through it
 #   UNMOUNTED MOUNTPOINT              that mount is gone from the mount table
+#   DEVICE virtioN                    a virtiofs device came (the host waits for
+#                                     it before an unplug it checks: a device in
+#                                     and out between two looks is never seen)
 #   GONE virtioN                      a virtiofs device left the guest, then
 #   MOUNTS-AFTER-GONE: LINES|none     the virtiofs lines of /proc/mounts at that
 #                                     moment: an unplug under a mount leaves a
@@ -14,12 +17,17 @@
 #                                     came first
 #   HOLDING pid=N / RELEASED          see /tmp/ctl-hold below
 #   FSTAB: LINE … FSTAB-END           see /tmp/ctl-fstab below
+#   READ MOUNTPOINT: CONTENT          see /tmp/ctl-read below
 # The host asks through the agent (guest-file-open "w" of a file in the
 # guest's /tmp), never through the share itself, so that nothing of the
 # workload touches the share while the service (un)mounts it:
 #   /tmp/ctl-hold     start `sleep 1000` with its cwd in the newest mount
 #   /tmp/ctl-release  end it
 #   /tmp/ctl-fstab    print /etc/fstab
+#   /tmp/ctl-read     read hello.txt through every virtiofs mount, as a user's
+#                     next `cat` would (the host asks once the share is back:
+#                     a mount at the same place may get the same mount ID, so
+#                     MOUNTED alone cannot tell a re-mount)
 boot=$(cut -c1-8 /proc/sys/kernel/random/uuid)
 echo "READY boot=$boot"
 
@@ -41,6 +49,9 @@ while :; do
                 left=$(grep ' virtiofs ' /proc/mounts | tr '\n' ';')
                 echo "GONE $d"
                 echo "MOUNTS-AFTER-GONE: ${left:-none}"
+        done
+        for d in $new_devs; do
+                echo "$old_devs" | grep -qx "$d" || echo "DEVICE $d"
         done
         echo "$old_mounts" | while read -r id mp; do
                 [ -n "$id" ] || continue
@@ -67,6 +78,14 @@ while :; do
                 [ -n "$holder" ] && kill "$holder" && wait "$holder" 2>/dev/null
                 holder=
                 echo "RELEASED"
+        fi
+        if [ -f /tmp/ctl-read ]; then
+                rm -f /tmp/ctl-read
+                echo "$new_mounts" | while read -r id mp; do
+                        [ -n "$id" ] || continue
+                        echo "READ $mp: $(timeout 10 head -c 200 "$mp/hello.txt" 2>&1)"
+                done
+                echo "READ-END"
         fi
         if [ -f /tmp/ctl-fstab ]; then
                 rm -f /tmp/ctl-fstab

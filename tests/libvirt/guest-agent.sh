@@ -262,11 +262,12 @@ else
         fail_later "Vm $N: GuestAgent '$(vmp "$vmN" GuestAgent)'"
 fi
 msg=$(call "$vmN" org.sluice.Sluice1.Vm.EnableGuestAgent 2>&1)
-if vsh dumpxml --inactive $N | grep -q "org.qemu.guest_agent.0"; then
+# (not `| grep -q`: pipefail would count virsh's SIGPIPE against it)
+if vsh dumpxml --inactive $N | grep -c "org.qemu.guest_agent.0" >/dev/null; then
         case $msg in *"next boot"*) pass "EnableGuestAgent: the channel is in $N's definition: $msg" ;;
                 *) fail_later "EnableGuestAgent's message: $msg" ;; esac
 else
-        fail_later "EnableGuestAgent did not add the channel: $msg"
+        fail_later "EnableGuestAgent did not add the channel: $msg; $N's definition: $(vsh dumpxml --inactive $N | grep -A3 '<channel' | tr '\n' ' ')"
 fi
 
 # ---- (b) attached → mounted in the guest by the service ---------------------------------------
@@ -290,7 +291,7 @@ else
 fi
 list=$(runu "$work/bin/sluicectl" list 2>&1)
 case $list in *"$mnt"*) pass "sluicectl list shows $mnt" ;; *) fail_later "sluicectl list: $list" ;; esac
-runu "$work/bin/sluicectl" list --json 2>/dev/null | grep -q "\"$mnt\"" && pass "sluicectl list --json shows $mnt" ||
+runu "$work/bin/sluicectl" list --json 2>/dev/null | grep -c "\"$mnt\"" >/dev/null && pass "sluicectl list --json shows $mnt" ||
         fail_later "sluicectl list --json: $(runu "$work/bin/sluicectl" list --json 2>&1)"
 
 # ---- (d) busy: something in the guest uses the mount --------------------------------------
@@ -315,10 +316,14 @@ fi
 
 # ---- (c) detach: unmounted before the unplug ------------------------------------------------
 gone=$(count "$(console $G)" "^GONE ")
+unmounted=$(count "$(console $G)" "^UNMOUNTED $mnt\$")
 if call "$shareG" org.sluice.Sluice1.Share.Detach >/dev/null; then
         if wait_for 30 more_than "$(console $G)" "^GONE " "$gone"; then
                 after=$(last "$(console $G)" "^MOUNTS-AFTER-GONE: ")
-                [ "$after" = "MOUNTS-AFTER-GONE: none" ] && [ "$(line_no "$(console $G)" "^UNMOUNTED $mnt\$")" ] &&
+                # the unmount and the unplug may fall between two of the
+                # guest's looks: its UNMOUNTED line can follow GONE's
+                [ "$after" = "MOUNTS-AFTER-GONE: none" ] &&
+                        wait_for 10 more_than "$(console $G)" "^UNMOUNTED $mnt\$" "$unmounted" &&
                         pass "detach: unmounted in the guest before the unplug (no dead mount left)" ||
                         fail_later "detach left a mount behind: $after"
         else
@@ -384,18 +389,30 @@ wait_for 60 share_prop_is "$shareG" GuestState mounted && wait_for 30 more_than 
 boot_id=$(last "$(console $G)" "^READY ")
 wpid=$(worker_of "$shareG")
 if [ -n "$wpid" ]; then
-        mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
+        # the share's Event signals, as the applet hears them: "recovered"
+        # says the share is back in the guest; only then is the mount read
+        # (touching a crashed worker's mount while its device is still in
+        # the guest would hang there)
+        runu gdbus monitor --session --dest org.sluice.Sluice1 --object-path "$shareG" >"$work/events.log" 2>&1 &
+        monitor=$!
+        # it has subscribed once it says who owns the name
+        wait_for 20 grep -aq "is owned by" "$work/events.log" || note "gdbus monitor: $(cat "$work/events.log")"
         kill -KILL "$wpid"
-        if wait_for 90 more_than "$(console $G)" "^MOUNTED $mnt: " "$mounted" && wait_for 60 share_prop_is "$shareG" GuestState mounted; then
-                got=$(last "$(console $G)" "^MOUNTED $mnt: ")
+        if wait_for 90 grep -aq "'recovered', '[^']*back at $mnt" "$work/events.log" &&
+           wait_for 30 share_prop_is "$shareG" GuestState mounted; then
+                reads=$(count "$(console $G)" "^READ-END")
+                guest_flag $G /tmp/ctl-read
+                wait_for 30 more_than "$(console $G)" "^READ-END" "$reads" || true
+                got=$(last "$(console $G)" "^READ $mnt: ")
                 reboots=$(count "$(console $G)" "^READY ")
-                [ "$got" = "MOUNTED $mnt: hello from the host" ] && [ "$reboots" = 1 ] && [ "$(shp "$shareG" GuestPath)" = "$mnt" ] &&
-                        pass "worker SIGKILLed: mounted again at $mnt, the guest reads the file, no VM restart" ||
+                [ "$got" = "READ $mnt: hello from the host" ] && [ "$reboots" = 1 ] && [ "$(shp "$shareG" GuestPath)" = "$mnt" ] &&
+                        pass "worker SIGKILLed: back at $mnt, the guest reads the file there, no VM restart ($(grep -ao "'recovered', '[^']*'" "$work/events.log" | tail -n 1))" ||
                         fail_later "after the SIGKILL: '$got', $reboots boot(s) ($boot_id), $(share_info "$shareG")"
         else
-                fail_later "no recovery in the guest after the SIGKILL: $(share_info "$shareG")"
+                fail_later "no recovery in the guest after the SIGKILL: $(share_info "$shareG"); events: $(grep -ao "'[a-z]*', '[^']*'" "$work/events.log" | tr '\n' '|')"
                 note "the guest's processes: $(guest_run $G /bin/ps | tr '\n' '|')"
         fi
+        kill "$monitor" 2>/dev/null; wait "$monitor" 2>/dev/null
 else
         fail_later "no sluice-fs worker found for the share"
 fi
@@ -446,22 +463,26 @@ shareW=$(add_share "$share_dir" $W wdocs "'attach': <true>")
 if [ -n "$shareW" ] && wait_for 90 share_prop_is "$shareW" GuestState mounted; then
         [ "$(shp "$shareW" GuestPath)" = "Z:" ] && pass "Windows: the first share is drive Z:" ||
                 fail_later "Windows: GuestPath '$(shp "$shareW" GuestPath)'"
-        win $W | grep -qE '"config" *, *"VirtioFsSvc" *, *"start=" *, *"auto"' &&
-                win $W | grep -qE '"start" *, *"VirtioFsSvc"' &&
+        win $W | grep -cE '"config" *, *"VirtioFsSvc" *, *"start=" *, *"auto"' >/dev/null &&
+                win $W | grep -cE '"start" *, *"VirtioFsSvc"' >/dev/null &&
                 pass "Windows: VirtioFsSvc set to start automatically and started" ||
                 fail_later "Windows: the agent was not asked to set up VirtioFsSvc: $(win $W | tr '\n' '|')"
 else
         fail_later "Windows share not mounted: ${shareW:-no share} $([ -n "$shareW" ] && share_info "$shareW")"
 fi
+devices=$(count "$(console $W)" "^DEVICE ")
 shareW2=$(add_share "$work/share2" $W wdocs2 "'attach': <true>")
 if [ -n "$shareW2" ] && wait_for 90 share_prop_is "$shareW2" GuestState mounted; then
-        [ "$(shp "$shareW2" GuestPath)" = "Y:" ] && win $W | grep -i "launchctl" | grep -q "wdocs2" &&
+        [ "$(shp "$shareW2" GuestPath)" = "Y:" ] && win $W | grep -i "launchctl" | grep -c "wdocs2" >/dev/null &&
                 pass "Windows: the second share is a WinFsp launcher instance at Y:" ||
                 fail_later "Windows second share: GuestPath '$(shp "$shareW2" GuestPath)', commands: $(win $W | tr '\n' '|')"
 else
         fail_later "Windows second share not mounted: ${shareW2:-no share} $([ -n "$shareW2" ] && share_info "$shareW2")"
 fi
 if [ -n "$shareW2" ]; then
+        # the fake "mounts" at once: the guest must have seen the device
+        # come before its going can be seen
+        wait_for 30 more_than "$(console $W)" "^DEVICE " "$devices" || fail_later "$W never saw wdocs2's device"
         gone=$(count "$(console $W)" "^GONE ")
         call "$shareW2" org.sluice.Sluice1.Share.Detach >/dev/null || fail_later "Detach on $W"
         if wait_for 30 more_than "$(console $W)" "^GONE " "$gone"; then
