@@ -2,6 +2,7 @@
 /* guest-linux.c — a share in a Linux guest; see guest-linux.h. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include <glib/gi18n.h>
@@ -553,7 +554,7 @@ static char *busy_users(virDomainPtr domain, const char *mount_point)
 
                 if (names->len > 0)
                         g_string_append(names, ", ");
-                g_string_append_printf(names, _("%s (pid %" G_GUINT64_FORMAT ")"),
+                g_string_append_printf(names, _("%s (pid %" PRIu64 ")"),
                                        name != NULL && *name != '\0' ? name : "?", pid);
         }
         more = pids->len > BUSY_NAMES_MAX ? pids->len - BUSY_NAMES_MAX : 0;
