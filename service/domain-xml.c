@@ -300,7 +300,7 @@ char *sluice_domain_xml_enable_shared_memory(const char *xml, gboolean *changed,
 
         if (eval_bool(ctx, "/domain/memoryBacking/hugepages")) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
-                            _("The VM’s memory uses huge pages; Sluice does not change that layout. "
+                            _("The VM's memory uses huge pages; Sluice does not change that layout. "
                               "Add <source type='memfd'/> and <access mode='shared'/> to its <memoryBacking> yourself (virsh edit)."));
                 return NULL;
         }
@@ -314,7 +314,7 @@ char *sluice_domain_xml_enable_shared_memory(const char *xml, gboolean *changed,
         if (source_type && !g_str_equal(source_type, "anonymous") &&
             !g_str_equal(source_type, "memfd") && !g_str_equal(source_type, "file")) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
-                            _("The VM’s memory has a source of type “%s” that Sluice does not know."),
+                            _("The VM's memory has a source of type “%s” that Sluice does not know."),
                             source_type);
                 return NULL;
         }

@@ -24,14 +24,14 @@ static const char *const system_trees[] = {
         "/sys", "/usr",
 };
 
-static gboolean refuse(GError **error, const char *path, const char *what)
-{
-        g_autofree char *shown = sluice_guest_agent_printable(path, path != NULL ? strlen(path) : 0, 80);
-
-        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
-                    _("The guest mount point “%s” %s"), shown, what);
-        return FALSE;
-}
+/* Sets ERROR to FORMAT, a whole sentence whose one %s is the mount point as
+ * shown (printable, bounded), and answers FALSE. */
+#define refuse(error, path, format)                                                                               \
+        ({                                                                                                         \
+                g_autofree char *shown_ = sluice_guest_agent_printable((path), strlen(path), 80);                   \
+                g_set_error((error), SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT, (format), shown_);               \
+                FALSE;                                                                                             \
+        })
 
 static gboolean path_is_or_under(const char *path, const char *folder)
 {
@@ -48,40 +48,40 @@ gboolean sluice_guest_linux_check_mount_point(const char *path, GError **error)
                 return FALSE;
         }
         if (strlen(path) > MOUNT_POINT_MAX_BYTES)
-                return refuse(error, path, _("is longer than 255 bytes: choose a shorter folder"));
+                return refuse(error, path, _("The guest mount point “%s” is longer than 255 bytes: choose a shorter folder"));
         if (!g_utf8_validate(path, -1, NULL))
-                return refuse(error, path, _("is not valid UTF-8: choose a folder name made of readable characters"));
+                return refuse(error, path, _("The guest mount point “%s” is not valid UTF-8: choose a folder name made of readable characters"));
         for (const char *p = path; *p != '\0'; p = g_utf8_next_char(p)) {
                 gunichar c = g_utf8_get_char(p);
 
                 if (g_unichar_iscntrl(c) || !g_unichar_isprint(c) || c == 0x2028 || c == 0x2029)
                         return refuse(error, path,
-                                      _("holds a control or invisible character: choose a folder name made of readable characters"));
+                                      _("The guest mount point “%s” holds a control or invisible character: choose a folder name made of readable characters"));
         }
         if (path[0] != '/')
-                return refuse(error, path, _("is not an absolute path: start it with “/”, as in /mnt/docs"));
+                return refuse(error, path, _("The guest mount point “%s” is not an absolute path: start it with “/”, as in /mnt/docs"));
         if (strcmp(path, "/") == 0)
-                return refuse(error, path, _("is the guest's root folder: choose a folder such as /mnt/docs"));
+                return refuse(error, path, _("The guest mount point “%s” is the guest's root folder: choose a folder such as /mnt/docs"));
         if (strstr(path, "//") != NULL)
-                return refuse(error, path, _("holds “//”: write each “/” once"));
+                return refuse(error, path, _("The guest mount point “%s” holds “//”: write each “/” once"));
         if (g_str_has_suffix(path, "/"))
-                return refuse(error, path, _("ends with “/”: leave the last “/” out"));
+                return refuse(error, path, _("The guest mount point “%s” ends with “/”: leave the last “/” out"));
         {
                 g_auto(GStrv) parts = g_strsplit(path + 1, "/", -1);
 
                 for (guint i = 0; parts[i] != NULL; i++)
                         if (strcmp(parts[i], ".") == 0 || strcmp(parts[i], "..") == 0)
                                 return refuse(error, path,
-                                              _("holds a “.” or “..” folder: write the folder's full path without them"));
+                                              _("The guest mount point “%s” holds a “.” or “..” folder: write the folder's full path without them"));
         }
         for (gsize i = 0; i < G_N_ELEMENTS(system_folders); i++)
                 if (strcmp(path, system_folders[i]) == 0)
                         return refuse(error, path,
-                                      _("is a system folder of the guest: choose a folder inside one, such as /mnt/docs"));
+                                      _("The guest mount point “%s” is a system folder of the guest: choose a folder inside one, such as /mnt/docs"));
         for (gsize i = 0; i < G_N_ELEMENTS(system_trees); i++)
                 if (path_is_or_under(path, system_trees[i]))
                         return refuse(error, path,
-                                      _("is inside a system folder of the guest: choose a folder such as /mnt/docs or one in a home folder"));
+                                      _("The guest mount point “%s” is inside a system folder of the guest: choose a folder such as /mnt/docs or one in a home folder"));
         return TRUE;
 }
 
@@ -231,47 +231,94 @@ char *sluice_guest_linux_fstab_edit(const char *fstab, const char *tag, const ch
 typedef SluiceGuestExec GuestRun;
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GuestRun, sluice_guest_exec_clear)
 
-/* What the user reads when the agent itself is in the way. */
-static void set_agent_error(GError **error, GError *cause, const char *doing)
-{
-        g_autofree char *said = sluice_guest_agent_printable(cause->message, strlen(cause->message), SAID_MAX_CHARS);
+/* What a procedure in the guest was doing, for its messages. */
+typedef enum {
+        DOING_MOUNT,
+        DOING_UNMOUNT,
+        DOING_RELEASE,
+        DOING_FSTAB_ADD,
+        DOING_FSTAB_REMOVE,
+        DOING_LIST_USERS,
+} DoingKind;
 
+typedef struct {
+        DoingKind kind;
+        const char *tag;
+        const char *mount_point;
+} Doing;
+
+/* What could not be done, as a whole sentence ("Could not unmount /mnt/docs
+ * in the guest"), which the messages below go on from. */
+static char *could_not(const Doing *d)
+{
+        switch (d->kind) {
+        case DOING_MOUNT:
+                return g_strdup_printf(_("Could not mount “%s” at %s in the guest"), d->tag, d->mount_point);
+        case DOING_UNMOUNT:
+                return g_strdup_printf(_("Could not unmount %s in the guest"), d->mount_point);
+        case DOING_RELEASE:
+                return g_strdup_printf(_("Could not let go of the old mount at %s in the guest"), d->mount_point);
+        case DOING_FSTAB_ADD:
+                return g_strdup(_("Could not add the share to the guest's /etc/fstab"));
+        case DOING_FSTAB_REMOVE:
+                return g_strdup(_("Could not remove the share from the guest's /etc/fstab"));
+        case DOING_LIST_USERS:
+        default:
+                return g_strdup_printf(_("Could not list what uses %s in the guest"), d->mount_point);
+        }
+}
+
+/* What the user reads when the agent itself is in the way. */
+static void set_agent_error(GError **error, GError *cause, const Doing *doing)
+{
+        g_autofree char *said = NULL;
+        g_autofree char *what = NULL;
+
+        if (error == NULL)
+                return;
+        said = sluice_guest_agent_printable(cause->message, strlen(cause->message), SAID_MAX_CHARS);
+        what = could_not(doing);
         if (cause->domain != SLUICE_GUEST_AGENT_ERROR) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("Could not %s in the guest: %s"), doing,
-                            said);
+                /* TRANSLATORS: what could not be done ("Could not unmount /mnt/docs in the guest"), then what
+                 * libvirt or the guest said */
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s: %s"), what, said);
                 return;
         }
         switch ((SluiceGuestAgentError)cause->code) {
         case SLUICE_GUEST_AGENT_ERROR_DISABLED:
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            _("Could not %s: the guest agent's policy refuses the command (%s). Allow guest-exec, "
+                            /* TRANSLATORS: the first %s is what could not be done ("Could not unmount /mnt/docs in the
+                             * guest"), the second what libvirt said */
+                            _("%s: the guest agent's policy refuses the command (%s). Allow guest-exec, "
                               "guest-exec-status and the guest-file commands in the guest: on RHEL, CentOS and Fedora "
                               "in /etc/sysconfig/qemu-ga (BLACKLIST_RPC, FILTER_RPC_ARGS or QEMU_GA_ARGS, by version), "
                               "elsewhere qemu-ga's --block-rpcs/--allow-rpcs options or block-rpcs/allow-rpcs in "
                               "/etc/qemu/qemu-ga.conf; then restart qemu-guest-agent"),
-                            doing, said);
+                            what, said);
                 break;
         case SLUICE_GUEST_AGENT_ERROR_NOT_CONFIGURED:
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            _("Could not %s: the VM has no guest agent channel (%s). Enable the guest agent for this VM "
+                            /* TRANSLATORS: as above */
+                            _("%s: the VM has no guest agent channel (%s). Enable the guest agent for this VM "
                               "and restart it"),
-                            doing, said);
+                            what, said);
                 break;
         case SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED:
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            _("Could not %s: no guest agent answers in the VM (%s). Install and start "
+                            /* TRANSLATORS: as above */
+                            _("%s: no guest agent answers in the VM (%s). Install and start "
                               "qemu-guest-agent in the guest"),
-                            doing, said);
+                            what, said);
                 break;
         case SLUICE_GUEST_AGENT_ERROR_TIMEOUT:
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            _("Could not %s: the guest agent did not answer in time (%s). Check that the guest is "
+                            /* TRANSLATORS: as above */
+                            _("%s: the guest agent did not answer in time (%s). Check that the guest is "
                               "running normally and try again"),
-                            doing, said);
+                            what, said);
                 break;
         default:
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("Could not %s in the guest: %s"), doing,
-                            said);
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s: %s"), what, said);
                 break;
         }
 }
@@ -287,7 +334,7 @@ static gboolean is_no_such_file(const GError *e)
  * /sbin (merged /usr, busybox and older layouts differ).  FALSE with
  * ERROR set when it could not run at all. */
 static gboolean run(virDomainPtr domain, const char *name, const char *const *args, SluiceGuestExec *result,
-                    const char *doing, GError **error)
+                    const Doing *doing, GError **error)
 {
         static const char *const dirs[] = { "/bin/", "/usr/bin/", "/usr/sbin/", "/sbin/" };
         g_autoptr(GError) last = NULL;
@@ -305,11 +352,15 @@ static gboolean run(virDomainPtr domain, const char *name, const char *const *ar
                 if (!is_no_such_file(last))
                         break;
         }
-        if (is_no_such_file(last))
+        if (is_no_such_file(last) && error != NULL) {
+                g_autofree char *what = could_not(doing);
+
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            _("Could not %s: the guest has no “%s” program in /bin, /usr/bin, /usr/sbin or /sbin"),
-                            doing, name);
-        else
+                            /* TRANSLATORS: the first %s is what could not be done ("Could not unmount /mnt/docs in the
+                             * guest"), the second a program's name */
+                            _("%s: the guest has no “%s” program in /bin, /usr/bin, /usr/sbin or /sbin"), what,
+                            name);
+        } else
                 set_agent_error(error, last, doing);
         return FALSE;
 }
@@ -333,7 +384,7 @@ static gboolean said_contains(const SluiceGuestExec *r, const char *text)
 }
 
 /* A guest file as text (NUL bytes end it: nothing read here holds one). */
-static char *read_text(virDomainPtr domain, const char *path, gsize max, const char *doing, GError **error)
+static char *read_text(virDomainPtr domain, const char *path, gsize max, const Doing *doing, GError **error)
 {
         g_autoptr(GError) e = NULL;
         g_autoptr(GBytes) bytes = sluice_guest_agent_read_file(domain, path, max, &e);
@@ -348,14 +399,14 @@ static char *read_text(virDomainPtr domain, const char *path, gsize max, const c
         return g_strndup(data != NULL ? data : "", len);
 }
 
-static char *read_mounts(virDomainPtr domain, const char *doing, GError **error)
+static char *read_mounts(virDomainPtr domain, const Doing *doing, GError **error)
 {
         return read_text(domain, "/proc/mounts", SLUICE_GUEST_AGENT_FILE_MAX, doing, error);
 }
 
 /* Whether TAG shows at MOUNT_POINT in the guest; -1 with ERROR set when
  * the mount table cannot be read. */
-static int mounted_now(virDomainPtr domain, const char *tag, const char *mount_point, const char *doing,
+static int mounted_now(virDomainPtr domain, const char *tag, const char *mount_point, const Doing *doing,
                        GError **error)
 {
         g_autofree char *mounts = read_mounts(domain, doing, error);
@@ -384,7 +435,7 @@ static gboolean says_no_virtiofs(const SluiceGuestExec *r)
 
 gboolean sluice_guest_linux_mount(virDomainPtr domain, const char *tag, const char *mount_point, GError **error)
 {
-        g_autofree char *doing = g_strdup_printf(_("mount “%s” at %s"), tag, mount_point);
+        const Doing doing_ = { DOING_MOUNT, tag, mount_point }, *doing = &doing_;
         const char *const mkdir_args[] = { "-p", mount_point, NULL };
         const char *const mount_args[] = { "-t", "virtiofs", tag, mount_point, NULL };
         gint64 give_up = g_get_monotonic_time() + DEVICE_WAIT_US;
@@ -492,11 +543,12 @@ static void add_pid(GArray *pids, guint64 pid)
  * kind of use appended ("123c").  FALSE when there is no fuser. */
 static gboolean users_by_fuser(virDomainPtr domain, const char *mount_point, GArray *pids)
 {
+        const Doing doing = { DOING_LIST_USERS, NULL, mount_point };
         const char *const args[] = { "-m", mount_point, NULL };
         g_auto(GuestRun) r = { 0 };
         g_auto(GStrv) words = NULL;
 
-        if (!run(domain, "fuser", args, &r, "list what uses the share", NULL) || r.out == NULL)
+        if (!run(domain, "fuser", args, &r, &doing, NULL) || r.out == NULL)
                 return FALSE;
         words = g_strsplit_set(r.out, " \t\n", -1);
         for (guint i = 0; words[i] != NULL; i++) {
@@ -517,13 +569,14 @@ static gboolean users_by_fuser(virDomainPtr domain, const char *mount_point, GAr
  * /proc/PID/cwd and /proc/PID/fd/N links, listed by find. */
 static void users_by_proc(virDomainPtr domain, const char *mount_point, GArray *pids)
 {
+        const Doing doing = { DOING_LIST_USERS, NULL, mount_point };
         const char *const args[] = { "/proc", "-maxdepth", "3", "(", "-path", "/proc/[0-9]*/cwd", "-o", "-path",
                                      "/proc/[0-9]*/fd/*", ")", "-exec", "/bin/ls", "-l", "{}", "+", NULL };
         g_auto(GuestRun) r = { 0 };
         g_auto(GStrv) lines = NULL;
         gsize n = strlen(mount_point);
 
-        if (!run(domain, "find", args, &r, "list what uses the share", NULL) || r.out == NULL)
+        if (!run(domain, "find", args, &r, &doing, NULL) || r.out == NULL)
                 return;
         lines = g_strsplit(r.out, "\n", -1);
         for (guint i = 0; lines[i] != NULL; i++) {
@@ -539,12 +592,12 @@ static void users_by_proc(virDomainPtr domain, const char *mount_point, GArray *
         }
 }
 
-/* "sleep (pid 123), bash (pid 99)", or NULL when the guest cannot tell. */
-static char *busy_users(virDomainPtr domain, const char *mount_point)
+/* "sleep (pid 123), bash (pid 99)", or NULL when the guest cannot tell;
+ * MORE is how many more processes there are than are named. */
+static char *busy_users(virDomainPtr domain, const char *mount_point, guint *more)
 {
         g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(guint64));
         g_autoptr(GString) names = g_string_new(NULL);
-        guint more;
 
         if (!users_by_fuser(domain, mount_point, pids))
                 users_by_proc(domain, mount_point, pids);
@@ -557,15 +610,13 @@ static char *busy_users(virDomainPtr domain, const char *mount_point)
                 g_string_append_printf(names, _("%s (pid %" PRIu64 ")"),
                                        name != NULL && *name != '\0' ? name : "?", pid);
         }
-        more = pids->len > BUSY_NAMES_MAX ? pids->len - BUSY_NAMES_MAX : 0;
-        if (more > 0)
-                g_string_append_printf(names, ngettext(" and %u more", " and %u more", more), more);
+        *more = pids->len > BUSY_NAMES_MAX ? pids->len - BUSY_NAMES_MAX : 0;
         return names->len > 0 ? g_string_free(g_steal_pointer(&names), FALSE) : NULL;
 }
 
 gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const char *mount_point, GError **error)
 {
-        g_autofree char *doing = g_strdup_printf(_("unmount %s"), mount_point);
+        const Doing doing_ = { DOING_UNMOUNT, tag, mount_point }, *doing = &doing_;
         const char *const args[] = { mount_point, NULL };
         int state;
 
@@ -584,10 +635,23 @@ gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const 
                 if ((state = mounted_now(domain, tag, mount_point, doing, error)) <= 0)
                         return state == 0;
                 if (said_contains(&r, "busy")) {
-                        g_autofree char *users = busy_users(domain, mount_point);
+                        guint more = 0;
+                        g_autofree char *users = busy_users(domain, mount_point, &more);
 
-                        if (users != NULL)
+                        if (users != NULL && more > 0)
                                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_BUSY,
+                                            /* TRANSLATORS: the first %s is the mount point, the second a list of processes
+                                             * ("sleep (pid 123), bash (pid 99)"), %u how many more there are */
+                                            ngettext("%s is in use in the guest by %s and %u other process: close "
+                                                     "them there and try again",
+                                                     "%s is in use in the guest by %s and %u other processes: "
+                                                     "close them there and try again",
+                                                     more),
+                                            mount_point, users, more);
+                        else if (users != NULL)
+                                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_BUSY,
+                                            /* TRANSLATORS: the first %s is the mount point, the second a list of processes
+                                             * ("sleep (pid 123), bash (pid 99)") */
                                             _("%s is in use in the guest by %s: close it there and try again"),
                                             mount_point, users);
                         else
@@ -616,7 +680,7 @@ gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const 
 
 gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const char *mount_point, GError **error)
 {
-        g_autofree char *doing = g_strdup_printf(_("let go of the old mount at %s"), mount_point);
+        const Doing doing_ = { DOING_RELEASE, tag, mount_point }, *doing = &doing_;
         int state;
 
         if (!sluice_guest_linux_check_mount_point(mount_point, error))
@@ -663,7 +727,7 @@ gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const 
 gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, const char *mount_point,
                                       gboolean present, GError **error)
 {
-        const char *doing = present ? _("add the share to /etc/fstab") : _("remove the share from /etc/fstab");
+        const Doing doing_ = { present ? DOING_FSTAB_ADD : DOING_FSTAB_REMOVE, tag, mount_point }, *doing = &doing_;
         g_autoptr(GError) e = NULL;
         g_autoptr(GBytes) old = NULL;
         g_autoptr(GBytes) data = NULL;
@@ -689,9 +753,10 @@ gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, cons
         if (len > 0 && memchr(bytes, '\0', len) != NULL) {
                 /* writing it back as text would cut it short */
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            _("Could not %s: the guest's /etc/fstab holds binary data; Sluice leaves it alone. Fix "
-                              "the file in the guest"),
-                            doing);
+                            present ? _("Could not add the share to the guest's /etc/fstab: the file holds binary "
+                                        "data; Sluice leaves it alone. Fix the file in the guest")
+                                    : _("Could not remove the share from the guest's /etc/fstab: the file holds "
+                                        "binary data; Sluice leaves it alone. Fix the file in the guest"));
                 return FALSE;
         }
         text = g_strndup(bytes != NULL ? bytes : "", len);

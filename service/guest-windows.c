@@ -259,9 +259,17 @@ static int service_state(virDomainPtr domain, const char *name, GError **error)
         return state;
 }
 
+/* The steps run_ok() takes, each with its own message. */
+typedef enum {
+        STEP_SET_LETTER,
+        STEP_AUTOSTART,
+        STEP_STOP,
+        STEP_START,
+        STEP_REGISTER,
+} WinStep;
+
 /* Runs ARGV and wants exit status 0 (or OK_TOO). */
-static gboolean run_ok(virDomainPtr domain, const char *const *argv, int ok_too, const char *doing,
-                       GError **error)
+static gboolean run_ok(virDomainPtr domain, const char *const *argv, int ok_too, WinStep step, GError **error)
 {
         g_auto(WinExec) r = { 0 };
         g_autofree char *text = NULL;
@@ -271,7 +279,34 @@ static gboolean run_ok(virDomainPtr domain, const char *const *argv, int ok_too,
         if (r.exit_code == 0 || (ok_too != 0 && r.exit_code == ok_too))
                 return TRUE;
         text = said(&r);
-        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s failed in the VM: %s"), doing, text);
+        switch (step) {
+        case STEP_SET_LETTER:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            /* TRANSLATORS: %s is what Windows said */
+                            _("Setting VirtIO-FS's drive letter failed in the VM: %s"), text);
+                break;
+        case STEP_AUTOSTART:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            /* TRANSLATORS: %s is what Windows said */
+                            _("Setting the VirtIO-FS service to start automatically failed in the VM: %s"), text);
+                break;
+        case STEP_STOP:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            /* TRANSLATORS: %s is what Windows said */
+                            _("Stopping the VirtIO-FS service failed in the VM: %s"), text);
+                break;
+        case STEP_START:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            /* TRANSLATORS: %s is what Windows said */
+                            _("Starting the VirtIO-FS service failed in the VM: %s"), text);
+                break;
+        case STEP_REGISTER:
+        default:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            /* TRANSLATORS: %s is what Windows said */
+                            _("Registering VirtIO-FS with WinFsp's launcher failed in the VM: %s"), text);
+                break;
+        }
         return FALSE;
 }
 
@@ -356,13 +391,13 @@ static gboolean start_service(virDomainPtr domain, const char *tag, const char *
         const char *const stop[] = { SC_EXE, "stop", VIOFS_SERVICE, NULL };
         const char *const start[] = { SC_EXE, "start", VIOFS_SERVICE, "-t", tag, "-m", mount_point, NULL };
 
-        if (!run_ok(domain, set_point, 0, _("Setting VirtIO-FS's drive letter"), error) ||
-            !run_ok(domain, automatic, 0, _("Setting the VirtIO-FS service to start automatically"), error))
+        if (!run_ok(domain, set_point, 0, STEP_SET_LETTER, error) ||
+            !run_ok(domain, automatic, 0, STEP_AUTOSTART, error))
                 return FALSE;
         if (state != SC_STOPPED) {
                 /* Running without our share (waiting for a device, or holding a
                  * drive letter it took before): a restart reads the letter anew. */
-                if (!run_ok(domain, stop, SC_NOT_ACTIVE, _("Stopping the VirtIO-FS service"), error))
+                if (!run_ok(domain, stop, SC_NOT_ACTIVE, STEP_STOP, error))
                         return FALSE;
                 for (int i = 0; i < SETTLE_TRIES; i++) {
                         int now = service_state(domain, VIOFS_SERVICE, error);
@@ -374,7 +409,7 @@ static gboolean start_service(virDomainPtr domain, const char *tag, const char *
                         g_usleep(SETTLE_POLL_US);
                 }
         }
-        return run_ok(domain, start, SC_ALREADY_RUNNING, _("Starting the VirtIO-FS service"), error);
+        return run_ok(domain, start, SC_ALREADY_RUNNING, STEP_START, error);
 }
 
 /* A virtio-win from before 2023 knows no -t: its service stops at once
@@ -390,7 +425,7 @@ static gboolean start_service_plain(virDomainPtr domain, const char *tag, char *
         state = service_state(domain, VIOFS_SERVICE, error);
         if (state != SC_STOPPED)
                 return state >= 0;
-        if (!run_ok(domain, start, SC_ALREADY_RUNNING, _("Starting the VirtIO-FS service"), error))
+        if (!run_ok(domain, start, SC_ALREADY_RUNNING, STEP_START, error))
                 return FALSE;
         return settle(domain, tag, TRUE, found, error) || (error == NULL || *error == NULL);
 }
@@ -417,10 +452,10 @@ static gboolean start_instance(virDomainPtr domain, const char *tag, const char 
                 return FALSE;
         /* Registered as WinFsp's fsreg.bat and virtio-win's guide do, once. */
         if (q.exit_code != 0 &&
-            (!run_ok(domain, reg_exe, 0, _("Registering VirtIO-FS with WinFsp's launcher"), error) ||
-             !run_ok(domain, reg_cmd, 0, _("Registering VirtIO-FS with WinFsp's launcher"), error) ||
-             !run_ok(domain, reg_sec, 0, _("Registering VirtIO-FS with WinFsp's launcher"), error) ||
-             !run_ok(domain, reg_job, 0, _("Registering VirtIO-FS with WinFsp's launcher"), error)))
+            (!run_ok(domain, reg_exe, 0, STEP_REGISTER, error) ||
+             !run_ok(domain, reg_cmd, 0, STEP_REGISTER, error) ||
+             !run_ok(domain, reg_sec, 0, STEP_REGISTER, error) ||
+             !run_ok(domain, reg_job, 0, STEP_REGISTER, error)))
                 return FALSE;
         if (!run(domain, start, &r, error))
                 return FALSE;
@@ -496,7 +531,7 @@ gboolean sluice_guest_windows_unmount(virDomainPtr domain, const char *tag, cons
                         return FALSE;
         }
         if (!(r.exit_code == 0 && sluice_guest_windows_launchctl_ok(r.out, r.out_len, &message)) &&
-            !run_ok(domain, stop_service, SC_NOT_ACTIVE, _("Stopping the VirtIO-FS service"), error))
+            !run_ok(domain, stop_service, SC_NOT_ACTIVE, STEP_STOP, error))
                 return FALSE;
         if (!settle(domain, tag, FALSE, NULL, error)) {
                 if (error != NULL && *error == NULL)

@@ -38,7 +38,7 @@ static SluiceDomainXml *live_xml(virDomainPtr domain, GError **error)
         SluiceDomainXml *info;
 
         if (!xml) {
-                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s definition"));
+                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM's definition"));
                 return NULL;
         }
         info = sluice_domain_xml_parse(xml, &parse_error);
@@ -91,7 +91,7 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
                 return FALSE;
         }
         if (virDomainGetUUIDString(domain, uuid) < 0) {
-                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s UUID"));
+                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM's UUID"));
                 return FALSE;
         }
         if (info->dac_uid >= 0 &&

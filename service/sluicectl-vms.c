@@ -147,7 +147,7 @@ int ctl_cmd_vm(Ctl *ctl, int argc, char **argv)
         if (argc != 3 || (strcmp(argv[2], "enable-agent") != 0 && strcmp(argv[2], "enable-shared-memory") != 0))
                 return ctl_usage_error(_("Use “vm NAME enable-agent” or “vm NAME enable-shared-memory”"));
         if (!g_utf8_validate(argv[1], -1, NULL))
-                return ctl_usage_error(_("The VM’s name is not valid UTF-8"));
+                return ctl_usage_error(_("The VM's name is not valid UTF-8"));
         vm = find_vm(ctl, argv[1], &error);
         if (vm == NULL)
                 return ctl_fail(error);

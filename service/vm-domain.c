@@ -422,7 +422,7 @@ static char *agent_message(SluiceVmDomain *vm)
 
                 if (vm->agent_next_boot)
                         return g_strdup_printf(
-                                _("The channel for the QEMU guest agent is in the VM’s definition and takes "
+                                _("The channel for the QEMU guest agent is in the VM's definition and takes "
                                   "effect at the next boot. %s"), _(install));
                 return g_strdup_printf(
                         _("The VM has no channel for the QEMU guest agent, so Sluice cannot mount shares "
@@ -720,7 +720,7 @@ static char *definition_rewrite(const DefinitionCall *c, GError **error)
         int persistent = virDomainIsPersistent(c->ref.domain);
 
         if (persistent < 0) {
-                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s definition"));
+                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM's definition"));
                 return NULL;
         }
         if (!persistent) {
@@ -731,13 +731,13 @@ static char *definition_rewrite(const DefinitionCall *c, GError **error)
                 else
                         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
                                     _("The VM “%s” is transient (it has no saved definition to change); "
-                                      "add the guest agent’s channel to the XML it is started from."), c->name);
+                                      "add the guest agent's channel to the XML it is started from."), c->name);
                 return NULL;
         }
         /* SECURE: keep passwords (VNC, SPICE) that the plain XML leaves out */
         xml = virDomainGetXMLDesc(c->ref.domain, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
         if (!xml) {
-                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM’s definition"));
+                sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM's definition"));
                 return NULL;
         }
         if (c->change == DEFINITION_SHARED_MEMORY)
@@ -787,7 +787,7 @@ static gboolean on_definition_timeout(gpointer user_data)
                 g_dbus_method_invocation_return_error(
                         invocation, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
                         _("libvirt (%s) has not answered within %d seconds; the change may still be made. "
-                          "Try again in a minute: Sluice then says whether “%s” has the guest agent’s channel."),
+                          "Try again in a minute: Sluice then says whether “%s” has the guest agent's channel."),
                         c->uri, SLUICE_VM_ANSWER_TIMEOUT_S, c->name);
         return G_SOURCE_REMOVE;
 }

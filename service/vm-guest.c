@@ -92,18 +92,24 @@ static void guest_call_free(gpointer data)
         g_free(c);
 }
 
-static const char *op_doing(GuestOp op)
+/* "Mounting “docs” in “vm1” failed", a whole sentence per operation. */
+static char *op_failed(const GuestCall *c)
 {
-        switch (op) {
+        switch (c->op) {
         case GUEST_MOUNT:
-                return _("Mounting");
+                /* TRANSLATORS: the share's tag, then the VM's name */
+                return g_strdup_printf(_("Mounting “%s” in “%s” failed"), c->tag, c->vm_name);
         case GUEST_UNMOUNT:
-                return _("Unmounting");
+                /* TRANSLATORS: the share's tag, then the VM's name */
+                return g_strdup_printf(_("Unmounting “%s” in “%s” failed"), c->tag, c->vm_name);
         case GUEST_RELEASE:
-                return _("Releasing the old mount of");
+                /* TRANSLATORS: the share's tag, then the VM's name */
+                return g_strdup_printf(_("Releasing the old mount of “%s” in “%s” failed"), c->tag, c->vm_name);
         case GUEST_FORGET:
         default:
-                return _("Removing the boot-time mount of");
+                /* TRANSLATORS: the share's tag, then the VM's name */
+                return g_strdup_printf(_("Removing the boot-time mount of “%s” in “%s” failed"), c->tag,
+                                       c->vm_name);
         }
 }
 
@@ -130,8 +136,33 @@ static gboolean guest_call_possible(SluiceVmDomain *vm, const GuestCall *c, gboo
                 return FALSE;
         }
         if (vm->guest_agent != SLUICE_GUEST_AGENT_READY) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s “%s” in “%s” is not possible: %s"),
-                            op_doing(c->op), c->tag, vm->name, sluice_vm_domain_agent_message(vm));
+                const char *why = sluice_vm_domain_agent_message(vm);
+
+                switch (c->op) {
+                case GUEST_MOUNT:
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    /* TRANSLATORS: the share's tag, the VM's name, then why not */
+                                    _("Mounting “%s” in “%s” is not possible: %s"), c->tag, vm->name, why);
+                        break;
+                case GUEST_UNMOUNT:
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    /* TRANSLATORS: the share's tag, the VM's name, then why not */
+                                    _("Unmounting “%s” in “%s” is not possible: %s"), c->tag, vm->name, why);
+                        break;
+                case GUEST_RELEASE:
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    /* TRANSLATORS: the share's tag, the VM's name, then why not */
+                                    _("Releasing the old mount of “%s” in “%s” is not possible: %s"), c->tag,
+                                    vm->name, why);
+                        break;
+                case GUEST_FORGET:
+                default:
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    /* TRANSLATORS: the share's tag, the VM's name, then why not */
+                                    _("Removing the boot-time mount of “%s” in “%s” is not possible: %s"), c->tag,
+                                    vm->name, why);
+                        break;
+                }
                 return FALSE;
         }
         if (vm->guest_os_type != SLUICE_GUEST_OS_LINUX && vm->guest_os_type != SLUICE_GUEST_OS_WINDOWS) {
@@ -157,7 +188,7 @@ static void wrap_agent_error(const GuestCall *c, GError **error)
 {
         GError *e = *error;
         g_autofree char *said = sluice_guest_agent_printable(e->message, strlen(e->message), QUOTE_MAX_CHARS);
-        g_autofree char *what = g_strdup_printf(_("%s “%s” in “%s” failed"), op_doing(c->op), c->tag, c->vm_name);
+        g_autofree char *what = op_failed(c);
         char *message;
 
         switch (e->code) {
@@ -178,7 +209,7 @@ static void wrap_agent_error(const GuestCall *c, GError **error)
                                           what, said);
                 break;
         case SLUICE_GUEST_AGENT_ERROR_PROTOCOL:
-                message = g_strdup_printf(_("%s: the guest agent’s answer was not usable (%s)."), what, said);
+                message = g_strdup_printf(_("%s: the guest agent's answer was not usable (%s)."), what, said);
                 break;
         case SLUICE_GUEST_AGENT_ERROR_FAILED:
         default:
@@ -293,9 +324,11 @@ static void guest_call_thread(GTask *task, gpointer source, gpointer task_data, 
                 g_task_return_pointer(task, place, g_free);
                 return;
         }
-        if (error == NULL) /* a contract broken below: still an answer */
-                g_set_error(&error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s “%s” in “%s” failed"),
-                            op_doing(c->op), c->tag, c->vm_name);
+        if (error == NULL) { /* a contract broken below: still an answer */
+                g_autofree char *what = op_failed(c);
+
+                g_set_error_literal(&error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, what);
+        }
         /* the agent went away or hangs: what the VM says of it is asked anew */
         c->agent_gone = g_error_matches(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED) ||
                         g_error_matches(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_TIMEOUT);
