@@ -67,7 +67,15 @@ qga_deb=$(ls "$qga_cache"/qemu-guest-agent_*.deb 2>/dev/null | sort -V | tail -1
 qga_why=
 if [ -z "$qga_deb" ]; then
         # apt's sandbox user cannot write a cache owned by root: download as root
-        if (cd "$qga_cache" && timeout 120 apt-get -q -o APT::Sandbox::User=root download qemu-guest-agent) >"$qga_cache/download.log" 2>&1; then
+        qga_download() {
+                (cd "$qga_cache" && timeout 120 apt-get -q -o APT::Sandbox::User=root download qemu-guest-agent) \
+                        >>"$qga_cache/download.log" 2>&1
+        }
+        # a machine whose packages were all there already may never have
+        # fetched apt's lists (make deps updates them only to install):
+        # as root, fetch them once and try again
+        if qga_download || { [ "$(id -u)" = 0 ] && timeout 300 apt-get update -qq >>"$qga_cache/download.log" 2>&1 &&
+                             qga_download; }; then
                 qga_deb=$(ls "$qga_cache"/qemu-guest-agent_*.deb 2>/dev/null | sort -V | tail -1 || true)
         fi
         [ -n "$qga_deb" ] || qga_why="apt-get download qemu-guest-agent failed: $(tail -n 1 "$qga_cache/download.log")"
