@@ -60,6 +60,20 @@ static xmlDoc *parse(const char *xml, GError **error)
         return doc;
 }
 
+/* XML parsed (*DOC, the caller frees it) and an XPath context on it, or NULL. */
+static xmlXPathContext *parse_for_xpath(const char *xml, xmlDoc **doc, GError **error)
+{
+        xmlXPathContext *ctx;
+
+        *doc = parse(xml, error);
+        if (!*doc)
+                return NULL;
+        ctx = xmlXPathNewContext(*doc);
+        if (!ctx)
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED, "out of memory");
+        return ctx;
+}
+
 static xmlXPathObject *eval(xmlXPathContext *ctx, const char *expr, xmlNode *node)
 {
         ctx->node = node ? node : xmlDocGetRootElement(ctx->doc);
@@ -287,14 +301,9 @@ char *sluice_domain_xml_enable_shared_memory(const char *xml, gboolean *changed,
         char *result;
 
         *changed = FALSE;
-        doc = parse(xml, error);
-        if (!doc)
+        ctx = parse_for_xpath(xml, &doc, error);
+        if (!ctx)
                 return NULL;
-        ctx = xmlXPathNewContext(doc);
-        if (!ctx) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED, "out of memory");
-                return NULL;
-        }
         if (has_shared_memory(ctx))
                 return g_strdup(xml);
 
@@ -339,14 +348,9 @@ char *sluice_domain_xml_enable_guest_agent(const char *xml, gboolean *changed, G
         char *result;
 
         *changed = FALSE;
-        doc = parse(xml, error);
-        if (!doc)
+        ctx = parse_for_xpath(xml, &doc, error);
+        if (!ctx)
                 return NULL;
-        ctx = xmlXPathNewContext(doc);
-        if (!ctx) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED, "out of memory");
-                return NULL;
-        }
         if (agent_channel(ctx) != SLUICE_DOMAIN_AGENT_CHANNEL_NONE)
                 return g_strdup(xml);
 

@@ -25,19 +25,39 @@ char *sluice_shared_folder_path_for_id(guint id)
 
 /* ---- Error and Event ---- */
 
-/* Error shows what went wrong; when nothing did, that the VM is missing. */
+/* Why Sluice leaves the guest alone although the share should be mounted
+ * there: plugged in, AutoMount on, but the guest's agent blocks what
+ * mounting needs (RHEL's default policy); NULL otherwise. */
+static char *guest_refusal(SluiceSharedFolder *self)
+{
+        g_autofree char *why = NULL;
+
+        if (self->vms == NULL || !self->config->auto_mount ||
+            self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_PLUGGED ||
+            sluice_vm_manager_guest_agent(self->vms, self->config->vm) != SLUICE_GUEST_AGENT_RESTRICTED)
+                return NULL;
+        why = sluice_vm_manager_guest_agent_message(self->vms, self->config->vm);
+        return g_strdup_printf(_("Sluice cannot mount “%s” in %s by itself: %s Until then, mount it there by hand: %s"),
+                               self->config->tag, self->config->vm, why != NULL ? why : "",
+                               sluice_share_get_guest_hint(self->iface));
+}
+
+/* Error shows what went wrong; when nothing did, that the VM is missing or
+ * that its guest refuses what mounting needs. */
 static void publish_error(SluiceSharedFolder *self)
 {
-        g_autofree char *waiting = NULL;
+        g_autofree char *notice = NULL;
 
         if (self->error != NULL) {
                 sluice_share_set_error(self->iface, self->error);
                 return;
         }
         if (self->waiting_for_vm)
-                waiting = g_strdup_printf(_("Waiting for VM “%s”: libvirt does not know it. Define it again, or choose another VM (sluicectl set %s vm NAME)"),
-                                          self->config->vm, self->config->tag);
-        sluice_share_set_error(self->iface, waiting != NULL ? waiting : "");
+                notice = g_strdup_printf(_("Waiting for VM “%s”: libvirt does not know it. Define it again, or choose another VM (sluicectl set %s vm NAME)"),
+                                         self->config->vm, self->config->tag);
+        else
+                notice = guest_refusal(self);
+        sluice_share_set_error(self->iface, notice != NULL ? notice : "");
 }
 
 void sluice_shared_folder_set_error(SluiceSharedFolder *self, const char *message)
@@ -167,6 +187,8 @@ void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)
                 sluice_share_state_name(r.next), sluice_share_attachment_state_name(r.attachment));
         sluice_share_set_state(self->iface, sluice_share_published_name(r.published));
         sluice_shared_folder_execute(self, &r, what);
+        /* plugged in or out, the agent's state known: the notice may change */
+        publish_error(self);
 }
 
 /* ---- calls ---- */

@@ -45,6 +45,13 @@ gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm_id)
         return vm != NULL && domain_guest_ready(vm);
 }
 
+char *sluice_vm_manager_guest_agent_message(SluiceVmManager *self, const char *vm_id)
+{
+        SluiceVmDomain *vm = sluice_vm_manager_find_domain(self, vm_id, NULL);
+
+        return vm != NULL ? g_strdup(sluice_vm_domain_agent_message(vm)) : NULL;
+}
+
 SluiceGuestAgentState sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm_id)
 {
         SluiceVmDomain *vm = sluice_vm_manager_find_domain(self, vm_id, NULL);

@@ -44,6 +44,9 @@ typedef struct {
 gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm);
 /* The agent's state (NONE for a VM nobody knows). */
 SluiceGuestAgentState sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm);
+/* Vm.GuestAgentMessage: what to do when the agent is not READY (a new
+ * string), or NULL for a VM nobody knows. */
+char *sluice_vm_manager_guest_agent_message(SluiceVmManager *self, const char *vm);
 
 /* Mounts the share in the guest (Linux: mkdir, mount -t virtiofs, confirmed
  * from /proc/mounts, and the fstab line kept or removed as SPEC says;

@@ -25,6 +25,7 @@ top=${SLUICE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
 build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
 
 . "$top/tests/lib.sh"
+. "$here/system-libvirtd.sh"
 need_root "starts the system libvirtd"
 need_tools libvirtd virsh qemu-system-x86_64 setpriv flock timeout
 
@@ -44,7 +45,7 @@ work=$(mktemp -d /tmp/sluice-guest-linux.XXXXXX)
 chmod 755 "$work"
 
 # ---- clean-up ------------------------------------------------------------
-started_libvirtd= wrote_qemu_conf= fs_pid=
+fs_pid=
 D=sluice-guest-linux
 cleanup() {
         local status=$?
@@ -52,11 +53,7 @@ cleanup() {
         virsh -q -c qemu:///system destroy $D >/dev/null 2>&1
         virsh -q -c qemu:///system undefine $D >/dev/null 2>&1
         [ -n "$fs_pid" ] && kill "$fs_pid" 2>/dev/null && wait "$fs_pid" 2>/dev/null
-        if [ -n "$started_libvirtd" ]; then
-                kill "$started_libvirtd" 2>/dev/null
-                wait_for 5 pid_gone "$started_libvirtd"
-        fi
-        [ -n "$wrote_qemu_conf" ] && rm -f /etc/libvirt/qemu.conf
+        system_libvirtd_cleanup
         if [ "$status" != 0 ] || [ -n "${SLUICE_KEEP_LOGS:-}" ]; then
                 for f in "$work"/fs-*.log "$work"/libvirtd.log "$work"/console.log; do
                         [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 60 "$f"; }
@@ -66,27 +63,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# ---- system libvirtd (as tests/libvirt/libvirt.sh starts it) ------------------------
-getent group libvirt-qemu >/dev/null || groupadd --system libvirt-qemu
-id -u libvirt-qemu >/dev/null 2>&1 ||
-        useradd --system --gid libvirt-qemu --home-dir /var/lib/libvirt --shell /usr/sbin/nologin libvirt-qemu
-if getent group kvm >/dev/null && ! id -nG libvirt-qemu | grep -qw kvm; then
-        usermod -a -G kvm libvirt-qemu || exit 1
-fi
-mkdir -p /var/log/libvirt /etc/libvirt
-if [ ! -f /etc/libvirt/qemu.conf ]; then
-        printf '%s\n' '# written by sluice tests/libvirt/guest-linux.sh' 'user = "libvirt-qemu"' \
-                'group = "libvirt-qemu"' 'stdio_handler = "file"' > /etc/libvirt/qemu.conf
-        wrote_qemu_conf=1
-fi
+# ---- system libvirtd ----------------------------------------------------------------------
+system_libvirtd_setup tests/libvirt/guest-linux.sh || exit 1
 vsh() { virsh -q -c qemu:///system "$@"; }
-if vsh version >/dev/null 2>&1; then
-        note "using the running system libvirtd"
-else
-        libvirtd >>"$work/libvirtd.log" 2>&1 &
-        started_libvirtd=$!
-        wait_for 180 vsh version >/dev/null 2>&1 || fail "libvirtd did not start"
-fi
+system_libvirtd_start || fail "no system libvirtd"
 
 # ---- the share and its worker (QEMU's user serves it: the socket is owner-only) ------------
 tag=docs mnt=/mnt/docs

@@ -33,6 +33,7 @@ top=${SLUICE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
 build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
 
 . "$top/tests/lib.sh"
+. "$here/system-libvirtd.sh"
 need_root "starts the system libvirtd"
 need_tools libvirtd virsh qemu-system-x86_64 dbus-daemon gdbus setfacl runuser setpriv flock
 
@@ -56,7 +57,7 @@ rc=$?
 [ $rc = 0 ] || fail "build-image.sh failed"
 
 # ---- clean-up ------------------------------------------------------------
-started_libvirtd= wrote_qemu_conf= service_pid= session_bus_pid=
+service_pid= session_bus_pid=
 domains=()
 cleanup() {
         local status=$?
@@ -71,12 +72,7 @@ cleanup() {
         [ -n "$session_bus_pid" ] && wait "$session_bus_pid" 2>/dev/null
         # the session libvirtd that the test user's connection auto-started
         for pid in $(pgrep -u "$user" -x libvirtd) $(pgrep -u "$user" -x virtlogd); do kill "$pid"; done
-        if [ -n "$started_libvirtd" ]; then
-                kill -CONT "$started_libvirtd" 2>/dev/null
-                kill "$started_libvirtd" 2>/dev/null
-                wait_for 5 pid_gone "$started_libvirtd"
-        fi
-        [ -n "$wrote_qemu_conf" ] && rm -f /etc/libvirt/qemu.conf
+        system_libvirtd_cleanup
         if [ "$status" != 0 ] || [ -n "${SLUICE_KEEP_LOGS:-}" ]; then
                 # the service's log whole (a failure early in the run is far from its end)
                 [ -f "$work/service.log" ] && { echo "---- $work/service.log"; cat "$work/service.log"; }
@@ -92,47 +88,12 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- system libvirtd ---------------------------------------------------------
-getent group libvirt-qemu >/dev/null || groupadd --system libvirt-qemu
-id -u libvirt-qemu >/dev/null 2>&1 ||
-        useradd --system --gid libvirt-qemu --home-dir /var/lib/libvirt --shell /usr/sbin/nologin libvirt-qemu
-# QEMU's user may open /dev/kvm, as Debian's libvirt-daemon-system sets it up.  Without
-# it libvirtd finds its QEMU capability cache stale on every lookup ("KVM was enabled
-# when probing …, but it is not available now") and re-probes QEMU on every define and
-# start: ~50 s per define on a 2-core machine, longer than a D-Bus caller waits.
-# The guests stay TCG (type='qemu').
-if getent group kvm >/dev/null && ! id -nG libvirt-qemu | grep -qw kvm; then
-        usermod -a -G kvm libvirt-qemu || exit 1
-fi
-mkdir -p /var/log/libvirt /etc/libvirt
-if [ ! -f /etc/libvirt/qemu.conf ]; then
-        printf '%s\n' '# written by sluice tests/libvirt/libvirt.sh' 'user = "libvirt-qemu"' \
-                'group = "libvirt-qemu"' 'stdio_handler = "file"' > /etc/libvirt/qemu.conf
-        wrote_qemu_conf=1
-fi
-# the test user reaches the system daemon without polkit (no system bus here)
-cat > "$work/libvirtd.conf" <<EOF
-unix_sock_group = "$(id -gn "$user")"
-unix_sock_ro_perms = "0777"
-unix_sock_rw_perms = "0770"
-auth_unix_ro = "none"
-auth_unix_rw = "none"
-EOF
+system_libvirtd_setup tests/libvirt/libvirt.sh || exit 1
 vsh() { local uri=$1; shift; if [ "$uri" = qemu:///session ]; then
                 runuser -u "$user" -- env XDG_RUNTIME_DIR="$work/run" HOME="$work/home" virsh -q -c "$uri" "$@"
         else virsh -q -c "$uri" "$@"; fi; }
-start_libvirtd() {
-        libvirtd -f "$work/libvirtd.conf" >>"$work/libvirtd.log" 2>&1 &
-        started_libvirtd=$!
-        # the first start probes QEMU (~8 s idle, much longer under load)
-        wait_for 180 virsh -q -c qemu:///system version >/dev/null 2>&1
-}
-if virsh -q -c qemu:///system version >/dev/null 2>&1; then
-        note "using the running system libvirtd (not restarted by this test: that check is skipped)"
-else
-        start_libvirtd || fail "libvirtd did not start"
-        runuser -u "$user" -- virsh -q -c qemu:///system list >/dev/null 2>&1 ||
-                fail "$user cannot reach the system libvirtd"
-fi
+system_libvirtd_start "$user" || fail "no system libvirtd for $user"
+[ -n "$started_libvirtd" ] || note "the running libvirtd is not restarted by this test: that check is skipped"
 
 # ---- session bus and sluice-service as the test user ----------------------------
 mkdir -p "$work/bin" "$work/run" "$work/home" "$work/config"
@@ -371,7 +332,7 @@ wait_for 60 more_than "$(console $A)" "PASS read" "$reads" && pass "re-plugged: 
 if [ -n "$started_libvirtd" ]; then
         again=$(count "$work/service.log" "libvirt qemu:///system connected again")
         kill "$started_libvirtd"; wait "$started_libvirtd" 2>/dev/null
-        start_libvirtd || fail_later "libvirtd did not restart"
+        system_libvirtd_launch "$user" || fail_later "libvirtd did not restart"
         wait_for 60 more_than "$work/service.log" "libvirt qemu:///system connected again" "$again" ||
                 fail_later "the service did not reconnect to the restarted libvirtd"
         vsh qemu:///system destroy $A >/dev/null
