@@ -15,6 +15,7 @@
 #include "config-store.h"
 #include "errors.h"
 #include "guest-linux.h"
+#include "guest-place.h"
 #include "guest-windows.h"
 #include "share-path.h"
 #include "share-tag.h"
@@ -106,13 +107,6 @@ gboolean sluice_config_check_queues(guint64 queues, GError **error)
         return FALSE;
 }
 
-/* Whether TEXT is written as a drive letter ("Z:"), the form Windows guests
- * take; anything else is meant as a Linux path. */
-static gboolean looks_like_drive(const char *text)
-{
-        return g_ascii_isalpha(text[0]) && text[1] == ':' && text[2] == '\0';
-}
-
 gboolean sluice_config_check_mount_point(const char *mount_point, GError **error)
 {
         g_autofree char *shown = NULL;
@@ -121,7 +115,7 @@ gboolean sluice_config_check_mount_point(const char *mount_point, GError **error
                 return TRUE;
         if (mount_point[0] == '/')
                 return sluice_guest_linux_check_mount_point(mount_point, error);
-        if (looks_like_drive(mount_point))
+        if (sluice_guest_place_is_drive(mount_point))
                 return sluice_guest_windows_check_drive(mount_point, error);
         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
                     _("“%s” is not a place in a guest: give an absolute path for a Linux guest (such as /mnt/docs), a drive letter for a Windows guest (such as Z:), or nothing for the default"),

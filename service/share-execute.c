@@ -10,6 +10,7 @@
 #include <glib/gi18n.h>
 
 #include "errors.h"
+#include "guest-place.h"
 #include "share-folder-check.h"
 #include "share-private.h"
 #include "vm-guest.h"
@@ -122,11 +123,6 @@ static gboolean guest_place_is_usable(const char *place)
                 if (g_unichar_iscntrl(g_utf8_get_char(p)))
                         return FALSE;
         return place[0] == '/' || (g_ascii_isalpha(place[0]) && place[1] == ':');
-}
-
-static gboolean guest_place_is_drive(const char *place)
-{
-        return g_ascii_isalpha(place[0]) && place[1] == ':';
 }
 
 static void on_guest_mounted(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -507,17 +503,15 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
         case A(REPORT_ATTACHED):
                 if (self->guest_place == NULL)
                         message = g_strdup_printf(_("“%s” is now shared with %s"), tag, vm);
-                else if (guest_place_is_drive(self->guest_place))
-                        message = g_strdup_printf(_("“%s” is drive %s in %s"), tag, self->guest_place, vm);
                 else
-                        message = g_strdup_printf(_("“%s” is at %s in %s"), tag, self->guest_place, vm);
+                        message = sluice_guest_place_sentence(tag, self->guest_place, vm);
                 sluice_shared_folder_emit_event(self, "attached", message);
                 break;
         case A(REPORT_RECOVERED):
                 if (self->guest_place == NULL)
                         message = g_strdup_printf(_("“%s” was restarted and is back in %s: remount it in the guest if it hangs"),
                                                   tag, vm);
-                else if (guest_place_is_drive(self->guest_place))
+                else if (sluice_guest_place_is_drive(self->guest_place))
                         message = g_strdup_printf(_("“%s” was restarted and is back as drive %s in %s"),
                                                   tag, self->guest_place, vm);
                 else

@@ -6,6 +6,7 @@
 
 #include <glib/gi18n.h>
 
+#include "guest-place.h"
 #include "sluicectl.h"
 
 const char *ctl_guest_place(SluiceShare *share)
@@ -24,11 +25,6 @@ const char *ctl_guest_place(SluiceShare *share)
         return "-";
 }
 
-static gboolean is_drive(const char *place)
-{
-        return g_ascii_isalpha(place[0]) && place[1] == ':' && place[2] == '\0';
-}
-
 char *ctl_guest_sentence(SluiceShare *share)
 {
         const char *path = sluice_share_get_guest_path(share);
@@ -39,11 +35,7 @@ char *ctl_guest_sentence(SluiceShare *share)
             *path == '\0')
                 return NULL;
         place = ctl_printable(path);  /* the guest's words reach a terminal */
-        if (is_drive(place))
-                return g_strdup_printf(_("“%s” is drive %s in %s"), sluice_share_get_tag(share),
-                                       place, vm != NULL ? vm : "");
-        return g_strdup_printf(_("“%s” is at %s in %s"), sluice_share_get_tag(share), place,
-                               vm != NULL ? vm : "");
+        return sluice_guest_place_sentence(sluice_share_get_tag(share), place, vm != NULL ? vm : "");
 }
 
 typedef struct {

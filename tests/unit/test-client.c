@@ -10,6 +10,7 @@
 #include <gio/gio.h>
 
 #include "errors.h"
+#include "guest-place.h"
 #include "sluice-names.h"
 #include "state-labels.h"
 
@@ -92,11 +93,28 @@ static void test_state_labels(void)
         g_assert_cmpstr(sluice_vm_state_label("hibernating"), ==, "hibernating");
 }
 
+/* A drive is a letter and a colon, nothing more; anything else is a path. */
+static void test_guest_place(void)
+{
+        g_autofree char *drive = sluice_guest_place_sentence("Dropbox", "Z:", "win11");
+        g_autofree char *path = sluice_guest_place_sentence("docs", "/mnt/docs", "debian");
+
+        g_assert_true(sluice_guest_place_is_drive("Z:"));
+        g_assert_true(sluice_guest_place_is_drive("d:"));
+        g_assert_false(sluice_guest_place_is_drive("/mnt/z:"));
+        g_assert_false(sluice_guest_place_is_drive("Z:\\share"));
+        g_assert_false(sluice_guest_place_is_drive("1:"));
+        g_assert_false(sluice_guest_place_is_drive(""));
+        g_assert_cmpstr(drive, ==, "“Dropbox” is drive Z: in win11");
+        g_assert_cmpstr(path, ==, "“docs” is at /mnt/docs in debian");
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/client/error-names", test_error_names);
         g_test_add_func("/client/error-unknown-name", test_error_unknown_name);
         g_test_add_func("/client/state-labels", test_state_labels);
+        g_test_add_func("/client/guest-place", test_guest_place);
         return g_test_run();
 }
