@@ -396,7 +396,7 @@ if [ -n "$started_libvirtd" ]; then
         else
                 fail_later "EnableSharedMemory did not reach the service: $(cat "$work/esm.out")"
         fi
-        kill -CONT "$started_libvirtd"
+        system_libvirtd_resume "$user" || fail_later "libvirtd did not run again after SIGCONT"
         wait "$esm_pid"
         msg=$(cat "$work/esm.out")
 else
@@ -424,7 +424,7 @@ if [ -n "$started_libvirtd" ]; then
         t_stall=$(date +%s.%N)
         err=$(call "$vmB" org.sluice.Sluice1.Vm.EnableSharedMemory 2>&1)
         took=$(since "$t_stall")
-        kill -CONT "$started_libvirtd"
+        system_libvirtd_resume "$user" || fail_later "libvirtd did not run again after SIGCONT"
         case $err in
         *org.sluice.Sluice1.Error.Libvirt*[Tt]"ry again"*)
                 if awk -v t="$took" 'BEGIN { exit !(t < 25) }'; then
