@@ -442,6 +442,8 @@ if [ -n "$shareW" ] && wait_for 90 share_prop_is "$shareW" GuestState mounted; t
 else
         fail_later "Windows share not mounted: ${shareW:-no share} $([ -n "$shareW" ] && share_info "$shareW")"
 fi
+# the first share's device is seen before the second one's is counted
+wait_for 30 more_than "$(console $W)" "^DEVICE " 0 || fail_later "$W never saw wdocs's device"
 devices=$(count "$(console $W)" "^DEVICE ")
 shareW2=$(add_share "$work/share2" $W wdocs2 "'attach': <true>")
 if [ -n "$shareW2" ] && wait_for 90 share_prop_is "$shareW2" GuestState mounted; then

@@ -196,8 +196,13 @@ off=$(fstab)
 # or "release-first" (what the service does: release, then unplug).
 crash_cycle() {
         local how=$1 mounted t out gone_after= left
+        mounted=$(count "^MOUNTED $mnt: ")
         out=$(run_tool mount $tag $mnt 2>&1)
         [ "$out" = ok ] && [ "$(run_tool is-mounted $tag $mnt 2>&1)" = mounted ] || { fail_later "$how: mount: $out"; return; }
+        # idle means idle: the guest reads hello.txt through every new mount,
+        # and a read still in flight at the kill holds the device in the
+        # guest (see share-attachment.h); kill once it has reported the read
+        wait_for 30 more_than "^MOUNTED $mnt: " "$mounted" || fail_later "$how: the guest did not see the mount"
         kill -KILL "$fs_pid"; wait "$fs_pid" 2>/dev/null; fs_pid=
         note "$how: worker SIGKILLed, the share mounted, the guest idle"
         t=$EPOCHREALTIME
