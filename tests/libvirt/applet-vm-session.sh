@@ -138,9 +138,9 @@ if wait_for 20 agent_published; then
         answered() { [ "$(hook_prop LastMessage)" != "$before" ]; }
         wait_for 20 answered || fail "the offer's answer was not shown"
         note "inline: $(hook_prop LastMessage)"
-        vsh dumpxml --inactive "$vm" | grep -qF org.qemu.guest_agent.0 ||
+        vsh dumpxml --inactive "$vm" | grep -cF org.qemu.guest_agent.0 >/dev/null ||
                 fail "the click did not add the agent channel to $vm's definition: $(hook_prop LastMessage)"
-        vsh dumpxml "$vm" | grep -qF org.qemu.guest_agent.0 && fail "the running $vm changed at once"
+        vsh dumpxml "$vm" | grep -cF org.qemu.guest_agent.0 >/dev/null && fail "the running $vm changed at once"
         note "the offer added the agent channel to $vm's persistent definition"
 else
         not_run+=("the guest agent offer (the service publishes no Vm.GuestAgent)")

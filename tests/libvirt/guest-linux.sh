@@ -118,7 +118,7 @@ guest_flag() { # FILE: created in the guest (the workload's control files)
             sed -n 's/.*"return":\([0-9]*\).*/\1/p')
         [ -n "$h" ] && agent "{\"execute\":\"guest-file-close\",\"arguments\":{\"handle\":$h}}" >/dev/null
 }
-device_plugged() { vsh dumpxml $D | grep -q "<filesystem"; }
+device_plugged() { vsh dumpxml $D | grep -c "<filesystem" >/dev/null; }
 device_gone() { ! device_plugged; }
 agent_answers() { run_tool is-mounted $tag $mnt; }
 

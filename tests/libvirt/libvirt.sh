@@ -253,7 +253,7 @@ case $dup in *TagInUse*|*AlreadyShared*) pass "same tag twice in one VM refused:
 
 # ---- detach ----------------------------------------------------------------------------
 call "$shareA" org.sluice.Sluice1.Share.Detach >/dev/null || fail_later "Share.Detach"
-wait_for 15 more_than "$(console $A)" GONE 0 && ! vsh qemu:///system dumpxml $A | grep -q "<filesystem" &&
+wait_for 15 more_than "$(console $A)" GONE 0 && ! vsh qemu:///system dumpxml $A | grep -c "<filesystem" >/dev/null &&
         pass "detach: the device left the guest and the live definition" || fail_later "detach did not remove the device"
 # the last (only) system-mode share is detached: the entries Sluice added go
 if [ -z "$(qemu_acl "$work/run")" ] && [ -z "$(qemu_acl "$socket_dir")" ] &&
@@ -404,8 +404,8 @@ else
         msg=$(call "$vmB" org.sluice.Sluice1.Vm.EnableSharedMemory 2>&1)
 fi
 case $msg in *"next boot"*) pass "EnableSharedMemory: $msg" ;; *) fail_later "EnableSharedMemory: $msg" ;; esac
-vsh qemu:///system dumpxml --inactive $B | grep -q "<access mode='shared'/>" &&
-        vsh qemu:///system dumpxml --inactive $B | grep -q "microsoft.com/win/11" || fail_later "persistent definition not rewritten"
+vsh qemu:///system dumpxml --inactive $B | grep -c "<access mode='shared'/>" >/dev/null &&
+        vsh qemu:///system dumpxml --inactive $B | grep -c "microsoft.com/win/11" >/dev/null || fail_later "persistent definition not rewritten"
 vsh qemu:///system destroy $B >/dev/null
 boot qemu:///system $B || fail_later "$B did not boot with shared memory"
 if wait_for 40 more_than "$(console $B)" "PASS read" 0; then
