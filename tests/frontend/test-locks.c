@@ -82,38 +82,58 @@ static uint64_t lookup_open(struct vmm *v, const char *name, uint32_t flags, uin
         return e.nodeid;
 }
 
-/* The records /proc/locks lists for the file at `path` (OFD locks show no pid). */
-static unsigned proc_locks_of(const char *path)
+/* The lock records the worker holds on the file at `path`, as the kernel
+ * lists them in the worker's /proc/PID/fdinfo/FD files (OFD locks are listed
+ * under the description that holds them).  Not /proc/locks: the kernel hands
+ * that out a page per read(), each read starting again at a position in the
+ * machine's list of locks, so a lock taken or dropped by any other process
+ * meanwhile (the other suites run beside this one) shifts the list and one of
+ * ours is counted twice or not at all.  An fdinfo file is made whole in one
+ * go, and between requests the worker's own records do not change. */
+static unsigned proc_locks_of(Harness *h, const char *path)
 {
-        g_autofree char *data = NULL, *key = NULL;
-        g_auto(GStrv) lines = NULL;
+        g_autofree char *key = NULL, *dir_path = NULL;
+        g_autoptr(GDir) dir = NULL;
+        const char *name;
         struct stat st;
         unsigned n = 0;
 
         g_assert_cmpint(stat(path, &st), ==, 0);
         key = g_strdup_printf("%02x:%02x:%llu", major(st.st_dev), minor(st.st_dev),
                               (unsigned long long)st.st_ino);
-        g_assert_true(g_file_get_contents("/proc/locks", &data, NULL, NULL));
-        lines = g_strsplit(data, "\n", -1);
-        for (char **l = lines; *l; l++) {
-                g_auto(GStrv) fields = g_strsplit_set(*l, " \t", -1);
+        dir_path = g_strdup_printf("/proc/%d/fdinfo", (int)h->pid);
+        dir = g_dir_open(dir_path, 0, NULL);
+        g_assert_nonnull(dir);
+        while ((name = g_dir_read_name(dir))) {
+                g_autofree char *file = g_build_filename(dir_path, name, NULL);
+                g_autofree char *data = NULL;
+                g_auto(GStrv) lines = NULL;
 
-                if (strstr(*l, "->"))
-                        continue;       /* a waiter, not a record */
-                for (char **f = fields; *f; f++)
-                        if (strcmp(*f, key) == 0) {
-                                n++;
-                                break;
-                        }
+                /* an fd closed since the listing is no record */
+                if (!g_file_get_contents(file, &data, NULL, NULL))
+                        continue;
+                lines = g_strsplit(data, "\n", -1);
+                for (char **l = lines; *l; l++) {
+                        g_auto(GStrv) fields = NULL;
+
+                        if (!g_str_has_prefix(*l, "lock:") || strstr(*l, "->"))
+                                continue;       /* not a record; a waiter */
+                        fields = g_strsplit_set(*l, " \t", -1);
+                        for (char **f = fields; *f; f++)
+                                if (strcmp(*f, key) == 0) {
+                                        n++;
+                                        break;
+                                }
+                }
         }
         return n;
 }
 
 /* FORGET travels on the hiprio queue: its effect shows when it shows. */
-static gboolean wait_proc_locks(const char *path, unsigned want)
+static gboolean wait_proc_locks(Harness *h, const char *path, unsigned want)
 {
         for (int i = 0; i < 2000; i++) {
-                if (proc_locks_of(path) == want)
+                if (proc_locks_of(h, path) == want)
                         return TRUE;
                 g_usleep(5000);
         }
@@ -145,9 +165,9 @@ static void test_records_bounded(void)
         for (uint64_t b = 0; b < 4 * RECORDS_PER_OWNER && r == 0; b++)
                 r = setlk(h->vmm, f, f_fh, 1, F_RDLCK, b, b);
         assert_ok(r);
-        g_assert_cmpuint(proc_locks_of(f_path), ==, 1);
+        g_assert_cmpuint(proc_locks_of(h, f_path), ==, 1);
         assert_ok(setlk(h->vmm, f, f_fh, 1, F_UNLCK, 0, OFFSET_MAX));
-        g_assert_cmpuint(proc_locks_of(f_path), ==, 0);
+        g_assert_cmpuint(proc_locks_of(h, f_path), ==, 0);
 
         /* Separate read locks (every other byte): ENOLCK past the bound,
          * and the kernel holds exactly what was granted. */
@@ -156,10 +176,10 @@ static void test_records_bounded(void)
                         break;
         assert_errno(r, -ENOLCK);
         g_assert_cmpuint(got, ==, RECORDS_PER_OWNER);
-        g_assert_cmpuint(proc_locks_of(f_path), ==, got);
+        g_assert_cmpuint(proc_locks_of(h, f_path), ==, got);
         /* A lock that merges into held ones adds no record: still granted. */
         assert_ok(setlk(h->vmm, f, f_fh, 1, F_RDLCK, 1, 1));
-        g_assert_cmpuint(proc_locks_of(f_path), ==, got - 1);
+        g_assert_cmpuint(proc_locks_of(h, f_path), ==, got - 1);
         total += got - 1;
 
         /* An unlock that splits a range makes a record too: bounded alike. */
@@ -170,7 +190,7 @@ static void test_records_bounded(void)
         assert_errno(r, -ENOLCK);
         g_assert_cmpuint(got, ==, RECORDS_PER_OWNER);
         total += got;
-        g_assert_cmpuint(proc_locks_of(f_path), ==, total);
+        g_assert_cmpuint(proc_locks_of(h, f_path), ==, total);
 
         /* The session: owner after owner fills its share until a new one
          * gets ENOLCK for its first lock. */
@@ -185,24 +205,24 @@ static void test_records_bounded(void)
         }
         g_assert_cmpuint(owner, <, 200);
         g_assert_cmpuint(total, ==, RECORDS_PER_SESSION);
-        g_assert_cmpuint(proc_locks_of(f_path) + proc_locks_of(g_path), ==, RECORDS_PER_SESSION);
+        g_assert_cmpuint(proc_locks_of(h, f_path) + proc_locks_of(h, g_path), ==, RECORDS_PER_SESSION);
 
         /* FLUSH (the guest's close) drops its owner's records... */
         assert_ok(flush_owner(h->vmm, f, f_fh, 1));
         assert_ok(flush_owner(h->vmm, f, f_fh, 2));
-        g_assert_cmpuint(proc_locks_of(f_path), ==, 0);
+        g_assert_cmpuint(proc_locks_of(h, f_path), ==, 0);
         /* ...and gives the session room again. */
         assert_ok(setlk(h->vmm, f, f_fh, 3, F_WRLCK, 0, 0));
-        g_assert_cmpuint(proc_locks_of(f_path), ==, 1);
+        g_assert_cmpuint(proc_locks_of(h, f_path), ==, 1);
 
         /* RELEASE and FORGET: the file's records go with it. */
         assert_ok(vmm_release(h->vmm, g, g_fh));
         assert_ok(vmm_forget(h->vmm, g, 1));
-        g_assert_true(wait_proc_locks(g_path, 0));
+        g_assert_true(wait_proc_locks(h, g_path, 0));
 
         /* The session's end (DESTROY: the guest unmounts) drops the rest. */
         assert_ok(vmm_destroy(h->vmm));
-        g_assert_cmpuint(proc_locks_of(f_path), ==, 0);
+        g_assert_cmpuint(proc_locks_of(h, f_path), ==, 0);
         harness_assert_alive(h);
 }
 
@@ -231,7 +251,7 @@ static void test_records_model(void)
                 uint64_t end = g_rand_int_range(rand, 0, 50) == 0 ? OFFSET_MAX
                              : start + (uint64_t)g_rand_int_range(rand, 0, 3);
                 int r = setlk(h->vmm, node, fh, 1, type, start, end);
-                unsigned held = proc_locks_of(path);
+                unsigned held = proc_locks_of(h, path);
 
                 if (r == -ENOLCK) {
                         refused++;
@@ -279,7 +299,7 @@ static void test_read_lock_exec(void)
         g_assert_cmpint(WEXITSTATUS(status), ==, 7);
         /* A later write lock of the same owner upgrades its description. */
         assert_ok(setlk(h->vmm, node, fh, 1, F_WRLCK, 0, 9));
-        g_assert_cmpuint(proc_locks_of(path), ==, 2);
+        g_assert_cmpuint(proc_locks_of(h, path), ==, 2);
         harness_assert_alive(h);
 }
 
