@@ -11,7 +11,9 @@ MESON_ARGS ?=
 DEPS_BUILD = meson ninja-build pkg-config gcc libc6-dev gettext \
 	libglib2.0-dev libglib2.0-bin libsystemd-dev libseccomp-dev \
 	libvirt-dev libvirt-glib-1.0-dev libgtk-4-dev libadwaita-1-dev libnotify-dev \
-	libdbusmenu-glib-dev desktop-file-utils libjson-glib-dev libacl1-dev
+	libdbusmenu-glib-dev desktop-file-utils libjson-glib-dev libacl1-dev libxml2-dev python3
+# The Debian packages (make deb, the deb suite): built with debhelper, checked with lintian.
+DEPS_BUILD += debhelper dpkg-dev lintian
 DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static kmod cpio xz-utils \
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients \
 	dbus dbus-x11 xvfb xauth xdotool imagemagick xfce4-panel dunst acl attr fio \
@@ -19,7 +21,7 @@ DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static 
 # A font with Korean glyphs: the applet-translations test checks the Korean window is drawn, not tofu.
 DEPS_TEST += fonts-wqy-microhei
 
-.PHONY: all deps build check demo bench fuzz clean
+.PHONY: all deps build check demo bench fuzz clean deb
 
 all: build
 
@@ -57,6 +59,14 @@ clean-tsan:
 
 demo: build
 	tests/guest/demo.sh $(BUILD)
+
+# The Debian packages, built from a copy of the tree (the files git tracks)
+# with dpkg-buildpackage; they land in DEB_OUT, whose paths it prints.
+# DEB_BUILD_OPTIONS as dpkg-buildpackage reads it (default: parallel on
+# every core, the unit tests run).
+DEB_OUT ?= build-deb
+deb: deps
+	tests/deb/build-debs.sh $(DEB_OUT)
 
 bench: build
 	bench/proto-run.sh $(BUILD)
