@@ -36,10 +36,9 @@ mkdir -p "$session_work/run-systemd/system"
 chmod -R 0755 "$session_work/run-systemd"
 mkdir -p /run/systemd
 mount --bind "$session_work/run-systemd" /run/systemd || fail "cannot mount over /run/systemd"
-# No journald here: a small reader of the units' output streams stands in at
-# its socket (journal-stream.py), so a failing case can show the units' logs.
-python3 "$here/journal-stream.py" "$session_work/run-systemd/journal/stdout" \
-        "$session_work/units.log" &
+# No journald here: a small reader stands in at its sockets
+# (journal-stream.py), so a failing case can show what the units printed.
+python3 "$here/journal-stream.py" "$session_work/run-systemd/journal" "$session_work/units.log" &
 journal_pid=$!
 
 if [ -n "$session_dest" ]; then
@@ -61,7 +60,7 @@ fi
 
 sluicectl=$session_prefix/bin/sluicectl
 [ -x "$sluicectl" ] || fail "$sluicectl is not installed"
-wait_for 30 test -S "$session_work/run-systemd/journal/stdout" || fail "journal-stream.py did not start"
+wait_for 30 test -S "$session_work/run-systemd/journal/socket" || fail "journal-stream.py did not start"
 
 mkdir -p "$session_work/home"
 mount --bind "$session_work/home" "$session_home" || fail "cannot mount a fresh home over $session_home"
@@ -100,11 +99,13 @@ for name in "$@"; do
                         /tmp/sluice-*) rm -rf "$sockets" ;; # it outlives the service on purpose (a restart finds it again)
                         esac
                         if [ $status != 0 ] && [ $status != 77 ]; then
-                                echo "----- the units' output (journal stream)"
+                                echo "----- the units' output"
                                 tail -n 80 "$session_work/units.log"
                                 for log in "$session_work"/manager-*.log; do
                                         [ -s "$log" ] && { echo "----- $log"; tail -n 30 "$log"; }
                                 done
+                        elif [ -n "${SLUICE_SESSION_LOG:-}" ]; then
+                                cat "$session_work/units.log"
                         fi
                         exit $status
                 }

@@ -22,7 +22,9 @@
 # Runs as root (a manager for another user, mounts, cgroups); one run at a
 # time on the machine (a lock), since the user's manager is one per user.
 # Optional: SLUICE_TEST_USER (default sluice-test); SLUICE_TEST_VMM, the
-# test VMM (tests/frontend), for --installed (--build takes the build's).
+# test VMM (tests/frontend), for --installed (--build takes the build's);
+# SLUICE_SESSION_LOG=1 prints the units' messages of passing cases too (a
+# failing case prints them always).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
@@ -81,6 +83,9 @@ for stale in "$cgroot"/sluice-session-*; do
         echo 1 >"$stale/cgroup.kill" 2>/dev/null
         wait_for 30 grep -c '^populated 0$' "$stale/cgroup.events" &&
                 find "$stale" -depth -type d -exec rmdir {} + 2>/dev/null
+done
+for stale in /tmp/sluice-session.*; do
+        [ -d "$stale" ] && rm -rf "$stale"
 done
 
 work=$(mktemp -d /tmp/sluice-session.XXXXXX) || fail "mktemp"

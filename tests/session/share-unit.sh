@@ -47,6 +47,10 @@ case_share_unit() {
         pass "worker SIGKILLed: the service runs a new one (pid $(share_worker "$tag")), $unit stayed active, not restarted"
 
         login_end || fail "the logout did not go cleanly"
+        # At logout the share stops before the service and the bus do: no
+        # client saw the service vanish, the service did not lose its bus.
+        ! grep -E "sluice-service stopped|cannot connect to the session bus" "$session_work/units.log" ||
+                fail "the logout stopped things out of order (above)"
         [ -z "$(pgrep -u "$session_user" -x sluice-service | while read -r p; do
                 [ "$(readlink "/proc/$p/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ] && echo "$p"; done)" ] ||
                 fail "sluice-service outlived the logout"
