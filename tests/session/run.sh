@@ -56,6 +56,10 @@ done
 need_root "a user manager for another user, a mount namespace and a cgroup folder"
 need_tools unshare setpriv systemctl busctl gdbus flock mount findmnt python3 dbus-daemon
 [ -x /usr/lib/systemd/systemd ] || skip "no /usr/lib/systemd/systemd (Debian: systemd)"
+# The session bus, as a desktop has it: started by the manager (dbus.socket),
+# which is what makes D-Bus activation go through systemd.
+[ -f /usr/lib/systemd/user/dbus.socket ] ||
+        skip "no user unit dbus.socket for the session bus (Debian: dbus-user-session)"
 # The manager needs a cgroup v2 folder to start in: the v2 hierarchy itself,
 # or its part of a hybrid layout.
 if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
