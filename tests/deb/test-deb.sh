@@ -28,32 +28,42 @@ packages=(sluice-fs sluice sluice-applet)
 marker=/var/tmp/sluice-deb-test.installed
 
 need_root "installs and purges the sluice packages"
-need_tools dpkg-buildpackage dh lintian apt-get dpkg-query python3 objdump ldd desktop-file-validate msgunfmt
+need_tools dpkg-buildpackage dh lintian apt-get dpkg-query python3 objdump ldd desktop-file-validate msgunfmt flock
 
 installed_status() { # PACKAGE → its dpkg status (ii, rc, …), empty when unknown
         dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | tr -d ' '
 }
-present=()
-for p in "${packages[@]}"; do
-        s=$(installed_status "$p")
-        [ -n "$s" ] && [ "$s" != un ] && present+=("$p ($s)")
-done
-if [ "${#present[@]}" -gt 0 ]; then
+# ensure_absent [--purge] — skips when a Sluice package is on the machine
+# that this test did not install; with --purge (under the lock only: without
+# it, the packages may be another run's, in use), purges what an earlier,
+# interrupted run left.
+ensure_absent() {
+        local p s present=()
+        for p in "${packages[@]}"; do
+                s=$(installed_status "$p")
+                [ -n "$s" ] && [ "$s" != un ] && present+=("$p ($s)")
+        done
+        [ "${#present[@]}" = 0 ] && return 0
         [ -f "$marker" ] ||
                 skip "already on this machine, not installed by this test: ${present[*]};" \
                      "the test purges what it installs, so it runs only where Sluice is not installed" \
                      "(apt-get purge ${packages[*]} to run it here)"
+        [ "${1:-}" = --purge ] || return 0
         note "purging what an earlier, interrupted run installed: ${present[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "${packages[@]}" >/dev/null 2>&1 ||
+        DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "${apt_lock[@]}" "${packages[@]}" >/dev/null 2>&1 ||
                 fail "cannot purge ${packages[*]}, left by an earlier run"
-fi
-rm -f "$marker"
+        rm -f "$marker"
+}
+# Another apt or dpkg at work (another test's apt-get, make deps) is waited for.
+apt_lock=(-o DPkg::Lock::Timeout=600)
+# Early, not to build for nothing; again under the lock below.
+ensure_absent
 
 installed=false
 cleanup() {
         if $installed; then
                 note "purging the packages (the test ended early)"
-                DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "${packages[@]}" >/dev/null 2>&1 &&
+                DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "${apt_lock[@]}" "${packages[@]}" >/dev/null 2>&1 &&
                         rm -f "$marker"
         fi
 }
@@ -98,11 +108,18 @@ else
 fi
 
 # --- install -----------------------------------------------------------------
+# One run at a time from here to the purge (another worktree's, CI's): two
+# would install and purge the same packages under each other.
+lock=/run/lock/sluice-deb-test.lock
+[ -d /run/lock ] || lock=/tmp/sluice-deb-test.lock
+exec {lock_fd}>"$lock"
+flock -w 900 "$lock_fd" || fail "another run of the deb test held $lock for 15 minutes"
+ensure_absent --purge
 # Without package sources apt can only use what is installed: a dependency
 # missing here fails the install instead of being downloaded.
 mkdir -p "$work/no-sources.d" && : >"$work/no-sources.list"
 offline=(-o "Dir::Etc::SourceList=$work/no-sources.list" -o "Dir::Etc::SourceParts=$work/no-sources.d")
-plan=$(DEBIAN_FRONTEND=noninteractive apt-get install -s --no-install-recommends "${offline[@]}" "${debs[@]}" 2>&1) ||
+plan=$(DEBIAN_FRONTEND=noninteractive apt-get install -s --no-install-recommends "${apt_lock[@]}" "${offline[@]}" "${debs[@]}" 2>&1) ||
         { printf '%s\n' "$plan"; fail "apt cannot install the packages with what is on this machine (make deps installs the dependencies)"; }
 would=$(sed -n 's/^Inst \([^ ]*\) .*/\1/p' <<<"$plan" | sort | tr '\n' ' ')
 [ "$would" = "$(printf '%s\n' "${packages[@]}" | sort | tr '\n' ' ')" ] ||
@@ -120,7 +137,7 @@ done <"$work/shipped" >"$before"
 printf '%s\n' "${packages[@]}" >"$marker"
 installed=true
 t=$EPOCHREALTIME
-DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${offline[@]}" "${debs[@]}" \
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_lock[@]}" "${offline[@]}" "${debs[@]}" \
         >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "apt-get install failed"; }
 for p in "${packages[@]}"; do
         [ "$(installed_status "$p")" = ii ] || fail "$p is not installed after apt-get install (log: $work/install.log)"
@@ -278,7 +295,7 @@ fi
 # --- purge -------------------------------------------------------------------------
 for p in "${packages[@]}"; do dpkg -L "$p"; done | sort -u >"$work/listed"
 t=$EPOCHREALTIME
-DEBIAN_FRONTEND=noninteractive apt-get purge -y "${offline[@]}" "${packages[@]}" >"$work/purge.log" 2>&1 ||
+DEBIAN_FRONTEND=noninteractive apt-get purge -y "${apt_lock[@]}" "${offline[@]}" "${packages[@]}" >"$work/purge.log" 2>&1 ||
         { cat "$work/purge.log"; fail "apt-get purge failed"; }
 installed=false
 rm -f "$marker"
