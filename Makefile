@@ -81,7 +81,7 @@ fuzz: deps
 	tests/fuzz/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(DEB_OUT)
 
 # A soak of minutes, not part of check (bench/soak.sh): a Linux 6.12 guest, 2
 # vCPUs, 2 request queues, mixed operations on thousands of files against a
