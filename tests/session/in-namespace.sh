@@ -21,6 +21,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/manager.sh"
 
 readlink /proc/self/ns/mnt >"$session_work/mntns"
+# The caller's display is not the test session's (autostart.sh starts one).
+unset DISPLAY WAYLAND_DISPLAY
 
 # lay_over DIR — DESTDIR's DIR over DIR (overlayfs; a bind mount where the
 # kernel has no overlayfs).
