@@ -61,7 +61,7 @@ if [ "$session_prefix" != /usr ]; then
 fi
 
 sluicectl=$session_prefix/bin/sluicectl
-[ -x "$sluicectl" ] || fail "$sluicectl is not installed"
+[ -x "$session_dest$sluicectl" ] || fail "$session_dest$sluicectl is not installed"
 wait_for 30 test -S "$session_work/run-systemd/journal/socket" || fail "journal-stream.py did not start"
 
 mkdir -p "$session_work/home"
