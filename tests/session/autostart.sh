@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/session/autostart.sh — the applet's XDG autostart entry under the
 # user manager, as GNOME starts it: systemd-xdg-autostart-generator makes a
-# unit of it, the desktop's session target pulling in
+# unit of it; the desktop's session target pulls in
 # xdg-desktop-autostart.target (as GNOME's gnome-session-xdg-autostart.target
-# does at login; the target refuses a manual start) starts the applet once, and the applet's first call starts
-# sluice-service.service through D-Bus activation; one of each, even when
-# the target is started again.  The display is an Xvfb of the user's (no
-# desktop on the test machines); like gnome-session, the test hands
-# DISPLAY to the manager.  Sourced by in-namespace.sh.
+# does at login; that target refuses a manual start), which starts the
+# applet once; the applet's first call starts sluice-service.service through
+# D-Bus activation.  One of each, also when the session starts it again.
+# The display is an Xvfb of the user's (no desktop on the test machines);
+# like gnome-session, the test hands DISPLAY to the manager.  Sourced by
+# in-namespace.sh.
 
 case_cleanup() {
         [ -z "${xvfb_pid:-}" ] || { kill "$xvfb_pid" 2>/dev/null; wait_for 10 pid_gone "$xvfb_pid"; }
@@ -15,7 +16,7 @@ case_cleanup() {
 
 # one_each UNIT — true when exactly one sluice-applet and one sluice-service
 # run in this login, the applet as UNIT's main process and the service as
-# sluice-service.service's, owning its bus name.
+# sluice-service.service's, each owning its bus name.
 one_each() {
         local applets services
         applets=$(session_pids sluice-applet)
@@ -23,6 +24,7 @@ one_each() {
         counts="applets: ${applets:-none}; services: ${services:-none}"
         [ "$(count_lines "$applets")" = 1 ] && [ "$(count_lines "$services")" = 1 ] &&
                 [ "$applets" = "$(unit_prop "$1" MainPID)" ] &&
+                [ "$applets" = "$(bus_owner_pid org.sluice.Applet)" ] &&
                 [ "$services" = "$(unit_prop sluice-service.service MainPID)" ] &&
                 [ "$services" = "$(bus_owner_pid org.sluice.Sluice1)" ]
 }
@@ -31,9 +33,10 @@ case_autostart() {
         local entry=$session_sysconfdir/xdg/autostart/org.sluice.Applet-autostart.desktop
         # the generator's name for it: app-<entry's name, escaped>@autostart.service
         local unit='app-org.sluice.Applet\x2dautostart@autostart.service' display
-        [ -x "$session_prefix/bin/sluice-applet" ] ||
+        # In the DESTDIR for --build: not one the machine has installed.
+        [ -x "$session_dest$session_prefix/bin/sluice-applet" ] ||
                 skip "sluice-applet is not installed (a build with -Dapplet=false, or no sluice-applet package)"
-        [ -f "$entry" ] || fail "sluice-applet is installed, but its autostart entry $entry is not"
+        [ -f "$session_dest$entry" ] || fail "sluice-applet is installed, but its autostart entry $entry is not"
         need_tools Xvfb
 
         as_user Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>"$session_work/display" \
@@ -61,7 +64,7 @@ UNIT
         pass "systemd-xdg-autostart-generator made $unit of $entry"
 
         user_ctl start test-desktop-session.target || fail "starting the desktop's session target failed"
-                unit_is xdg-desktop-autostart.target active || fail "xdg-desktop-autostart.target is $(unit_prop xdg-desktop-autostart.target ActiveState)"
+        unit_is xdg-desktop-autostart.target active || fail "xdg-desktop-autostart.target is $(unit_prop xdg-desktop-autostart.target ActiveState)"
         wait_for 60 unit_is "$unit" active || fail "$unit is $(unit_prop "$unit" ActiveState)"
         wait_for 60 unit_is sluice-service.service active ||
                 fail "the applet did not start sluice-service.service: $(unit_prop sluice-service.service ActiveState)"

@@ -21,6 +21,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/manager.sh"
 
 readlink /proc/self/ns/mnt >"$session_work/mntns"
+# The caller's display is not the test session's (autostart.sh starts one).
+unset DISPLAY WAYLAND_DISPLAY
 
 # lay_over DIR — DESTDIR's DIR over DIR (overlayfs; a bind mount where the
 # kernel has no overlayfs).
@@ -59,7 +61,7 @@ if [ "$session_prefix" != /usr ]; then
 fi
 
 sluicectl=$session_prefix/bin/sluicectl
-[ -x "$sluicectl" ] || fail "$sluicectl is not installed"
+[ -x "$session_dest$sluicectl" ] || fail "$session_dest$sluicectl is not installed"
 wait_for 30 test -S "$session_work/run-systemd/journal/socket" || fail "journal-stream.py did not start"
 
 mkdir -p "$session_work/home"

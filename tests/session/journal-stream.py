@@ -54,7 +54,11 @@ def main():
     while True:
         for key, _ in sel.select():
             if key.fileobj is messages:
-                fields = datagram_fields(messages.recv(262144))
+                data = messages.recv(262144)
+                try:
+                    fields = datagram_fields(data)
+                except ValueError:
+                    fields = {"MESSAGE": repr(data)}
                 name = fields.get("USER_UNIT") or fields.get("UNIT") or fields.get("SYSLOG_IDENTIFIER", "?")
                 with open(log_path, "ab") as log:
                     log.write(f"{name}: {fields.get('MESSAGE', '')}\n".encode())

@@ -89,7 +89,7 @@ for stale in "$cgroot"/sluice-session-*; do
                 find "$stale" -depth -type d -exec rmdir {} + 2>/dev/null
 done
 for stale in /tmp/sluice-session.*; do
-        [ -d "$stale" ] && rm -rf "$stale"
+        [ -d "$stale" ] && "$here/undo-run.sh" "$stale" /nonexistent
 done
 
 work=$(mktemp -d /tmp/sluice-session.XXXXXX) || fail "mktemp"
@@ -97,36 +97,23 @@ chmod 0755 "$work"
 cgroup=$cgroot/sluice-session-$$
 inner_pid=
 
-# What the run leaves must go on every path: the namespace's processes (a
-# test's helpers outside the manager's cgroup), the cgroup folders (after
-# their processes: cgroup.kill), the sockets' folder a killed service left
-# in /tmp, the work folder.  The mounts live only in the namespace and go
-# with its last process.
+# What the run leaves must go on every path (undo-run.sh): the namespace's
+# processes, the cgroup folders, the work folder.  The mounts live only in
+# the namespace and go with its last process.  A guard in a session of its
+# own does it once this script is gone, should it be killed first (meson's
+# timeout kills the whole process group); it holds the lock until then.
 cleanup() {
-        local status=$? ns pid link
+        local status=$?
         trap - EXIT INT TERM HUP
         [ -z "$inner_pid" ] || kill -TERM "$inner_pid" 2>/dev/null
         [ -z "$inner_pid" ] || wait_for 60 pid_gone "$inner_pid"
-        ns=$(cat "$work/mntns" 2>/dev/null)
-        if [ -n "$ns" ]; then
-                for pid in /proc/[0-9]*; do
-                        [ "$(readlink "$pid/ns/mnt" 2>/dev/null)" = "$ns" ] && kill -KILL "${pid#/proc/}" 2>/dev/null
-                done
-        fi
-        if [ -d "$cgroup" ]; then
-                echo 1 >"$cgroup/cgroup.kill" 2>/dev/null
-                wait_for 30 grep -c '^populated 0$' "$cgroup/cgroup.events" ||
-                        echo "FAIL: processes are left in $cgroup"
-                find "$cgroup" -depth -type d -exec rmdir {} + 2>/dev/null
-                [ ! -d "$cgroup" ] || echo "FAIL: cannot remove $cgroup"
-        fi
-        link=$(readlink "$work/run/sluice/sockets" 2>/dev/null)
-        case $link in /tmp/sluice-*) rm -rf "$link" ;; esac
-        rm -rf "$work"
+        "$here/undo-run.sh" "$work" "$cgroup" || status=1
         exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
+setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; exec "$2" "$3" "$4"' \
+        guard $$ "$here/undo-run.sh" "$work" "$cgroup" </dev/null >/dev/null 2>&1 &
 
 prefix=/usr sysconfdir=/etc dest=
 test_vmm=${SLUICE_TEST_VMM:-}
