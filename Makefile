@@ -11,15 +11,19 @@ MESON_ARGS ?=
 DEPS_BUILD = meson ninja-build pkg-config gcc libc6-dev gettext \
 	libglib2.0-dev libglib2.0-bin libsystemd-dev libseccomp-dev \
 	libvirt-dev libvirt-glib-1.0-dev libgtk-4-dev libadwaita-1-dev libnotify-dev \
-	libdbusmenu-glib-dev desktop-file-utils libjson-glib-dev libacl1-dev
+	libdbusmenu-glib-dev desktop-file-utils libjson-glib-dev libacl1-dev libxml2-dev python3
+# The Debian packages (make deb, the deb suite): built with debhelper, checked with lintian.
+DEPS_BUILD += debhelper dpkg-dev lintian
 DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static kmod cpio xz-utils \
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients \
 	dbus dbus-x11 xvfb xauth xdotool imagemagick xfce4-panel dunst acl attr fio \
 	python3 passwd util-linux procps psmisc clang systemd
+# The session bus a systemd --user starts (dbus.socket): tests/session.
+DEPS_TEST += dbus-user-session
 # A font with Korean glyphs: the applet-translations test checks the Korean window is drawn, not tofu.
 DEPS_TEST += fonts-wqy-microhei
 
-.PHONY: all deps build check demo bench fuzz clean
+.PHONY: all deps build check demo bench fuzz clean deb
 
 all: build
 
@@ -58,6 +62,14 @@ clean-tsan:
 demo: build
 	tests/guest/demo.sh $(BUILD)
 
+# The Debian packages, built from a copy of the tree (the files git tracks)
+# with dpkg-buildpackage; they land in DEB_OUT, whose paths it prints.
+# DEB_BUILD_OPTIONS as dpkg-buildpackage reads it (default: parallel on
+# every core, the unit tests run).
+DEB_OUT ?= build-deb
+deb: deps
+	tests/deb/build-debs.sh $(DEB_OUT)
+
 bench: build
 	bench/proto-run.sh $(BUILD)
 	bench/run.sh $(BUILD)
@@ -69,7 +81,7 @@ fuzz: deps
 	tests/fuzz/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(DEB_OUT)
 
 # A soak of minutes, not part of check (bench/soak.sh): a Linux 6.12 guest, 2
 # vCPUs, 2 request queues, mixed operations on thousands of files against a
