@@ -211,10 +211,18 @@ start_vm() {
         vsh undefine "$vm" >/dev/null 2>&1 && vm_defined=
         return 1
 }
-libvirt_up() { ! kill -0 "$libvirtd_pid" 2>/dev/null || vsh version >/dev/null 2>&1; }
+# up (it takes connections), or dead (no point in waiting for it then)
+libvirt_up() { ! kill -0 "$libvirtd_pid" 2>/dev/null || vsh uri >/dev/null 2>&1; }
+# why libvirt could not run QEMU, from its LOG: the last probe's failure
+# (QEMU's own words, its command line cut)
+probe_failure() {
+        grep -a 'Failed to probe capabilities for .*x86_64' "$1" 2>/dev/null | tail -n 1 |
+                sed 's/.*for probing: //; s/^qemu-system-[^:]*: //; s/^-[a-z]* [^ ]*: //'
+}
 # try_session — the demo user's own libvirtd, and the VM started there;
 # on failure nothing of it is left and why_not says what stopped it
 try_session() {
+        local out rc
         uri=qemu:///session
         echo "    trying qemu:///session: a libvirt daemon of $user's own"
         show "libvirtd &"
@@ -229,6 +237,10 @@ try_session() {
                 why_not="libvirtd exited (status $rc): $(last_error "$work/libvirtd-session.log")"
                 libvirtd_pid=
                 return 1
+        elif ! out=$(vsh version 2>&1); then
+                # the daemon runs, but found no QEMU it can start (its capability probe failed)
+                why_not=$(probe_failure "$work/libvirtd-session.log")
+                why_not="libvirtd runs but cannot run QEMU: ${why_not:-${out##*error: }}"
         elif start_vm; then
                 echo "    libvirtd (pid $libvirtd_pid) answers on $work/run/libvirt/libvirt-sock"
                 return 0
