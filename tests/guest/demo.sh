@@ -95,10 +95,17 @@ stop_system_libvirtd() {
 cleanup() {
         set +e
         if [ -n "$vm_defined" ]; then
-                # the daemon may have gone with the Ctrl-C: the VM it runs has not
-                if [ "$uri" = qemu:///system ] && [ -n "$started_libvirtd" ] &&
-                   ! virsh -q -c qemu:///system version >/dev/null 2>&1; then
-                        system_libvirtd_launch "$user" >/dev/null 2>&1
+                # A Ctrl-C reaches libvirtd too (the terminal signals the whole
+                # process group), not QEMU (libvirt starts it in a session of its
+                # own): a daemon started again finds the VM and can stop it.
+                if ! as_user virsh -q -c "$uri" uri >/dev/null 2>&1; then
+                        if [ "$uri" = qemu:///session ]; then
+                                "${user_exec[@]}" libvirtd >>"$work/libvirtd-session.log" 2>&1 9>&- &
+                                libvirtd_pid=$!
+                                wait_for 60 libvirt_up
+                        elif [ -n "$started_libvirtd" ]; then
+                                system_libvirtd_launch "$user" >/dev/null 2>&1 9>&-
+                        fi
                 fi
                 as_user virsh -q -c "$uri" destroy "$vm" >/dev/null 2>&1
                 as_user virsh -q -c "$uri" undefine "$vm" >/dev/null 2>&1
@@ -109,14 +116,18 @@ cleanup() {
         stop_system_libvirtd
         if [ -n "$failed" ] && [ -n "$work" ]; then
                 for f in "$work/vm/console.log" "$work/service.log" "$work/libvirtd-session.log" "$work/libvirtd.log"; do
-                        [ -s "$f" ] && { echo "---- the end of $f"; tail -n 15 "$f" | tr -d '\r'; }
+                        [ -s "$f" ] && { echo "---- the end of $f"; tail -n 15 "$f" | tr -d '\r'; } >&9
                 done
         fi
         [ -z "$work" ] || [ -n "${SLUICE_DEMO_KEEP:-}" ] || rm -rf "$work"
-        [ -z "${SLUICE_DEMO_KEEP:-}" ] || echo "demo: kept $work"
+        [ -z "${SLUICE_DEMO_KEEP:-}" ] || echo "demo: kept $work" >&9
 }
 trap cleanup EXIT
-trap 'echo; echo "demo interrupted: stopping what it started"; exit 1' INT TERM HUP
+# The demo's output, kept as fd 9 for what the traps say: a signal can come
+# while a command runs whose output is discarded (wait_for's condition), and
+# a trap writes where that command does.  Daemons are started without it.
+exec 9>&1
+trap 'echo >&9; echo "demo interrupted: stopping what it started" >&9; exit 1' INT TERM HUP
 
 # ---- 1 ------------------------------------------------------------------------------------
 say "what the demo needs"
@@ -226,7 +237,7 @@ try_session() {
         uri=qemu:///session
         echo "    trying qemu:///session: a libvirt daemon of $user's own"
         show "libvirtd &"
-        "${user_exec[@]}" libvirtd >"$work/libvirtd-session.log" 2>&1 &
+        "${user_exec[@]}" libvirtd >"$work/libvirtd-session.log" 2>&1 9>&- &
         libvirtd_pid=$!
         # its first start probes QEMU's capabilities (seconds; longer on a loaded machine)
         if ! wait_for 120 libvirt_up; then
@@ -261,7 +272,7 @@ use_system() {
                 system_libvirtd_setup tests/guest/demo.sh || die "cannot set up the system libvirtd (the libvirt-qemu user, /etc/libvirt/qemu.conf)"
                 [ -n "$wrote_qemu_conf" ] && echo "    wrote /etc/libvirt/qemu.conf (QEMU as libvirt-qemu; taken back at the end)"
                 show "libvirtd &    (as root)"
-                system_libvirtd_start "$user" >>"$work/libvirtd.log" 2>&1 ||
+                system_libvirtd_start "$user" >>"$work/libvirtd.log" 2>&1 9>&- ||
                         die "no system libvirtd $user may reach: $(tail -n 1 "$work/libvirtd.log") $(last_error "$work/libvirtd.log")"
                 if [ -n "$started_libvirtd" ]; then
                         echo "    libvirtd (pid $started_libvirtd, as root) answers on /run/libvirt/libvirt-sock"
@@ -291,10 +302,10 @@ echo "    $vms"
 
 # ---- 4 ------------------------------------------------------------------------------------
 say "a private session bus and sluice-service on it, as $user"
-start_session_bus "$work/run/bus" "$work/bus.log" "${user_exec[@]}" ||
+start_session_bus "$work/run/bus" "$work/bus.log" "${user_exec[@]}" 9>&- ||
         die "the session bus did not start: $(cat "$work/bus.log")"
 show "sluice-service &"
-"${user_exec[@]}" SLUICE_LIBVIRT_URIS=$uri sluice-service >"$work/service.log" 2>&1 &
+"${user_exec[@]}" SLUICE_LIBVIRT_URIS=$uri sluice-service >"$work/service.log" 2>&1 9>&- &
 service_pid=$!
 # up, or dead (no point in waiting for it then)
 service_up() { ! kill -0 "$service_pid" 2>/dev/null ||
