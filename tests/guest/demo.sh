@@ -281,6 +281,8 @@ use_system() {
                 fi
         elif ! vsh version >/dev/null 2>&1; then
                 missing "qemu:///session could not start ($why_not), and there is no system libvirtd $user may reach (run the demo as root, or join the libvirt group)"
+        else
+                echo "    the system libvirtd that is running answers $user"
         fi
         start_vm || die "virsh -c $uri start failed: $start_error (qemu:///session could not start either: $why_not)"
 }
