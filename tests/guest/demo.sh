@@ -294,7 +294,7 @@ else
         use_system
         vms="VMs: qemu:///system (qemu:///session could not start: $why_not)"
 fi
-guest_says() { tr -d '\r' <"$console" | grep -q "$1"; }
+guest_says() { tr -d '\r' <"$console" | grep -c "$1" >/dev/null; }
 guest_failed() { tr -d '\r' <"$console" | grep '^FAIL'; }
 # guest_waits SECONDS PATTERN — until the console shows PATTERN; a guest that gave up ends it early
 guest_reached() { guest_says "$1" || guest_failed >/dev/null; }
@@ -323,7 +323,7 @@ qemu_log=$work/cache/libvirt/qemu/log/$vm.log
 guest_waits 120 '^READY' || die "the guest did not boot: $(tail -5 "$console" | tr -d '\r') $(tail -3 "$qemu_log" 2>/dev/null)"
 # the service hears the guest's agent once it runs
 vm_json() { ctl --json vms 2>/dev/null | tr -d ' \n'; }
-agent_ready() { vm_json | grep -q '"guest_agent":"ready"'; }
+agent_ready() { vm_json | grep -c '"guest_agent":"ready"' >/dev/null; }
 wait_for 90 agent_ready || echo "    (the guest's agent has not answered yet)"
 show "sluicectl vms"
 ctl vms 2>&1 | indent
