@@ -11,6 +11,12 @@
 
 #include "worker-binary.h"
 
+#ifndef BUILD_TREE_WORKER
+/* -Dbuild_tree_worker=false: no build path compiled in, and
+ * running_from_build_tree() is always FALSE. */
+#define BUILD_TREE_WORKER LIBEXECDIR "/sluice-fs"
+#endif
+
 /* Whether this process is the sluice-service of the build tree it was
  * compiled in (BUILD_TREE_SERVICE, an absolute path), compared by device and
  * inode: an installed copy is another file, so it never takes the build tree's
@@ -19,6 +25,7 @@
  * by nobody else, so no one else can plant one. */
 static gboolean running_from_build_tree(void)
 {
+#ifdef BUILD_TREE_SERVICE
         struct stat self, built, worker;
 
         if (stat("/proc/self/exe", &self) < 0 || stat(BUILD_TREE_SERVICE, &built) < 0 ||
@@ -29,6 +36,9 @@ static gboolean running_from_build_tree(void)
                 return errno == ENOENT;
         return S_ISREG(worker.st_mode) && worker.st_uid == built.st_uid &&
                (worker.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+#else
+        return FALSE;
+#endif
 }
 
 typedef enum {

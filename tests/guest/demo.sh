@@ -38,7 +38,8 @@
 # One run that uses libvirt at a time (tests/libvirt/lock.sh): the demo waits
 # for the libvirt tests.
 # Environment: SLUICE_DEMO_USER, SLUICE_DEMO_KEEP=1 (keep the work folder),
-# TMPDIR (where the work folder goes).
+# TMPDIR (where the work folder goes), SLUICE_DEMO_EXPECT=session (fail
+# instead of falling back: make check's `demo` test).
 # Exit: 0 demo OK, 1 a step failed, 77 something the demo needs is missing
 # (the message says what).
 set -uo pipefail
@@ -291,6 +292,9 @@ if try_session; then
         vms="VMs: qemu:///session (a libvirt daemon of $user's own)"
 else
         echo "    qemu:///session could not start: $why_not"
+        # make check's demo: session mode broken must not pass as a fallback
+        [ "${SLUICE_DEMO_EXPECT:-}" != session ] ||
+                die "qemu:///session could not start ($why_not), and SLUICE_DEMO_EXPECT=session"
         use_system
         vms="VMs: qemu:///system (qemu:///session could not start: $why_not)"
 fi
