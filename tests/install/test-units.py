@@ -394,6 +394,4 @@ CASES = {"install": case_install, "share-unit": case_share_unit, "fs-unit": case
 
 if __name__ == "__main__":
     # test-service.py's runner: its Env, its logs on failure, its clean-up.
-    svc.CASES.clear()
-    svc.CASES.update(CASES)
-    sys.exit(svc.main())
+    sys.exit(svc.main(CASES))
