@@ -133,6 +133,4 @@ CASES = {"install": case_install}
 
 if __name__ == "__main__":
     # test-service.py's runner: its Env, its logs on failure, its clean-up.
-    svc.CASES.clear()
-    svc.CASES.update(CASES)
-    sys.exit(svc.main())
+    sys.exit(svc.main(CASES))

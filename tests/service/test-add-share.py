@@ -374,11 +374,9 @@ def case_add_unknown_vm(env):
     env.stop_service(service)
 
 
-CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items()
-         if name.startswith("case_")}
+CASES = st.cases_in(globals())
 
 
 if __name__ == "__main__":
     # test-service.py's runner (Env, clean-up, logs on failure) with these cases
-    st.CASES = CASES
-    sys.exit(st.main())
+    sys.exit(st.main(CASES))

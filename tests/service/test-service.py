@@ -938,18 +938,26 @@ def case_replace(env):
     check(r.returncode == 1 and "XDG_RUNTIME_DIR" in r.stderr, f"{r.returncode}: {r.stderr}")
 
 
-CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items()
-         if name.startswith("case_")}
+def cases_in(namespace):
+    """A test module's cases: its case_NAME functions, by NAME with "-" for "_"."""
+    return {name[len("case_"):].replace("_", "-"): fn for name, fn in namespace.items()
+            if name.startswith("case_")}
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print(f"usage: {sys.argv[0]} {'|'.join(CASES)}", file=sys.stderr)
+CASES = cases_in(globals())
+
+
+def main(cases=None):
+    """Runs the case named on the command line (of `cases`, this module's by
+    default) in a fresh Env; its logs are printed when it fails."""
+    cases = CASES if cases is None else cases
+    if len(sys.argv) != 2 or sys.argv[1] not in cases:
+        print(f"usage: {sys.argv[0]} {'|'.join(cases)}", file=sys.stderr)
         return 2
     env = None
     try:
         env = Env()
-        CASES[sys.argv[1]](env)
+        cases[sys.argv[1]](env)
     except (Failure, subprocess.TimeoutExpired) as e:
         print(f"FAIL: {e}")
         if env is not None:
