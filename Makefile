@@ -22,6 +22,8 @@ DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static 
 DEPS_TEST += dbus-user-session
 # A font with Korean glyphs: the applet-translations test checks the Korean window is drawn, not tofu.
 DEPS_TEST += fonts-wqy-microhei
+# Counting instructions and system calls per request: tests/cost, bench/cost-run.sh.
+DEPS_TEST += valgrind strace
 
 .PHONY: all deps build check demo bench fuzz clean deb
 

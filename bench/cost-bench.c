@@ -3,7 +3,7 @@
  * that what the backend spends on them can be counted from outside
  * (bench/cost-run.sh runs the backend under callgrind or strace).
  *
- *   cost-bench --socket=PATH --row=ROW -n N [--creds=UID:GID] [--indirect] [--chunk=BYTES]
+ *   cost-bench --socket=PATH --row=ROW[,ROW...] -n N [--twice=ROW] [--quiesce=PID] [OPTION...]
  *   cost-bench --list
  *
  * A run is: connect and INIT, the row's set-up (the files it needs, made
@@ -11,7 +11,14 @@
  * iterations of the row, the row's tear-down, disconnect.  Everything but
  * the N iterations is the same whatever N is, so the difference between a
  * run of N2 and a run of N1 iterations, divided by N2 - N1, is the cost of
- * one iteration alone: connection, set-up and exit cancel out.
+ * one iteration alone: connection, set-up and exit cancel out.  Several
+ * rows in one run (--row=A,B,C, one after the other, each on files of its
+ * own) save the backend's start-ups: a run of N each and one run per row
+ * with that row at 2N (--twice) give every row's figure from K + 1 runs
+ * instead of 2K.  With --mark a STATFS request goes before every row and
+ * after the last: cost-run.sh has callgrind dump its counts each time the
+ * backend starts to answer one, so that one run gives every row's count
+ * apart, and two runs (N and 2N) all the rows' figures.
  *
  * The frontend is tests/frontend's test VMM (vmm.h): its own cost does not
  * matter here, only the backend's is counted.  Each request is a plain
@@ -230,16 +237,20 @@ static int make_file(struct vmm *v, uint64_t parent, const char *name, bool keep
 
 /* ---- the rows: set-up, one iteration, tear-down ---- */
 
+/* Every row names its files after itself, so that rows run one after the
+ * other in one connection (--row=A,B) leave each other alone. */
 struct row_state {
+        const char *name;               /* the row's: its file or folder */
+        char other[64];                 /* rename's second name */
         uint64_t node, fh, dir;
         uint64_t iteration;
 };
 
 static int io_setup(struct vmm *v, struct row_state *s)
 {
-        int r = create(v, VMM_ROOT, "cost-data", &s->node, &s->fh);
+        int r = create(v, VMM_ROOT, s->name, &s->node, &s->fh);
         if (r < 0)
-                return fail("CREATE cost-data", r);
+                return fail("CREATE of the data file", r);
         /* a whole MiB of data, so that every READ returns what it asks for */
         struct fuse_write_in in = { .fh = s->fh, .size = BIG_IO };
         struct fuse_write_out out;
@@ -282,8 +293,8 @@ static int write_1m(struct vmm *v, struct row_state *s) { return do_write(v, s, 
 
 static int file_setup(struct vmm *v, struct row_state *s)
 {
-        int r = make_file(v, VMM_ROOT, "cost-file", true, &s->node);
-        return r < 0 ? fail("CREATE cost-file", r) : 0;
+        int r = make_file(v, VMM_ROOT, s->name, true, &s->node);
+        return r < 0 ? fail("CREATE of the file", r) : 0;
 }
 
 static int getattr(struct vmm *v, struct row_state *s)
@@ -301,17 +312,16 @@ static int getattr(struct vmm *v, struct row_state *s)
  * new inode and the FORGET drops it, as in a walk of a tree. */
 static int lookup_setup(struct vmm *v, struct row_state *s)
 {
-        int r = make_file(v, VMM_ROOT, "cost-file", false, &s->node);
-        return r < 0 ? fail("CREATE cost-file", r) : 0;
+        int r = make_file(v, VMM_ROOT, s->name, false, &s->node);
+        return r < 0 ? fail("CREATE of the file", r) : 0;
 }
 
 static int lookup_forget(struct vmm *v, struct row_state *s)
 {
-        static const char name[] = "cost-file";
         struct fuse_entry_out e;
         size_t len = 0;
-        (void)s;
-        int r = req(v, FUSE_LOOKUP, VMM_ROOT, name, sizeof(name), NULL, 0, NULL, 0, &e, sizeof(e), &len);
+        int r = req(v, FUSE_LOOKUP, VMM_ROOT, s->name, strlen(s->name) + 1, NULL, 0, NULL, 0,
+                    &e, sizeof(e), &len);
         if (r == 0 && (len != sizeof(e) || e.nodeid == 0))
                 r = -EPROTO;
         if (r < 0)
@@ -322,10 +332,8 @@ static int lookup_forget(struct vmm *v, struct row_state *s)
 
 static int create_cycle(struct vmm *v, struct row_state *s)
 {
-        static const char name[] = "cost-new";
         uint64_t node, fh;
-        (void)s;
-        int r = create(v, VMM_ROOT, name, &node, &fh);
+        int r = create(v, VMM_ROOT, s->name, &node, &fh);
         if (r < 0)
                 return fail("CREATE", r);
         r = release(v, FUSE_RELEASE, node, fh);
@@ -334,7 +342,7 @@ static int create_cycle(struct vmm *v, struct row_state *s)
         r = forget(v, node);
         if (r < 0)
                 return fail("FORGET", r);
-        r = req(v, FUSE_UNLINK, VMM_ROOT, name, sizeof(name), NULL, 0, NULL, 0, NULL, 0, NULL);
+        r = req(v, FUSE_UNLINK, VMM_ROOT, s->name, strlen(s->name) + 1, NULL, 0, NULL, 0, NULL, 0, NULL);
         return r < 0 ? fail("UNLINK", r) : 0;
 }
 
@@ -342,21 +350,21 @@ static int create_cycle(struct vmm *v, struct row_state *s)
 static int dir_setup(struct vmm *v, struct row_state *s)
 {
         struct fuse_mkdir_in in = { .mode = 0755, .umask = 022 };
-        static const char name[] = "cost-dir";
         struct fuse_entry_out e;
         size_t len = 0;
-        int r = req(v, FUSE_MKDIR, VMM_ROOT, &in, sizeof(in), name, sizeof(name), NULL, 0, &e, sizeof(e), &len);
+        int r = req(v, FUSE_MKDIR, VMM_ROOT, &in, sizeof(in), s->name, strlen(s->name) + 1, NULL, 0,
+                    &e, sizeof(e), &len);
         if (r == 0 && len != sizeof(e))
                 r = -EPROTO;
         if (r < 0)
-                return fail("MKDIR cost-dir", r);
+                return fail("MKDIR", r);
         s->dir = e.nodeid;
         for (unsigned i = 0; i < DIR_ENTRIES; i++) {
                 char entry[32];
                 snprintf(entry, sizeof(entry), "entry-%03u", i);
                 r = make_file(v, s->dir, entry, false, NULL);
                 if (r < 0)
-                        return fail("CREATE cost-dir/entry", r);
+                        return fail("CREATE of a folder entry", r);
         }
         return 0;
 }
@@ -416,16 +424,17 @@ static int setattr(struct vmm *v, struct row_state *s)
 
 static int rename_setup(struct vmm *v, struct row_state *s)
 {
-        int r = make_file(v, VMM_ROOT, "cost-a", false, &s->node);
-        return r < 0 ? fail("CREATE cost-a", r) : 0;
+        snprintf(s->other, sizeof(s->other), "%s-2", s->name);
+        int r = make_file(v, VMM_ROOT, s->name, false, &s->node);
+        return r < 0 ? fail("CREATE of the file", r) : 0;
 }
 
-/* cost-a -> cost-b, then back: a run of even N ends where it began */
+/* NAME -> NAME-2, then back: a run of even N ends where it began */
 static int rename_one(struct vmm *v, struct row_state *s)
 {
         struct fuse_rename_in in = { .newdir = VMM_ROOT };
-        const char *from = s->iteration & 1 ? "cost-b" : "cost-a";
-        const char *to = s->iteration & 1 ? "cost-a" : "cost-b";
+        const char *from = s->iteration & 1 ? s->other : s->name;
+        const char *to = s->iteration & 1 ? s->name : s->other;
         int r = req(v, FUSE_RENAME, VMM_ROOT, &in, sizeof(in), from, strlen(from) + 1, to, strlen(to) + 1,
                     NULL, 0, NULL);
         return r < 0 ? fail("RENAME", r) : 0;
@@ -453,14 +462,26 @@ static const struct row rows[] = {
         { "rename", rename_setup, rename_one, NULL, "RENAME in one folder, back and forth" },
 };
 
+/* A STATFS between rows: bench/cost-run.sh has callgrind dump its counts
+ * whenever the backend enters its STATFS handler, one file per row. */
+static int mark(struct vmm *v)
+{
+        struct fuse_statfs_out out;
+        size_t len = 0;
+        int r = req(v, FUSE_STATFS, VMM_ROOT, NULL, 0, NULL, 0, NULL, 0, &out, sizeof(out), &len);
+        return r < 0 ? fail("STATFS", r) : 0;
+}
+
 static int usage(void)
 {
         fprintf(stderr,
-                "usage: cost-bench --socket=PATH --row=ROW -n N [OPTION...]\n"
+                "usage: cost-bench --socket=PATH --row=ROW[,ROW...] -n N [OPTION...]\n"
                 "       cost-bench --list\n"
                 "  --socket=PATH      the backend's vhost-user socket\n"
-                "  --row=ROW          what to send (--list names them)\n"
-                "  -n N               iterations of the row (0: set-up and tear-down only)\n"
+                "  --row=ROW,...      what to send (--list names them), row after row\n"
+                "  -n N               iterations of each row (0: set-up and tear-down only)\n"
+                "  --twice=ROW        2N iterations of that row\n"
+                "  --mark             a STATFS before every row and after the last\n"
                 "  --creds=UID:GID    the guest user in every request header (default the caller)\n"
                 "  --indirect         every request in one indirect descriptor table\n"
                 "  --chunk=BYTES      cut every buffer into descriptors of at most BYTES\n"
@@ -482,20 +503,24 @@ int main(int argc, char **argv)
                 { "list", no_argument, NULL, 'l' },
                 { "quiesce", required_argument, NULL, 'q' },
                 { "event-idx", no_argument, NULL, 'e' },
+                { "twice", required_argument, NULL, 'w' },
+                { "mark", no_argument, NULL, 'm' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
-        const char *socket = NULL, *row_name = NULL;
+        const char *socket = NULL, *row_names = NULL, *twice = NULL;
         unsigned long long n = 0;
         unsigned uid = 0, gid = 0;
-        bool have_n = false, creds = false;
+        bool have_n = false, creds = false, marks = false;
         int timeout_ms = 60000, c;
         char *end;
 
         while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 's': socket = optarg; break;
-                case 'r': row_name = optarg; break;
+                case 'r': row_names = optarg; break;
+                case 'w': twice = optarg; break;
+                case 'm': marks = true; break;
                 case 'n':
                         errno = 0;
                         n = strtoull(optarg, &end, 10);
@@ -520,14 +545,35 @@ int main(int argc, char **argv)
                 default: return usage();
                 }
         }
-        if (!socket || !row_name || !have_n || optind != argc)
+        if (!socket || !row_names || !have_n || optind != argc)
                 return usage();
-        const struct row *row = NULL;
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-                if (strcmp(rows[i].name, row_name) == 0)
-                        row = &rows[i];
-        if (!row) {
-                fprintf(stderr, "cost-bench: no row '%s' (--list names them)\n", row_name);
+        const size_t n_rows = sizeof(rows) / sizeof(rows[0]);
+        const struct row *run[sizeof(rows) / sizeof(rows[0])];
+        unsigned n_run = 0;
+        bool twice_found = !twice;
+        for (const char *p = row_names; *p;) {
+                size_t len = strcspn(p, ",");
+                const struct row *row = NULL;
+                for (size_t i = 0; i < n_rows; i++)
+                        if (strlen(rows[i].name) == len && strncmp(rows[i].name, p, len) == 0)
+                                row = &rows[i];
+                if (!row || n_run == n_rows) {
+                        fprintf(stderr, "cost-bench: no row '%.*s' (--list names them), or one twice\n",
+                                (int)len, p);
+                        return 2;
+                }
+                for (unsigned i = 0; i < n_run; i++)
+                        if (run[i] == row) {
+                                fprintf(stderr, "cost-bench: row %s named twice\n", row->name);
+                                return 2;
+                        }
+                run[n_run++] = row;
+                if (twice && strcmp(twice, row->name) == 0)
+                        twice_found = true;
+                p += len + (p[len] == ',');
+        }
+        if (n_run == 0 || !twice_found) {
+                fprintf(stderr, "cost-bench: --twice names a row not in --row\n");
                 return 2;
         }
 
@@ -557,14 +603,27 @@ int main(int argc, char **argv)
                 return 1;
         }
 
-        struct row_state s = { 0 };
         int status = 0;
-        if (row->setup && row->setup(v, &s) < 0)
-                status = 1;
-        for (s.iteration = 0; status == 0 && s.iteration < n; s.iteration++)
-                if (row->one(v, &s) < 0)
+        for (unsigned i = 0; status == 0 && i < n_run; i++) {
+                const struct row *row = run[i];
+                uint64_t iterations = twice && strcmp(twice, row->name) == 0 ? 2 * n : n;
+                struct row_state s = { .name = row->name };
+                if (marks && mark(v) < 0) {
                         status = 1;
-        if (status == 0 && row->teardown && row->teardown(v, &s) < 0)
+                        break;
+                }
+                if (row->setup && row->setup(v, &s) < 0)
+                        status = 1;
+                for (s.iteration = 0; status == 0 && s.iteration < iterations; s.iteration++)
+                        if (row->one(v, &s) < 0)
+                                status = 1;
+                if (status == 0 && row->teardown && row->teardown(v, &s) < 0)
+                        status = 1;
+                if (status)
+                        fprintf(stderr, "cost-bench: row %s failed after %llu of %llu iterations\n", row->name,
+                                (unsigned long long)s.iteration, (unsigned long long)iterations);
+        }
+        if (status == 0 && marks && mark(v) < 0)
                 status = 1;
         quiesce();
         vmm_free(v);
@@ -573,8 +632,5 @@ int main(int argc, char **argv)
                         "(see --quiesce): the count may vary\n", quiesce_timeouts);
         free(io_buf);
         free(dir_buf);
-        if (status)
-                fprintf(stderr, "cost-bench: row %s failed after %llu of %llu iterations\n", row->name,
-                        (unsigned long long)s.iteration, n);
         return status;
 }

@@ -40,18 +40,26 @@
 #                      figures measured now plus --margin, keeping each
 #                      row's reason
 #   --margin PCT       headroom for --update-budgets (default 1)
+#   --together         sluice-fs's instructions from two runs of all the rows
+#                      (N each, then 2N each; callgrind dumps per row)
+#                      instead of two per row: 3x faster, figures within
+#                      ~1 % of the separate runs' (more inodes known);
+#                      --check and --update-budgets use it
+#   --racy             send each request as soon as the last reply came, with
+#                      EVENT_IDX (cost-bench without --quiesce): what the
+#                      first figures in the issue did; varies by +-20 %
 #
 # sluice-fs runs with --poll-us=0 (no busy-poll to count) and
 # --sandbox=none, Rust virtiofsd 1.13 through its unpacked loader with
 # --sandbox none --seccomp none, the legacy virtiofsd with -o
-# sandbox=chroot (it always installs its seccomp filter; see the
-# legacy_note below).  As root every backend runs as root.
+# sandbox=chroot (under valgrind without its seccomp filter, which valgrind
+# cannot run: bench/cost-noseccomp.c).  As root every backend runs as root.
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
 rows= peers=sluice,rust,legacy n=500 syscalls=1 instructions=1 sluice= trixie= tsv=
-annotate= check= update= margin=1
+annotate= check= update= margin=1 bench_args=(--quiesce) together=0
 while [ $# -gt 0 ]; do
         case "$1" in
         --rows) rows=$2; shift ;;
@@ -66,6 +74,8 @@ while [ $# -gt 0 ]; do
         --check) check=$2; shift ;;
         --update-budgets) update=$2; shift ;;
         --margin) margin=$2; shift ;;
+        --racy) bench_args=(--event-idx) ;;
+        --together) together=1 ;;
         -h|--help) usage ;;
         -*) usage ;;
         *) break ;;
@@ -86,7 +96,7 @@ rows=${rows:-$("$bench" --list | awk '{print $1}' | paste -sd,)}
 if [ -n "$check$update$annotate" ]; then
         peers=sluice
         [ -z "$annotate" ] || rows=$annotate
-        [ -z "$check$update" ] || syscalls=0
+        [ -z "$check$update" ] || { syscalls=0; together=1; }
 fi
 if [ -n "$check$update" ] && [ -z "$rows" ]; then
         say "no rows"; exit 2
@@ -108,6 +118,9 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# Copies: a rebuild while this runs must not mix two programs in one figure.
+cp "$bench" "$work/cost-bench" && bench=$work/cost-bench
+cp "$sluice" "$work/sluice-fs" && sluice=$work/sluice-fs
 
 # The peers that can run here.
 rust_root=
@@ -147,21 +160,34 @@ daemon_argv() {
         esac
 }
 
-# run_once TOOL PEER ROW N: serves ROW N times with the backend under TOOL
-# (callgrind or strace); the tool's output files are $last_dir/out.*.
+# run_once TOOL PEER ROWS N [TWICE]: serves ROWS (row after row) N times
+# each, the row TWICE 2N times, with the backend under TOOL (callgrind or
+# strace); the tool's output files are $last_dir/cg/out.* or
+# $last_dir/out.strace.
 # Returns non-zero (and says why) when anything failed.
 run_once() {
-        local tool=$1 peer=$2 row=$3 iters=$4 dir sock share log wrap=() i
+        local tool=$1 peer=$2 row=$3 iters=$4 twice=${5:-} marks=${6:-} dir sock share log wrap=() i
         # a fresh folder per run (measure runs in a subshell: no counter)
         dir=$(mktemp -d "$work/run.XXXXXX")
         mkdir -p "$dir/share"
         sock=$dir/fs.sock share=$dir/share log=$dir/daemon.log
         daemon_argv "$peer" "$sock" "$share"
+        mkdir -p "$dir/cg"
         case "$tool" in
         callgrind) wrap=(valgrind --tool=callgrind --dump-instr=no --trace-children=yes
-                         --callgrind-out-file="$dir/out.%p") ;;
+                         --callgrind-out-file="$dir/cg/out.%p")
+                   [ -z "$marks" ] || wrap+=(--dump-before=pt_statfs) ;;
         strace) wrap=(strace -c -f -o "$dir/out.strace") ;;
         esac
+        if [ "$peer" = legacy ] && [ "$tool" = callgrind ]; then
+                # The legacy daemon chroots into the share before callgrind
+                # writes its file: the same path must lead there from inside
+                # (a bind mount in a mount namespace of its own).  It cannot
+                # run under valgrind with its seccomp filter (cost-noseccomp.c).
+                mkdir -p "$share$dir/cg"
+                wrap=(unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+                      sh "$dir/cg" "$share$dir/cg" env LD_PRELOAD="$build/bench/cost-noseccomp.so" "${wrap[@]}")
+        fi
         "${wrap[@]}" "${argv[@]}" </dev/null >"$log" 2>&1 &
         dpid=$!
         for i in $(seq 1200); do
@@ -178,7 +204,11 @@ run_once() {
         # strace runs the backend as its child: that is the one to watch
         qpid=$dpid
         [ "$tool" != strace ] || qpid=$(awk '{print $1}' "/proc/$dpid/task/$dpid/children" 2>/dev/null)
-        if ! "$bench" --socket="$sock" --row="$row" -n "$iters" --quiesce="${qpid:-$dpid}" 2>"$dir/bench.log"; then
+        local args=("${bench_args[@]}")
+        [ "${args[0]}" != --quiesce ] || args=(--quiesce="${qpid:-$dpid}")
+        [ -z "$twice" ] || args+=(--twice="$twice")
+        [ -z "$marks" ] || args+=(--mark)
+        if ! "$bench" --socket="$sock" --row="$row" -n "$iters" "${args[@]}" 2>"$dir/bench.log"; then
                 say "$peer under $tool: cost-bench failed on $row, n=$iters:"
                 cat "$dir/bench.log" >&2
                 tail -n 20 "$log" >&2
@@ -232,7 +262,7 @@ signal_daemon() {
 # forking backend leaves one per process).
 run_instructions() {
         local f sum=0 v
-        for f in "$1"/out.*; do
+        for f in "$1"/cg/out.*; do
                 [ -f "$f" ] || continue
                 v=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$f" | head -1)
                 [ -n "$v" ] || return 1
@@ -260,6 +290,35 @@ measure() {
         awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
 }
 
+# measure_together ROWS: "ROW FIGURE" lines for sluice-fs under callgrind,
+# from two runs of all the rows one after the other (N each, then 2N each):
+# cost-bench --mark sends a STATFS before every row and after the last, and
+# callgrind dumps its counts each time sluice-fs enters pt_statfs, so the
+# dump after row i's (number i + 1) holds row i alone (with the same STATFS
+# around it in both runs).
+measure_together() {
+        local list=$1 a b row i=1
+        run_once callgrind sluice "$list" "$n" "" mark || return 1
+        a=$last_dir
+        run_once callgrind sluice "$list" $((2 * n)) "" mark || return 1
+        b=$last_dir
+        for row in ${list//,/ }; do
+                i=$((i + 1))
+                local fa fb va vb
+                fa=$(ls "$a"/cg/out.*."$i" 2>/dev/null | head -1)
+                fb=$(ls "$b"/cg/out.*."$i" 2>/dev/null | head -1)
+                va=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$fa" 2>/dev/null)
+                vb=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$fb" 2>/dev/null)
+                if [ -n "$va" ] && [ -n "$vb" ]; then
+                        [ -z "${COST_RUN_DEBUG:-}" ] || say "sluice $row callgrind: $va (n=$n), $vb (n=$((2 * n)))"
+                        awk -v r="$row" -v a="$va" -v b="$vb" -v n="$n" 'BEGIN { printf "%s %.1f\n", r, (b - a) / n }'
+                else
+                        say "no callgrind dump for row $row (part $i)"
+                        echo "$row failed"
+                fi
+        done
+}
+
 # ---- --annotate: the functions and the system calls of one row ----
 if [ -n "$annotate" ]; then
         "$bench" --list | awk '{print $1}' | grep -qx -- "$annotate" 2>/dev/null ||
@@ -270,7 +329,7 @@ if [ -n "$annotate" ]; then
         echo "Functions (inclusive of nothing: self cost), instructions per iteration, 2N run minus N run:"
         echo
         for d in "$dir_n" "$dir_2n"; do
-                for f in "$d"/out.*; do
+                for f in "$d"/cg/out.*; do
                         callgrind_annotate --threshold=100 "$f" 2>/dev/null
                 done | awk '/^[ ]*[0-9,]+ .*[:]/ { v = $1; gsub(",", "", v); $1 = ""; sub(/^ /, ""); sub(/ \[.*\]$/, ""); s[$0] += v }
                         END { for (k in s) print s[k] "\t" k }' >"$d/functions.tsv"
@@ -294,9 +353,17 @@ fi
 # ---- the table ----
 declare -A fig
 status=0
+if [ "$together" = 1 ] && [ "$instructions" = 1 ] && [[ " ${want[*]} " == *" sluice "* ]]; then
+        for row in ${rows//,/ }; do fig[sluice,$row,ir]=failed; done
+        while read -r row v; do
+                fig[sluice,$row,ir]=$v
+                say "$row sluice: $v instructions per iteration"
+        done < <(measure_together "$rows")
+        for row in ${rows//,/ }; do [ "${fig[sluice,$row,ir]}" != failed ] || status=1; done
+fi
 for row in ${rows//,/ }; do
         for peer in "${want[@]}"; do
-                if [ "$instructions" = 1 ]; then
+                if [ "$instructions" = 1 ] && { [ "$together" = 0 ] || [ "$peer" != sluice ]; }; then
                         if v=$(measure callgrind "$peer" "$row"); then
                                 fig[$peer,$row,ir]=$v
                         else
