@@ -39,7 +39,8 @@
 #   --update-budgets FILE   sluice-fs alone; rewrites FILE's budgets as the
 #                      figures measured now plus --margin, keeping each
 #                      row's reason
-#   --margin PCT       headroom for --update-budgets (default 1)
+#   --margin PCT       headroom for --update-budgets (default 2: five runs
+#                      of N = 200 differed by up to 1.14 %)
 #   --together         sluice-fs's instructions from two runs of all the rows
 #                      (N each, then 2N each; callgrind dumps per row)
 #                      instead of two per row: 3x faster, figures within
@@ -59,7 +60,7 @@ set -uo pipefail
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
 rows= peers=sluice,rust,legacy n=500 syscalls=1 instructions=1 sluice= trixie= tsv=
-annotate= check= update= margin=1 bench_args=(--quiesce) together=0
+annotate= check= update= margin=2 bench_args=(--quiesce) together=0
 while [ $# -gt 0 ]; do
         case "$1" in
         --rows) rows=$2; shift ;;
@@ -321,21 +322,15 @@ measure_together() {
 
 # ---- --annotate: the functions and the system calls of one row ----
 if [ -n "$annotate" ]; then
-        "$bench" --list | awk '{print $1}' | grep -qx -- "$annotate" 2>/dev/null ||
+        "$bench" --list | awk '{print $1}' | grep -cx -- "$annotate" >/dev/null ||
                 { say "no row $annotate"; exit 2; }
+        # not in a subshell: dir_n and dir_2n are wanted here
         measure callgrind sluice "$annotate" >"$work/ir" || exit 1
         echo "## sluice-fs, $annotate: $(cat "$work/ir") instructions per iteration"
         echo
-        echo "Functions (inclusive of nothing: self cost), instructions per iteration, 2N run minus N run:"
+        echo "Instructions per iteration by function (the $((2 * n))-iteration run minus the $n-iteration run, / $n):"
         echo
-        for d in "$dir_n" "$dir_2n"; do
-                for f in "$d"/cg/out.*; do
-                        callgrind_annotate --threshold=100 "$f" 2>/dev/null
-                done | awk '/^[ ]*[0-9,]+ .*[:]/ { v = $1; gsub(",", "", v); $1 = ""; sub(/^ /, ""); sub(/ \[.*\]$/, ""); s[$0] += v }
-                        END { for (k in s) print s[k] "\t" k }' >"$d/functions.tsv"
-        done
-        awk -F'\t' -v n="$n" 'NR == FNR { a[$2] = $1; next } { d = ($1 - a[$2]) / n; if (d >= 1 || d <= -1) printf "%10.1f  %s\n", d, $2 }' \
-                "$dir_n/functions.tsv" "$dir_2n/functions.tsv" | sort -rn | head -40
+        python3 "$here/cost-annotate.py" "$n" "$dir_n" "$dir_2n" "${COST_ANNOTATE_TOP:-30}" || exit 1
         if command -v strace >/dev/null; then
                 run_once strace sluice "$annotate" "$n" || exit 1
                 sa=$last_dir
