@@ -410,7 +410,8 @@ if [ -n "$check" ]; then
                         echo "FAIL $row: $(fmt "$v") instructions per iteration, budget $(fmt "$b") ($check)"
                         status=1
                 else
-                        echo "ok   $row: $(fmt "$v") instructions per iteration, budget $(fmt "$b")"
+                        echo "ok   $row: $(fmt "$v") instructions per iteration, budget $(fmt "$b")$(awk -v v="$v" -v b="$b" \
+                                'BEGIN { if (v < 0.9 * b) printf " (%.0f %% under: lower it with --update-budgets)", 100 - 100 * v / b }')"
                 fi
         done
         exit $status
