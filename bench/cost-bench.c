@@ -426,8 +426,10 @@ static int setattr(struct vmm *v, struct row_state *s)
 
 static int rename_setup(struct vmm *v, struct row_state *s)
 {
+        /* kept known, as a guest renames what it has looked up (the legacy
+         * virtiofsd fails a RENAME of a name it does not know) */
         snprintf(s->other, sizeof(s->other), "%s-2", s->name);
-        int r = make_file(v, VMM_ROOT, s->name, false, &s->node);
+        int r = make_file(v, VMM_ROOT, s->name, true, &s->node);
         return r < 0 ? fail("CREATE of the file", r) : 0;
 }
 

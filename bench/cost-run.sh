@@ -277,7 +277,16 @@ run_syscalls() {
         awk '$NF == "total" { print $4 }' "$1/out.strace"
 }
 
-# measure TOOL PEER ROW: per-iteration figure ((run 2N - run N) / N) on stdout.
+# syscall_names DIR_N DIR_2N: "name count, ..." per iteration, most first.
+syscall_names() {
+        awk -v n="$n" 'NR == FNR { if ($NF != "total" && $4 ~ /^[0-9]+$/) a[$NF] = $4; next }
+                $NF != "total" && $4 ~ /^[0-9]+$/ { d = ($4 - a[$NF]) / n; if (d >= 0.05 || d <= -0.05) printf "%.2f %s\n", d, $NF }' \
+                "$1/out.strace" "$2/out.strace" | sort -k1,1nr -k2 |
+                awk '{ v = $1; sub(/\.?0+$/, "", v); printf "%s%s %s", (NR > 1 ? ", " : ""), $2, v } END { print "" }'
+}
+
+# measure TOOL PEER ROW: per-iteration figure ((run 2N - run N) / N) on stdout;
+# for strace a second line, the calls by name (syscall_names).
 measure() {
         local tool=$1 peer=$2 row=$3 a b
         run_once "$tool" "$peer" "$row" "$n" || return 1
@@ -289,6 +298,7 @@ measure() {
         [ -n "$a" ] && [ -n "$b" ] || { say "$peer $row: no $tool total"; return 1; }
         [ -z "${COST_RUN_DEBUG:-}" ] || say "$peer $row $tool: $a (n=$n), $b (n=$((2 * n)))"
         awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
+        [ "$tool" != strace ] || syscall_names "$dir_n" "$dir_2n"
 }
 
 # measure_together ROWS: "ROW FIGURE" lines for sluice-fs under callgrind,
@@ -336,11 +346,9 @@ if [ -n "$annotate" ]; then
                 sa=$last_dir
                 run_once strace sluice "$annotate" $((2 * n)) || exit 1
                 echo
-                echo "System calls per iteration (strace -c -f, 2N run minus N run):"
+                echo "System calls per iteration (strace -c -f, the 2N run minus the N run, / N):"
                 echo
-                awk -v n="$n" 'NR == FNR { if ($NF != "total" && $4 ~ /^[0-9]+$/) a[$NF] = $4; next }
-                        $NF != "total" && $4 ~ /^[0-9]+$/ { d = ($4 - a[$NF]) / n; if (d >= 0.05 || d <= -0.05) printf "%8.2f  %s\n", d, $NF }' \
-                        "$sa/out.strace" "$last_dir/out.strace" | sort -rn
+                syscall_names "$sa" "$last_dir" | tr ',' '\n' | sed 's/^ *//'
         fi
         exit 0
 fi
@@ -368,7 +376,8 @@ for row in ${rows//,/ }; do
                 fi
                 if [ "$syscalls" = 1 ]; then
                         if v=$(measure strace "$peer" "$row"); then
-                                fig[$peer,$row,sc]=$v
+                                fig[$peer,$row,sc]=$(sed -n 1p <<<"$v")
+                                fig[$peer,$row,names]=$(sed -n 2p <<<"$v")
                         else
                                 fig[$peer,$row,sc]=failed status=1
                         fi
@@ -462,4 +471,15 @@ for row in ${rows//,/ }; do
                 "$(ratio "$s" "$r")" "$(fmt "$l")" "$(fmt "$(get "sluice,$row,sc")")" \
                 "$(fmt "$(get "rust,$row,sc")")" "$(fmt "$(get "legacy,$row,sc")")"
 done
+if [ "$syscalls" = 1 ]; then
+        echo
+        echo "System calls per request by name (strace -c -f, every thread and process of the backend):"
+        echo
+        echo "| request | sluice-fs | Rust virtiofsd | legacy virtiofsd |"
+        echo "|---|---|---|---|"
+        for row in ${rows//,/ }; do
+                printf '| %s | %s | %s | %s |\n' "$(label "$row")" "$(get "sluice,$row,names")" \
+                        "$(get "rust,$row,names")" "$(get "legacy,$row,names")"
+        done
+fi
 exit $status
