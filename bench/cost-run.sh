@@ -453,7 +453,7 @@ label() {
         write-4k) echo "WRITE 4 KiB" ;;
         read-1m) echo "READ 1 MiB" ;;
         write-1m) echo "WRITE 1 MiB" ;;
-        create-release-forget-unlink) echo "CREATE + RELEASE + FORGET + UNLINK" ;;
+        create-release-forget-unlink) echo "CREATE + RELEASE + UNLINK + FORGET" ;;
         opendir-readdirplus100-releasedir) echo "OPENDIR + READDIRPLUS (100 entries) + RELEASEDIR" ;;
         setattr) echo "SETATTR (mode)" ;;
         rename) echo "RENAME" ;;
