@@ -3,13 +3,19 @@
 # cost-run.sh [OPTION...] BUILD — what one request costs each backend,
 # counted, not timed: instructions (callgrind) and system calls (strace).
 #
-# Quick use (BUILD is a meson build directory with bench/cost-bench built):
-#   bench/cost-run.sh build                         the whole table, 3 peers (~15 min)
-#   bench/cost-run.sh --peers sluice build          sluice-fs alone
-#   bench/cost-run.sh --peers sluice --rows getattr,read-4k --no-syscalls build
-#   bench/cost-run.sh --annotate getattr build      where sluice-fs's instructions go
-#   bench/cost-run.sh --check bench/cost-budgets.txt build     fails over budget
-#   bench/cost-run.sh --update-budgets bench/cost-budgets.txt build
+# Quick use (BUILD is a meson build directory with bench/cost-bench built;
+# run as root for the legacy virtiofsd; needs valgrind, strace, python3):
+#   bench/cost-run.sh build                         the whole table, 3 peers (~12 min at -n 200)
+#   bench/cost-run.sh --peers sluice --together --no-syscalls -n 200 build
+#                                                   sluice-fs's instructions, every row (~20 s)
+#   bench/cost-run.sh --peers sluice --rows getattr,read-4k build
+#   bench/cost-run.sh --annotate getattr build      where sluice-fs's instructions go, by
+#                                                   function, and its system calls by name
+#   bench/cost-run.sh --sluice-fs OTHER/sluice-fs ...   another sluice-fs binary
+#   bench/cost-run.sh --check bench/cost-budgets.txt build     fails over budget (make check)
+#   bench/cost-run.sh --update-budgets bench/cost-budgets.txt build   budgets = counts + 2 %
+# Figures go to stdout as a markdown table, progress to stderr.  Do not edit
+# this script while it runs (bash reads it as it goes): run a copy.
 #
 # For each row (bench/cost-bench --list), each backend serves the row twice,
 # N and 2N iterations (bench/cost-bench), under `valgrind --tool=callgrind`:

@@ -18,6 +18,10 @@ build=${1:?usage: cost-budget.sh BUILD BUDGETS}
 budgets=${2:?usage: cost-budget.sh BUILD BUDGETS}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 
+if [ -n "${SLUICE_COST_SKIP:-}" ]; then
+        echo "SKIP: $SLUICE_COST_SKIP"
+        exit 77
+fi
 if ! command -v valgrind >/dev/null; then
         echo "SKIP: valgrind is not installed (Debian package valgrind, in the Makefile's DEPS_TEST)"
         exit 77
