@@ -27,8 +27,8 @@
 #   --rows LIST        rows (default all: cost-bench --list)
 #   --peers LIST       sluice,rust,legacy (default all; rust needs
 #                      bench/fetch-trixie.sh, legacy /usr/lib/qemu/virtiofsd)
-#   -n N               iterations of the smaller run (default 500; the
-#                      larger has 2N)
+#   -n N               iterations of the smaller run (default 500, 200 for
+#                      --check and --update-budgets; the larger has 2N)
 #   --no-syscalls      callgrind only
 #   --no-instructions  strace only
 #   --sluice-fs PATH   the sluice-fs binary (default BUILD/daemon/sluice-fs)
@@ -50,11 +50,12 @@
 #   --together         sluice-fs's instructions from two runs of all the rows
 #                      (N each, then 2N each; callgrind dumps per row)
 #                      instead of two per row: 3x faster, figures within
-#                      ~1 % of the separate runs' (more inodes known);
+#                      ~1 % of the separate runs' (the other rows' files
+#                      are there);
 #                      --check and --update-budgets use it
 #   --racy             send each request as soon as the last reply came, with
-#                      EVENT_IDX (cost-bench without --quiesce): what the
-#                      first figures in the issue did; varies by +-20 %
+#                      EVENT_IDX (cost-bench without --quiesce): how the
+#                      first published figures were taken; varies by +-20 %
 #
 # sluice-fs runs with --poll-us=0 (no busy-poll to count) and
 # --sandbox=none, Rust virtiofsd 1.13 through its unpacked loader with
@@ -65,7 +66,7 @@ set -uo pipefail
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
-rows= peers=sluice,rust,legacy n=500 syscalls=1 instructions=1 sluice= trixie= tsv=
+rows= peers=sluice,rust,legacy n= syscalls=1 instructions=1 sluice= trixie= tsv=
 annotate= check= update= margin=2 bench_args=(--quiesce) together=0
 while [ $# -gt 0 ]; do
         case "$1" in
@@ -98,7 +99,8 @@ sluice=${sluice:-$build/daemon/sluice-fs}
 trixie=${trixie:-$build/bench/trixie}
 say() { echo "cost-run: $*" >&2; }
 [ -x "$bench" ] && [ -x "$sluice" ] || { say "build $build first (no bench/cost-bench or $sluice)"; exit 1; }
-case "$n" in ''|*[!0-9]*|0) say "-n needs a positive number"; exit 2 ;; esac
+[ -n "$n" ] || if [ -n "$check$update" ]; then n=200; else n=500; fi
+case "$n" in *[!0-9]*|0) say "-n needs a positive number"; exit 2 ;; esac
 rows=${rows:-$("$bench" --list | awk '{print $1}' | paste -sd,)}
 if [ -n "$check$update$annotate" ]; then
         peers=sluice
