@@ -39,9 +39,10 @@
 #                      instructions, per iteration (callgrind_annotate of the
 #                      2N run minus the N run), and its system calls per
 #                      iteration by name
-#   --check FILE       sluice-fs alone, instructions only; exit 1 when a row
-#                      costs more than FILE's budget for it (or cannot be
-#                      measured), 77 when valgrind is missing
+#   --check FILE       sluice-fs alone; exit 1 when a row costs more
+#                      instructions or system calls than FILE's budgets for
+#                      it (or cannot be measured), 77 when valgrind is
+#                      missing (--no-syscalls: instructions only)
 #   --update-budgets FILE   sluice-fs alone; rewrites FILE's budgets as the
 #                      figures measured now plus --margin, keeping each
 #                      row's reason
@@ -105,7 +106,8 @@ rows=${rows:-$("$bench" --list | awk '{print $1}' | paste -sd,)}
 if [ -n "$check$update$annotate" ]; then
         peers=sluice
         [ -z "$annotate" ] || rows=$annotate
-        [ -z "$check$update" ] || { syscalls=0; together=1; }
+        # system calls are whole numbers per request: fewer iterations do
+        [ -z "$check$update" ] || { together=1; sc_n=50; }
 fi
 if [ -n "$check$update" ] && [ -z "$rows" ]; then
         say "no rows"; exit 2
@@ -116,6 +118,7 @@ if [ "$instructions" = 1 ] && ! command -v valgrind >/dev/null; then
 fi
 if [ "$syscalls" = 1 ] && ! command -v strace >/dev/null; then
         say "strace is not installed (Debian package strace)"
+        [ -z "$check" ] || exit 1
         exit 77
 fi
 
@@ -383,7 +386,7 @@ for row in ${rows//,/ }; do
                         say "$row $peer: ${fig[$peer,$row,ir]} instructions per iteration"
                 fi
                 if [ "$syscalls" = 1 ]; then
-                        if v=$(measure strace "$peer" "$row"); then
+                        if v=$(n=${sc_n:-$n} measure strace "$peer" "$row"); then
                                 fig[$peer,$row,sc]=$(sed -n 1p <<<"$v")
                                 fig[$peer,$row,names]=$(sed -n 2p <<<"$v")
                         else
@@ -412,7 +415,9 @@ if [ -n "$tsv" ]; then
 fi
 
 # ---- --check / --update-budgets ----
-budget_of() { awk -v r="$1" '!/^#/ && $1 == r { print $2; exit }' "$2"; }
+# budget_of ROW FILE [COLUMN]: column 2 instructions, 3 system calls (when
+# it is a number: older files have the reason there).
+budget_of() { awk -v r="$1" -v c="${3:-2}" '!/^#/ && $1 == r { if ($c ~ /^[0-9.]+$/) print $c; exit }' "$2"; }
 if [ -n "$check" ]; then
         [ -f "$check" ] || { say "no budgets file $check"; exit 1; }
         for row in ${rows//,/ }; do
@@ -430,6 +435,20 @@ if [ -n "$check" ]; then
                         echo "ok   $row: $(fmt "$v") instructions per iteration, budget $(fmt "$b")$(awk -v v="$v" -v b="$b" \
                                 'BEGIN { if (v < 0.9 * b) printf " (%.0f %% under: lower it with --update-budgets)", 100 - 100 * v / b }')"
                 fi
+                [ "$syscalls" = 1 ] || continue
+                v=$(get "sluice,$row,sc") b=$(budget_of "$row" "$check" 3)
+                if [ -z "$b" ]; then
+                        echo "FAIL $row: no system call budget in $check (measured $v per iteration)"
+                        status=1
+                elif ! [[ "$v" =~ ^[0-9.]+$ ]]; then
+                        echo "FAIL $row: system calls could not be counted (budget $b)"
+                        status=1
+                elif awk -v v="$v" -v b="$b" 'BEGIN { exit !(v > b) }'; then
+                        echo "FAIL $row: $v system calls per iteration, budget $b ($check)"
+                        status=1
+                else
+                        echo "ok   $row: $v system calls per iteration, budget $b"
+                fi
         done
         exit $status
 fi
@@ -440,9 +459,12 @@ if [ -n "$update" ]; then
                 if [ -f "$update" ]; then grep '^#' "$update"; fi
                 for row in ${rows//,/ }; do
                         v=$(get "sluice,$row,ir")
-                        reason=$( [ -f "$update" ] && awk -v r="$row" '!/^#/ && $1 == r { $1 = ""; $2 = ""; sub(/^  */, ""); print; exit }' "$update")
+                        reason=$( [ -f "$update" ] && awk -v r="$row" '!/^#/ && $1 == r { $1 = ""; $2 = ""
+                                if ($3 ~ /^[0-9.]+$/) $3 = ""; sub(/^ */, ""); print; exit }' "$update")
                         b=$(awk -v v="$v" -v m="$margin" 'BEGIN { printf "%.0f\n", v * (1 + m / 100) + 0.5 }')
-                        printf '%-36s %8s  %s\n' "$row" "$b" "${reason:-measured $(date -u +%Y-%m-%d) plus ${margin} %}"
+                        # system calls: the count itself (five runs agreed exactly)
+                        sc=$(awk -v v="$(get "sluice,$row,sc")" 'BEGIN { if (v ~ /^[0-9.]+$/) printf "%g\n", v; else print "-" }')
+                        printf '%-36s %8s %6s  %s\n' "$row" "$b" "$sc" "${reason:-measured $(date -u +%Y-%m-%d)}"
                 done
                 # rows not measured now keep their lines
                 [ -f "$update" ] && awk -v rows=",$rows," '!/^#/ && NF && index(rows, "," $1 ",") == 0' "$update"

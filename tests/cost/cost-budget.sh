@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # cost-budget.sh BUILD BUDGETS — fails when a request costs sluice-fs more
-# instructions than BUDGETS allows.
+# instructions or system calls than BUDGETS allows.
 #
-# Every row of BUDGETS (row, instructions per request, reason) is counted
-# with bench/cost-run.sh --check: sluice-fs under callgrind serving N and 2N
-# requests of the row, the difference divided by N.  The count does not
-# depend on the machine's load, so this is not a timed test; the budgets
-# carry the small margin measured between runs (bench/cost-budgets.txt).  A
-# row that cannot be counted fails too; only a missing valgrind skips.
+# Every row of BUDGETS (row, instructions and system calls per request,
+# reason) is counted with bench/cost-run.sh --check: sluice-fs under
+# callgrind, then under strace -c -f, serving N and 2N requests of the row,
+# the difference divided by N.  The counts do not depend on the machine's
+# load, so this is not a timed test; the instruction budgets carry the small
+# margin measured between runs (bench/cost-budgets.txt).  A row that cannot
+# be counted fails too (so does a missing strace); only a missing valgrind
+# skips.
 #
 # A budget is raised or lowered on purpose: bench/cost-run.sh
 # --update-budgets bench/cost-budgets.txt BUILD rewrites them from a
