@@ -37,7 +37,10 @@ if [ "${1:-}" = --inner ]; then
         }
         SLUICE_FS=$bin/sluice-fs "$bin/sluice-service" >"$tmp/service.log" 2>&1 &
         service=$!
-        wait_until 60 ctl list || { echo "sluice-service did not come up" >&2; exit 1; }
+        # on the bus before the first call: a call would activate any installed service
+        owned() { gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+                        -m org.freedesktop.DBus.NameHasOwner org.sluice.Sluice1 | grep -q true; }
+        wait_until 60 owned || { echo "sluice-service did not come up" >&2; exit 1; }
         for i in $(seq 1 "$shares"); do
                 mkdir -p "$tmp/shares/s$i"
                 ctl add "$tmp/shares/s$i" --tag "s$i" --no-autostart >/dev/null || exit 1
@@ -48,7 +51,7 @@ if [ "${1:-}" = --inner ]; then
         extra=""
         if [ "$applet" = 1 ]; then
                 # a StatusNotifierWatcher (the test desktop) so the applet stays in the tray
-                "$bin/sa-test-desktop" >"$tmp/desktop.log" 2>&1 &
+                "$bin/sa-test-desktop" --watcher --notifications >"$tmp/desktop.log" 2>&1 &
                 extra="$extra $!"
                 wait_until 30 grep -q READY "$tmp/desktop.log" || { echo "no test desktop" >&2; exit 1; }
                 GTK_A11Y=none "$bin/sluice-applet" --background >"$tmp/applet.log" 2>&1 &
@@ -118,7 +121,7 @@ t0=$(date +%s)
 until [ -e "$tmp/ready" ]; do
         if ! kill -0 "$inner" 2>/dev/null || [ $(( $(date +%s) - t0 )) -gt 600 ]; then
                 echo "idle-run.sh: the stack did not come up:" >&2
-                cat "$tmp/inner.log" "$tmp/service.log" >&2 2>/dev/null
+                tail -n 20 "$tmp/inner.log" "$tmp/service.log" "$tmp/applet.log" >&2 2>/dev/null
                 exit 1
         fi
         sleep 0.5
