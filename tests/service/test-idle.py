@@ -117,11 +117,10 @@ def case_idle_shares(env):
         watch.send_signal(signal.SIGKILL)  # gone without UnwatchStats: its name leaves the bus
         watch.wait()
 
-    # The watcher's name is gone: the service stops sampling s1 by itself.
+    # The watcher's name is gone: the service stops sampling s1 by itself
+    # (a quiet second: five samples would have been due in it).
     wait_for(lambda: wakeups_in(w1 + [service.pid], 1) == 0, 30,
              "the sampling to stop after the watcher was killed")
-    after = wakeups_in(pids, 3)
-    check(after <= IDLE_LIMIT, f"after the watcher left: {after} wake-ups in 3 s")
     # a one-shot `sluicectl stats` still reads fresh figures (s2's ls)
     fresh = env.ctl_json("stats", "s2")["stats"]
     check(fresh["requests"] > s2_before, f"sluicectl stats s2 is not fresh: {fresh}")
