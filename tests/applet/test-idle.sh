@@ -18,21 +18,21 @@ APPLET_LIMIT=5
 STACK_LIMIT=10
 WINDOW_S=10
 
-wakeups() { # PID... → voluntary context switches of all their threads
-        local total=0 pid t n
+thread_counts() { # PID... → "TID COUNT" of every thread: voluntary context switches
+        local pid t
         for pid in "$@"; do
-                for t in /proc/"$pid"/task/*/status; do
-                        n=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "$t" 2>/dev/null) || continue
-                        total=$(( total + ${n:-0} ))
+                for t in /proc/"$pid"/task/*; do
+                        awk -v tid="${t##*/}" '/^voluntary_ctxt_switches/ { print tid, $2 }' "$t/status" 2>/dev/null
                 done
         done
-        echo "$total"
 }
-wakeups_in() { # SECONDS PID... → wake-ups in a window of SECONDS
-        local s=$1 a; shift
-        a=$(wakeups "$@")
+wakeups_in() { # SECONDS PID... → wake-ups in a window of SECONDS, thread by
+        # thread: a thread new in the window counts from 0, one that ended is lost
+        local s=$1 before; shift
+        before=$(thread_counts "$@")
         sleep "$s"   # the window counted, not a wait for something
-        echo $(( $(wakeups "$@") - a ))
+        thread_counts "$@" | awk 'NR == FNR { seen[$1] = $2; next }
+                { d += $2 - (($1 in seen) ? seen[$1] : 0) } END { print d + 0 }' <(echo "$before") -
 }
 quiet_for() { [ "$(wakeups_in "$@")" = 0 ]; }  # SECONDS PID...
 

@@ -43,9 +43,9 @@ IDLE_LIMIT = 10
 SHARE_IFACE = "org.sluice.Sluice1.Share"
 
 
-def wakeups(pids):
-    """Voluntary context switches of every thread of pids (gone ones count 0)."""
-    total = 0
+def thread_counts(pids):
+    """{tid: voluntary context switches} of every thread of pids."""
+    counts = {}
     for pid in pids:
         try:
             tasks = os.listdir(f"/proc/{pid}/task")
@@ -56,16 +56,18 @@ def wakeups(pids):
                 with open(f"/proc/{pid}/task/{tid}/status") as f:
                     for line in f:
                         if line.startswith("voluntary_ctxt_switches:"):
-                            total += int(line.split()[1])
+                            counts[tid] = int(line.split()[1])
             except OSError:
                 pass
-    return total
+    return counts
 
 
 def wakeups_in(pids, seconds):
-    before = wakeups(pids)
+    """Wake-ups in a window, thread by thread: a thread new in the window
+    counts from 0 (one that ended in it is lost with its count)."""
+    before = thread_counts(pids)
     time.sleep(seconds)  # the window counted, not a wait for something
-    return wakeups(pids) - before
+    return sum(n - before.get(tid, 0) for tid, n in thread_counts(pids).items())
 
 
 def requests(env, tag):
