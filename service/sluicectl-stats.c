@@ -150,6 +150,19 @@ static gboolean on_interrupt(gpointer user_data)
         return G_SOURCE_REMOVE;
 }
 
+/* A service started before an upgrade has no WatchStats or SampleStats: it
+ * samples all the time, so its Stats property is current.  OK: the call
+ * succeeded or the method is not there (ERROR cleared). */
+static gboolean call_or_older_service(gboolean ok, GError **error)
+{
+        if (ok)
+                return TRUE;
+        if (!g_error_matches(*error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD))
+                return FALSE;
+        g_clear_error(error);
+        return TRUE;
+}
+
 int ctl_cmd_stats(Ctl *ctl, int argc, char **argv)
 {
         g_autoptr(SluiceShare) share = NULL;
@@ -190,11 +203,17 @@ int ctl_cmd_stats(Ctl *ctl, int argc, char **argv)
                 g_signal_connect(share, "notify::g-name-owner", G_CALLBACK(on_owner_changed), &watch);
         }
         /* the service samples only while someone watches: ask for a fresh one */
-        if ((watch_mode && !sluice_share_call_watch_stats_sync(share, NULL, &error)) ||
-            !sluice_share_call_sample_stats_sync(share, &stats, NULL, &error)) {
+        if ((watch_mode && !call_or_older_service(sluice_share_call_watch_stats_sync(share, NULL, &error),
+                                                  &error)) ||
+            !call_or_older_service(sluice_share_call_sample_stats_sync(share, &stats, NULL, &error),
+                                   &error)) {
                 g_signal_handlers_disconnect_by_data(share, &watch);
                 return ctl_fail(error);
         }
+        if (stats == NULL)
+                stats = sluice_share_dup_stats(share);
+        if (stats == NULL)
+                stats = g_variant_ref_sink(g_variant_new("a{sv}", NULL));
         (void)g_variant_lookup(stats, "timestamp-us", "t", &watch.printed_us);
         print_stats(ctl, share, stats);
         if (!watch_mode)
