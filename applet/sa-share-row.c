@@ -20,6 +20,7 @@ struct _SaShareRow {
   GtkListBoxRow parent_instance;
   SaShare *share;
   GBinding *read_only_binding;
+  gboolean holding_stats;      /* sa_share_hold_stats while mapped */
 
   GtkLabel *title_label, *subtitle_label, *state_label, *details_label;
   GtkLabel *error_label, *hint_label;
@@ -373,9 +374,36 @@ GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part)
   return NULL;
 }
 
+/* On screen, the row's numbers and graph need the share's stats kept
+ * current; off screen (the window hidden in the tray) nothing need wake. */
+static void sa_share_row_map(GtkWidget *widget)
+{
+  SaShareRow *self = SA_SHARE_ROW(widget);
+  GTK_WIDGET_CLASS(sa_share_row_parent_class)->map(widget);
+  if (self->share != NULL && !self->holding_stats) {
+    self->holding_stats = TRUE;
+    sa_share_hold_stats(self->share);
+  }
+}
+
+static void release_stats(SaShareRow *self)
+{
+  if (self->share != NULL && self->holding_stats) {
+    self->holding_stats = FALSE;
+    sa_share_release_stats(self->share);
+  }
+}
+
+static void sa_share_row_unmap(GtkWidget *widget)
+{
+  release_stats(SA_SHARE_ROW(widget));
+  GTK_WIDGET_CLASS(sa_share_row_parent_class)->unmap(widget);
+}
+
 static void sa_share_row_dispose(GObject *object)
 {
   SaShareRow *self = SA_SHARE_ROW(object);
+  release_stats(self);
   if (self->vms != NULL)
     g_signal_handlers_disconnect_by_data(self->vms, self);
   g_clear_object(&self->vms);
@@ -393,6 +421,8 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
   G_OBJECT_CLASS(klass)->dispose = sa_share_row_dispose;
+  widget_class->map = sa_share_row_map;
+  widget_class->unmap = sa_share_row_unmap;
 
   g_type_ensure(SA_TYPE_GRAPH);
   gtk_widget_class_set_template_from_resource(widget_class, "/org/sluice/Applet/sa-share-row.ui");

@@ -17,6 +17,7 @@ struct _SaShare {
   SaSample samples[SA_SHARE_HISTORY];
   guint head, count;         /* ring buffer: samples[head] is the oldest */
   gint64 last_sample_us;
+  guint stats_holds;         /* widgets showing the stats now: we watch while > 0 */
 };
 
 G_DEFINE_TYPE(SaShare, sa_share, G_TYPE_OBJECT)
@@ -161,6 +162,30 @@ static void push_sample(SaShare *self)
   else
     self->count++;
   self->samples[slot] = (SaSample){ (gint64)ts, r < 0 ? 0 : r, w < 0 ? 0 : w };
+}
+
+/* The service samples a share only while a client watches it (WatchStats,
+ * tied to our bus name): the applet watches what a shown widget draws, so a
+ * hidden window costs the service and the worker nothing. */
+void sa_share_hold_stats(SaShare *self)
+{
+  if (self->stats_holds++ == 0)
+    sluice_share_call_watch_stats(self->proxy, NULL, NULL, NULL);
+}
+
+void sa_share_release_stats(SaShare *self)
+{
+  g_return_if_fail(self->stats_holds > 0);
+  if (--self->stats_holds > 0)
+    return;
+  sluice_share_call_unwatch_stats(self->proxy, NULL, NULL, NULL);
+  /* the rates stop being current: who sums them (the tray) reads 0 now */
+  g_signal_emit(self, signals[SIGNAL_STATS], 0);
+}
+
+gboolean sa_share_stats_are_current(SaShare *self)
+{
+  return self->stats_holds > 0;
 }
 
 static void update_read_only(SaShare *self)

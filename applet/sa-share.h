@@ -54,6 +54,13 @@ gboolean sa_share_get_read_only(SaShare *self);
  * service's answer (reverts and emits "error" if it refuses). */
 void sa_share_set_read_only(SaShare *self, gboolean read_only);
 
+/* While held (a widget that shows them is on screen), the service keeps the
+ * share's Stats current (Share.WatchStats); released as often as held.
+ * Unheld, nothing is sampled and Stats stays the last sample. */
+void sa_share_hold_stats(SaShare *self);
+void sa_share_release_stats(SaShare *self);
+/* Whether Stats is kept current (held), so that its rates are now's. */
+gboolean sa_share_stats_are_current(SaShare *self);
 /* The last Stats dict, or NULL when the worker is not running. (transfer none) */
 GVariant *sa_share_get_stats(SaShare *self);
 double sa_share_get_stat_double(SaShare *self, const char *key);

@@ -46,6 +46,7 @@ static const char hook_xml[] =
   "  <method name='ReadClipboard'>"
   "   <arg name='text' type='s' direction='out'/>"
   "  </method>"
+  "  <method name='CloseWindow'/>"
   "  <method name='IsActive'>"
   "   <arg name='what' type='s' direction='in'/>"
   "   <arg name='active' type='b' direction='out'/>"
@@ -173,6 +174,14 @@ static void method_call(GDBusConnection *bus, const char *sender, const char *pa
   if (g_str_equal(method, "ReadClipboard")) {
     GdkClipboard *clipboard = gdk_display_get_clipboard(gdk_display_get_default());
     gdk_clipboard_read_text_async(clipboard, NULL, on_clipboard_read, invocation);
+    return;
+  }
+  if (g_str_equal(method, "CloseWindow")) {
+    /* what the title bar's close button does (with a tray: hide the window) */
+    SaWindow *shown = find_window(self);
+    if (shown != NULL)
+      gtk_window_close(GTK_WINDOW(shown));
+    g_dbus_method_invocation_return_value(invocation, NULL);
     return;
   }
   g_variant_get(params, "(&s)", &what);

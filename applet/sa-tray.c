@@ -261,8 +261,11 @@ static void update(SaTray *self)
     const char *state = sa_share_get_state(share);
     if (g_str_equal(state, "failed"))
       failed = TRUE;
-    rd += sa_share_get_stat_double(share, "read-bytes-per-sec");
-    wr += sa_share_get_stat_double(share, "write-bytes-per-sec");
+    /* hidden, the applet watches no stats: old rates would show as now's */
+    if (sa_share_stats_are_current(share)) {
+      rd += sa_share_get_stat_double(share, "read-bytes-per-sec");
+      wr += sa_share_get_stat_double(share, "write-bytes-per-sec");
+    }
   }
   const char *mood = failed ? "error" : (rd + wr) >= 1.0 ? "active" : "idle";
   g_autofree char *desc = NULL;

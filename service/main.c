@@ -155,7 +155,7 @@ int main(int argc, char **argv)
                 { "replace", 'r', 0, G_OPTION_ARG_NONE, &replace,
                   N_("Replace a running sluice-service"), NULL },
                 { "stats-interval", 0, 0, G_OPTION_ARG_INT, &stats_interval,
-                  N_("Sample worker stats every MS milliseconds (default 1000, or $SLUICE_STATS_INTERVAL_MS)"),
+                  N_("Sample a watched share’s stats every MS milliseconds (default 1000, or $SLUICE_STATS_INTERVAL_MS)"),
                   N_("MS") },
                 { "libvirt-uri", 0, 0, G_OPTION_ARG_STRING_ARRAY, &uris,
                   N_("Track the VMs of this libvirt URI (repeatable; “none” for no VMs; default qemu:///session and qemu:///system, or $SLUICE_LIBVIRT_URIS)"),

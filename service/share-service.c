@@ -204,6 +204,50 @@ static gboolean share_service_handle_detach(SluiceShare *iface, GDBusMethodInvoc
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* The watch belongs to the caller's unique name: a client that crashes
+ * without UnwatchStats ends its watch by leaving the bus. */
+static gboolean share_service_handle_watch_stats(SluiceShare *iface, GDBusMethodInvocation *invocation)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+
+        if (refuse_when_removed(self, invocation))
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        sluice_share_stats_watch(sluice_shared_folder_get_stats(self->folder),
+                                 g_dbus_method_invocation_get_connection(invocation),
+                                 g_dbus_method_invocation_get_sender(invocation));
+        sluice_share_complete_watch_stats(iface, invocation);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean share_service_handle_unwatch_stats(SluiceShare *iface, GDBusMethodInvocation *invocation)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+
+        if (self->folder != NULL)
+                sluice_share_stats_unwatch(sluice_shared_folder_get_stats(self->folder),
+                                           g_dbus_method_invocation_get_sender(invocation));
+        sluice_share_complete_unwatch_stats(iface, invocation);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void on_sample_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GDBusMethodInvocation) invocation = user_data;
+        g_autoptr(GVariant) stats = sluice_share_stats_sample_finish(SLUICE_SHARE_STATS(source), result);
+
+        sluice_share_complete_sample_stats(NULL, g_steal_pointer(&invocation), stats);
+}
+
+static gboolean share_service_handle_sample_stats(SluiceShare *iface, GDBusMethodInvocation *invocation)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+
+        if (!refuse_when_removed(self, invocation))
+                sluice_share_stats_sample_async(sluice_shared_folder_get_stats(self->folder),
+                                                on_sample_done, g_object_ref(invocation));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 static void on_autostart_changed(GObject *object, GParamSpec *pspec, gpointer user_data)
 {
         SluiceShareService *self = SLUICE_SHARE_SERVICE(object);
@@ -235,6 +279,9 @@ SluiceShare *sluice_share_service_new(SluiceSharedFolder *folder)
         g_signal_connect(self, "handle-stop", G_CALLBACK(share_service_handle_stop), NULL);
         g_signal_connect(self, "handle-attach", G_CALLBACK(share_service_handle_attach), NULL);
         g_signal_connect(self, "handle-detach", G_CALLBACK(share_service_handle_detach), NULL);
+        g_signal_connect(self, "handle-watch-stats", G_CALLBACK(share_service_handle_watch_stats), NULL);
+        g_signal_connect(self, "handle-unwatch-stats", G_CALLBACK(share_service_handle_unwatch_stats), NULL);
+        g_signal_connect(self, "handle-sample-stats", G_CALLBACK(share_service_handle_sample_stats), NULL);
         g_signal_connect(self, "notify::autostart", G_CALLBACK(on_autostart_changed), NULL);
         return SLUICE_SHARE(self);
 }

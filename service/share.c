@@ -446,6 +446,11 @@ SluiceObjectSkeleton *sluice_shared_folder_get_object(SluiceSharedFolder *self)
         return self->object;
 }
 
+SluiceShareStats *sluice_shared_folder_get_stats(SluiceSharedFolder *self)
+{
+        return self->stats;
+}
+
 SluiceShare *sluice_shared_folder_get_iface(SluiceSharedFolder *self)
 {
         return self->iface;

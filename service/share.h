@@ -10,6 +10,7 @@
 
 #include "config-store.h"
 #include "sluice-dbus.h"
+#include "share-stats.h"
 #include "vm-manager.h"
 
 G_BEGIN_DECLS
@@ -28,6 +29,8 @@ const SluiceShareConfig *sluice_shared_folder_get_config(SluiceSharedFolder *sel
 const char *sluice_shared_folder_get_object_path(SluiceSharedFolder *self);
 SluiceObjectSkeleton *sluice_shared_folder_get_object(SluiceSharedFolder *self);
 SluiceShare *sluice_shared_folder_get_iface(SluiceSharedFolder *self);
+/* The share's Stats sampler (share-stats.h): its watchers and samples on demand. */
+SluiceShareStats *sluice_shared_folder_get_stats(SluiceSharedFolder *self);
 /* Object path of share ID. */
 char *sluice_shared_folder_path_for_id(guint id);
 

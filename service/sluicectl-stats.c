@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* sluicectl-stats.c — "stats SHARE [--watch [--count N]]": the Stats
- * property once, or each new value as the service publishes it. */
+/* sluicectl-stats.c — "stats SHARE [--watch [--count N]]": a fresh sample
+ * once (Share.SampleStats), or, watching (Share.WatchStats: the service
+ * samples only while someone watches), each new value as the service
+ * publishes it. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -108,6 +110,7 @@ typedef struct {
         SluiceShare *share;
         GMainLoop *loop;
         guint64 remaining;   /* 0 = until interrupted */
+        guint64 printed_us;  /* "timestamp-us" of the sample printed last */
         int status;
 } Watch;
 
@@ -115,9 +118,15 @@ static void on_stats_changed(GObject *object, GParamSpec *pspec, gpointer user_d
 {
         Watch *watch = user_data;
         GVariant *stats = sluice_share_get_stats(watch->share);
+        guint64 timestamp = 0;
 
         if (stats == NULL)
                 return;
+        /* a sample published before the one SampleStats gave arrives after it */
+        if (g_variant_lookup(stats, "timestamp-us", "t", &timestamp) && timestamp != 0 &&
+            timestamp <= watch->printed_us)
+                return;
+        watch->printed_us = MAX(watch->printed_us, timestamp);
         print_stats(watch->ctl, watch->share, stats);
         if (watch->remaining > 0 && --watch->remaining == 0)
                 g_main_loop_quit(watch->loop);
@@ -139,6 +148,19 @@ static gboolean on_interrupt(gpointer user_data)
 {
         g_main_loop_quit(((Watch *)user_data)->loop);
         return G_SOURCE_REMOVE;
+}
+
+/* A service started before an upgrade has no WatchStats or SampleStats: it
+ * samples all the time, so its Stats property is current.  OK: the call
+ * succeeded or the method is not there (ERROR cleared). */
+static gboolean call_or_older_service(gboolean ok, GError **error)
+{
+        if (ok)
+                return TRUE;
+        if (!g_error_matches(*error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD))
+                return FALSE;
+        g_clear_error(error);
+        return TRUE;
 }
 
 int ctl_cmd_stats(Ctl *ctl, int argc, char **argv)
@@ -173,17 +195,30 @@ int ctl_cmd_stats(Ctl *ctl, int argc, char **argv)
         share = ctl_find_share(ctl, name, &error);
         if (share == NULL)
                 return ctl_fail(error);
-        stats = sluice_share_dup_stats(share);
+        loop = g_main_loop_new(NULL, FALSE);
+        watch = (Watch){ .ctl = ctl, .share = share, .loop = loop, .remaining = count };
+        if (watch_mode) {
+                /* watching first: no sample published between the two calls is missed */
+                g_signal_connect(share, "notify::stats", G_CALLBACK(on_stats_changed), &watch);
+                g_signal_connect(share, "notify::g-name-owner", G_CALLBACK(on_owner_changed), &watch);
+        }
+        /* the service samples only while someone watches: ask for a fresh one */
+        if ((watch_mode && !call_or_older_service(sluice_share_call_watch_stats_sync(share, NULL, &error),
+                                                  &error)) ||
+            !call_or_older_service(sluice_share_call_sample_stats_sync(share, &stats, NULL, &error),
+                                   &error)) {
+                g_signal_handlers_disconnect_by_data(share, &watch);
+                return ctl_fail(error);
+        }
+        if (stats == NULL)
+                stats = sluice_share_dup_stats(share);
         if (stats == NULL)
                 stats = g_variant_ref_sink(g_variant_new("a{sv}", NULL));
+        (void)g_variant_lookup(stats, "timestamp-us", "t", &watch.printed_us);
         print_stats(ctl, share, stats);
         if (!watch_mode)
                 return EXIT_OK;
 
-        loop = g_main_loop_new(NULL, FALSE);
-        watch = (Watch){ .ctl = ctl, .share = share, .loop = loop, .remaining = count };
-        g_signal_connect(share, "notify::stats", G_CALLBACK(on_stats_changed), &watch);
-        g_signal_connect(share, "notify::g-name-owner", G_CALLBACK(on_owner_changed), &watch);
         g_unix_signal_add(SIGINT, on_interrupt, &watch);
         g_unix_signal_add(SIGTERM, on_interrupt, &watch);
         g_main_loop_run(loop);
