@@ -289,11 +289,32 @@ static size_t reply_header(struct freq *r, int error, size_t payload)
 
 size_t freq_reply(struct freq *r, const void *arg, size_t len)
 {
-        if (len > r->out_size || sizeof(struct fuse_out_header) > r->out_size - len ||
-            len > UINT32_MAX - sizeof(struct fuse_out_header))
+        const size_t hlen = sizeof(struct fuse_out_header);
+        struct fuse_out_header h;
+        uint8_t *p;
+
+        if (len > r->out_size || hlen > r->out_size - len || len > UINT32_MAX - hlen)
                 return reply_header(r, -EIO, 0);
+        /* Header and payload in one iovec, or each in one of the first two:
+         * written in place with the bounds already checked above. */
+        p = iov_span(r->out_iov, r->out_cnt, 0, hlen);
+        if (__builtin_expect(p != NULL, 1)) {
+                uint8_t *payload = len ? iov_span(r->out_iov, r->out_cnt, hlen, len) : p;
+
+                if (__builtin_expect(payload != NULL, 1)) {
+                        h = (struct fuse_out_header){ .len = (uint32_t)(hlen + len),
+                                                      .unique = r->in.unique };
+                        if (len)
+                                memcpy(payload, arg, len);
+                        memcpy(p, &h, hlen);
+                        r->replied = true;
+                        r->error = 0;
+                        r->reply_len = hlen + len;
+                        return r->reply_len;
+                }
+        }
         if (len)
-                put(r, sizeof(struct fuse_out_header), arg, len);
+                put(r, hlen, arg, len);
         return reply_header(r, 0, len);
 }
 

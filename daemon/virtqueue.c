@@ -114,11 +114,6 @@ void vq_detach(struct vq *vq)
         pthread_mutex_unlock(&vq->lock);
 }
 
-bool vq_is_broken(struct vq *vq)
-{
-        return atomic_load_explicit(&vq->broken, memory_order_relaxed);
-}
-
 void vq_set_broken(struct vq *vq, const char *why)
 {
         if (atomic_exchange(&vq->broken, true))
@@ -140,13 +135,6 @@ static uint16_t *used_event(struct vq *vq)
 static uint16_t *avail_event(struct vq *vq)
 {
         return (uint16_t *)&vq->used->ring[vq->num];
-}
-
-bool vq_avail_empty(struct vq *vq)
-{
-        if (!vq->avail)
-                return true;
-        return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) == vq->last_avail_idx;
 }
 
 /* One descriptor, each field read exactly once (the guest may rewrite it). */

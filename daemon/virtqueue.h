@@ -100,11 +100,20 @@ void vq_set_err_fd(struct vq *vq, int fd);
 /* vq_push() + vq_notify() from another thread while the queue thread is
  * stopped (a deferred request finished during a ring stop or reset). */
 void vq_complete_stopped(struct vq *vq, uint16_t head, uint32_t len);
-/* true when there is nothing to pop (acquire read of avail->idx). */
-bool vq_avail_empty(struct vq *vq);
+/* true when there is nothing to pop (acquire read of avail->idx).  Inline:
+ * the queue thread asks before every sleep. */
+static inline bool vq_avail_empty(struct vq *vq)
+{
+        if (!vq->avail)
+                return true;
+        return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) == vq->last_avail_idx;
+}
 /* Asks the guest to kick (enable) or not to kick (disable) on new requests.
  * After enabling, re-check vq_avail_empty() before sleeping. */
 void vq_set_notification(struct vq *vq, bool enable);
-bool vq_is_broken(struct vq *vq);
+static inline bool vq_is_broken(struct vq *vq)
+{
+        return atomic_load_explicit(&vq->broken, memory_order_relaxed);
+}
 /* Marks the queue broken, logging `why` once. */
 void vq_set_broken(struct vq *vq, const char *why);
