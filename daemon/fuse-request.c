@@ -95,13 +95,17 @@ static inline size_t iov_copy_to(const struct iovec *iov, unsigned cnt, size_t o
 static unsigned iov_slice(const struct iovec *iov, unsigned cnt, size_t off, size_t len,
                           struct iovec *dst, unsigned max, size_t *covered)
 {
-        unsigned n = 0;
+        unsigned n = 0, i = 0;
         size_t done = 0;
 
-        for (unsigned i = 0; i < cnt && done < len && n < max; i++) {
+        /* Skip the iovecs before off (a WRITE's header and fuse_write_in)... */
+        while (i < cnt && off >= iov[i].iov_len)
+                off -= iov[i++].iov_len;
+        /* ...then one slice per iovec; a small READ or WRITE takes one. */
+        for (; i < cnt && done < len && n < max; i++) {
                 size_t l;
 
-                if (off >= iov[i].iov_len) {
+                if (off >= iov[i].iov_len) {   /* an empty iovec: no empty slice */
                         off -= iov[i].iov_len;
                         continue;
                 }

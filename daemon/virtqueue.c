@@ -222,8 +222,6 @@ static const char *walk_chain(struct vq *vq, uint16_t head, struct vq_elem *e)
                                 return "device-readable descriptor after a device-writable one";
                         readable += d.len;
                 }
-                if ((readable | writable) > UINT32_MAX)
-                        return "chain length overflows 32 bits";
                 /* gm_map_hinted(), spelled out so that the hint and the
                  * count stay in registers for the whole walk. */
                 off = d.addr - g->gpa;
@@ -251,6 +249,10 @@ static const char *walk_chain(struct vq *vq, uint16_t head, struct vq_elem *e)
                 if (idx >= max)
                         return "next descriptor index out of range";
         }
+        /* Checked once: at most 2 * VQ_MAX_SIZE lengths of 32 bits cannot
+         * wrap the 64-bit sums, and each length alone was mapped whole. */
+        if ((readable | writable) > UINT32_MAX)
+                return "chain length overflows 32 bits";
         if (!writing)
                 n_readable = n_iov;
         e->n_readable = n_readable;
