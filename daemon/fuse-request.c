@@ -15,11 +15,9 @@ static inline size_t iov_total(const struct iovec *iov, unsigned cnt)
 {
         size_t total = 0;
 
-        for (unsigned i = 0; i < cnt; i++) {
-                if (iov[i].iov_len > SIZE_MAX - total)
+        for (unsigned i = 0; i < cnt; i++)
+                if (__builtin_add_overflow(total, iov[i].iov_len, &total))
                         return SIZE_MAX;
-                total += iov[i].iov_len;
-        }
         return total;
 }
 

@@ -13,14 +13,6 @@ _Static_assert(STATS_MAX_QUEUES == FS_MAX_QUEUES + 1, "every queue --queues allo
 
 struct stats stats_global;
 
-uint64_t stats_now_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 void stats_init(struct stats *s, unsigned n_queues)
 {
         memset(s, 0, sizeof(*s));
