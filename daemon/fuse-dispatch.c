@@ -515,9 +515,8 @@ static const struct fs_op *op_of(uint32_t opcode)
 
 /* Runs the handler of a decoded request under the table's rules; returns its
  * result (0: replied or deferred, < 0: the error to reply). */
-static int dispatch(struct fs_session *s, struct freq *r)
+static int dispatch(struct fs_session *s, struct freq *r, const struct fs_op *op)
 {
-        const struct fs_op *op = op_of(r->in.opcode);
         _cleanup_iref_ i = { s->fs.inodes, NULL };
 
         if (!op)
@@ -581,10 +580,10 @@ size_t fs_process(struct fs_worker *w, const struct iovec *in, unsigned in_cnt,
                 .stats = s->fs.stats,
                 .start_usec = start,
         };
-        err = d == FREQ_DECODE_ERROR ? r.error : dispatch(s, &r);
+        op = op_of(r.in.opcode);
+        err = d == FREQ_DECODE_ERROR ? r.error : dispatch(s, &r, op);
         if (r.deferred)
                 return FS_PROCESS_DEFERRED;
-        op = op_of(r.in.opcode);
         if (op && (op->flags & OP_NO_REPLY)) {
                 if (!r.replied)
                         freq_reply_none(&r);

@@ -11,15 +11,13 @@
 #include "log.h"
 #include "stats.h"
 
-static size_t iov_total(const struct iovec *iov, unsigned cnt)
+static inline size_t iov_total(const struct iovec *iov, unsigned cnt)
 {
         size_t total = 0;
 
-        for (unsigned i = 0; i < cnt; i++) {
-                if (iov[i].iov_len > SIZE_MAX - total)
+        for (unsigned i = 0; i < cnt; i++)
+                if (__builtin_add_overflow(total, iov[i].iov_len, &total))
                         return SIZE_MAX;
-                total += iov[i].iov_len;
-        }
         return total;
 }
 
@@ -52,26 +50,60 @@ static size_t iov_copy(const struct iovec *iov, unsigned cnt, size_t off, void *
         return done;
 }
 
-static size_t iov_copy_from(const struct iovec *iov, unsigned cnt, size_t off, void *dst, size_t len)
+/* Where [off, off+len) lies whole in one of the first two iovecs (a Linux
+ * guest's header and argument, or reply header and payload, each in their
+ * own): its address there, else NULL (the caller walks the whole list). */
+static inline uint8_t *iov_span(const struct iovec *iov, unsigned cnt, size_t off, size_t len)
 {
+        if (cnt > 0) {
+                if (off < iov[0].iov_len)
+                        return len <= iov[0].iov_len - off ? (uint8_t *)iov[0].iov_base + off : NULL;
+                off -= iov[0].iov_len;
+                if (cnt > 1 && off < iov[1].iov_len && len <= iov[1].iov_len - off)
+                        return (uint8_t *)iov[1].iov_base + off;
+        }
+        return NULL;
+}
+
+/* Inline, so that a copy of a constant size (a header) is a few moves. */
+static inline size_t iov_copy_from(const struct iovec *iov, unsigned cnt, size_t off, void *dst,
+                                   size_t len)
+{
+        const uint8_t *p = iov_span(iov, cnt, off, len);
+
+        if (__builtin_expect(p != NULL, 1)) {
+                memcpy(dst, p, len);
+                return len;
+        }
         return iov_copy(iov, cnt, off, dst, len, false);
 }
 
-static size_t iov_copy_to(const struct iovec *iov, unsigned cnt, size_t off, const void *src, size_t len)
+static inline size_t iov_copy_to(const struct iovec *iov, unsigned cnt, size_t off, const void *src,
+                                 size_t len)
 {
+        uint8_t *p = iov_span(iov, cnt, off, len);
+
+        if (__builtin_expect(p != NULL, 1)) {
+                memcpy(p, src, len);
+                return len;
+        }
         return iov_copy(iov, cnt, off, (void *)src, len, true);
 }
 
 static unsigned iov_slice(const struct iovec *iov, unsigned cnt, size_t off, size_t len,
                           struct iovec *dst, unsigned max, size_t *covered)
 {
-        unsigned n = 0;
+        unsigned n = 0, i = 0;
         size_t done = 0;
 
-        for (unsigned i = 0; i < cnt && done < len && n < max; i++) {
+        /* Skip the iovecs before off (a WRITE's header and fuse_write_in)... */
+        while (i < cnt && off >= iov[i].iov_len)
+                off -= iov[i++].iov_len;
+        /* ...then one slice per iovec; a small READ or WRITE takes one. */
+        for (; i < cnt && done < len && n < max; i++) {
                 size_t l;
 
-                if (off >= iov[i].iov_len) {
+                if (off >= iov[i].iov_len) {   /* an empty iovec: no empty slice */
                         off -= iov[i].iov_len;
                         continue;
                 }
@@ -94,17 +126,29 @@ int freq_decode(struct freq *r, uint8_t *scratch, size_t scratch_size,
 {
         size_t want;
 
-        memset(r, 0, sizeof(*r));
+        /* Field by field: the header is copied over just below, and the
+         * origin and scratch pointers are the caller's to set. */
+        r->arg = scratch;
+        r->arg_len = 0;
+        r->body_len = 0;
         r->in_iov = in;
         r->in_cnt = in_cnt;
         r->in_size = iov_total(in, in_cnt);
         r->out_iov = out;
         r->out_cnt = out_cnt;
         r->out_size = iov_total(out, out_cnt);
-        r->arg = scratch;
+        r->reply_len = 0;
+        r->error = 0;
+        r->replied = false;
+        r->deferred = false;
+        r->buf = NULL;
+        r->iov = NULL;
+        r->origin = (struct freq_origin){ 0 };
 
-        if (iov_copy_from(in, in_cnt, 0, &r->in, sizeof(r->in)) < sizeof(r->in))
+        if (iov_copy_from(in, in_cnt, 0, &r->in, sizeof(r->in)) < sizeof(r->in)) {
+                memset(&r->in, 0, sizeof(r->in));
                 return FREQ_DECODE_NO_REPLY;
+        }
         /* From here on a reply carries the guest's unique. */
         if (r->in.len < sizeof(r->in) || r->in.len > r->in_size) {
                 r->error = -EINVAL;
@@ -215,11 +259,16 @@ unsigned freq_out_slice(const struct freq *r, size_t off, size_t len,
         return iov_slice(r->out_iov, r->out_cnt, off, len, dst, max, covered);
 }
 
-bool freq_put(struct freq *r, size_t off, const void *src, size_t len)
+static inline bool put(struct freq *r, size_t off, const void *src, size_t len)
 {
         if (off > r->out_size || len > r->out_size - off)
                 return false;
         return iov_copy_to(r->out_iov, r->out_cnt, off, src, len) == len;
+}
+
+bool freq_put(struct freq *r, size_t off, const void *src, size_t len)
+{
+        return put(r, off, src, len);
 }
 
 static size_t reply_header(struct freq *r, int error, size_t payload)
@@ -232,7 +281,7 @@ static size_t reply_header(struct freq *r, int error, size_t payload)
 
         r->replied = true;
         r->error = error;
-        if (!freq_put(r, 0, &h, sizeof(h))) {
+        if (!put(r, 0, &h, sizeof(h))) {
                 r->reply_len = 0;
                 return 0;
         }
@@ -242,11 +291,32 @@ static size_t reply_header(struct freq *r, int error, size_t payload)
 
 size_t freq_reply(struct freq *r, const void *arg, size_t len)
 {
-        if (len > r->out_size || sizeof(struct fuse_out_header) > r->out_size - len ||
-            len > UINT32_MAX - sizeof(struct fuse_out_header))
+        const size_t hlen = sizeof(struct fuse_out_header);
+        struct fuse_out_header h;
+        uint8_t *p;
+
+        if (len > r->out_size || hlen > r->out_size - len || len > UINT32_MAX - hlen)
                 return reply_header(r, -EIO, 0);
+        /* Header and payload in one iovec, or each in one of the first two:
+         * written in place with the bounds already checked above. */
+        p = iov_span(r->out_iov, r->out_cnt, 0, hlen);
+        if (__builtin_expect(p != NULL, 1)) {
+                uint8_t *payload = len ? iov_span(r->out_iov, r->out_cnt, hlen, len) : p;
+
+                if (__builtin_expect(payload != NULL, 1)) {
+                        h = (struct fuse_out_header){ .len = (uint32_t)(hlen + len),
+                                                      .unique = r->in.unique };
+                        if (len)
+                                memcpy(payload, arg, len);
+                        memcpy(p, &h, hlen);
+                        r->replied = true;
+                        r->error = 0;
+                        r->reply_len = hlen + len;
+                        return r->reply_len;
+                }
+        }
         if (len)
-                freq_put(r, sizeof(struct fuse_out_header), arg, len);
+                put(r, hlen, arg, len);
         return reply_header(r, 0, len);
 }
 

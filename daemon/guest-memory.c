@@ -300,6 +300,31 @@ int gm_map(const struct gm *m, uint64_t gpa, uint64_t len, struct iovec *iov, un
         return 0;
 }
 
+int gm_map_search(const struct gm *m, const struct gm_region **hint, uint64_t gpa, uint64_t len,
+                  struct iovec *iov, unsigned max, unsigned *n)
+{
+        const struct gm_region *g = find_gpa(m, gpa);
+
+        if (g)
+                *hint = g;
+        return gm_map(m, gpa, len, iov, max, n);
+}
+
+void *gm_gpa_to_host_search(const struct gm *m, const struct gm_region **hint, uint64_t gpa,
+                            uint64_t len)
+{
+        const struct gm_region *g = find_gpa(m, gpa);
+        uint64_t off;
+
+        if (!g || len == 0)
+                return NULL;
+        *hint = g;
+        off = gpa - g->gpa;
+        if (len > g->size - off)
+                return NULL;
+        return g->host + off;
+}
+
 int gm_copy_from(const struct gm *m, uint64_t gpa, void *dst, size_t len)
 {
         uint8_t *out = dst;

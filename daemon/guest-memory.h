@@ -84,5 +84,43 @@ void *gm_uva_to_host(const struct gm *m, uint64_t uva, uint64_t len);
  * wraps, -ENOBUFS when more than max iovecs would be needed. */
 int gm_map(const struct gm *m, uint64_t gpa, uint64_t len, struct iovec *iov, unsigned max,
            unsigned *n);
+/* gm_map() of a range one region holds, without searching the table: *hint
+ * is the region the caller's last translation hit (&m->regions[0] to start;
+ * one hint per thread, the table is shared).  A hint is only a guess: the
+ * range is checked against the region it names, whose fields are always
+ * whole (a slot that was emptied has size 0), so a stale hint costs a search,
+ * never a wrong answer.  Anything else — an empty range, one crossing into
+ * the next region, a full iov — goes through gm_map(), which moves the hint. */
+int gm_map_search(const struct gm *m, const struct gm_region **hint, uint64_t gpa, uint64_t len,
+                  struct iovec *iov, unsigned max, unsigned *n);
+static inline int gm_map_hinted(const struct gm *m, const struct gm_region **hint, uint64_t gpa,
+                                uint64_t len, struct iovec *iov, unsigned max, unsigned *n)
+{
+        const struct gm_region *g = *hint;
+        uint64_t off = gpa - g->gpa;
+
+        /* len - 1 sends an empty range (which makes no iovec) to the slow path. */
+        if (__builtin_expect(off < g->size && len - 1 < g->size - off && *n < max, 1)) {
+                iov[*n].iov_base = g->host + off;
+                iov[*n].iov_len = (size_t)len;
+                (*n)++;
+                return 0;
+        }
+        return gm_map_search(m, hint, gpa, len, iov, max, n);
+}
+/* Host pointer for [gpa, gpa+len) inside one region (len > 0), hinted as
+ * gm_map_hinted(); NULL when no one region holds it all. */
+void *gm_gpa_to_host_search(const struct gm *m, const struct gm_region **hint, uint64_t gpa,
+                            uint64_t len);
+static inline void *gm_gpa_to_host_hinted(const struct gm *m, const struct gm_region **hint,
+                                          uint64_t gpa, uint64_t len)
+{
+        const struct gm_region *g = *hint;
+        uint64_t off = gpa - g->gpa;
+
+        if (__builtin_expect(off < g->size && len - 1 < g->size - off, 1))
+                return g->host + off;
+        return gm_gpa_to_host_search(m, hint, gpa, len);
+}
 /* Copies guest memory out (for indirect tables): 0 or -EFAULT. */
 int gm_copy_from(const struct gm *m, uint64_t gpa, void *dst, size_t len);

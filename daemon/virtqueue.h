@@ -6,7 +6,10 @@
  * frontend's error eventfd written): from then on vq_pop() returns -EIO and
  * the queue stays dead until the frontend sets it up again.  Nothing here
  * allocates: an element's iovecs live in a vq_elem the caller owns (one per
- * queue thread), indirect tables are copied into a buffer inside struct vq.
+ * queue thread).  An indirect table is read where it lies in guest memory,
+ * each descriptor once, as the ring's own table is; one that crosses from one
+ * memory region into the next (or is misaligned) is copied into a buffer
+ * inside struct vq first.
  *
  * Threads: vq_pop(), vq_push(), vq_notify() and vq_set_notification()
  * belong to the one queue thread (deferred completions are handed to it,
@@ -44,6 +47,7 @@ struct vq_elem {
 
 struct vq {
         const struct gm *mem;
+        const struct gm_region *hint; /* the region the last translation hit (queue thread) */
         unsigned index;               /* for log messages */
         unsigned num;                 /* queue size; 0 = not set up */
         struct vring_desc *desc;
@@ -60,7 +64,7 @@ struct vq {
         int err_fd;                   /* eventfd to report a broken queue; -1 = none (not owned) */
         atomic_bool broken;
         pthread_mutex_t lock;         /* the slow paths only: see above */
-        struct vring_desc indirect_table[VQ_MAX_SIZE];  /* copy of the indirect table being walked */
+        struct vring_desc indirect_table[VQ_MAX_SIZE];  /* copy of an indirect table that is not contiguous */
 };
 
 void vq_init(struct vq *vq, const struct gm *mem, unsigned index);
@@ -96,11 +100,20 @@ void vq_set_err_fd(struct vq *vq, int fd);
 /* vq_push() + vq_notify() from another thread while the queue thread is
  * stopped (a deferred request finished during a ring stop or reset). */
 void vq_complete_stopped(struct vq *vq, uint16_t head, uint32_t len);
-/* true when there is nothing to pop (acquire read of avail->idx). */
-bool vq_avail_empty(struct vq *vq);
+/* true when there is nothing to pop (acquire read of avail->idx).  Inline:
+ * the queue thread asks before every sleep. */
+static inline bool vq_avail_empty(struct vq *vq)
+{
+        if (!vq->avail)
+                return true;
+        return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) == vq->last_avail_idx;
+}
 /* Asks the guest to kick (enable) or not to kick (disable) on new requests.
  * After enabling, re-check vq_avail_empty() before sleeping. */
 void vq_set_notification(struct vq *vq, bool enable);
-bool vq_is_broken(struct vq *vq);
+static inline bool vq_is_broken(struct vq *vq)
+{
+        return atomic_load_explicit(&vq->broken, memory_order_relaxed);
+}
 /* Marks the queue broken, logging `why` once. */
 void vq_set_broken(struct vq *vq, const char *why);
