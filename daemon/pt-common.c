@@ -114,11 +114,11 @@ int pt_reply_attr(struct pt_fs *fs, struct freq *r, const struct stat *st)
 
 /* Counts one lookup of the object behind `fd` (O_PATH, consumed), found as
  * `name` in `dir` (NULL: an open file with no name), and fills its entry. */
-static int add_lookup(struct pt_fs *fs, int fd, const struct stat *st, struct inode *dir,
-                      const char *name, struct fuse_entry_out *ret_entry)
+static int add_lookup(struct pt_fs *fs, int fd, const struct stat *st, uint64_t birth,
+                      struct inode *dir, const char *name, struct fuse_entry_out *ret_entry)
 {
         uint64_t nodeid;
-        int r = inode_add_lookup_at(fs->inodes, fd, st, dir, name, &nodeid);
+        int r = inode_add_lookup_at(fs->inodes, fd, st, birth, dir, name, &nodeid);
 
         if (r < 0)
                 return r;
@@ -131,6 +131,7 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
 {
         _cleanup_close_ int fd = -1;
         struct stat st;
+        uint64_t birth;
         int err;
 
         if (dir->type != S_IFDIR)
@@ -139,12 +140,13 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
         fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, O_PATH, 0));
         if (fd < 0)
                 return fd;
-        if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-                return -errno;
+        /* statx: the same one call as fstatat, and the birth time with it. */
+        if ((err = inode_statx(fd, "", &st, &birth)) < 0)
+                return err;
         /* Another file system mounted here: what kind (only then, one statfs). */
         if (st.st_dev != dir->dev && (err = policy_check_mount(fd, name)) < 0)
                 return err;
-        return add_lookup(fs, TAKE_FD(fd), &st, dir, name, ret_entry);
+        return add_lookup(fs, TAKE_FD(fd), &st, birth, dir, name, ret_entry);
 }
 
 int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
@@ -171,7 +173,7 @@ int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const
         path_fd = pt_fd_keep(fs, confine_path_of_open_fd(fs->proc_fd, fd));
         if (path_fd < 0)
                 return path_fd;
-        err = add_lookup(fs, TAKE_FD(path_fd), &st, dir, name, &out.e);
+        err = add_lookup(fs, TAKE_FD(path_fd), &st, 0, dir, name, &out.e);
         if (err < 0)
                 return err;
         {
