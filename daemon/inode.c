@@ -560,7 +560,7 @@ static void parent_put(struct inode_table *t, struct inode *parent)
 /* Called with the table locked (or before it is shared).  The inode is not
  * live yet (refs 0): a stale reader holding its address cannot take a
  * reference, so plain stores are fine; inode_publish() makes it live. */
-static struct inode *inode_alloc(struct inode_table *t, int fd, const struct stat *st)
+static struct inode *inode_alloc(struct inode_table *t, int fd, dev_t dev, ino_t ino, mode_t mode)
 {
         struct inode *inode = t->spare;
 
@@ -574,9 +574,9 @@ static struct inode *inode_alloc(struct inode_table *t, int fd, const struct sta
                 atomic_init(&inode->nlookup, 0);
         }
         atomic_store_explicit(&inode->fd, fd, memory_order_relaxed);
-        inode->dev = st->st_dev;
-        inode->ino = st->st_ino;
-        inode->type = st->st_mode & S_IFMT;
+        inode->dev = dev;
+        inode->ino = ino;
+        inode->type = mode & S_IFMT;
         inode->nodeid = 0;
         inode->hash_next = 0;
         inode->dead_next = NULL;
@@ -628,7 +628,7 @@ int inode_table_new(int root_fd, struct inode_table **ret)
         t->n_buckets = 1024;
         t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
         slot_table_init(&t->slots, 1);
-        root = t->buckets ? inode_alloc(t, root_fd, &st) : NULL;
+        root = t->buckets ? inode_alloc(t, root_fd, st.st_dev, st.st_ino, st.st_mode) : NULL;
         idx = root ? slot_alloc(&t->slots, root) : 0;   /* slot 1, generation 0: nodeid 1 */
         if (idx != INODE_ROOT_ID) {
                 free(root);   /* the caller still owns root_fd on failure */
@@ -764,8 +764,9 @@ static bool refill_locked(struct inode_table *t, struct inode *inode, int fd, ui
         return true;
 }
 
-int inode_add_lookup_at(struct inode_table *t, int fd, const struct stat *st, uint64_t birth,
-                        struct inode *parent, const char *name, uint64_t *ret_nodeid)
+int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mode_t mode,
+                        uint64_t birth, struct inode *parent, const char *name,
+                        uint64_t *ret_nodeid)
 {
         _cleanup_close_ int owned_fd = fd;   /* closed unless an inode keeps it */
         struct fd_batch closing = { .n = 0 };
@@ -773,7 +774,7 @@ int inode_add_lookup_at(struct inode_table *t, int fd, const struct stat *st, ui
         uint32_t idx;
 
         pthread_mutex_lock(&t->mutex);
-        inode = hash_find(t, st->st_dev, st->st_ino);
+        inode = hash_find(t, dev, ino);
         /* A forgotten inode still held by a request (or by its children)
          * comes back to the guest with its nodeid: the table takes its
          * reference again, unless the last holder just dropped it (then it
@@ -793,7 +794,7 @@ int inode_add_lookup_at(struct inode_table *t, int fd, const struct stat *st, ui
         }
         if (!inode) {
                 /* Allocating under the lock is rare (new inodes only) and keeps this simple. */
-                fresh = inode_alloc(t, fd, st);
+                fresh = inode_alloc(t, fd, dev, ino, mode);
                 idx = fresh ? slot_alloc(&t->slots, fresh) : 0;
                 if (idx == 0) {
                         if (fresh) {
@@ -820,7 +821,8 @@ int inode_add_lookup_at(struct inode_table *t, int fd, const struct stat *st, ui
         if (!name_of(inode))
                 inode->keep_fd = true;   /* nothing to reopen it by */
         *ret_nodeid = inode->nodeid;
-        fds_trim_locked(t, &closing);
+        if (t->max_fds && t->n_fds > t->max_fds)
+                fds_trim_locked(t, &closing);
         pthread_mutex_unlock(&t->mutex);
         fd_batch_close(&closing);
         parent_put(t, old_parent);
@@ -869,38 +871,14 @@ struct inode *inode_parent(struct inode_table *t, const struct inode *inode)
 
 /* ---- reopening dropped descriptors ---- */
 
-int inode_statx(int dir_fd, const char *name, struct stat *ret_st, uint64_t *ret_birth)
+uint64_t inode_birth(const struct statx *x)
 {
-        struct statx x;
+        uint64_t b;
 
-        if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH),
-                  STATX_BASIC_STATS | STATX_BTIME, &x) < 0)
-                return -errno;
-        /* Field by field: no zeroing of what nobody reads (the padding). */
-        ret_st->st_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
-        ret_st->st_ino = x.stx_ino;
-        ret_st->st_mode = x.stx_mode;
-        ret_st->st_nlink = x.stx_nlink;
-        ret_st->st_uid = x.stx_uid;
-        ret_st->st_gid = x.stx_gid;
-        ret_st->st_rdev = (S_ISCHR(x.stx_mode) || S_ISBLK(x.stx_mode))
-                          ? makedev(x.stx_rdev_major, x.stx_rdev_minor) : 0;
-        ret_st->st_size = (off_t)x.stx_size;
-        ret_st->st_blksize = (blksize_t)x.stx_blksize;
-        ret_st->st_blocks = (blkcnt_t)x.stx_blocks;
-        ret_st->st_atim.tv_sec = x.stx_atime.tv_sec;
-        ret_st->st_atim.tv_nsec = x.stx_atime.tv_nsec;
-        ret_st->st_mtim.tv_sec = x.stx_mtime.tv_sec;
-        ret_st->st_mtim.tv_nsec = x.stx_mtime.tv_nsec;
-        ret_st->st_ctim.tv_sec = x.stx_ctime.tv_sec;
-        ret_st->st_ctim.tv_nsec = x.stx_ctime.tv_nsec;
-        *ret_birth = 0;
-        if (x.stx_mask & STATX_BTIME) {
-                uint64_t b = ((uint64_t)x.stx_btime.tv_sec << 30) ^ x.stx_btime.tv_nsec;
-
-                *ret_birth = b ? b : 1;
-        }
-        return 0;
+        if (!(x->stx_mask & STATX_BTIME))
+                return 0;
+        b = ((uint64_t)x->stx_btime.tv_sec << 30) ^ x->stx_btime.tv_nsec;
+        return b ? b : 1;
 }
 
 /* Errors of a reopen by name that mean "not the file the guest knows any
@@ -917,8 +895,8 @@ static int reopen_at(struct inode_table *t, struct inode *inode, unsigned depth)
 {
         struct fd_batch closing = { .n = 0 };
         struct inode *parent;
-        struct stat st;
-        uint64_t want_hash, birth = 0;
+        struct statx x;
+        uint64_t want_hash;
         char *name;
         int pfd, fd, err = 0;
 
@@ -945,10 +923,12 @@ static int reopen_at(struct inode_table *t, struct inode *inode, unsigned depth)
         fd = pfd < 0 ? pfd : confine_open_child(pfd, name, O_PATH, 0);
         if (fd < 0)
                 err = gone_errno(-fd) ? -ESTALE : fd;
-        else if ((err = inode_statx(fd, "", &st, &birth)) < 0)
-                ;
-        else if (st.st_dev != inode->dev || st.st_ino != inode->ino ||
-                 (st.st_mode & S_IFMT) != inode->type || (inode->birth && birth != inode->birth) ||
+        else if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_BTIME,
+                       &x) < 0)
+                err = -errno;
+        else if (makedev(x.stx_dev_major, x.stx_dev_minor) != inode->dev || x.stx_ino != inode->ino ||
+                 (x.stx_mode & S_IFMT) != inode->type ||
+                 (inode->birth && inode_birth(&x) != inode->birth) ||
                  (!inode->birth && want_hash && handle_hash_of(fd) != want_hash))
                 err = -ESTALE;   /* the name leads to another file now */
 

@@ -110,17 +110,25 @@ void inode_ref(struct inode_table *t, struct inode *inode);
  * has no name: then its fd is never dropped): the existing inode when (dev,
  * ino) is known, a new one otherwise.  Stores its nodeid in *ret_nodeid;
  * -ENOMEM. */
-int inode_add_lookup_at(struct inode_table *t, int fd, const struct stat *st, uint64_t birth,
-                        struct inode *parent, const char *name, uint64_t *ret_nodeid);
+int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mode_t mode,
+                        uint64_t birth, struct inode *parent, const char *name,
+                        uint64_t *ret_nodeid);
+static inline int inode_add_lookup_at(struct inode_table *t, int fd, const struct stat *st,
+                                      uint64_t birth, struct inode *parent, const char *name,
+                                      uint64_t *ret_nodeid)
+{
+        return inode_add_lookup_id(t, fd, st->st_dev, st->st_ino, st->st_mode, birth, parent, name,
+                                   ret_nodeid);
+}
 static inline int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st,
                                    struct inode *parent, uint64_t *ret_nodeid)
 {
         return inode_add_lookup_at(t, fd, st, 0, parent, NULL, ret_nodeid);
 }
-/* statx() of an O_PATH fd (or of `name` under it) as a struct stat, and the
- * birth time mix inode_add_lookup_at() takes (0 when the file system keeps
- * none).  -errno. */
-int inode_statx(int dir_fd, const char *name, struct stat *ret_st, uint64_t *ret_birth);
+/* The birth time mix inode_add_lookup_id() takes, from a statx() that asked
+ * for STATX_BTIME (0 when the file system keeps none). */
+struct statx;
+uint64_t inode_birth(const struct statx *x);
 /* The guest renamed or linked the object (dev, ino) to `name` in the
  * directory `parent`: it is reachable there now, when the guest knows it.
  * Cheap: one hash lookup. */
