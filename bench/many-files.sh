@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # many-files.sh [--files N] [--daemons sluice,virtiofsd] [--trixie-cache DIR] BUILD_DIR
+# many-files.sh --callgrind BUILD_DIR
 #
 # A tree of real size at the protocol level: bench/many-files (built in
 # BUILD_DIR) walks N distinct files (default 1,000,000, made once on
@@ -11,13 +12,19 @@
 # sluice-fs with --poll-us=0 --sandbox=none, Rust virtiofsd with --sandbox
 # none --cache auto (bench/fetch-trixie.sh; skipped when it cannot be had).
 # $SLUICE_OPTS adds options to sluice-fs (say --max-inode-fds=N).
+#
+# --callgrind counts instead (valgrind): sluice-fs's instructions per LOOKUP +
+# FORGET of a new file when every lookup makes it drop another inode's
+# descriptor (--max-inode-fds=1000) and when none does: walks of 10,000 and
+# of 20,000 files, the difference divided by 10,000 (start-up cancels out).
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
-files=1000000 daemons=sluice,virtiofsd trixie=
+files=1000000 daemons=sluice,virtiofsd trixie= callgrind=
 while [ $# -gt 0 ]; do
         case "$1" in
+        --callgrind) callgrind=1 ;;
         --files) files=$2; shift ;;
         --daemons) daemons=$2; shift ;;
         --trixie-cache) trixie=$2; shift ;;
@@ -40,6 +47,36 @@ runas=()
 if [ "$(id -u)" -eq 0 ]; then
         id sluice-test >/dev/null 2>&1 || useradd --create-home --user-group sluice-test
         runas=(setpriv --reuid=sluice-test --regid="$(id -g sluice-test)" --init-groups --)
+fi
+
+if [ -n "$callgrind" ]; then
+        command -v valgrind >/dev/null || { say "valgrind is not installed"; exit 77; }
+        work=$(mktemp -d /dev/shm/many-files-cg.XXXXXX)
+        trap 'rm -rf "$work"' EXIT
+        chmod 755 "$work"
+        mkdir -p "$work/share" "$work/sock"
+        [ ${#runas[@]} -eq 0 ] || chown sluice-test: "$work/sock" "$work"
+        "$bench" --share="$work/share" --files=20000 --make-only
+        count() {   # CAP FILES: the daemon's instruction total
+                local sock=$work/sock/cg.sock out=$work/cg.$1.$2 p
+                rm -f "$sock"
+                "${runas[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
+                        "$sluice" --socket-path="$sock" --shared-dir="$work/share" --poll-us=0 \
+                        --sandbox=none --max-inode-fds="$1" </dev/null >"$work/cg.log" 2>&1 &
+                p=$!
+                for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
+                "$bench" --socket="$sock" --pid="$p" --share="$work/share" --files="$2" \
+                        --lookups-only >/dev/null
+                kill "$p"
+                wait "$p" 2>/dev/null || true
+                sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$out" | head -1
+        }
+        for cap in 1000 1000000; do
+                a=$(count "$cap" 10000)
+                b=$(count "$cap" 20000)
+                echo "sluice-fs --max-inode-fds=$cap: $(( (b - a) / 10000 )) instructions per LOOKUP + FORGET"
+        done
+        exit 0
 fi
 
 # About 1 KiB of kernel memory per empty file on tmpfs.
