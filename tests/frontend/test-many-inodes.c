@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -302,10 +303,101 @@ static void test_option(void)
         harness_assert_alive(h);
 }
 
+/* Four queues at once over 200 files with a cap of 4: descriptors are
+ * dropped and reopened all the time, under requests on other queues that
+ * hold the same inodes (ThreadSanitizer runs this too). */
+#define RACE_FILES   200u
+#define RACE_THREADS 4u
+#define RACE_OPS     1500u
+
+struct race {
+        struct vmm *v;
+        const uint64_t *ids;
+        uint64_t dir;
+        unsigned t;
+        unsigned failures;
+};
+
+static void *race_thread(void *arg)
+{
+        struct race *r = arg;
+
+        for (unsigned i = 0; i < RACE_OPS; i++) {
+                unsigned k = (r->t * 7919u + i * 31u) % RACE_FILES;
+                g_autofree char *want = content_of(k);
+                struct vmm_op op = { .queue = r->t + 1 };
+                struct fuse_attr_out ao;
+                struct fuse_entry_out eo;
+                char name[16];
+
+                if (i % 5 == 0) {
+                        g_snprintf(name, sizeof(name), "f%04u", k);
+                        op.opcode = FUSE_LOOKUP;
+                        op.nodeid = r->dir;
+                        op.arg[0] = (struct iovec){ name, strlen(name) + 1 };
+                        op.arg_cnt = 1;
+                        op.out = &eo;
+                        op.out_size = sizeof(eo);
+                } else {
+                        op.opcode = FUSE_GETATTR;
+                        op.nodeid = r->ids[k];
+                        op.out = &ao;
+                        op.out_size = sizeof(ao);
+                        op.arg[0] = (struct iovec){ &(struct fuse_getattr_in){ 0 },
+                                                    sizeof(struct fuse_getattr_in) };
+                        op.arg_cnt = 1;
+                }
+                if (vmm_op_run(r->v, &op) < 0 || op.error != 0 ||
+                    (op.opcode == FUSE_LOOKUP && (eo.nodeid != r->ids[k] || eo.attr.size != strlen(want))) ||
+                    (op.opcode == FUSE_GETATTR && ao.attr.size != strlen(want)))
+                        r->failures++;
+        }
+        return NULL;
+}
+
+static void test_concurrent_reopen(void)
+{
+        if (!harness_require_sluice("sluice-fs's descriptor cache"))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        harness_mkdir(h, "d");
+        for (unsigned i = 0; i < RACE_FILES; i++) {
+                g_autofree char *name = name_of(i);
+                g_autofree char *rel = g_strdup_printf("d/%s", name);
+                g_autofree char *content = content_of(i);
+                host_file(h, rel, content);
+        }
+        const char *extra[] = { "--max-inode-fds=4", "--queues=4", NULL };
+        harness_start(h, extra);
+        struct vmm_config cfg = { .request_queues = RACE_THREADS };
+        struct vmm *v = h->vmm = harness_connect(h, &cfg);
+        struct fuse_entry_out d;
+        static uint64_t ids[RACE_FILES];
+        assert_ok(vmm_lookup(v, VMM_ROOT, "d", &d));
+        for (unsigned i = 0; i < RACE_FILES; i++) {
+                g_autofree char *name = name_of(i);
+                struct fuse_entry_out e;
+                assert_ok(vmm_lookup(v, d.nodeid, name, &e));
+                ids[i] = e.nodeid;
+        }
+        struct race r[RACE_THREADS];
+        pthread_t th[RACE_THREADS];
+        for (unsigned t = 0; t < RACE_THREADS; t++) {
+                r[t] = (struct race){ .v = v, .ids = ids, .dir = d.nodeid, .t = t };
+                g_assert_cmpint(pthread_create(&th[t], NULL, race_thread, &r[t]), ==, 0);
+        }
+        for (unsigned t = 0; t < RACE_THREADS; t++) {
+                pthread_join(th[t], NULL);
+                g_assert_cmpuint(r[t].failures, ==, 0);
+        }
+        harness_assert_alive(h);
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
         g_test_add_func("/many-inodes/walk-and-reopen", test_walk_and_reopen);
         g_test_add_func("/many-inodes/option", test_option);
+        g_test_add_func("/many-inodes/concurrent-reopen", test_concurrent_reopen);
         return g_test_run();
 }
