@@ -753,6 +753,13 @@ void inode_put(struct inode_table *t, struct inode *inode)
  * that reuses the inode number (false: the caller makes a new inode). */
 static bool refill_locked(struct inode_table *t, struct inode *inode, int fd, uint64_t birth)
 {
+        struct statx x;
+
+        /* A new file (CREATE, TMPFILE) comes without a birth time: ask, as
+         * its inode number may be that of a file gone since. */
+        if (!birth && inode->birth &&
+            statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BTIME, &x) == 0)
+                birth = inode_birth(&x);
         if ((inode->birth && birth && birth != inode->birth) ||
             (!inode->birth && inode->handle_hash && handle_hash_of(fd) != inode->handle_hash)) {
                 inode->stale = true;
