@@ -3,8 +3,10 @@
  *
  * An inode is a host object the guest knows by a nodeid: an O_PATH|O_NOFOLLOW
  * fd, keyed by (st_dev, st_ino) so that two names of one file are one inode,
- * with the kernel's lookup count (LOOKUP/CREATE/MKDIR/… +1, FORGET −n).  A
- * handle is an open file or directory the guest knows by an fh.
+ * with the kernel's lookup count (LOOKUP/CREATE/MKDIR/… +1, FORGET −n) and
+ * one name it can be reached by.  Only a bounded number of inodes keep their
+ * fd; the others are reopened by that name when used (see "descriptors"
+ * below).  A handle is an open file or directory the guest knows by an fh.
  *
  * Nodeids and fhs are never pointers: the low 32 bits index a slot table and
  * the high 32 bits carry the slot's generation, so a stale or forged number
