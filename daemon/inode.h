@@ -3,8 +3,10 @@
  *
  * An inode is a host object the guest knows by a nodeid: an O_PATH|O_NOFOLLOW
  * fd, keyed by (st_dev, st_ino) so that two names of one file are one inode,
- * with the kernel's lookup count (LOOKUP/CREATE/MKDIR/… +1, FORGET −n).  A
- * handle is an open file or directory the guest knows by an fh.
+ * with the kernel's lookup count (LOOKUP/CREATE/MKDIR/… +1, FORGET −n) and
+ * one name it can be reached by.  Only a bounded number of inodes keep their
+ * fd; the others are reopened by that name when used (see "descriptors"
+ * below).  A handle is an open file or directory the guest knows by an fh.
  *
  * Nodeids and fhs are never pointers: the low 32 bits index a slot table and
  * the high 32 bits carry the slot's generation, so a stale or forged number
@@ -36,33 +38,57 @@
 #define INODE_ROOT_ID 1
 
 struct inode {
-        /* Ordered for size (64 bytes: 10,000 looked-up inodes are ~1 MiB with
-         * the slot and hash tables): the 8-byte fields, then the 4-byte ones. */
+        /* Ordered for size (104 bytes: a million looked-up inodes are ~130 MiB
+         * with their names and the slot and hash tables): the 8-byte fields,
+         * then the 4-byte ones. */
         dev_t dev;
         ino_t ino;
         uint64_t nodeid;        /* set before the inode is published, then constant */
         /* The fields below belong to the table: nlookup is written under its
          * lock and read without it; refs is atomic (see above). */
         _Atomic uint64_t nlookup;
+        /* One name the inode is reachable by: `name` in the directory
+         * `parent`, where it was last looked up, created, linked or renamed
+         * to through us (NULL for the root and an O_TMPFILE).  The parent is
+         * referenced, so it stays in the table while a child may need it to
+         * be reopened.  Under the table lock (inode_parent()). */
+        struct inode *parent;
         union {
-                /* While the guest knows it: the nodeid of the directory it was
-                 * last looked up in or renamed into (0: none), for telling
-                 * where a non-directory is when its path is too long to read
-                 * (pt_check_inside()).  A stale nodeid finds nothing. */
-                _Atomic uint64_t parent;
-                /* Once no one holds it: inode_forget_all()'s list of inodes
-                 * to destroy, or the spare list. */
-                struct inode *dead_next;
+                char *name_ptr;         /* !name_inline: on the heap, or NULL: none */
+                char name_in[16];       /* name_inline: short names, no allocation */
         };
         /* What the layer above hangs on the inode (the FUSE layer: its
          * guest lock owners, pt-lock.h).  NULL in a new inode; the table
          * never reads it, and calls the destroy function
          * (inode_table_set_destroy_fn()) before the inode goes. */
         void *private_data;
-        int fd;                 /* O_PATH | O_NOFOLLOW, inside the shared folder */
+        /* A mix of the file's birth time (statx), 0 when unknown: with
+         * (dev, ino) it tells the file from a later one that reuses the
+         * inode number (ext4 and others do), when a dropped fd is reopened. */
+        uint64_t birth;
+        union {
+                /* fd >= 0: the neighbours (slot indexes) in the clock of
+                 * inodes holding a descriptor (inode.c). */
+                struct { uint32_t prev, next; } clock;
+                /* fd < 0 and no birth time: a hash of the file handle the
+                 * descriptor had when it was dropped (0: the file system
+                 * gives none), for the same purpose as `birth`. */
+                uint64_t handle_hash;
+                /* Once no one holds it: inode_forget_all()'s list of inodes
+                 * to destroy, or the spare list. */
+                struct inode *dead_next;
+        };
+        /* O_PATH | O_NOFOLLOW, inside the shared folder; -1 while dropped
+         * (only when no request holds the inode: use inode_fd()). */
+        _Atomic int fd;
         mode_t type;            /* S_IFMT bits: the type of an inode never changes */
         _Atomic uint32_t refs;
         uint32_t hash_next;     /* slot index of the next inode in the bucket; 0 ends */
+        _Atomic uint32_t kids;  /* inodes whose `parent` this is (written under the lock) */
+        atomic_bool used;       /* used since the clock hand last passed (second chance) */
+        bool keep_fd;           /* under the lock: never dropped (root, unlinked, no name) */
+        bool stale;             /* under the lock: no longer the file its name leads to */
+        bool name_inline;       /* under the lock: the name is in name_in */
 };
 
 struct inode_table;
@@ -81,14 +107,76 @@ void inode_put(struct inode_table *t, struct inode *inode);
 void inode_ref(struct inode_table *t, struct inode *inode);
 
 /* Counts one lookup of the object behind `fd` (O_PATH, consumed, also on
- * failure) whose stat is `st`, found in the directory `parent` (a nodeid; 0
- * when none): the existing inode when (dev, ino) is known, a new one
- * otherwise.  Stores its nodeid in *ret_nodeid; -ENOMEM. */
-int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t parent,
-                     uint64_t *ret_nodeid);
-/* The guest renamed the object (dev, ino) into the directory `parent`: notes
- * it there, when the guest knows it.  Cheap: one hash lookup. */
-void inode_note_parent(struct inode_table *t, dev_t dev, ino_t ino, uint64_t parent);
+ * failure) whose stat is `st` and birth time mix `birth` (inode_birth(); 0
+ * when unknown), found as `name` in the directory `parent` (both NULL when it
+ * has no name: then its fd is never dropped): the existing inode when (dev,
+ * ino) is known, a new one otherwise.  Stores its nodeid in *ret_nodeid;
+ * -ENOMEM. */
+int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mode_t mode,
+                        uint64_t birth, struct inode *parent, const char *name,
+                        uint64_t *ret_nodeid);
+static inline int inode_add_lookup_at(struct inode_table *t, int fd, const struct stat *st,
+                                      uint64_t birth, struct inode *parent, const char *name,
+                                      uint64_t *ret_nodeid)
+{
+        return inode_add_lookup_id(t, fd, st->st_dev, st->st_ino, st->st_mode, birth, parent, name,
+                                   ret_nodeid);
+}
+static inline int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st,
+                                   struct inode *parent, uint64_t *ret_nodeid)
+{
+        return inode_add_lookup_at(t, fd, st, 0, parent, NULL, ret_nodeid);
+}
+/* The birth time mix inode_add_lookup_id() takes, from a statx() that asked
+ * for STATX_BTIME (0 when the file system keeps none). */
+struct statx;
+uint64_t inode_birth(const struct statx *x);
+/* The guest renamed or linked the object (dev, ino) to `name` in the
+ * directory `parent`: it is reachable there now, when the guest knows it.
+ * Cheap: one hash lookup. */
+void inode_note_name(struct inode_table *t, dev_t dev, ino_t ino, struct inode *parent,
+                     const char *name);
+/* The guest removed a name of (dev, ino) (UNLINK, RMDIR, a RENAME over it):
+ * the inode keeps its descriptor from now on, since no name may lead to it. */
+void inode_note_removed(struct inode_table *t, dev_t dev, ino_t ino);
+/* Whether some inode the table holds was reached through `dir` (so that a
+ * change of a name in it must be noted); a hint, read without the lock. */
+static inline bool inode_has_kids(const struct inode *dir)
+{
+        return atomic_load_explicit(&dir->kids, memory_order_relaxed) != 0;
+}
+/* The referenced directory the inode was reached through, or NULL (put it
+ * with inode_put()). */
+struct inode *inode_parent(struct inode_table *t, const struct inode *inode);
+
+/* ---- descriptors ----
+ *
+ * The table keeps an fd for at most inode_fds_max() inodes that no request
+ * or open file holds: beyond, the least recently used give theirs back
+ * (a clock with a second chance), and a later request reopens them by name
+ * from their parent.  So the worker's descriptors stay bounded however many
+ * inodes the guest knows. */
+
+/* The inode's O_PATH fd, valid while the caller holds the inode: reopened
+ * when it was dropped.  -ESTALE when its name no longer leads to the same
+ * file (removed or replaced on the host), -EMFILE, -ENOMEM. */
+int inode_reopen(struct inode_table *t, struct inode *inode);
+static inline int inode_fd(struct inode_table *t, struct inode *inode)
+{
+        int fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
+
+        if (__builtin_expect(fd < 0, 0))
+                return inode_reopen(t, inode);
+        if (!atomic_load_explicit(&inode->used, memory_order_relaxed))
+                atomic_store_explicit(&inode->used, true, memory_order_relaxed);
+        return fd;
+}
+/* At most `max` descriptors for inodes kept (0: no limit; at least 2). */
+void inode_fds_set_max(struct inode_table *t, size_t max);
+size_t inode_fds_max(struct inode_table *t);
+/* Inodes holding a descriptor now, and drops and reopens so far (stats, tests). */
+size_t inode_fds_count(struct inode_table *t);
+void inode_fds_stats(struct inode_table *t, uint64_t *ret_drops, uint64_t *ret_reopens);
 /* FORGET: drops n lookups; the inode goes when no lookup and no request holds it. */
 void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
 /* Forgets every inode but the root (DESTROY, session reset). */

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "confine.h"
 #include "log.h"
@@ -28,6 +29,28 @@ int pt_fd_keep(const struct pt_fs *fs, int fd)
 int pt_stat(const struct inode *i, struct stat *ret_st)
 {
         return fstatat(i->fd, "", ret_st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+/* pt_fill_attr() from a statx (a LOOKUP's: no conversion to a struct stat). */
+static void fill_attr_statx(const struct pt_fs *fs, struct fuse_attr *a, const struct statx *x)
+{
+        memset(a, 0, sizeof(*a));
+        a->ino = x->stx_ino;
+        a->size = x->stx_size;
+        a->blocks = x->stx_blocks;
+        a->atime = (uint64_t)x->stx_atime.tv_sec;
+        a->mtime = (uint64_t)x->stx_mtime.tv_sec;
+        a->ctime = (uint64_t)x->stx_ctime.tv_sec;
+        a->atimensec = x->stx_atime.tv_nsec;
+        a->mtimensec = x->stx_mtime.tv_nsec;
+        a->ctimensec = x->stx_ctime.tv_nsec;
+        a->mode = x->stx_mode;
+        a->nlink = x->stx_nlink;
+        a->uid = idmap_uid_to_guest(&fs->idmap, x->stx_uid);
+        a->gid = idmap_gid_to_guest(&fs->idmap, x->stx_gid);
+        if (S_ISCHR(x->stx_mode) || S_ISBLK(x->stx_mode))
+                a->rdev = (uint32_t)makedev(x->stx_rdev_major, x->stx_rdev_minor);
+        a->blksize = x->stx_blksize;
 }
 
 void pt_fill_attr(const struct pt_fs *fs, struct fuse_attr *a, const struct stat *st)
@@ -65,13 +88,17 @@ static void fill_entry(const struct pt_fs *fs, struct fuse_entry_out *e, uint64_
  * goes unseen; one of a directory above it does not). */
 static int check_inside_by_parent(struct pt_fs *fs, const struct inode *root, const struct inode *i)
 {
-        _cleanup_iref_ dir = PT_INODE(fs, atomic_load_explicit(&i->parent, memory_order_relaxed));
+        _cleanup_iref_ dir = { fs->inodes, inode_parent(fs->inodes, i) };
+        int fd;
 
         if (!dir.p || dir.p->type != S_IFDIR)
                 return -EACCES;
         if (dir.p == root)
                 return 0;
-        return confine_check_inside(fs->proc_fd, root->fd, dir.p->fd) < 0 ? -EACCES : 0;
+        fd = inode_fd(fs->inodes, dir.p);
+        if (fd < 0)
+                return -EACCES;
+        return confine_check_inside(fs->proc_fd, root->fd, fd) < 0 ? -EACCES : 0;
 }
 
 int pt_check_inside(struct pt_fs *fs, const struct inode *i)
@@ -108,13 +135,13 @@ int pt_reply_attr(struct pt_fs *fs, struct freq *r, const struct stat *st)
         return pt_reply(r, &out, sizeof(out));
 }
 
-/* Counts one lookup of the object behind `fd` (O_PATH, consumed), found in
- * `dir`, and fills its entry. */
-static int add_lookup(struct pt_fs *fs, int fd, const struct stat *st, const struct inode *dir,
-                      struct fuse_entry_out *ret_entry)
+/* Counts one lookup of the object behind `fd` (O_PATH, consumed), found as
+ * `name` in `dir` (NULL: an open file with no name), and fills its entry. */
+static int add_lookup(struct pt_fs *fs, int fd, const struct stat *st, struct inode *dir,
+                      const char *name, struct fuse_entry_out *ret_entry)
 {
         uint64_t nodeid;
-        int r = inode_add_lookup(fs->inodes, fd, st, dir ? dir->nodeid : 0, &nodeid);
+        int r = inode_add_lookup_at(fs->inodes, fd, st, 0, dir, name, &nodeid);
 
         if (r < 0)
                 return r;
@@ -126,20 +153,35 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
                     struct fuse_entry_out *ret_entry)
 {
         _cleanup_close_ int fd = -1;
-        struct stat st;
+        struct statx x;
+        uint64_t nodeid;
+        dev_t dev;
         int err;
 
         if (dir->type != S_IFDIR)
                 return -ENOTDIR;
+        PT_NEED_FD(fs, dir);
         fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, O_PATH, 0));
         if (fd < 0)
                 return fd;
-        if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+        /* statx: one call as fstatat would be, and the birth time with it,
+         * which tells this file from a later one with its inode number. */
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &x) < 0)
                 return -errno;
+        dev = makedev(x.stx_dev_major, x.stx_dev_minor);
         /* Another file system mounted here: what kind (only then, one statfs). */
-        if (st.st_dev != dir->dev && (err = policy_check_mount(fd, name)) < 0)
+        if (dev != dir->dev && (err = policy_check_mount(fd, name)) < 0)
                 return err;
-        return add_lookup(fs, TAKE_FD(fd), &st, dir, ret_entry);
+        err = inode_add_lookup_id(fs->inodes, TAKE_FD(fd), dev, x.stx_ino, x.stx_mode, inode_birth(&x),
+                                  dir, name, &nodeid);
+        if (err < 0)
+                return err;
+        memset(ret_entry, 0, sizeof(*ret_entry));
+        ret_entry->nodeid = nodeid;
+        ret_entry->entry_valid = ret_entry->attr_valid = fs->timeout_sec;
+        ret_entry->entry_valid_nsec = ret_entry->attr_valid_nsec = fs->timeout_nsec;
+        fill_attr_statx(fs, &ret_entry->attr, &x);
+        return 0;
 }
 
 int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
@@ -166,7 +208,7 @@ int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const
         path_fd = pt_fd_keep(fs, confine_path_of_open_fd(fs->proc_fd, fd));
         if (path_fd < 0)
                 return path_fd;
-        err = add_lookup(fs, TAKE_FD(path_fd), &st, dir, &out.e);
+        err = add_lookup(fs, TAKE_FD(path_fd), &st, dir, name, &out.e);
         if (err < 0)
                 return err;
         {
