@@ -143,7 +143,10 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
                                 full = true;
                                 break;
                         }
-                        memset(&ent, 0, size);
+                        /* Every header field is set below (a direntplus's entry by
+                         * the lookup or here); only the name's padding needs zeros:
+                         * the record's last 8 bytes, all at or after name_off. */
+                        memset((uint8_t *)&ent + size - 8, 0, 8);
                         memcpy((uint8_t *)&ent + name_off, de->d_name, namelen);
                         /* NUL-terminated for pt_lookup_entry() even when the record ends with the name. */
                         ent.bytes[name_off + namelen] = '\0';
@@ -170,6 +173,7 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
                                 }
                         } else if (plus) {
                                 /* nodeid 0: the kernel makes no dentry for "." and "..". */
+                                memset(&ent.p.entry_out, 0, sizeof(ent.p.entry_out));
                                 ent.p.entry_out.attr.ino = de->d_ino;
                                 ent.p.entry_out.attr.mode = (uint32_t)DTTOIF(de->d_type);
                         }
