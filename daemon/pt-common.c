@@ -31,26 +31,28 @@ int pt_stat(const struct inode *i, struct stat *ret_st)
         return fstatat(i->fd, "", ret_st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
-/* pt_fill_attr() from a statx (a LOOKUP's: no conversion to a struct stat). */
+/* pt_fill_attr() from a statx (a LOOKUP's: no conversion to a struct stat).
+ * Every field is written (struct fuse_attr has no padding): no memset first. */
 static void fill_attr_statx(const struct pt_fs *fs, struct fuse_attr *a, const struct statx *x)
 {
-        memset(a, 0, sizeof(*a));
-        a->ino = x->stx_ino;
-        a->size = x->stx_size;
-        a->blocks = x->stx_blocks;
-        a->atime = (uint64_t)x->stx_atime.tv_sec;
-        a->mtime = (uint64_t)x->stx_mtime.tv_sec;
-        a->ctime = (uint64_t)x->stx_ctime.tv_sec;
-        a->atimensec = x->stx_atime.tv_nsec;
-        a->mtimensec = x->stx_mtime.tv_nsec;
-        a->ctimensec = x->stx_ctime.tv_nsec;
-        a->mode = x->stx_mode;
-        a->nlink = x->stx_nlink;
-        a->uid = idmap_uid_to_guest(&fs->idmap, x->stx_uid);
-        a->gid = idmap_gid_to_guest(&fs->idmap, x->stx_gid);
-        if (S_ISCHR(x->stx_mode) || S_ISBLK(x->stx_mode))
-                a->rdev = (uint32_t)makedev(x->stx_rdev_major, x->stx_rdev_minor);
-        a->blksize = x->stx_blksize;
+        *a = (struct fuse_attr){
+                .ino = x->stx_ino,
+                .size = x->stx_size,
+                .blocks = x->stx_blocks,
+                .atime = (uint64_t)x->stx_atime.tv_sec,
+                .mtime = (uint64_t)x->stx_mtime.tv_sec,
+                .ctime = (uint64_t)x->stx_ctime.tv_sec,
+                .atimensec = x->stx_atime.tv_nsec,
+                .mtimensec = x->stx_mtime.tv_nsec,
+                .ctimensec = x->stx_ctime.tv_nsec,
+                .mode = x->stx_mode,
+                .nlink = x->stx_nlink,
+                .uid = idmap_uid_to_guest(&fs->idmap, x->stx_uid),
+                .gid = idmap_gid_to_guest(&fs->idmap, x->stx_gid),
+                .rdev = S_ISCHR(x->stx_mode) || S_ISBLK(x->stx_mode)
+                        ? (uint32_t)makedev(x->stx_rdev_major, x->stx_rdev_minor) : 0,
+                .blksize = x->stx_blksize,
+        };
 }
 
 void pt_fill_attr(const struct pt_fs *fs, struct fuse_attr *a, const struct stat *st)
@@ -176,11 +178,11 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
                                   dir, name, &nodeid);
         if (err < 0)
                 return err;
-        memset(ret_entry, 0, sizeof(*ret_entry));
         ret_entry->nodeid = nodeid;
+        ret_entry->generation = 0;
         ret_entry->entry_valid = ret_entry->attr_valid = fs->timeout_sec;
         ret_entry->entry_valid_nsec = ret_entry->attr_valid_nsec = fs->timeout_nsec;
-        fill_attr_statx(fs, &ret_entry->attr, &x);
+        fill_attr_statx(fs, &ret_entry->attr, &x);   /* the rest: no padding in between */
         return 0;
 }
 

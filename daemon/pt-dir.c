@@ -11,6 +11,25 @@
 
 #include "confine.h"
 
+/* The directory `dir` (the dispatcher checked its type) opened for reading
+ * through our own fd's magic link in /proc/self/fd.  confine_reopen() would
+ * first fstat the O_PATH fd to refuse a symlink and afterwards compare
+ * (st_dev, st_ino): an inode's type never changes, and the magic link of an
+ * fd we hold leads to exactly the object that fd holds (O_DIRECTORY makes the
+ * kernel refuse anything else on top), so both are known already: two
+ * system calls fewer per OPENDIR. */
+static int reopen_dir(struct pt_fs *fs, const struct inode *dir)
+{
+        char name[16];
+        int fd;
+
+        if (dir->type != S_IFDIR)
+                return -ENOTDIR;
+        confine_fd_name(name, sizeof(name), dir->fd);
+        fd = openat(fs->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+        return fd >= 0 ? fd : -errno;
+}
+
 int pt_opendir(struct pt_fs *fs, struct freq *r, struct inode *dir)
 {
         struct fuse_open_out out = { 0 };
@@ -20,7 +39,7 @@ int pt_opendir(struct pt_fs *fs, struct freq *r, struct inode *dir)
         if ((err = pt_check_access(fs, r, dir, R_OK)) < 0 ||
             (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
-        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, dir->fd, O_RDONLY | O_DIRECTORY));
+        fd = pt_fd_keep(fs, reopen_dir(fs, dir));
         if (fd < 0)
                 return fd;
         err = handle_add(fs->handles, fd, dir, true, false, &out.fh);
@@ -45,6 +64,9 @@ struct linux_dirent64 {
         char d_name[];
 };
 
+/* The largest record getdents64 makes: a 255-byte name, its NUL, aligned to 8. */
+#define DIRENT64_MAX ((offsetof(struct linux_dirent64, d_name) + 256 + 7) & ~(size_t)7)
+
 /* READDIR/READDIRPLUS: seek the directory fd to the guest's offset (a cookie
  * we handed out as d_off), read a batch with getdents64 into the worker's
  * scratch and pack entries straight into the guest's reply buffer.  Entries
@@ -55,7 +77,7 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
         _cleanup_href_ h = PT_DIR(fs, in->fh);
         const size_t hdr = sizeof(struct fuse_out_header);
         size_t max, used = 0, chunk;
-        bool full = false;
+        bool full = false, last;
         int err = 0;
 
         if (!h.p)
@@ -88,6 +110,12 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
                 }
                 if (n == 0)
                         break;
+                /* Room left for the longest record: the kernel stopped at the
+                 * end of the directory, and another getdents64 would only say
+                 * so.  What this batch gives is the reply, unless it gave
+                 * nothing (an empty reply is the end for the guest; a short
+                 * one is not: it asks again from the last offset). */
+                last = chunk - (size_t)n >= DIRENT64_MAX;
                 while (pos < (size_t)n) {
                         const struct linux_dirent64 *de = (const void *)(r->buf + pos);
                         union {
@@ -115,7 +143,10 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
                                 full = true;
                                 break;
                         }
-                        memset(&ent, 0, size);
+                        /* Every header field is set below (a direntplus's entry by
+                         * the lookup or here); only the name's padding needs zeros:
+                         * the record's last 8 bytes, all at or after name_off. */
+                        memset((uint8_t *)&ent + size - 8, 0, 8);
                         memcpy((uint8_t *)&ent + name_off, de->d_name, namelen);
                         /* NUL-terminated for pt_lookup_entry() even when the record ends with the name. */
                         ent.bytes[name_off + namelen] = '\0';
@@ -142,6 +173,7 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
                                 }
                         } else if (plus) {
                                 /* nodeid 0: the kernel makes no dentry for "." and "..". */
+                                memset(&ent.p.entry_out, 0, sizeof(ent.p.entry_out));
                                 ent.p.entry_out.attr.ino = de->d_ino;
                                 ent.p.entry_out.attr.mode = (uint32_t)DTTOIF(de->d_type);
                         }
@@ -158,6 +190,8 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
                         }
                         used += size;
                 }
+                if (last && used > 0)
+                        break;
         }
         pthread_mutex_unlock(&h.p->dir_mutex);
         return err < 0 ? err : pt_reply_payload(r, used);

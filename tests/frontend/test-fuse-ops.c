@@ -149,11 +149,13 @@ static void test_getattr(void)
         g_assert_cmpuint(a.size, ==, 3);
 }
 
-static void test_setattr(void)
+/* data: the daemon's options; without the seccomp sandbox the changes go
+ * by the inode's /proc/self/fd name instead of through a re-opened fd. */
+static void test_setattr(gconstpointer data)
 {
         g_autoptr(Harness) h = harness_new();
         harness_write(h, "file", "0123456789");
-        harness_up(h, xattr_opts);
+        harness_up(h, data);
         struct vmm *v = h->vmm;
         uint64_t node = lookup_ok(v, VMM_ROOT, "file");
         struct fuse_attr a;
@@ -881,7 +883,9 @@ int main(int argc, char **argv)
         g_test_add_func("/fuse/lookup", test_lookup);
         g_test_add_func("/fuse/forget", test_forget);
         g_test_add_func("/fuse/getattr", test_getattr);
-        g_test_add_func("/fuse/setattr", test_setattr);
+        g_test_add_data_func("/fuse/setattr", xattr_opts, test_setattr);
+        g_test_add_data_func("/fuse/setattr-unsandboxed",
+                             (const char *const[]){ "--xattr", "--sandbox=none", NULL }, test_setattr);
         g_test_add_func("/fuse/symlink-readlink", test_symlink_readlink);
         g_test_add_func("/fuse/mknod", test_mknod);
         g_test_add_func("/fuse/mkdir-rmdir", test_mkdir_rmdir);

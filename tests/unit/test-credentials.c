@@ -131,6 +131,71 @@ static void test_refused_ids(void)
         g_assert_cmpint(setfsgid((gid_t)-1), ==, 0);
 }
 
+/* A thread made while its creator is inside a scope starts with the
+ * requester's ids: its own scopes must switch from those, not from root's. */
+static void *inherited_main(void *arg)
+{
+        uid_t *ids = arg;
+
+        {
+                _cleanup_creds_ scope;
+
+                if (creds_enter(0, 0, NULL, 0, &scope) < 0)
+                        return NULL;
+                ids[0] = (uid_t)setfsuid((uid_t)-1);
+                ids[1] = (uid_t)setfsgid((gid_t)-1);
+        }
+        ids[2] = (uid_t)setfsuid((uid_t)-1);
+        return NULL;
+}
+
+/* Switches to the ids a thread has already are skipped (no system call, the
+ * same result); everything else still switches and comes back. */
+static void test_same_ids(void)
+{
+        if (geteuid() != 0) {
+                g_test_skip("needs root");
+                return;
+        }
+        g_assert_cmpint(creds_init(), ==, 1);
+        g_autofree char *secret = g_build_filename(tmp, "secret-same", NULL);
+        g_assert_true(g_file_set_contents(secret, "root only", -1, NULL));
+        g_assert_cmpint(chmod(secret, 0600), ==, 0);
+        {
+                _cleanup_creds_ scope;
+
+                g_assert_cmpint(creds_enter(0, 0, NULL, 0, &scope), ==, 0);
+                g_assert_cmpint(setfsuid((uid_t)-1), ==, 0);
+        }
+        for (int n = 0; n < 2; n++) {
+                _cleanup_creds_ scope;
+
+                g_assert_cmpint(creds_enter(1234, 0, NULL, 0, &scope), ==, 0);
+                g_assert_cmpint(setfsuid((uid_t)-1), ==, 1234);
+                g_assert_cmpint(setfsgid((gid_t)-1), ==, 0);
+                g_assert_cmpint(open(secret, O_RDONLY | O_CLOEXEC), ==, -1);
+                g_assert_cmpint(errno, ==, EACCES);
+        }
+        g_assert_cmpint(setfsuid((uid_t)-1), ==, 0);
+        {
+                _cleanup_creds_ scope;
+                uid_t ids[3] = { 1, 1, 1 };
+                pthread_t t;
+
+                g_assert_cmpint(creds_enter(1234, 4321, NULL, 0, &scope), ==, 0);
+                g_assert_cmpint(pthread_create(&t, NULL, inherited_main, ids), ==, 0);
+                pthread_join(t, NULL);
+                g_assert_cmpuint(ids[0], ==, 0);      /* root inside its scope */
+                g_assert_cmpuint(ids[1], ==, 0);
+                g_assert_cmpuint(ids[2], ==, 1234);   /* and what it started with after */
+        }
+        g_assert_cmpint(setfsuid((uid_t)-1), ==, 0);
+        g_assert_cmpint(setfsgid((gid_t)-1), ==, 0);
+        int fd = open(secret, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+        close(fd);
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -138,6 +203,7 @@ int main(int argc, char **argv)
         g_assert_nonnull(tmp);
         g_chmod(tmp, 0777);
         g_test_add_func("/credentials/switch", test_switch);
+        g_test_add_func("/credentials/same-ids", test_same_ids);
         g_test_add_func("/credentials/supplementary-group", test_supplementary_group);
         g_test_add_func("/credentials/refused-ids", test_refused_ids);
         int r = g_test_run();
