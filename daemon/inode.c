@@ -41,11 +41,15 @@ static void *map_zeroed(size_t bytes)
  * pages the kernel would round up over live neighbours, so nothing goes. */
 static void release_pages(void *p, size_t bytes)
 {
-        static int page_ok = -1;
+        /* Two tables (inodes, handles) may ask at once under their own locks. */
+        static _Atomic int page_ok = -1;
+        int ok = atomic_load_explicit(&page_ok, memory_order_relaxed);
 
-        if (page_ok < 0)
-                page_ok = sysconf(_SC_PAGESIZE) == UNIT_BYTES;
-        if (page_ok)
+        if (ok < 0) {
+                ok = sysconf(_SC_PAGESIZE) == UNIT_BYTES;
+                atomic_store_explicit(&page_ok, ok, memory_order_relaxed);
+        }
+        if (ok)
                 (void) madvise(p, bytes, MADV_DONTNEED);
 }
 
@@ -64,9 +68,10 @@ static void release_pages(void *p, size_t bytes)
  * madvise on every lookup.  A released slot reads item NULL, generation 0.
  * So generations cannot live in the slots alone: every allocation takes the
  * next value of a table-wide counter, and a stale number matches a later
- * object only after 2^32 allocations.  A free slot is found lowest first
- * (a bit per unit that may have one, a hint per unit), which packs the
- * table into its low units and lets the high ones empty out. */
+ * object only after 2^32 allocations.  The slot freed last is taken again
+ * first; otherwise a free slot is found lowest first (a bit per unit that
+ * may have one, a hint per unit), which packs the table into its low units
+ * and lets the high ones empty out. */
 
 #define SLOT_MAX (1u << 30)
 #define SLOT_CHUNK0 1024u
@@ -97,6 +102,7 @@ struct slot_table {
         uint32_t units_cap;     /* units and open have room for this many units */
         uint32_t open_hint;     /* no bit set in the words of `open` below this one */
         uint32_t kept;          /* an empty unit left in memory, or UNIT_NONE */
+        uint32_t recent;        /* the slot freed last (0: none), taken first if still free */
 };
 
 static unsigned slot_chunk(uint32_t idx, uint32_t *ret_base)
@@ -187,25 +193,30 @@ static bool slot_units_reserve(struct slot_table *st, uint32_t u)
         return true;
 }
 
-/* Under the mutex: the lowest free slot below next, or 0. */
-static uint32_t slot_find_free(struct slot_table *st, uint32_t next)
+/* Under the mutex: the lowest free slot below next (its slot in *ret), or 0. */
+static uint32_t slot_find_free(struct slot_table *st, uint32_t next, struct slot **ret)
 {
         uint32_t words = (next + SLOTS_PER_UNIT * 64 - 1) / (SLOTS_PER_UNIT * 64);
 
         if (words > st->units_cap / 64)
                 words = st->units_cap / 64;   /* none yet */
-
         for (uint32_t w = st->open_hint; w < words; w++) {
                 while (st->open[w]) {
                         uint32_t u = w * 64 + (uint32_t)__builtin_ctzll(st->open[w]);
                         uint32_t base = u * SLOTS_PER_UNIT;
-                        uint32_t end = next - base < SLOTS_PER_UNIT ? next : base + SLOTS_PER_UNIT;
+                        uint32_t end = next - base < SLOTS_PER_UNIT ? next - base : SLOTS_PER_UNIT;
+                        uint32_t i = st->units[u].hint;
+                        /* A unit lies in one chunk. */
+                        struct slot *us = slot_at(st, base);
 
-                        for (uint32_t i = base + st->units[u].hint; i < end; i++) {
-                                if (i >= st->first && !slot_item(st, i)) {
-                                        st->units[u].hint = (uint16_t)(i - base + 1);
+                        if (base + i < st->first)
+                                i = st->first - base;
+                        for (; i < end; i++) {
+                                if (!atomic_load_explicit(&us[i].item, memory_order_relaxed)) {
+                                        st->units[u].hint = (uint16_t)(i + 1);
                                         st->open_hint = w;
-                                        return i;
+                                        *ret = &us[i];
+                                        return base + i;
                                 }
                         }
                         st->units[u].hint = SLOTS_PER_UNIT;
@@ -220,9 +231,18 @@ static uint32_t slot_find_free(struct slot_table *st, uint32_t next)
 static uint32_t slot_alloc(struct slot_table *st, void *item)
 {
         uint32_t next = atomic_load_explicit(&st->next, memory_order_relaxed);
-        uint32_t idx = slot_find_free(st, next), u;
-        struct slot *s;
+        struct slot *s = NULL;
+        uint32_t idx = st->recent, u;
 
+        /* A table that frees one and takes one (a LOOKUP of a new file, its
+         * FORGET) reuses that slot without a search.  Still free iff its item
+         * is NULL: a search may have taken it since. */
+        st->recent = 0;
+        if (idx && !atomic_load_explicit(&(s = slot_at(st, idx))->item, memory_order_relaxed)) {
+                /* That slot, then. */
+        } else {
+                idx = slot_find_free(st, next, &s);
+        }
         if (!idx) {
                 uint32_t base;
                 unsigned k;
@@ -239,8 +259,8 @@ static uint32_t slot_alloc(struct slot_table *st, void *item)
                         /* Published before next passes idx (below). */
                         atomic_store_explicit(&st->chunks[k], c, memory_order_release);
                 }
+                s = slot_at(st, idx);
         }
-        s = slot_at(st, idx);
         /* Generation 0 is the root's (nodeid 1) and no one else's. */
         if (idx != INODE_ROOT_ID && ++st->gen == 0)
                 st->gen = 1;
@@ -260,6 +280,7 @@ static void slot_free(struct slot_table *st, uint32_t idx)
         uint32_t u = idx / SLOTS_PER_UNIT, in = idx % SLOTS_PER_UNIT;
 
         atomic_store_explicit(&slot_at(st, idx)->item, NULL, memory_order_release);
+        st->recent = idx;
         if (in < st->units[u].hint)
                 st->units[u].hint = (uint16_t)in;
         st->open[u / 64] |= 1ull << (u % 64);
@@ -345,9 +366,11 @@ struct inode_table {
         /* Inode structs: never freed before the table, as lock-free
          * readers may still touch them (type-stable memory), but in chunks
          * that are given back whole once empty (ichunk_free()). */
-        struct ichunk *ichunks;  /* by address */
+        struct ichunk *ichunks;  /* in the order they were made */
+        uint32_t *ichunk_by_addr; /* their indexes in address order (ichunk_of()) */
+        uint64_t *ichunk_room;   /* bit i: chunk i has a free struct */
         uint32_t n_ichunks, ichunks_cap;
-        uint32_t ichunk_hint;    /* every chunk below this one is full */
+        uint32_t ichunk_hint;    /* no bit set in the words of ichunk_room below this one */
         uint32_t ichunk_kept;    /* an empty chunk left in memory, or UNIT_NONE */
         struct slot_table slots;
         uint32_t *buckets;       /* slot index of the first inode; 0 = empty */
@@ -362,7 +385,7 @@ struct inode_table {
  * own list for reuse; a chunk whose structs are all free is released
  * (release_pages(): zeros, refs 0, which inode_get() takes as dying), but for
  * one kept empty against faulting at a chunk's edge.  New structs come from
- * the lowest chunk with room, so the high ones empty out. */
+ * the oldest chunk with room (a bit per chunk), so the newer ones empty out. */
 
 #define ICHUNK_BYTES (64u << 10)
 #define ICHUNK_INODES (ICHUNK_BYTES / (uint32_t)sizeof(struct inode))
@@ -374,40 +397,63 @@ struct ichunk {
         uint32_t carved;        /* structs taken from mem since it was last released */
 };
 
-/* Under the mutex (or before the table is shared): a struct with refs 0. */
+/* Under the mutex: a new empty chunk; its index, or UNIT_NONE. */
+static uint32_t ichunk_new(struct inode_table *t)
+{
+        uint32_t i = t->n_ichunks, pos;
+        char *mem;
+
+        if (i == t->ichunks_cap) {
+                uint32_t cap = t->ichunks_cap ? t->ichunks_cap * 2 : 64;
+                struct ichunk *a = realloc(t->ichunks, cap * sizeof(*a));
+                uint32_t *by;
+                uint64_t *room;
+
+                if (!a)
+                        return UNIT_NONE;
+                t->ichunks = a;
+                by = realloc(t->ichunk_by_addr, cap * sizeof(*by));
+                if (!by)
+                        return UNIT_NONE;
+                t->ichunk_by_addr = by;
+                room = realloc(t->ichunk_room, cap / 64 * sizeof(*room));
+                if (!room)
+                        return UNIT_NONE;
+                memset(room + t->ichunks_cap / 64, 0, (cap - t->ichunks_cap) / 64 * sizeof(*room));
+                t->ichunk_room = room;
+                t->ichunks_cap = cap;
+        }
+        mem = map_zeroed(ICHUNK_BYTES);
+        if (!mem)
+                return UNIT_NONE;
+        t->ichunks[i] = (struct ichunk){ .mem = mem };
+        for (pos = i; pos > 0 && t->ichunks[t->ichunk_by_addr[pos - 1]].mem > mem; pos--)
+                t->ichunk_by_addr[pos] = t->ichunk_by_addr[pos - 1];
+        t->ichunk_by_addr[pos] = i;
+        t->ichunk_room[i / 64] |= 1ull << (i % 64);
+        if (i / 64 < t->ichunk_hint)
+                t->ichunk_hint = i / 64;
+        t->n_ichunks++;
+        return i;
+}
+
+/* Under the mutex (or before the table is shared): a struct with refs 0,
+ * from the first chunk with room. */
 static struct inode *ichunk_alloc(struct inode_table *t)
 {
+        uint32_t words = (t->n_ichunks + 63) / 64, i = UNIT_NONE, w;
         struct ichunk *c;
         struct inode *inode;
-        uint32_t i = t->ichunk_hint;
 
-        while (i < t->n_ichunks && t->ichunks[i].used == ICHUNK_INODES)
-                i++;
-        t->ichunk_hint = i;
-        if (i == t->n_ichunks) {
-                char *mem;
-
-                if (t->n_ichunks == t->ichunks_cap) {
-                        uint32_t cap = t->ichunks_cap ? t->ichunks_cap * 2 : 16;
-                        struct ichunk *a = realloc(t->ichunks, cap * sizeof(*a));
-
-                        if (!a)
-                                return NULL;
-                        t->ichunks = a;
-                        t->ichunks_cap = cap;
+        for (w = t->ichunk_hint; w < words; w++) {
+                if (t->ichunk_room[w]) {
+                        i = w * 64 + (uint32_t)__builtin_ctzll(t->ichunk_room[w]);
+                        break;
                 }
-                mem = map_zeroed(ICHUNK_BYTES);
-                if (!mem)
-                        return NULL;
-                /* Kept in address order, for ichunk_of(). */
-                for (i = t->n_ichunks; i > 0 && t->ichunks[i - 1].mem > mem; i--)
-                        t->ichunks[i] = t->ichunks[i - 1];
-                t->ichunks[i] = (struct ichunk){ .mem = mem };
-                t->n_ichunks++;
-                if (t->ichunk_kept != UNIT_NONE && t->ichunk_kept >= i)
-                        t->ichunk_kept++;
-                t->ichunk_hint = i;
         }
+        t->ichunk_hint = w;
+        if (i == UNIT_NONE && (i = ichunk_new(t)) == UNIT_NONE)
+                return NULL;
         c = &t->ichunks[i];
         if (c->free) {
                 inode = c->free;
@@ -417,6 +463,8 @@ static struct inode *ichunk_alloc(struct inode_table *t)
         }
         if (c->used++ == 0 && t->ichunk_kept == i)
                 t->ichunk_kept = UNIT_NONE;
+        if (c->used == ICHUNK_INODES)
+                t->ichunk_room[i / 64] &= ~(1ull << (i % 64));
         return inode;
 }
 
@@ -428,12 +476,12 @@ static uint32_t ichunk_of(const struct inode_table *t, const struct inode *inode
         while (hi - lo > 1) {
                 uint32_t mid = lo + (hi - lo) / 2;
 
-                if ((const char *)inode >= t->ichunks[mid].mem)
+                if ((const char *)inode >= t->ichunks[t->ichunk_by_addr[mid]].mem)
                         lo = mid;
                 else
                         hi = mid;
         }
-        return lo;
+        return t->ichunk_by_addr[lo];
 }
 
 /* Under the mutex: inode (refs 0, unlinked, closed) goes back to its chunk. */
@@ -444,8 +492,9 @@ static void ichunk_free(struct inode_table *t, struct inode *inode)
 
         inode->dead_next = c->free;
         c->free = inode;
-        if (i < t->ichunk_hint)
-                t->ichunk_hint = i;
+        t->ichunk_room[i / 64] |= 1ull << (i % 64);
+        if (i / 64 < t->ichunk_hint)
+                t->ichunk_hint = i / 64;
         if (--c->used > 0)
                 return;
         if (t->ichunk_kept == UNIT_NONE) {
@@ -462,6 +511,8 @@ static void ichunks_fini(struct inode_table *t)
         for (uint32_t i = 0; i < t->n_ichunks; i++)
                 munmap(t->ichunks[i].mem, ICHUNK_BYTES);
         free(t->ichunks);
+        free(t->ichunk_by_addr);
+        free(t->ichunk_room);
 }
 
 static uint32_t hash_key(dev_t dev, ino_t ino, uint32_t n_buckets)

@@ -93,13 +93,16 @@ static void test_counting(struct fixture *f, gconstpointer data)
         inode_forget(f->t, a, 1);
         inode_forget(f->t, 0x777700000005ull, 1);
         g_assert_cmpuint(inode_count(f->t), ==, 1);
-        /* The lowest free slot (a's: the table packs into its low slots) is
-         * reused with a new generation: the old nodeids stay dead. */
+        /* The last freed slot is reused with a new generation: the old nodeid stays dead. */
         old_b = b;
         b = add(f, "b");
-        g_assert_cmpuint(b & 0xffffffffu, ==, a & 0xffffffffu);
-        g_assert_cmpuint(b, !=, a);
+        g_assert_cmpuint(b & 0xffffffffu, ==, old_b & 0xffffffffu);
         g_assert_cmpuint(b, !=, old_b);
+        /* Then the lowest free one (a's: the table packs into its low slots). */
+        a2 = add(f, "a");
+        g_assert_cmpuint(a2 & 0xffffffffu, ==, a & 0xffffffffu);
+        g_assert_cmpuint(a2, !=, a);
+        inode_forget(f->t, a2, 1);
         g_assert_null(inode_get(f->t, a));
         g_assert_null(inode_get(f->t, old_b));
         g_assert_nonnull((i = inode_get(f->t, b)));
