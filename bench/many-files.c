@@ -143,6 +143,10 @@ static long slab_objects(const char *cache)
 static void snapshot(const char *when)
 {
         printf("%s rss_kib_%s %ld\n", label, when, status_kib("VmRSS:"));
+        /* VmRSS also counts the guest memory the daemon has touched (shared
+         * with the VMM): its own memory is the anonymous part. */
+        printf("%s rss_anon_kib_%s %ld\n", label, when, status_kib("RssAnon:"));
+        printf("%s rss_shmem_kib_%s %ld\n", label, when, status_kib("RssShmem:"));
         printf("%s fds_%s %ld\n", label, when, open_fds());
         printf("%s slab_kib_%s %ld\n", label, when, meminfo_kib("Slab:"));
         printf("%s filp_objects_%s %ld\n", label, when, slab_objects("filp"));

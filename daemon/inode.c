@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -17,31 +18,91 @@
  * 3 MiB, slot and hash tables included. */
 _Static_assert(sizeof(struct inode) <= 104, "struct inode grew past 104 bytes");
 
+/* ---- memory that lock-free readers may touch ----
+ *
+ * Slot chunks, inode structs and hash buckets come straight from mmap() so
+ * that whole pages of them can be given back with MADV_DONTNEED once nothing
+ * lives there: the pages stay mapped, so a late lock-free reader never
+ * faults, and they read as zeros from then on, which every such reader takes
+ * as "nothing here" (a NULL slot item, an object whose refs is 0).  That is
+ * how a table that held a million inodes shrinks back after the FORGETs. */
+
+#define UNIT_BYTES 4096u
+
+static void *map_zeroed(size_t bytes)
+{
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        return p == MAP_FAILED ? NULL : p;
+}
+
+/* Gives the pages of [p, p + bytes) back; they read as zeros from now on.
+ * Only where pages are the 4 KiB units the tables count in: with larger
+ * pages the kernel would round up over live neighbours, so nothing goes. */
+static void release_pages(void *p, size_t bytes)
+{
+        /* Two tables (inodes, handles) may ask at once under their own locks. */
+        static _Atomic int page_ok = -1;
+        int ok = atomic_load_explicit(&page_ok, memory_order_relaxed);
+
+        if (ok < 0) {
+                ok = sysconf(_SC_PAGESIZE) == UNIT_BYTES;
+                atomic_store_explicit(&page_ok, ok, memory_order_relaxed);
+        }
+        if (ok)
+                (void) madvise(p, bytes, MADV_DONTNEED);
+}
+
 /* ---- slot tables: number -> object, with generations ----
  *
  * Readers (inode_get, handle_get) walk them without the table mutex; writers
  * hold it.  The slots live in chunks that are allocated once and never move
- * or shrink while the table lives: chunk 0 holds slots [0, SLOT_CHUNK0),
- * chunk k >= 1 holds [SLOT_CHUNK0 << (k - 1), SLOT_CHUNK0 << k).  A chunk
- * pointer is published (release) before `next` moves past its first slot, so
- * a reader that sees idx < next (acquire) sees the chunk. */
+ * while the table lives: chunk 0 holds slots [0, SLOT_CHUNK0), chunk k >= 1
+ * holds [SLOT_CHUNK0 << (k - 1), SLOT_CHUNK0 << k).  A chunk pointer is
+ * published (release) before `next` moves past its first slot, so a reader
+ * that sees idx < next (acquire) sees the chunk.
+ *
+ * Slots are counted in units of one page (SLOTS_PER_UNIT): a unit whose
+ * slots are all free is given back (release_pages()), except one kept so
+ * that a table going up and down across a unit's edge does not fault and
+ * madvise on every lookup.  A released slot reads item NULL, generation 0.
+ * So generations cannot live in the slots alone: every allocation takes the
+ * next value of a table-wide counter, and a stale number matches a later
+ * object only after 2^32 allocations.  The slot freed last is taken again
+ * first; otherwise a free slot is found lowest first (a bit per unit that
+ * may have one, a hint per unit), which packs the table into its low units
+ * and lets the high ones empty out. */
 
 #define SLOT_MAX (1u << 30)
 #define SLOT_CHUNK0 1024u
 #define SLOT_CHUNKS 21          /* SLOT_CHUNK0 << 20 == SLOT_MAX */
+#define UNIT_NONE UINT32_MAX
 
 struct slot {
         _Atomic(void *) item;
         _Atomic uint32_t gen;
 };
 
+#define SLOTS_PER_UNIT (UNIT_BYTES / (uint32_t)sizeof(struct slot))
+_Static_assert(SLOT_CHUNK0 % SLOTS_PER_UNIT == 0, "a unit never straddles two chunks");
+
+struct slot_unit {
+        uint16_t used;          /* slots in use */
+        uint16_t hint;          /* no free slot below this one (in the unit) */
+};
+
 struct slot_table {
         _Atomic(struct slot *) chunks[SLOT_CHUNKS];
         _Atomic uint32_t next;  /* first never-used slot */
         /* Under the table mutex only. */
-        uint32_t *free_list;
-        uint32_t n_free;
-        uint32_t free_cap;      /* >= next: slot_free() never needs memory */
+        uint32_t first;         /* the lowest slot ever handed out */
+        uint32_t gen;           /* the last generation handed out */
+        struct slot_unit *units;
+        uint64_t *open;         /* bit u: unit u may have a free slot below next */
+        uint32_t units_cap;     /* units and open have room for this many units */
+        uint32_t open_hint;     /* no bit set in the words of `open` below this one */
+        uint32_t kept;          /* an empty unit left in memory, or UNIT_NONE */
+        uint32_t recent;        /* the slot freed last (0: none), taken first if still free */
 };
 
 static unsigned slot_chunk(uint32_t idx, uint32_t *ret_base)
@@ -75,14 +136,21 @@ static int slot_table_init(struct slot_table *st, uint32_t first)
 {
         memset(st, 0, sizeof(*st));
         atomic_init(&st->next, first);  /* 0 is never a valid number */
+        st->first = first;
+        st->kept = UNIT_NONE;
         return 0;
 }
 
 static void slot_table_fini(struct slot_table *st)
 {
-        for (unsigned k = 0; k < SLOT_CHUNKS; k++)
-                free(atomic_load_explicit(&st->chunks[k], memory_order_relaxed));
-        free(st->free_list);
+        for (unsigned k = 0; k < SLOT_CHUNKS; k++) {
+                struct slot *c = atomic_load_explicit(&st->chunks[k], memory_order_relaxed);
+
+                if (c)
+                        munmap(c, slot_chunk_size(k) * sizeof(*c));
+        }
+        free(st->units);
+        free(st->open);
 }
 
 static uint32_t slot_next(const struct slot_table *st)
@@ -100,33 +168,91 @@ static uint64_t slot_number(const struct slot_table *st, uint32_t idx)
         return ((uint64_t)atomic_load_explicit(&slot_at(st, idx)->gen, memory_order_relaxed) << 32) | idx;
 }
 
+/* Under the mutex: room in units and open for unit u. */
+static bool slot_units_reserve(struct slot_table *st, uint32_t u)
+{
+        uint32_t cap = st->units_cap ? st->units_cap : 64, old = st->units_cap;
+        struct slot_unit *units;
+        uint64_t *open;
+
+        if (u < old)
+                return true;
+        while (cap <= u)
+                cap *= 2;
+        units = realloc(st->units, cap * sizeof(*units));
+        if (!units)
+                return false;
+        st->units = units;
+        open = realloc(st->open, cap / 64 * sizeof(*open));
+        if (!open)
+                return false;
+        st->open = open;
+        memset(units + old, 0, (cap - old) * sizeof(*units));
+        memset(open + old / 64, 0, (cap - old) / 64 * sizeof(*open));
+        st->units_cap = cap;
+        return true;
+}
+
+/* Under the mutex: the lowest free slot below next (its slot in *ret), or 0. */
+static uint32_t slot_find_free(struct slot_table *st, uint32_t next, struct slot **ret)
+{
+        uint32_t words = (next + SLOTS_PER_UNIT * 64 - 1) / (SLOTS_PER_UNIT * 64);
+
+        if (words > st->units_cap / 64)
+                words = st->units_cap / 64;   /* none yet */
+        for (uint32_t w = st->open_hint; w < words; w++) {
+                while (st->open[w]) {
+                        uint32_t u = w * 64 + (uint32_t)__builtin_ctzll(st->open[w]);
+                        uint32_t base = u * SLOTS_PER_UNIT;
+                        uint32_t end = next - base < SLOTS_PER_UNIT ? next - base : SLOTS_PER_UNIT;
+                        uint32_t i = st->units[u].hint;
+                        /* A unit lies in one chunk. */
+                        struct slot *us = slot_at(st, base);
+
+                        if (base + i < st->first)
+                                i = st->first - base;
+                        for (; i < end; i++) {
+                                if (!atomic_load_explicit(&us[i].item, memory_order_relaxed)) {
+                                        st->units[u].hint = (uint16_t)(i + 1);
+                                        st->open_hint = w;
+                                        *ret = &us[i];
+                                        return base + i;
+                                }
+                        }
+                        st->units[u].hint = SLOTS_PER_UNIT;
+                        st->open[w] &= ~(1ull << (u % 64));
+                }
+        }
+        st->open_hint = words;
+        return 0;
+}
+
 /* Under the mutex.  Returns the slot index, or 0 when full or out of memory. */
 static uint32_t slot_alloc(struct slot_table *st, void *item)
 {
-        uint32_t idx, base;
-        struct slot *s;
+        uint32_t next = atomic_load_explicit(&st->next, memory_order_relaxed);
+        struct slot *s = NULL;
+        uint32_t idx = st->recent, u;
 
-        if (st->n_free > 0) {
-                idx = st->free_list[--st->n_free];
-                s = slot_at(st, idx);
+        /* A table that frees one and takes one (a LOOKUP of a new file, its
+         * FORGET) reuses that slot without a search.  Still free iff its item
+         * is NULL: a search may have taken it since. */
+        st->recent = 0;
+        if (idx && !atomic_load_explicit(&(s = slot_at(st, idx))->item, memory_order_relaxed)) {
+                /* That slot, then. */
         } else {
+                idx = slot_find_free(st, next, &s);
+        }
+        if (!idx) {
+                uint32_t base;
                 unsigned k;
 
-                idx = atomic_load_explicit(&st->next, memory_order_relaxed);
-                if (idx >= SLOT_MAX)
+                idx = next;
+                if (idx >= SLOT_MAX || !slot_units_reserve(st, idx / SLOTS_PER_UNIT))
                         return 0;
-                if (idx >= st->free_cap) {
-                        uint32_t cap = st->free_cap ? st->free_cap * 2 : SLOT_CHUNK0;
-                        uint32_t *fl = realloc(st->free_list, cap * sizeof(*fl));
-
-                        if (!fl)
-                                return 0;
-                        st->free_list = fl;
-                        st->free_cap = cap;
-                }
                 k = slot_chunk(idx, &base);
                 if (!atomic_load_explicit(&st->chunks[k], memory_order_relaxed)) {
-                        struct slot *c = calloc(slot_chunk_size(k), sizeof(*c));
+                        struct slot *c = map_zeroed(slot_chunk_size(k) * sizeof(*c));
 
                         if (!c)
                                 return 0;
@@ -134,23 +260,40 @@ static uint32_t slot_alloc(struct slot_table *st, void *item)
                         atomic_store_explicit(&st->chunks[k], c, memory_order_release);
                 }
                 s = slot_at(st, idx);
-                /* Generation 0 is the root's (nodeid 1); every other slot starts at 1. */
-                atomic_store_explicit(&s->gen, idx == INODE_ROOT_ID ? 0 : 1, memory_order_relaxed);
-                atomic_store_explicit(&st->next, idx + 1, memory_order_release);
         }
+        /* Generation 0 is the root's (nodeid 1) and no one else's. */
+        if (idx != INODE_ROOT_ID && ++st->gen == 0)
+                st->gen = 1;
+        atomic_store_explicit(&s->gen, idx == INODE_ROOT_ID ? 0 : st->gen, memory_order_relaxed);
         atomic_store_explicit(&s->item, item, memory_order_release);
+        if (idx == next)
+                atomic_store_explicit(&st->next, idx + 1, memory_order_release);
+        u = idx / SLOTS_PER_UNIT;
+        if (st->units[u].used++ == 0 && st->kept == u)
+                st->kept = UNIT_NONE;
         return idx;
 }
 
 /* Under the mutex. */
 static void slot_free(struct slot_table *st, uint32_t idx)
 {
-        struct slot *s = slot_at(st, idx);
-        uint32_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed) + 1;
+        uint32_t u = idx / SLOTS_PER_UNIT, in = idx % SLOTS_PER_UNIT;
 
-        atomic_store_explicit(&s->item, NULL, memory_order_release);
-        atomic_store_explicit(&s->gen, gen == 0 ? 1 : gen, memory_order_relaxed);
-        st->free_list[st->n_free++] = idx;
+        atomic_store_explicit(&slot_at(st, idx)->item, NULL, memory_order_release);
+        st->recent = idx;
+        if (in < st->units[u].hint)
+                st->units[u].hint = (uint16_t)in;
+        st->open[u / 64] |= 1ull << (u % 64);
+        if (u / 64 < st->open_hint)
+                st->open_hint = u / 64;
+        if (--st->units[u].used > 0)
+                return;
+        if (st->kept == UNIT_NONE) {
+                st->kept = u;
+        } else {
+                /* Not one live slot: readers of it see item NULL, gen 0. */
+                release_pages(slot_at(st, u * SLOTS_PER_UNIT), UNIT_BYTES);
+        }
 }
 
 /* Without the mutex: the object in number's slot, unreferenced.  The caller
@@ -220,15 +363,157 @@ struct inode_table {
         size_t n_fds;            /* inodes in the ring */
         size_t max_fds;          /* 0: no cap */
         _Atomic uint64_t drops, reopens;
-        /* Freed structs, kept for reuse and never freed before the table:
-         * lock-free readers may still touch them (type-stable memory). */
-        struct inode *spare;     /* linked through dead_next */
+        /* Inode structs: never freed before the table, as lock-free
+         * readers may still touch them (type-stable memory), but in chunks
+         * that are given back whole once empty (ichunk_free()). */
+        struct ichunk *ichunks;  /* in the order they were made */
+        uint32_t *ichunk_by_addr; /* their indexes in address order (ichunk_of()) */
+        uint64_t *ichunk_room;   /* bit i: chunk i has a free struct */
+        uint32_t n_ichunks, ichunks_cap;
+        uint32_t ichunk_hint;    /* no bit set in the words of ichunk_room below this one */
+        uint32_t ichunk_kept;    /* an empty chunk left in memory, or UNIT_NONE */
         struct slot_table slots;
         uint32_t *buckets;       /* slot index of the first inode; 0 = empty */
         uint32_t n_buckets;      /* power of two */
         size_t count;
         inode_destroy_fn destroy_fn;
 };
+
+/* ---- inode structs: type-stable, in chunks that are given back when empty ----
+ *
+ * A chunk is ICHUNK_BYTES of mmap()ed memory.  Its freed structs wait on its
+ * own list for reuse; a chunk whose structs are all free is released
+ * (release_pages(): zeros, refs 0, which inode_get() takes as dying), but for
+ * one kept empty against faulting at a chunk's edge.  New structs come from
+ * the oldest chunk with room (a bit per chunk), so the newer ones empty out. */
+
+#define ICHUNK_BYTES (64u << 10)
+#define ICHUNK_INODES (ICHUNK_BYTES / (uint32_t)sizeof(struct inode))
+
+struct ichunk {
+        char *mem;
+        struct inode *free;     /* freed structs, through dead_next */
+        uint32_t used;          /* structs handed out */
+        uint32_t carved;        /* structs taken from mem since it was last released */
+};
+
+/* Under the mutex: a new empty chunk; its index, or UNIT_NONE. */
+static uint32_t ichunk_new(struct inode_table *t)
+{
+        uint32_t i = t->n_ichunks, pos;
+        char *mem;
+
+        if (i == t->ichunks_cap) {
+                uint32_t cap = t->ichunks_cap ? t->ichunks_cap * 2 : 64;
+                struct ichunk *a = realloc(t->ichunks, cap * sizeof(*a));
+                uint32_t *by;
+                uint64_t *room;
+
+                if (!a)
+                        return UNIT_NONE;
+                t->ichunks = a;
+                by = realloc(t->ichunk_by_addr, cap * sizeof(*by));
+                if (!by)
+                        return UNIT_NONE;
+                t->ichunk_by_addr = by;
+                room = realloc(t->ichunk_room, cap / 64 * sizeof(*room));
+                if (!room)
+                        return UNIT_NONE;
+                memset(room + t->ichunks_cap / 64, 0, (cap - t->ichunks_cap) / 64 * sizeof(*room));
+                t->ichunk_room = room;
+                t->ichunks_cap = cap;
+        }
+        mem = map_zeroed(ICHUNK_BYTES);
+        if (!mem)
+                return UNIT_NONE;
+        t->ichunks[i] = (struct ichunk){ .mem = mem };
+        for (pos = i; pos > 0 && t->ichunks[t->ichunk_by_addr[pos - 1]].mem > mem; pos--)
+                t->ichunk_by_addr[pos] = t->ichunk_by_addr[pos - 1];
+        t->ichunk_by_addr[pos] = i;
+        t->ichunk_room[i / 64] |= 1ull << (i % 64);
+        if (i / 64 < t->ichunk_hint)
+                t->ichunk_hint = i / 64;
+        t->n_ichunks++;
+        return i;
+}
+
+/* Under the mutex (or before the table is shared): a struct with refs 0,
+ * from the first chunk with room. */
+static struct inode *ichunk_alloc(struct inode_table *t)
+{
+        uint32_t words = (t->n_ichunks + 63) / 64, i = UNIT_NONE, w;
+        struct ichunk *c;
+        struct inode *inode;
+
+        for (w = t->ichunk_hint; w < words; w++) {
+                if (t->ichunk_room[w]) {
+                        i = w * 64 + (uint32_t)__builtin_ctzll(t->ichunk_room[w]);
+                        break;
+                }
+        }
+        t->ichunk_hint = w;
+        if (i == UNIT_NONE && (i = ichunk_new(t)) == UNIT_NONE)
+                return NULL;
+        c = &t->ichunks[i];
+        if (c->free) {
+                inode = c->free;
+                c->free = inode->dead_next;
+        } else {
+                inode = (struct inode *)c->mem + c->carved++;
+        }
+        if (c->used++ == 0 && t->ichunk_kept == i)
+                t->ichunk_kept = UNIT_NONE;
+        if (c->used == ICHUNK_INODES)
+                t->ichunk_room[i / 64] &= ~(1ull << (i % 64));
+        return inode;
+}
+
+static uint32_t ichunk_of(const struct inode_table *t, const struct inode *inode)
+{
+        uint32_t lo = 0, hi = t->n_ichunks;
+
+        /* The last chunk that starts at or below the inode. */
+        while (hi - lo > 1) {
+                uint32_t mid = lo + (hi - lo) / 2;
+
+                if ((const char *)inode >= t->ichunks[t->ichunk_by_addr[mid]].mem)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return t->ichunk_by_addr[lo];
+}
+
+/* Under the mutex: inode (refs 0, unlinked, closed) goes back to its chunk. */
+static void ichunk_free(struct inode_table *t, struct inode *inode)
+{
+        uint32_t i = ichunk_of(t, inode);
+        struct ichunk *c = &t->ichunks[i];
+
+        inode->dead_next = c->free;
+        c->free = inode;
+        t->ichunk_room[i / 64] |= 1ull << (i % 64);
+        if (i / 64 < t->ichunk_hint)
+                t->ichunk_hint = i / 64;
+        if (--c->used > 0)
+                return;
+        if (t->ichunk_kept == UNIT_NONE) {
+                t->ichunk_kept = i;
+        } else {
+                release_pages(c->mem, ICHUNK_BYTES);
+                c->free = NULL;
+                c->carved = 0;
+        }
+}
+
+static void ichunks_fini(struct inode_table *t)
+{
+        for (uint32_t i = 0; i < t->n_ichunks; i++)
+                munmap(t->ichunks[i].mem, ICHUNK_BYTES);
+        free(t->ichunks);
+        free(t->ichunk_by_addr);
+        free(t->ichunk_room);
+}
 
 static uint32_t hash_key(dev_t dev, ino_t ino, uint32_t n_buckets)
 {
@@ -486,19 +771,29 @@ static struct inode *hash_find(struct inode_table *t, dev_t dev, ino_t ino)
         return NULL;
 }
 
-static void hash_grow(struct inode_table *t)
-{
-        uint32_t n = t->n_buckets * 2, next = slot_next(&t->slots);
-        uint32_t *b = calloc(n, sizeof(*b));
+/* Buckets come from mmap() (4 KiB at least): a big array given back goes
+ * back to the system at once, not into malloc's heap. */
+#define BUCKETS_MIN (UNIT_BYTES / (uint32_t)sizeof(uint32_t))
 
-        if (!b || n > SLOT_MAX)
-                return free(b); /* a longer chain is slower, not wrong */
-        free(t->buckets);
+/* Under the mutex: n buckets (a power of two) for the inodes in the hash. */
+static void hash_resize(struct inode_table *t, uint32_t n)
+{
+        uint32_t *old = t->buckets, old_n = t->n_buckets;
+        uint32_t *b = map_zeroed((size_t)n * sizeof(*b));
+
+        if (!b)
+                return;   /* a longer chain is slower, not wrong */
         t->buckets = b;
         t->n_buckets = n;
-        for (uint32_t i = 1; i < next; i++)
-                if (table_inode(t, i) && !table_inode(t, i)->stale)
-                        hash_insert(t, table_inode(t, i));
+        for (uint32_t i = 0; i < old_n; i++) {
+                for (uint32_t idx = old[i]; idx; ) {
+                        struct inode *inode = table_inode(t, idx);
+
+                        idx = inode->hash_next;
+                        hash_insert(t, inode);
+                }
+        }
+        munmap(old, (size_t)old_n * sizeof(*old));
 }
 
 /* Closes what the inode holds and keeps the struct for reuse; not under the
@@ -520,8 +815,7 @@ static struct inode *inode_destroy(struct inode_table *t, struct inode *inode)
         if (parent)
                 atomic_fetch_sub_explicit(&parent->kids, 1, memory_order_relaxed);
         name = name_take(inode);
-        inode->dead_next = t->spare;
-        t->spare = inode;
+        ichunk_free(t, inode);
         pthread_mutex_unlock(&t->mutex);
         free(name);
         return parent;
@@ -562,17 +856,10 @@ static void parent_put(struct inode_table *t, struct inode *parent)
  * reference, so plain stores are fine; inode_publish() makes it live. */
 static struct inode *inode_alloc(struct inode_table *t, int fd, dev_t dev, ino_t ino, mode_t mode)
 {
-        struct inode *inode = t->spare;
+        struct inode *inode = ichunk_alloc(t);
 
-        if (inode) {
-                t->spare = inode->dead_next;
-        } else {
-                inode = calloc(1, sizeof(*inode));
-                if (!inode)
-                        return NULL;
-                atomic_init(&inode->refs, 0);
-                atomic_init(&inode->nlookup, 0);
-        }
+        if (!inode)
+                return NULL;
         atomic_store_explicit(&inode->fd, fd, memory_order_relaxed);
         inode->dev = dev;
         inode->ino = ino;
@@ -607,7 +894,10 @@ static void inode_unlink(struct inode_table *t, struct inode *inode)
         if (!inode->stale)
                 hash_remove(t, inode);
         slot_free(&t->slots, (uint32_t)inode->nodeid);
-        t->count--;
+        /* Fewer buckets once the table has shrunk well below them (a
+         * quarter of as many, so that it takes many lookups to grow again). */
+        if (--t->count < t->n_buckets / 8 && t->n_buckets > BUCKETS_MIN)
+                hash_resize(t, t->n_buckets / 4 < BUCKETS_MIN ? BUCKETS_MIN : t->n_buckets / 4);
 }
 
 int inode_table_new(int root_fd, struct inode_table **ret)
@@ -625,15 +915,18 @@ int inode_table_new(int root_fd, struct inode_table **ret)
         if (!t)
                 return -ENOMEM;
         pthread_mutex_init(&t->mutex, NULL);
-        t->n_buckets = 1024;
-        t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
+        t->n_buckets = BUCKETS_MIN;
+        t->buckets = map_zeroed(BUCKETS_MIN * sizeof(*t->buckets));
+        t->ichunk_kept = UNIT_NONE;
         slot_table_init(&t->slots, 1);
         root = t->buckets ? inode_alloc(t, root_fd, st.st_dev, st.st_ino, st.st_mode) : NULL;
         idx = root ? slot_alloc(&t->slots, root) : 0;   /* slot 1, generation 0: nodeid 1 */
         if (idx != INODE_ROOT_ID) {
-                free(root);   /* the caller still owns root_fd on failure */
+                /* The caller still owns root_fd on failure. */
+                ichunks_fini(t);
                 slot_table_fini(&t->slots);
-                free(t->buckets);
+                if (t->buckets)
+                        munmap(t->buckets, (size_t)t->n_buckets * sizeof(*t->buckets));
                 free(t);
                 return -ENOMEM;
         }
@@ -668,16 +961,10 @@ void inode_table_free(struct inode_table *t)
                 if (fd >= 0)
                         close(fd);
                 free(name_take(inode));
-                free(inode);
         }
-        while (t->spare) {
-                struct inode *n = t->spare->dead_next;
-
-                free(t->spare);
-                t->spare = n;
-        }
+        ichunks_fini(t);
         slot_table_fini(&t->slots);
-        free(t->buckets);
+        munmap(t->buckets, (size_t)t->n_buckets * sizeof(*t->buckets));
         pthread_mutex_destroy(&t->mutex);
         free(t);
 }
@@ -806,8 +1093,7 @@ int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mod
                 if (idx == 0) {
                         if (fresh) {
                                 atomic_store_explicit(&fresh->fd, -1, memory_order_relaxed);
-                                fresh->dead_next = t->spare;
-                                t->spare = fresh;
+                                ichunk_free(t, fresh);
                         }
                         pthread_mutex_unlock(&t->mutex);
                         return -ENOMEM;
@@ -815,8 +1101,8 @@ int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mod
                 TAKE_FD(owned_fd);
                 fresh->nodeid = slot_number(&t->slots, idx);
                 hash_insert(t, fresh);
-                if (++t->count > t->n_buckets)
-                        hash_grow(t);
+                if (++t->count > t->n_buckets && t->n_buckets <= SLOT_MAX / 2)
+                        hash_resize(t, t->n_buckets * 2);
                 inode = fresh;
                 inode->birth = birth;
                 clock_insert(t, inode);

@@ -23,9 +23,13 @@
  * reads the slot, takes a reference only if refs is not already 0 (a dying
  * object cannot come back), then re-checks that the object still carries the
  * number it was asked for.  That is safe because inode and handle structs
- * are never freed while their table lives (type-stable memory: freed ones
- * wait on a spare list for reuse) and slot arrays grow in chunks that never
- * move.  Inserts, FORGET and RELEASE keep the mutex. */
+ * and slot arrays are never unmapped while their table lives (type-stable
+ * memory) and never move.  Memory with no live object in it is still given
+ * back (madvise(MADV_DONTNEED): whole chunks of free inode structs, whole
+ * pages of free slots): it stays mapped and reads as zeros, which a reader
+ * takes as "nothing there" (item NULL, refs 0).  Generations come from a
+ * table-wide counter, so a slot that was zeroed never brings an old number
+ * back to life.  Inserts, FORGET and RELEASE keep the mutex. */
 #pragma once
 
 #include <pthread.h>
@@ -75,7 +79,7 @@ struct inode {
                  * gives none), for the same purpose as `birth`. */
                 uint64_t handle_hash;
                 /* Once no one holds it: inode_forget_all()'s list of inodes
-                 * to destroy, or the spare list. */
+                 * to destroy, or its chunk's list of free structs. */
                 struct inode *dead_next;
         };
         /* O_PATH | O_NOFOLLOW, inside the shared folder; -1 while dropped

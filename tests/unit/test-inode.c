@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -97,6 +98,11 @@ static void test_counting(struct fixture *f, gconstpointer data)
         b = add(f, "b");
         g_assert_cmpuint(b & 0xffffffffu, ==, old_b & 0xffffffffu);
         g_assert_cmpuint(b, !=, old_b);
+        /* Then the lowest free one (a's: the table packs into its low slots). */
+        a2 = add(f, "a");
+        g_assert_cmpuint(a2 & 0xffffffffu, ==, a & 0xffffffffu);
+        g_assert_cmpuint(a2, !=, a);
+        inode_forget(f->t, a2, 1);
         g_assert_null(inode_get(f->t, a));
         g_assert_null(inode_get(f->t, old_b));
         g_assert_nonnull((i = inode_get(f->t, b)));
@@ -312,6 +318,102 @@ static void test_reuse_race(struct fixture *f, gconstpointer data)
         g_assert_cmpuint(inode_count(f->t), ==, 2);
 }
 
+/* Resident memory of this process, in KiB. */
+static long rss_kib(void)
+{
+        g_autofree char *statm = NULL;
+        long size = 0, resident = 0;
+
+        g_assert_true(g_file_get_contents("/proc/self/statm", &statm, NULL, NULL));
+        g_assert_cmpint(sscanf(statm, "%ld %ld", &size, &resident), ==, 2);
+        return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+struct churn {
+        struct fixture *f;
+        uint64_t *ids;
+        int n;
+        atomic_bool done;
+        unsigned long found;
+};
+
+/* Looks up numbers while they are forgotten and their memory given back:
+ * every hit must be the inode asked for. */
+static void *churn_reader(void *data)
+{
+        struct churn *c = data;
+        unsigned k = 0;
+
+        while (!atomic_load(&c->done)) {
+                uint64_t id = c->ids[(k++ * 7919u) % (unsigned)c->n];
+                struct inode *i = inode_get(c->f->t, id);
+
+                if (i) {
+                        g_assert_cmpuint(i->nodeid, ==, id);
+                        inode_put(c->f->t, i);
+                        c->found++;
+                }
+        }
+        return NULL;
+}
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+/* Memory comes back after the FORGETs, while lock-free readers look up
+ * numbers whose memory is being given back, and old numbers stay dead. */
+static void test_memory_returns(struct fixture *f, gconstpointer data)
+{
+        enum { N = SANITIZED ? 30000 : 150000 };
+        struct churn c = { .f = f, .n = N };
+        struct inode *root = inode_get(f->t, INODE_ROOT_ID);
+        long before, walked, after;
+        pthread_t th;
+
+        c.ids = g_new(uint64_t, N);
+        memset(c.ids, 0, N * sizeof(*c.ids));   /* resident before we measure */
+        inode_fds_set_max(f->t, 64);
+        before = rss_kib();
+        for (int round = 0; round < 2; round++) {
+                for (int k = 0; k < N; k++) {
+                        /* Made-up files (dev, ino) with a name: their fds
+                         * are dropped beyond the cap and never reopened. */
+                        int fd = dup(f->dir_fd);
+                        uint64_t old = c.ids[k];
+
+                        g_assert_cmpint(fd, >=, 0);
+                        g_assert_cmpint(inode_add_lookup_id(f->t, fd, 0x7777, 1000 + (ino_t)k, S_IFREG,
+                                                            1, root, "x", &c.ids[k]), ==, 0);
+                        if (round > 0)
+                                g_assert_cmpuint(c.ids[k], !=, old);
+                }
+                g_assert_cmpuint(inode_count(f->t), ==, N + 1);
+                walked = rss_kib();
+                atomic_store(&c.done, false);
+                pthread_create(&th, NULL, churn_reader, &c);
+                for (int k = 0; k < N; k++)
+                        inode_forget(f->t, c.ids[k], 1);
+                atomic_store(&c.done, true);
+                pthread_join(th, NULL);
+                after = rss_kib();
+                g_assert_cmpuint(inode_count(f->t), ==, 1);
+                for (int k = 0; k < N; k += 97)
+                        g_assert_null(inode_get(f->t, c.ids[k]));
+                g_test_message("RSS before %ld KiB, %d inodes %ld KiB, after the FORGETs %ld KiB",
+                               before, N, walked, after);
+                /* A sanitizer's shadow memory stays: no figures to check. */
+                if (!SANITIZED) {
+                        g_assert_cmpint(walked - before, >, N / 10);
+                        g_assert_cmpint(after - before, <, 1024);
+                }
+        }
+        inode_put(f->t, root);
+        g_free(c.ids);
+}
+
 int main(int argc, char **argv)
 {
         struct rlimit rl;
@@ -330,5 +432,6 @@ int main(int argc, char **argv)
         ADD("handles", test_handles);
         ADD("threads", test_threads);
         ADD("reuse-race", test_reuse_race);
+        ADD("memory-returns", test_memory_returns);
         return g_test_run();
 }
