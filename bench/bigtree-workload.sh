@@ -21,6 +21,7 @@ set -u
 timeout_s=${BIGTREE_PHASE_TIMEOUT:-1800}
 needle=${BIGTREE_GREP:-virtio_fs}
 drop_every=${BIGTREE_DROP_EVERY:-0}
+phases=,${BIGTREE_PHASES:-extract,walk,du,grep,rm},
 
 if [ "$SLUICE_FSTYPE" = 9p ]; then
         mount -t 9p -o "trans=virtio,version=9p2000.L,msize=512000,cache=${BIGTREE_9P_CACHE:-mmap}" \
@@ -51,6 +52,7 @@ cold() {
 # errors to /tmp/NAME.err (the first lines are printed after the end mark)
 phase() {
         name=$1
+        case "$phases" in *",$name,"*) ;; *) rc=0; return 0 ;; esac
         cold
         dropper=
         if [ "$drop_every" -gt 0 ]; then
@@ -79,16 +81,16 @@ if phase walk "find /mnt/bigtree >/tmp/list && xargs stat </tmp/list >/dev/null"
 else
         fail walk "status $rc"
 fi
-echo "RESULT walk entries $(wc -l </tmp/list)"
+[ ! -f /tmp/list ] || echo "RESULT walk entries $(wc -l </tmp/list)"
 if phase du "du -s /mnt/bigtree"; then pass du; else fail du "status $rc"; fi
-echo "RESULT du $(cut -f1 /tmp/du.out)"
+[ ! -f /tmp/du.out ] || echo "RESULT du $(cut -f1 /tmp/du.out)"
 # GNU grep when the host shipped it (busybox grep is several times slower per
 # byte, which under TCG would make this phase the guest's matcher, not the share).
 grep_cmd=grep
 [ -x /usr/bin/grep-gnu ] && grep_cmd=/usr/bin/grep-gnu
 if phase grep "$grep_cmd -rF -- '$needle' /mnt/bigtree | wc -l"; then pass grep; else fail grep "status $rc"; fi
-echo "RESULT grep $(tail -n 1 /tmp/grep.out) lines with '$needle' ($grep_cmd)"
+[ ! -f /tmp/grep.out ] || echo "RESULT grep $(tail -n 1 /tmp/grep.out) lines with '$needle' ($grep_cmd)"
 if phase rm "rm -rf /mnt/bigtree"; then pass rm; else fail rm "status $rc"; fi
-same empty-after-rm "" "$(ls -A /mnt)"
+case "$phases" in *,rm,*) same empty-after-rm "" "$(ls -A /mnt)" ;; esac
 umount /mnt
 echo DONE

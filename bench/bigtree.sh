@@ -42,6 +42,14 @@
 #   --timeout S          one guest, boot to power-off (default 3600)
 #   --phase-timeout S    one phase in the guest (default 1500)
 #   --grep STRING        what grep -r looks for (default virtio_fs)
+#   --subset DIRS        only these top-level folders of the tree, comma-separated
+#                        (default Documentation,include,fs: 17,887 entries, 127 MB,
+#                        below the 20,000 descriptors every daemon may hold, so
+#                        that all of them finish it as it is); "all": the whole
+#                        tree (83,731 entries, 1.3 GB; ~12 min of extraction alone
+#                        per guest here under load)
+#   --phases A,B,…       phases to run (default extract,walk,du,grep,rm; the host
+#                        removes what is left)
 #   --sluice-fs PATH     default BUILD/daemon/sluice-fs
 #
 # Run as root (the legacy daemon needs it); sluice-fs and Rust virtiofsd run as
@@ -57,6 +65,7 @@ die() { echo "bigtree: $*" >&2; exit 1; }
 all_peers=(sluice rust virtiofsd 9p)
 reps=3 peers=sluice,rust,virtiofsd,9p nofile=20000 drop=0 mem=2048 share_root=/dev/shm
 cache='' out='' timeout=3600 phase_timeout=1500 needle=virtio_fs sluice_fs=''
+subset=Documentation,include,fs phases=extract,walk,du,grep,rm
 declare -A nofile_of=() drop_of=()
 sluice_args=()
 while [ $# -gt 0 ]; do
@@ -75,6 +84,8 @@ while [ $# -gt 0 ]; do
         --timeout) timeout=$2; shift ;;
         --phase-timeout) phase_timeout=$2; shift ;;
         --grep) needle=$2; shift ;;
+        --subset) subset=$2; shift ;;
+        --phases) phases=$2; shift ;;
         --sluice-fs) sluice_fs=$2; shift ;;
         -h|--help) usage ;;
         -*) echo "bigtree: unknown option $1" >&2; usage ;;
@@ -95,6 +106,8 @@ for n in "$reps" "$nofile" "$drop" "$mem" "$timeout" "$phase_timeout" "${nofile_
         [[ "$n" =~ ^[0-9]+$ ]] || die "'$n' is not a number"
 done
 [[ "$needle" =~ ^[A-Za-z0-9_.-]+$ ]] || die "--grep: letters, digits, _ . - only"
+[[ "$subset" =~ ^[A-Za-z0-9_.,-]+$ ]] || die "--subset: folder names, comma-separated"
+[[ "$phases" =~ ^[a-z,]+$ ]] || die "--phases: names, comma-separated"
 [ -n "$sluice_fs" ] || sluice_fs=$build/daemon/sluice-fs
 [ -x "$sluice_fs" ] || die "no sluice-fs at $sluice_fs"
 [ -n "$cache" ] || cache=$build/bench/bigtree-cache
@@ -120,6 +133,21 @@ if [ ! -s "$tarball" ]; then
         mv -f "$tarball.tmp" "$tarball"
 fi
 tree_version=$(basename "$(ls "$cache"/linux-source-6.1_*.deb 2>/dev/null | sort -V | tail -1)" .deb)
+if [ "$subset" != all ]; then
+        # The chosen folders as a tar of their own, made once.
+        sub=$cache/linux-source-6.1-${subset//,/+}.tar
+        if [ ! -s "$sub" ]; then
+                stage=$(mktemp -d "$cache/stage.XXXXXX") || die "cannot stage the subset"
+                IFS=, read -r -a dirs <<<"$subset"
+                tar -xf "$tarball" -C "$stage" "${dirs[@]/#/linux-source-6.1/}" ||
+                        { rm -rf "$stage"; die "cannot extract $subset from $tarball"; }
+                tar -cf "$sub.tmp" -C "$stage" linux-source-6.1 || { rm -rf "$stage"; die "cannot make $sub"; }
+                rm -rf "$stage"
+                mv -f "$sub.tmp" "$sub"
+        fi
+        tarball=$sub
+fi
+entries=$(tar -tf "$tarball" | wc -l)
 
 # ---- what the guest needs beyond the image -----------------------------------------------
 kout=$("$here/fetch-trixie.sh" "$build/trixie" kernel) || die "no Linux 6.12 (fetch-trixie.sh kernel)"
@@ -190,7 +218,7 @@ run_one() {   # PEER REP
                 --image "$build/tests/guest/image" --backend "$backend" --shared-dir "$share" \
                 --sluice-fs "$sluice_fs" --disk "$tarball" "${files[@]}" \
                 --env "BIGTREE_GREP=$needle" --env "BIGTREE_PHASE_TIMEOUT=$phase_timeout" \
-                --env "BIGTREE_DROP_EVERY=$dr" \
+                --env "BIGTREE_DROP_EVERY=$dr" --env "BIGTREE_PHASES=$phases" \
                 --console "$base.console" --daemon-log "$base.daemon" \
                 "${args[@]}" "$here/bigtree-workload.sh" >"$base.status" 2>&1
         status=$?
@@ -203,7 +231,8 @@ run_one() {   # PEER REP
 }
 
 total=$((reps * ${#sel[@]})) n=0
-echo "bigtree: ${sel[*]} x $reps; tree $tree_version ($(stat -c %s "$tarball") bytes); guest 6.12, ${mem} MiB;" \
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "bigtree: ${sel[*]} x $reps; tree $tree_version, $subset: $entries entries, $(stat -c %s "$tarball") bytes of tar; phases $phases; guest 6.12, ${mem} MiB;" \
      "nofile $nofile (${!nofile_of[*]:+overrides: $(for k in "${!nofile_of[@]}"; do printf '%s=%s ' "$k" "${nofile_of[$k]}"; done)});" \
      "drop every $drop s (${!drop_of[*]:+overrides: $(for k in "${!drop_of[@]}"; do printf '%s=%s ' "$k" "${drop_of[$k]}"; done)}); $(uptime)"
 for rep in $(seq "$reps"); do
@@ -222,7 +251,11 @@ versions="sluice-fs: $("$sluice_fs" --version 2>&1 | head -1) ($(git -C "$top" r
 [ -z "$rust" ] || versions+="; Rust virtiofsd: $("$rust" --version 2>&1 | head -1)"
 versions+="; legacy virtiofsd: $(/usr/lib/qemu/virtiofsd --version 2>&1 | head -1)"
 versions+="; QEMU: $(qemu-system-x86_64 --version | head -1)"
-echo "$versions; $(uptime)" >"$out/meta.txt"
+{
+        echo "Tree: $tree_version, folders $subset: $entries entries ($(stat -c %s "$tarball") bytes of tar), phases $phases; grep for '$needle'; guest Linux 6.12, 1 vCPU, $mem MiB, TCG; shares in $share_root."
+        echo "Versions: $versions"
+        echo "Machine: $(nproc) CPUs, load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(date -u +%FT%TZ)."
+} >"$out/meta.txt"
 python3 "$here/bigtree-report.py" "$out/raw" --peers "${sel[*]}" --meta "$out/meta.txt" >"$out/results.md" ||
         die "the report failed (raw results in $out/raw)"
 cat "$out/results.md"
