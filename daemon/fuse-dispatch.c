@@ -239,6 +239,7 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
                 return r;
         TAKE_FD(root);   /* the table's now */
         inode_table_set_destroy_fn(fs->inodes, pt_lock_owners_free);
+        inode_fds_set_max(fs->inodes, opts->max_inode_fds);
         r = handle_table_new(fs->inodes, &fs->handles);
         if (r < 0)
                 return r;

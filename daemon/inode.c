@@ -6,13 +6,15 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "util.h"
 
 /* The memory target (bench/README.md): 10,000 looked-up inodes cost at most
  * 3 MiB, slot and hash tables included. */
-_Static_assert(sizeof(struct inode) <= 64, "struct inode grew past 64 bytes");
+_Static_assert(sizeof(struct inode) <= 88, "struct inode grew past 88 bytes");
 
 /* ---- slot tables: number -> object, with generations ----
  *
@@ -196,8 +198,27 @@ static bool unref(_Atomic uint32_t *refs)
 
 /* ---- inodes ---- */
 
+/* Set in refs, under the table mutex, while an inode's descriptor is being
+ * dropped: a lock-free inode_get() that sees it waits for the mutex, so no
+ * request can start using an fd that is about to be closed. */
+#define REFS_DROPPING (1u << 31)
+
+/* Descriptors left to open files and the transport (memory regions, ring
+ * eventfds, the socket) when the cap on inode descriptors comes from
+ * RLIMIT_NOFILE. */
+#define FDS_RESERVE 64u
+/* Clock steps one trim may take: with most inodes pinned (open files), the
+ * cap is exceeded a little rather than every lookup walking them all. */
+#define FDS_TRIM_STEPS 256u
+
 struct inode_table {
         pthread_mutex_t mutex;
+        /* The clock of non-root inodes holding a descriptor, a ring through
+         * their `clock` links; under the mutex. */
+        uint32_t hand;           /* slot index the hand is on; 0: the ring is empty */
+        size_t n_fds;            /* inodes in the ring */
+        size_t max_fds;          /* 0: no cap */
+        _Atomic uint64_t drops, reopens;
         /* Freed structs, kept for reuse and never freed before the table:
          * lock-free readers may still touch them (type-stable memory). */
         struct inode *spare;     /* linked through dead_next */
@@ -218,6 +239,188 @@ static uint32_t hash_key(dev_t dev, ino_t ino, uint32_t n_buckets)
 static struct inode *table_inode(struct inode_table *t, uint32_t idx)
 {
         return slot_item(&t->slots, idx);
+}
+
+/* ---- the clock of descriptors (under the mutex) ---- */
+
+static bool in_clock(const struct inode *inode)
+{
+        return inode->nodeid != INODE_ROOT_ID && atomic_load_explicit(&inode->fd, memory_order_relaxed) >= 0;
+}
+
+/* Behind the hand: the last the hand comes to. */
+static void clock_insert(struct inode_table *t, struct inode *inode)
+{
+        uint32_t idx = (uint32_t)inode->nodeid;
+
+        if (!t->hand) {
+                inode->clock.prev = inode->clock.next = idx;
+                t->hand = idx;
+        } else {
+                struct inode *h = table_inode(t, t->hand);
+
+                inode->clock.next = t->hand;
+                inode->clock.prev = h->clock.prev;
+                table_inode(t, h->clock.prev)->clock.next = idx;
+                h->clock.prev = idx;
+        }
+        t->n_fds++;
+}
+
+static void clock_remove(struct inode_table *t, struct inode *inode)
+{
+        uint32_t idx = (uint32_t)inode->nodeid, prev = inode->clock.prev, next = inode->clock.next;
+
+        if (next == idx) {
+                t->hand = 0;
+        } else {
+                table_inode(t, prev)->clock.next = next;
+                table_inode(t, next)->clock.prev = prev;
+                if (t->hand == idx)
+                        t->hand = next;
+        }
+        t->n_fds--;
+}
+
+/* A hash of the file handle of fd (it carries the inode's generation where
+ * the file system has one, unlike st_ino, which ext4 and others reuse), or
+ * 0 when the file system gives none.  name_to_handle_at() needs no
+ * privilege; open_by_handle_at() would (CAP_DAC_READ_SEARCH), so the handle
+ * only ever identifies, and reopening goes by name. */
+static uint64_t handle_hash_of(int fd)
+{
+        union {
+                struct file_handle fh;
+                unsigned char room[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+        } h;
+        const unsigned char *bytes = h.room + sizeof(struct file_handle);
+        uint64_t hash = 0xcbf29ce484222325ull;
+        int mount_id;
+
+        h.fh.handle_bytes = MAX_HANDLE_SZ;
+        if (name_to_handle_at(fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) < 0)
+                return 0;
+        hash = (hash ^ (uint32_t)h.fh.handle_type) * 0x100000001b3ull;
+        for (unsigned i = 0; i < h.fh.handle_bytes && i < MAX_HANDLE_SZ; i++)
+                hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+        return hash ? hash : 1;
+}
+
+/* Descriptors to close once the mutex is released (close() of the last
+ * reference to a dentry may do real work). */
+struct fd_batch {
+        int fds[8];
+        unsigned n;
+};
+
+static void fd_batch_add(struct fd_batch *b, int fd)
+{
+        if (b->n < ELEMENTSOF(b->fds))
+                b->fds[b->n++] = fd;
+        else
+                (void) close(fd);
+}
+
+static void fd_batch_close(struct fd_batch *b)
+{
+        for (unsigned i = 0; i < b->n; i++)
+                (void) close(b->fds[i]);
+        b->n = 0;
+}
+
+/* Drops the inode's descriptor when nothing but the table and its children
+ * hold it (no request, no open file, no lock waiter: they hold a reference
+ * and use the fd without the lock); returns the fd to close, or -1. */
+static int fd_drop_locked(struct inode_table *t, struct inode *inode)
+{
+        uint32_t base = (atomic_load_explicit(&inode->nlookup, memory_order_relaxed) > 0 ? 1u : 0u) +
+                        atomic_load_explicit(&inode->kids, memory_order_relaxed);
+        uint32_t expect = base;
+        int fd;
+
+        if (inode->keep_fd || !inode->parent || !inode->name || base == 0)
+                return -1;
+        /* Holders take references without the lock: only if there are none
+         * now, and none can come while the bit is set, is the fd ours. */
+        if (!atomic_compare_exchange_strong_explicit(&inode->refs, &expect, base | REFS_DROPPING,
+                                                     memory_order_acquire, memory_order_relaxed))
+                return -1;
+        fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
+        clock_remove(t, inode);
+        inode->handle_hash = handle_hash_of(fd);
+        atomic_store_explicit(&inode->fd, -1, memory_order_relaxed);
+        atomic_store_explicit(&inode->refs, base, memory_order_release);
+        atomic_fetch_add_explicit(&t->drops, 1, memory_order_relaxed);
+        return fd;
+}
+
+/* Brings the ring back under the cap: the hand clears the second chance of
+ * recently used inodes and drops the first it finds unused and unheld. */
+static void fds_trim_locked(struct inode_table *t, struct fd_batch *b)
+{
+        for (unsigned steps = 0; t->max_fds && t->n_fds > t->max_fds && t->hand &&
+                                 steps < FDS_TRIM_STEPS; steps++) {
+                struct inode *c = table_inode(t, t->hand);
+                int fd;
+
+                t->hand = c->clock.next;
+                if (atomic_load_explicit(&c->used, memory_order_relaxed)) {
+                        atomic_store_explicit(&c->used, false, memory_order_relaxed);
+                        continue;
+                }
+                fd = fd_drop_locked(t, c);
+                if (fd >= 0)
+                        fd_batch_add(b, fd);
+        }
+}
+
+/* A name an inode can be reopened by: one component (lookups of "." and
+ * ".." name another inode's place, not this one's). */
+static bool name_usable(const char *name)
+{
+        return name && name[0] && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
+               strcmp(name, "..") != 0;
+}
+
+/* Is `inode` `dir` or above it?  (A directory the host moved below its own
+ * child must not become its child's child: the chain up must end.) */
+static bool is_ancestor_locked(const struct inode *inode, const struct inode *dir)
+{
+        for (unsigned depth = 0; dir && depth < 65536; dir = dir->parent, depth++)
+                if (dir == inode)
+                        return true;
+        return dir != NULL;
+}
+
+/* Under the mutex: `name` in `parent` (which the caller holds) is where the
+ * inode can be found from now on.  The parent it had is returned to be put
+ * once the mutex is released. */
+static struct inode *set_name_locked(struct inode *inode, struct inode *parent, const char *name)
+{
+        struct inode *old = inode->parent;
+        char *copy;
+
+        if (!parent || !name_usable(name) || parent == inode)
+                return NULL;
+        if (old == parent && inode->name && strcmp(inode->name, name) == 0)
+                return NULL;
+        if (old != parent && atomic_load_explicit(&inode->kids, memory_order_relaxed) &&
+            is_ancestor_locked(inode, parent))
+                return NULL;
+        copy = strdup(name);
+        if (!copy)
+                return NULL;   /* the old name still serves, or none: then it keeps its fd */
+        free(inode->name);
+        inode->name = copy;
+        if (old == parent)
+                return NULL;
+        /* The caller holds parent: refs is not 0 and no drop is under way. */
+        atomic_fetch_add_explicit(&parent->refs, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&parent->kids, 1, memory_order_relaxed);
+        inode->parent = parent;
+        if (old)
+                atomic_fetch_sub_explicit(&old->kids, 1, memory_order_relaxed);
+        return old;
 }
 
 static void hash_insert(struct inode_table *t, struct inode *inode)
@@ -247,7 +450,7 @@ static struct inode *hash_find(struct inode_table *t, dev_t dev, ino_t ino)
         for (uint32_t i = t->buckets[hash_key(dev, ino, t->n_buckets)]; i; ) {
                 struct inode *inode = table_inode(t, i);
 
-                if (inode->dev == dev && inode->ino == ino &&
+                if (inode->dev == dev && inode->ino == ino && !inode->stale &&
                     atomic_load_explicit(&inode->refs, memory_order_relaxed) != 0)
                         return inode;
                 i = inode->hash_next;
@@ -266,22 +469,65 @@ static void hash_grow(struct inode_table *t)
         t->buckets = b;
         t->n_buckets = n;
         for (uint32_t i = 1; i < next; i++)
-                if (table_inode(t, i))
+                if (table_inode(t, i) && !table_inode(t, i)->stale)
                         hash_insert(t, table_inode(t, i));
 }
 
-/* Closes what the inode holds and keeps the struct for reuse; not under the lock. */
-static void inode_destroy(struct inode_table *t, struct inode *inode)
+/* Closes what the inode holds and keeps the struct for reuse; not under the
+ * lock.  Returns its parent, whose reference the caller drops. */
+static struct inode *inode_destroy(struct inode_table *t, struct inode *inode)
 {
+        struct inode *parent;
+        char *name;
+        int fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
+
         if (t->destroy_fn)
                 t->destroy_fn(inode);
-        if (inode->fd >= 0)
-                close(inode->fd);
-        inode->fd = -1;
+        if (fd >= 0)
+                close(fd);
+        atomic_store_explicit(&inode->fd, -1, memory_order_relaxed);
         pthread_mutex_lock(&t->mutex);
+        parent = inode->parent;
+        inode->parent = NULL;
+        if (parent)
+                atomic_fetch_sub_explicit(&parent->kids, 1, memory_order_relaxed);
+        name = inode->name;
+        inode->name = NULL;
         inode->dead_next = t->spare;
         t->spare = inode;
         pthread_mutex_unlock(&t->mutex);
+        free(name);
+        return parent;
+}
+
+static void inode_unlink(struct inode_table *t, struct inode *inode);
+
+/* Destroys the inode, then each parent whose last reference that was (a
+ * loop, not a recursion: a deep tree forgotten at once). */
+static void inode_destroy_up(struct inode_table *t, struct inode *inode)
+{
+        while (inode) {
+                struct inode *parent = inode_destroy(t, inode);
+
+                inode = NULL;
+                if (parent && unref(&parent->refs)) {
+                        pthread_mutex_lock(&t->mutex);
+                        inode_unlink(t, parent);
+                        pthread_mutex_unlock(&t->mutex);
+                        inode = parent;
+                }
+        }
+}
+
+/* Drops a reference to a parent that set_name_locked() replaced. */
+static void parent_put(struct inode_table *t, struct inode *parent)
+{
+        if (parent && unref(&parent->refs)) {
+                pthread_mutex_lock(&t->mutex);
+                inode_unlink(t, parent);
+                pthread_mutex_unlock(&t->mutex);
+                inode_destroy_up(t, parent);
+        }
 }
 
 /* Called with the table locked (or before it is shared).  The inode is not
@@ -300,7 +546,7 @@ static struct inode *inode_alloc(struct inode_table *t, int fd, const struct sta
                 atomic_init(&inode->refs, 0);
                 atomic_init(&inode->nlookup, 0);
         }
-        inode->fd = fd;
+        atomic_store_explicit(&inode->fd, fd, memory_order_relaxed);
         inode->dev = st->st_dev;
         inode->ino = st->st_ino;
         inode->type = st->st_mode & S_IFMT;
@@ -308,6 +554,12 @@ static struct inode *inode_alloc(struct inode_table *t, int fd, const struct sta
         inode->hash_next = 0;
         inode->dead_next = NULL;
         inode->private_data = NULL;
+        inode->parent = NULL;
+        inode->name = NULL;
+        inode->keep_fd = false;
+        inode->stale = false;
+        atomic_store_explicit(&inode->kids, 0, memory_order_relaxed);
+        atomic_store_explicit(&inode->used, false, memory_order_relaxed);
         atomic_store_explicit(&inode->nlookup, 0, memory_order_relaxed);
         return inode;
 }
@@ -322,7 +574,10 @@ static void inode_publish(struct inode *inode)
 /* Called with the table locked, for an inode whose refs reached 0. */
 static void inode_unlink(struct inode_table *t, struct inode *inode)
 {
-        hash_remove(t, inode);
+        if (in_clock(inode))
+                clock_remove(t, inode);
+        if (!inode->stale)
+                hash_remove(t, inode);
         slot_free(&t->slots, (uint32_t)inode->nodeid);
         t->count--;
 }
@@ -355,10 +610,12 @@ int inode_table_new(int root_fd, struct inode_table **ret)
                 return -ENOMEM;
         }
         root->nodeid = slot_number(&t->slots, idx);
+        root->keep_fd = true;
         atomic_store_explicit(&root->nlookup, 1, memory_order_relaxed);
         hash_insert(t, root);
         inode_publish(root);   /* never dropped: inode_forget() leaves the root alone */
         t->count = 1;
+        inode_fds_set_max(t, 0);
         *ret = t;
         return 0;
 }
@@ -370,9 +627,21 @@ void inode_table_free(struct inode_table *t)
         if (!t)
                 return;
         next = slot_next(&t->slots);
-        for (uint32_t i = 1; i < next; i++)
-                if (table_inode(t, i))
-                        inode_destroy(t, table_inode(t, i));
+        /* Everything goes at once: no parent to put, no slot to free. */
+        for (uint32_t i = 1; i < next; i++) {
+                struct inode *inode = table_inode(t, i);
+                int fd;
+
+                if (!inode)
+                        continue;
+                if (t->destroy_fn)
+                        t->destroy_fn(inode);
+                fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
+                if (fd >= 0)
+                        close(fd);
+                free(inode->name);
+                free(inode);
+        }
         while (t->spare) {
                 struct inode *n = t->spare->dead_next;
 
@@ -390,11 +659,32 @@ void inode_table_set_destroy_fn(struct inode_table *t, inode_destroy_fn fn)
         t->destroy_fn = fn;
 }
 
+/* ref_if_live() for inodes: while a descriptor is being dropped (under the
+ * mutex), wait for the mutex and look again. */
+static bool inode_ref_if_live(struct inode_table *t, struct inode *inode)
+{
+        uint32_t n = atomic_load_explicit(&inode->refs, memory_order_relaxed);
+
+        for (;;) {
+                if (n == 0)
+                        return false;
+                if (__builtin_expect(n & REFS_DROPPING, 0)) {
+                        pthread_mutex_lock(&t->mutex);
+                        pthread_mutex_unlock(&t->mutex);
+                        n = atomic_load_explicit(&inode->refs, memory_order_relaxed);
+                        continue;
+                }
+                if (atomic_compare_exchange_weak_explicit(&inode->refs, &n, n + 1, memory_order_acquire,
+                                                          memory_order_relaxed))
+                        return true;
+        }
+}
+
 struct inode *inode_get(struct inode_table *t, uint64_t nodeid)
 {
         struct inode *inode = slot_find(&t->slots, nodeid);
 
-        if (!inode || !ref_if_live(&inode->refs))
+        if (!inode || !inode_ref_if_live(t, inode))
                 return NULL;
         /* Ours now, and it cannot be recycled: is it still the one asked for?
          * (The slot may have been freed and the struct reused since we read
@@ -420,7 +710,7 @@ static void inode_gone(struct inode_table *t, struct inode *inode)
         pthread_mutex_lock(&t->mutex);
         inode_unlink(t, inode);
         pthread_mutex_unlock(&t->mutex);
-        inode_destroy(t, inode);
+        inode_destroy_up(t, inode);
 }
 
 void inode_put(struct inode_table *t, struct inode *inode)
@@ -429,28 +719,56 @@ void inode_put(struct inode_table *t, struct inode *inode)
                 inode_gone(t, inode);
 }
 
-int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint64_t parent,
-                     uint64_t *ret_nodeid)
+/* Under the mutex: inode (known by its (dev, ino)) had its descriptor
+ * dropped, and a lookup just opened `fd` for it.  Takes fd when it is the same
+ * file (true); marks the inode stale when the file handle says it is another
+ * that reuses the inode number (false: the caller makes a new inode). */
+static bool refill_locked(struct inode_table *t, struct inode *inode, int fd)
 {
-        _cleanup_close_ int owned_fd = fd;   /* closed unless a new inode keeps it */
-        struct inode *inode, *fresh;
+        if (inode->handle_hash && handle_hash_of(fd) != inode->handle_hash) {
+                inode->stale = true;
+                hash_remove(t, inode);
+                return false;
+        }
+        atomic_store_explicit(&inode->fd, fd, memory_order_relaxed);
+        clock_insert(t, inode);
+        return true;
+}
+
+int inode_add_lookup_at(struct inode_table *t, int fd, const struct stat *st,
+                        struct inode *parent, const char *name, uint64_t *ret_nodeid)
+{
+        _cleanup_close_ int owned_fd = fd;   /* closed unless an inode keeps it */
+        struct fd_batch closing = { .n = 0 };
+        struct inode *inode, *fresh, *old_parent = NULL;
         uint32_t idx;
 
         pthread_mutex_lock(&t->mutex);
         inode = hash_find(t, st->st_dev, st->st_ino);
-        /* A forgotten inode still held by a request comes back to the guest
-         * with its nodeid: the table takes its reference again, unless the
-         * last holder just dropped it (then it is dying: make a new one). */
+        /* A forgotten inode still held by a request (or by its children)
+         * comes back to the guest with its nodeid: the table takes its
+         * reference again, unless the last holder just dropped it (then it
+         * is dying: make a new one). */
         if (inode && atomic_load_explicit(&inode->nlookup, memory_order_relaxed) == 0 &&
             !ref_if_live(&inode->refs))
                 inode = NULL;
+        if (inode && atomic_load_explicit(&inode->fd, memory_order_relaxed) < 0 &&
+            !refill_locked(t, inode, fd)) {
+                /* Another file now: the old inode is stale (its nodeid gives
+                 * ESTALE) and this one gets its own. */
+                if (atomic_load_explicit(&inode->nlookup, memory_order_relaxed) == 0)
+                        (void) unref(&inode->refs);   /* the reference revived above; others remain */
+                inode = NULL;
+        } else if (inode && atomic_load_explicit(&inode->fd, memory_order_relaxed) == fd) {
+                TAKE_FD(owned_fd);
+        }
         if (!inode) {
                 /* Allocating under the lock is rare (new inodes only) and keeps this simple. */
                 fresh = inode_alloc(t, fd, st);
                 idx = fresh ? slot_alloc(&t->slots, fresh) : 0;
                 if (idx == 0) {
                         if (fresh) {
-                                fresh->fd = -1;
+                                atomic_store_explicit(&fresh->fd, -1, memory_order_relaxed);
                                 fresh->dead_next = t->spare;
                                 t->spare = fresh;
                         }
@@ -463,28 +781,188 @@ int inode_add_lookup(struct inode_table *t, int fd, const struct stat *st, uint6
                 if (++t->count > t->n_buckets)
                         hash_grow(t);
                 inode = fresh;
+                clock_insert(t, inode);
                 inode_publish(inode);
         }
         atomic_store_explicit(&inode->nlookup, atomic_load_explicit(&inode->nlookup, memory_order_relaxed) + 1,
                               memory_order_relaxed);
-        if (parent)
-                atomic_store_explicit(&inode->parent, parent, memory_order_relaxed);
+        old_parent = set_name_locked(inode, parent, name);
+        if (!inode->name)
+                inode->keep_fd = true;   /* nothing to reopen it by */
         *ret_nodeid = inode->nodeid;
+        fds_trim_locked(t, &closing);
         pthread_mutex_unlock(&t->mutex);
+        fd_batch_close(&closing);
+        parent_put(t, old_parent);
         return 0;
 }
 
-void inode_note_parent(struct inode_table *t, dev_t dev, ino_t ino, uint64_t parent)
+void inode_note_name(struct inode_table *t, dev_t dev, ino_t ino, struct inode *parent,
+                     const char *name)
+{
+        struct inode *inode, *old_parent = NULL;
+
+        pthread_mutex_lock(&t->mutex);
+        inode = hash_find(t, dev, ino);
+        if (inode)
+                old_parent = set_name_locked(inode, parent, name);
+        pthread_mutex_unlock(&t->mutex);
+        parent_put(t, old_parent);
+}
+
+void inode_note_removed(struct inode_table *t, dev_t dev, ino_t ino)
 {
         struct inode *inode;
 
         pthread_mutex_lock(&t->mutex);
         inode = hash_find(t, dev, ino);
-        /* Only a live one: a dying inode's union holds its list link. */
-        if (inode && atomic_load_explicit(&inode->nlookup, memory_order_relaxed) > 0 &&
-            atomic_load_explicit(&inode->refs, memory_order_relaxed) > 0)
-                atomic_store_explicit(&inode->parent, parent, memory_order_relaxed);
+        /* Its name (maybe the one just removed) may lead nowhere now: the fd
+         * is the only way to it.  One already dropped stays reachable by
+         * its name if that was another link; otherwise a reopen says ESTALE. */
+        if (inode)
+                inode->keep_fd = true;
         pthread_mutex_unlock(&t->mutex);
+}
+
+struct inode *inode_parent(struct inode_table *t, const struct inode *inode)
+{
+        struct inode *parent;
+
+        pthread_mutex_lock(&t->mutex);
+        parent = inode->parent;
+        /* Held by inode's reference: live, and no drop runs while we hold the mutex. */
+        if (parent)
+                atomic_fetch_add_explicit(&parent->refs, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&t->mutex);
+        return parent;
+}
+
+/* ---- reopening dropped descriptors ---- */
+
+/* Errors of a reopen by name that mean "not the file the guest knows any
+ * more".  ESTALE is what the guest's kernel turns into "Stale file handle"
+ * for a nodeid whose file is gone: the same answer Rust virtiofsd gives for a
+ * handle that no longer opens.  ENOENT would wrongly say that the name the
+ * guest holds does not exist (the guest would cache it as negative). */
+static bool gone_errno(int e)
+{
+        return e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV || e == ESTALE;
+}
+
+static int reopen_at(struct inode_table *t, struct inode *inode, unsigned depth)
+{
+        struct fd_batch closing = { .n = 0 };
+        struct inode *parent;
+        struct stat st;
+        uint64_t want_hash;
+        char *name;
+        int pfd, fd, err = 0;
+
+        pthread_mutex_lock(&t->mutex);
+        fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
+        parent = inode->parent;
+        if (fd >= 0 || inode->stale || !parent || !inode->name || depth > 4096) {
+                pthread_mutex_unlock(&t->mutex);
+                return fd >= 0 ? fd : -ESTALE;
+        }
+        /* Held by inode (its child reference): live, not being dropped. */
+        atomic_fetch_add_explicit(&parent->refs, 1, memory_order_relaxed);
+        name = strdup(inode->name);
+        want_hash = inode->handle_hash;
+        pthread_mutex_unlock(&t->mutex);
+        if (!name) {
+                inode_put(t, parent);
+                return -ENOMEM;
+        }
+
+        pfd = atomic_load_explicit(&parent->fd, memory_order_relaxed);
+        if (pfd < 0)
+                pfd = reopen_at(t, parent, depth + 1);
+        fd = pfd < 0 ? pfd : confine_open_child(pfd, name, O_PATH, 0);
+        if (fd < 0)
+                err = gone_errno(-fd) ? -ESTALE : fd;
+        else if (fstat(fd, &st) < 0)
+                err = -errno;
+        else if (st.st_dev != inode->dev || st.st_ino != inode->ino ||
+                 (st.st_mode & S_IFMT) != inode->type ||
+                 (want_hash && handle_hash_of(fd) != want_hash))
+                err = -ESTALE;   /* the name leads to another file now */
+
+        pthread_mutex_lock(&t->mutex);
+        if (err == -ESTALE && pfd >= 0 && !inode->stale &&
+            atomic_load_explicit(&inode->fd, memory_order_relaxed) < 0) {
+                inode->stale = true;
+                hash_remove(t, inode);
+        }
+        if (err == 0) {
+                if (atomic_load_explicit(&inode->fd, memory_order_relaxed) < 0) {
+                        atomic_store_explicit(&inode->fd, fd, memory_order_relaxed);
+                        clock_insert(t, inode);
+                        atomic_fetch_add_explicit(&t->reopens, 1, memory_order_relaxed);
+                        fds_trim_locked(t, &closing);
+                } else {
+                        fd_batch_add(&closing, fd);   /* another request was first */
+                }
+                fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
+        } else if (fd >= 0) {
+                fd_batch_add(&closing, fd);
+        }
+        pthread_mutex_unlock(&t->mutex);
+        atomic_store_explicit(&inode->used, true, memory_order_relaxed);
+        fd_batch_close(&closing);
+        free(name);
+        inode_put(t, parent);
+        return err < 0 ? err : fd;
+}
+
+int inode_reopen(struct inode_table *t, struct inode *inode)
+{
+        return reopen_at(t, inode, 0);
+}
+
+void inode_fds_set_max(struct inode_table *t, size_t max)
+{
+        struct fd_batch closing = { .n = 0 };
+        struct rlimit rl;
+
+        if (max == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+                /* Half the soft limit (main.c has raised it to the hard
+                 * one), less what open files and the transport need. */
+                size_t half = (size_t)rl.rlim_cur / 2;
+
+                max = half > 2 * FDS_RESERVE ? half - FDS_RESERVE : half / 2;
+        }
+        pthread_mutex_lock(&t->mutex);
+        t->max_fds = max == 0 ? 0 : max < 2 ? 2 : max;
+        fds_trim_locked(t, &closing);
+        pthread_mutex_unlock(&t->mutex);
+        fd_batch_close(&closing);
+}
+
+size_t inode_fds_max(struct inode_table *t)
+{
+        size_t n;
+
+        pthread_mutex_lock(&t->mutex);
+        n = t->max_fds;
+        pthread_mutex_unlock(&t->mutex);
+        return n;
+}
+
+size_t inode_fds_count(struct inode_table *t)
+{
+        size_t n;
+
+        pthread_mutex_lock(&t->mutex);
+        n = t->n_fds;
+        pthread_mutex_unlock(&t->mutex);
+        return n;
+}
+
+void inode_fds_stats(struct inode_table *t, uint64_t *ret_drops, uint64_t *ret_reopens)
+{
+        *ret_drops = atomic_load_explicit(&t->drops, memory_order_relaxed);
+        *ret_reopens = atomic_load_explicit(&t->reopens, memory_order_relaxed);
 }
 
 /* Under the mutex: drops n lookups; true when that dropped the last reference. */
@@ -515,7 +993,7 @@ void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
                 gone = forget_locked(t, inode, n);
         pthread_mutex_unlock(&t->mutex);
         if (gone)
-                inode_destroy(t, inode);
+                inode_destroy_up(t, inode);
 }
 
 void inode_forget_all(struct inode_table *t)
@@ -537,7 +1015,7 @@ void inode_forget_all(struct inode_table *t)
         while (dead) {
                 struct inode *n = dead->dead_next;
 
-                inode_destroy(t, dead);
+                inode_destroy_up(t, dead);
                 dead = n;
         }
 }

@@ -34,6 +34,7 @@ enum {
         OPT_PRINT_CAPABILITIES,
         OPT_QUEUES,
         OPT_POLL_US,
+        OPT_MAX_INODE_FDS,
         OPT_CONTROL_FD,
         OPT_TRANSLATE_UID,
         OPT_TRANSLATE_GID,
@@ -61,6 +62,7 @@ static const struct option long_options[] = {
         { "print-capabilities", no_argument, NULL, OPT_PRINT_CAPABILITIES },
         { "queues", required_argument, NULL, OPT_QUEUES },
         { "poll-us", required_argument, NULL, OPT_POLL_US },
+        { "max-inode-fds", required_argument, NULL, OPT_MAX_INODE_FDS },
         { "control-fd", required_argument, NULL, OPT_CONTROL_FD },
         { "translate-uid", required_argument, NULL, OPT_TRANSLATE_UID },
         { "translate-gid", required_argument, NULL, OPT_TRANSLATE_GID },
@@ -137,6 +139,10 @@ static const char help_text[] =
         "                             microseconds before sleeping (0-1000000, default 50);\n"
         "                             the window adapts to the guest's pauses, and no queue\n"
         "                             spins while the host has no CPU to spare\n"
+        "      --max-inode-fds=N      keep a descriptor open for at most N files and\n"
+        "                             folders the guest knows (at least 2; default: half\n"
+        "                             the open-file limit, less 64); the others are\n"
+        "                             reopened by name when the guest uses them again\n"
         "\n"
         "Supervision and diagnostics:\n"
         "      --allow-peer-uid=UID   accept a frontend only from user UID (repeatable),\n"
@@ -476,6 +482,12 @@ static int parse_one(int c, const char *arg, struct fs_options *o,
                         return usage_error("--poll-us must be a number from 0 to 1000000, not '%s'",
                                            arg);
                 o->poll_us = (unsigned)v;
+                return 0;
+        case OPT_MAX_INODE_FDS:
+                if (parse_uint(arg, 1u << 30, &v) < 0 || v < 2)
+                        return usage_error("--max-inode-fds must be a number from 2 to %u, not '%s'",
+                                           1u << 30, arg);
+                o->max_inode_fds = (unsigned)v;
                 return 0;
         case OPT_CONTROL_FD:
                 return parse_fd("--control-fd", arg, &o->control_fd);

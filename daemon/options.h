@@ -54,6 +54,7 @@ struct fs_options {
         enum fs_sandbox_mode sandbox; /* --sandbox=seccomp|none (virtiofsd's namespace/chroot: seccomp) */
         unsigned queues;            /* --queues=N request queues (default 1) */
         unsigned poll_us;           /* --poll-us=N busy-poll after each batch (default 50) */
+        unsigned max_inode_fds;     /* --max-inode-fds=N inode descriptors kept (0: from RLIMIT_NOFILE) */
         int control_fd;             /* --control-fd=N: sd-bus peer socket from sluice-service; -1 */
         /* --translate-uid=GUEST:HOST / --translate-gid=GUEST:HOST (repeatable is not needed:
          * one pair each).  Files owned by HOST on the host appear owned by GUEST in the guest,

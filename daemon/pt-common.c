@@ -65,13 +65,17 @@ static void fill_entry(const struct pt_fs *fs, struct fuse_entry_out *e, uint64_
  * goes unseen; one of a directory above it does not). */
 static int check_inside_by_parent(struct pt_fs *fs, const struct inode *root, const struct inode *i)
 {
-        _cleanup_iref_ dir = PT_INODE(fs, atomic_load_explicit(&i->parent, memory_order_relaxed));
+        _cleanup_iref_ dir = { fs->inodes, inode_parent(fs->inodes, i) };
+        int fd;
 
         if (!dir.p || dir.p->type != S_IFDIR)
                 return -EACCES;
         if (dir.p == root)
                 return 0;
-        return confine_check_inside(fs->proc_fd, root->fd, dir.p->fd) < 0 ? -EACCES : 0;
+        fd = inode_fd(fs->inodes, dir.p);
+        if (fd < 0)
+                return -EACCES;
+        return confine_check_inside(fs->proc_fd, root->fd, fd) < 0 ? -EACCES : 0;
 }
 
 int pt_check_inside(struct pt_fs *fs, const struct inode *i)
@@ -108,13 +112,13 @@ int pt_reply_attr(struct pt_fs *fs, struct freq *r, const struct stat *st)
         return pt_reply(r, &out, sizeof(out));
 }
 
-/* Counts one lookup of the object behind `fd` (O_PATH, consumed), found in
- * `dir`, and fills its entry. */
-static int add_lookup(struct pt_fs *fs, int fd, const struct stat *st, const struct inode *dir,
-                      struct fuse_entry_out *ret_entry)
+/* Counts one lookup of the object behind `fd` (O_PATH, consumed), found as
+ * `name` in `dir` (NULL: an open file with no name), and fills its entry. */
+static int add_lookup(struct pt_fs *fs, int fd, const struct stat *st, struct inode *dir,
+                      const char *name, struct fuse_entry_out *ret_entry)
 {
         uint64_t nodeid;
-        int r = inode_add_lookup(fs->inodes, fd, st, dir ? dir->nodeid : 0, &nodeid);
+        int r = inode_add_lookup_at(fs->inodes, fd, st, dir, name, &nodeid);
 
         if (r < 0)
                 return r;
@@ -131,6 +135,7 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
 
         if (dir->type != S_IFDIR)
                 return -ENOTDIR;
+        PT_NEED_FD(fs, dir);
         fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, O_PATH, 0));
         if (fd < 0)
                 return fd;
@@ -139,7 +144,7 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
         /* Another file system mounted here: what kind (only then, one statfs). */
         if (st.st_dev != dir->dev && (err = policy_check_mount(fd, name)) < 0)
                 return err;
-        return add_lookup(fs, TAKE_FD(fd), &st, dir, ret_entry);
+        return add_lookup(fs, TAKE_FD(fd), &st, dir, name, ret_entry);
 }
 
 int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
@@ -166,7 +171,7 @@ int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const
         path_fd = pt_fd_keep(fs, confine_path_of_open_fd(fs->proc_fd, fd));
         if (path_fd < 0)
                 return path_fd;
-        err = add_lookup(fs, TAKE_FD(path_fd), &st, dir, &out.e);
+        err = add_lookup(fs, TAKE_FD(path_fd), &st, dir, name, &out.e);
         if (err < 0)
                 return err;
         {

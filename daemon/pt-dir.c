@@ -16,6 +16,7 @@ int pt_opendir(struct pt_fs *fs, struct freq *r, struct inode *dir)
         struct fuse_open_out out = { 0 };
         int fd, err;
 
+        PT_NEED_FD(fs, dir);
         if ((err = pt_check_access(fs, r, dir, R_OK)) < 0 ||
             (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;

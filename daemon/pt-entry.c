@@ -66,6 +66,7 @@ int pt_getattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         struct stat st;
         int err;
 
+        PT_NEED_FD(fs, i);
         /* The FH form only exists for fstat() on an open file; the inode says the same. */
         err = pt_stat(i, &st);
         return err < 0 ? err : pt_reply_attr(fs, r, &st);
@@ -312,8 +313,10 @@ int pt_setattr(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         PT_ARG(fuse_setattr_in, in, r);
         struct setattr_wait *w;
-        int err = setattr_apply(fs, r, i, in);
+        int err;
 
+        PT_NEED_FD(fs, i);
+        err = setattr_apply(fs, r, i, in);
         if (err != -EAGAIN)
                 return err;
         w = calloc(1, sizeof(*w));
@@ -328,6 +331,7 @@ int pt_readlink(struct pt_fs *fs, struct freq *r, struct inode *i)
 {
         ssize_t n;
 
+        PT_NEED_FD(fs, i);
         if (i->type != S_IFLNK)
                 return -EINVAL;
         n = readlinkat(i->fd, "", (char *)r->buf, FREQ_PATH_MAX);
@@ -344,6 +348,7 @@ int pt_symlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
         const char *name, *target;
         int err = freq_name(r, &pos, &name);
 
+        PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
         /* The target is only data for the guest: it is never followed on the host. */
@@ -367,6 +372,7 @@ static int make_node(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t
         const char *name;
         int err = freq_name(r, &pos, &name);
 
+        PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
         if ((err = policy_check_mknod(&fs->policy, mode, name, r->in.uid)) < 0)
@@ -400,17 +406,26 @@ int pt_mkdir(struct pt_fs *fs, struct freq *r, struct inode *dir)
 static int remove_name(struct pt_fs *fs, struct freq *r, struct inode *dir, int flags)
 {
         size_t pos = 0;
+        struct stat victim;
+        bool have_victim;
         const char *name;
         int err = freq_name(r, &pos, &name);
 
+        PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
         if ((err = pt_check_remove(fs, r, dir, name)) < 0)
                 return err;
         if ((err = pt_check_inside(fs, dir)) < 0)
                 return err;
+        /* An inode the guest still knows may have been reached through this
+         * name: it must keep its descriptor (inode_note_removed()).  Only
+         * asked when some known inode was reached through dir. */
+        have_victim = inode_has_kids(dir) && fstatat(dir->fd, name, &victim, AT_SYMLINK_NOFOLLOW) == 0;
         if (unlinkat(dir->fd, name, flags) < 0)
                 return -errno;
+        if (have_victim)
+                inode_note_removed(fs->inodes, victim.st_dev, victim.st_ino);
         return pt_reply_ok(r);
 }
 
@@ -424,15 +439,15 @@ int pt_rmdir(struct pt_fs *fs, struct freq *r, struct inode *dir)
         return remove_name(fs, r, dir, AT_REMOVEDIR);
 }
 
-/* A rename moved `name` into `dir`: a non-directory the guest knows is there
- * now (pt_check_inside() of a deep one asks that directory; directories have
- * their own ".."). */
-static void note_moved(struct pt_fs *fs, const struct inode *dir, const char *name)
+/* A rename moved an object to `name` in `dir`: an inode the guest knows is
+ * reachable there now (to reopen it by; pt_check_inside() of a deep one asks
+ * that directory). */
+static void note_moved(struct pt_fs *fs, struct inode *dir, const char *name)
 {
         struct stat st;
 
-        if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
-                inode_note_parent(fs->inodes, st.st_dev, st.st_ino, dir->nodeid);
+        if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                inode_note_name(fs->inodes, st.st_dev, st.st_ino, dir, name);
 }
 
 static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uint64_t newdir_id,
@@ -440,6 +455,8 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
 {
         _cleanup_iref_ newdir = PT_INODE(fs, newdir_id);
         const char *oldname, *newname;
+        struct stat victim;
+        bool have_victim;
         int err = freq_name(r, &pos, &oldname);
 
         if (err < 0)
@@ -450,6 +467,8 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
                 return -EBADF;
         if (newdir.p->type != S_IFDIR)
                 return -ENOTDIR;
+        PT_NEED_FD(fs, olddir);
+        PT_NEED_FD(fs, newdir.p);
         /* The source goes away from its directory; a target that exists is
          * replaced (or, with RENAME_EXCHANGE, moved) as well. */
         if ((err = pt_check_remove(fs, r, olddir, oldname)) < 0)
@@ -462,14 +481,22 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
         if ((err = pt_check_inside(fs, olddir)) < 0 ||
             (newdir.p != olddir && (err = pt_check_inside(fs, newdir.p)) < 0))
                 return err;
+        /* A target that is replaced loses a name through us: an inode the
+         * guest knows by it keeps its descriptor.  Only asked when some known
+         * inode was reached through newdir. */
+        have_victim = !(flags & RENAME_EXCHANGE) && inode_has_kids(newdir.p) &&
+                      fstatat(newdir.p->fd, newname, &victim, AT_SYMLINK_NOFOLLOW) == 0;
         /* Both ends are single names under inode fds inside the folder. */
         if (renameat2(olddir->fd, oldname, newdir.p->fd, newname, flags) < 0)
                 return -errno;
-        if (newdir.p != olddir) {
+        if (have_victim)
+                inode_note_removed(fs->inodes, victim.st_dev, victim.st_ino);
+        /* Where the moved inode is now (when it was reached through olddir,
+         * or for pt_check_inside() when it changed directory). */
+        if (newdir.p != olddir || inode_has_kids(olddir))
                 note_moved(fs, newdir.p, newname);
-                if (flags & RENAME_EXCHANGE)
-                        note_moved(fs, olddir, oldname);
-        }
+        if ((flags & RENAME_EXCHANGE) && (newdir.p != olddir || inode_has_kids(newdir.p)))
+                note_moved(fs, olddir, oldname);
         return pt_reply_ok(r);
 }
 
@@ -498,12 +525,14 @@ int pt_link(struct pt_fs *fs, struct freq *r, struct inode *dir)
         char procname[16];
         int err = freq_name(r, &pos, &name);
 
+        PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
         if (!old.p)
                 return -EBADF;
         if (old.p->type == S_IFDIR)
                 return -EPERM;
+        PT_NEED_FD(fs, old.p);
         if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0 ||
             (err = pt_check_inside_unconfined(fs, dir)) < 0 ||
             (err = pt_check_inside_unconfined(fs, old.p)) < 0)
@@ -527,6 +556,7 @@ int pt_statfs(struct pt_fs *fs, struct freq *r, struct inode *i)
         struct fuse_statfs_out out = { 0 };
         struct statvfs sv;
 
+        PT_NEED_FD(fs, i);
         if (fstatvfs(i->fd, &sv) < 0)
                 return -errno;
         out.st.blocks = sv.f_blocks;
@@ -547,6 +577,7 @@ int pt_access(struct pt_fs *fs, struct freq *r, struct inode *i)
         int mask = (int)(in->mask & (R_OK | W_OK | X_OK));
         int err;
 
+        PT_NEED_FD(fs, i);
         if ((mask & W_OK) && pt_is_readonly(fs))
                 return -EROFS;
         /* faccessat() checks the worker's own user: the requester's is ours to check. */

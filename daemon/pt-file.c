@@ -139,6 +139,7 @@ int pt_open(struct pt_fs *fs, struct freq *r, struct inode *i)
         PT_ARG(fuse_open_in, in, r);
         int flags = pt_open_flags(in->flags), err;
 
+        PT_NEED_FD(fs, i);
         if (wants_write(flags) && pt_is_readonly(fs))
                 return -EROFS;
         if (i->type == S_IFDIR)
@@ -229,6 +230,7 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
         _cleanup_close_ int fd = -1;
         int err = freq_name(r, &pos, &name);
 
+        PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
         if ((err = check_create(fs, r, dir, name, flags)) < 0 ||
@@ -259,6 +261,7 @@ int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
         PT_ARG(fuse_create_in, in, r);
         int flags = pt_open_flags(in->flags) & ~O_TRUNC, fd, err;
 
+        PT_NEED_FD(fs, dir);
         /* The name the kernel sends for a tmpfile is not a real one: ignored. */
         if ((flags & O_ACCMODE) == O_RDONLY)
                 flags = (flags & ~O_ACCMODE) | O_RDWR;

@@ -79,6 +79,17 @@ static inline void pt_href_put(struct pt_href *ref)
 #define _cleanup_href_ _cleanup_(pt_href_put) struct pt_href
 
 #define PT_INODE(fs, id) { (fs)->inodes, inode_get((fs)->inodes, (id)) }
+
+/* Makes sure the held inode `i` has its O_PATH fd (the table drops those of
+ * inodes nobody used lately: inode.h), so that i->fd is valid until the
+ * inode is put; returns the error (ESTALE: its file is gone) otherwise.
+ * Every handler calls it before it touches i->fd. */
+#define PT_NEED_FD(fs, i)                                                 \
+        do {                                                              \
+                int need_fd_ = inode_fd((fs)->inodes, (i));               \
+                if (need_fd_ < 0)                                         \
+                        return need_fd_;                                  \
+        } while (0)
 #define PT_FILE(fs, fh)  { (fs)->handles, handle_get((fs)->handles, (fh), false) }
 #define PT_DIR(fs, fh)   { (fs)->handles, handle_get((fs)->handles, (fh), true) }
 

@@ -433,6 +433,7 @@ int pt_getlk(struct pt_fs *fs, struct freq *r, struct inode *i)
         struct flock fl;
         int err;
 
+        PT_NEED_FD(fs, i);
         if ((err = lk_to_flock(&in->lk, &fl)) < 0)
                 return err;
         if (i->type != S_IFREG)
@@ -721,6 +722,7 @@ static int do_setlk(struct pt_fs *fs, struct freq *r, struct inode *i, bool wait
         struct flock fl;
         int err;
 
+        PT_NEED_FD(fs, i);
         if ((err = lk_to_flock(&in->lk, &fl)) < 0)
                 return err;
         /* Read-only: nothing that could keep a host writer waiting (guest-policy.h). */

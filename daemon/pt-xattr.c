@@ -85,6 +85,7 @@ int pt_setxattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         _cleanup_close_ int fd = -1;
         int err;
 
+        PT_NEED_FD(fs, i);
         if (!in)
                 return -EINVAL;
         if ((err = xattr_target(r, i, &pos, -EPERM, &name, path)) < 0)
@@ -127,6 +128,7 @@ int pt_getxattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         char path[XATTR_PATH_SIZE];
         int err;
 
+        PT_NEED_FD(fs, i);
         if ((err = xattr_target(r, i, &pos, -ENODATA, &name, path)) < 0)
                 return err;
         return reply_xattr_data(r, size, getxattr(path, name, size ? r->buf : NULL, size));
@@ -138,6 +140,7 @@ int pt_listxattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         uint32_t size = in->size > FREQ_XATTR_SIZE_MAX ? FREQ_XATTR_SIZE_MAX : in->size;
         char path[XATTR_PATH_SIZE];
 
+        PT_NEED_FD(fs, i);
         if (xattr_path(i, path) < 0)
                 return reply_xattr_data(r, size, 0);
         return reply_xattr_data(r, size, listxattr(path, size ? (char *)r->buf : NULL, size));
@@ -151,6 +154,7 @@ int pt_removexattr(struct pt_fs *fs, struct freq *r, struct inode *i)
         _cleanup_close_ int fd = -1;
         int err;
 
+        PT_NEED_FD(fs, i);
         if ((err = xattr_target(r, i, &pos, -ENODATA, &name, path)) < 0)
                 return err;
         if ((err = check_xattr_write(fs, r, i, name)) < 0)

@@ -184,6 +184,9 @@ static const int allowed_syscalls[] = {
         SCMP_SYS(readlink),   /* glibc's readlink() of /proc/self/fd/N (fd type checks) */
         SCMP_SYS(unlinkat), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(copy_file_range),
         SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(umask),
+        /* tells a file from another that reuses its inode number, when a
+         * dropped inode fd is reopened by name (only reads, as stat does) */
+        SCMP_SYS(name_to_handle_at),
         /* Metadata changes: by fd only (utimensat: add_filtered_rules).  The
          * path-based fchmodat, fchmodat2, fchownat, setxattr, lsetxattr,
          * removexattr, lremovexattr and utimensat with a path are left out on
