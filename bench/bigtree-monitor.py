@@ -58,6 +58,14 @@ def cpu_ticks(pid):
         return None
 
 
+def utime_ticks(pid):
+    try:
+        _, f = stat_fields(f"/proc/{pid}/stat")
+        return int(f[11])
+    except (OSError, ValueError):
+        return None
+
+
 def qemu_threads(pid):
     """ticks of each QEMU thread: QEMU names no threads unless told
     (debug-threads), so the report takes the busiest one other than the main
@@ -73,6 +81,27 @@ def qemu_threads(pid):
     except OSError:
         pass
     return out
+
+
+def ctx_switches(pid):
+    """voluntary and involuntary context switches of all the threads of pid:
+    with one request at a time, a daemon that sleeps between requests pays a
+    wake-up for each."""
+    vol = invol = 0
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{t}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            vol += int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches:"):
+                            invol += int(line.split()[1])
+            except OSError:
+                continue
+    except OSError:
+        pass
+    return vol, invol
 
 
 def fd_count(pid):
@@ -157,6 +186,11 @@ def main():
             rec["qemu_pid"] = qemu
             if kind == "mark":
                 rec["qemu_threads"] = qemu_threads(qemu)
+        if kind == "mark":
+            cs = [ctx_switches(p) for p in daemons]
+            rec["daemon_vcsw"] = sum(c[0] for c in cs)
+            rec["daemon_ivcsw"] = sum(c[1] for c in cs)
+            rec["daemon_utime"] = sum(utime_ticks(p) or 0 for p in daemons)
         rec.update(extra)
         emit(rec)
         return rec

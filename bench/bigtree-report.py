@@ -53,7 +53,8 @@ def load(raw):
                       "guest_wall": float(w[2]) - float(a["mark"].split()[2]),
                       "status": int(w[3]) if len(w) > 3 else None,
                       "daemon_cpu": (s["daemon_cpu"] - a["daemon_cpu"]) / tps,
-                      "fds": s.get("peak_daemon_fds"), "qemu_fds": s.get("peak_qemu_fds")}
+                      "fds": s.get("peak_daemon_fds"), "qemu_fds": s.get("peak_qemu_fds"),
+                      "vcsw": (s["daemon_vcsw"] - a["daemon_vcsw"]) if "daemon_vcsw" in a else None}
                 if "qemu_threads" in s and "qemu_threads" in a:
                     qt = (s["qemu_cpu"] - a["qemu_cpu"]) / tps
                     # The vCPU: the busiest thread other than the main loop's.
@@ -107,10 +108,14 @@ def main():
            else f", QEMU limit {r['limits']['qemu'] if r['limits'] else '?'}") + ")"
         for r in runs) + "\n")
 
+    def done(ph, x):
+        # xargs says 123 when some stat failed: the walk still did its work
+        # (the failures are listed under the tables).
+        return x["status"] == 0 or (ph == "walk" and x["status"] == 123)
+
     def ok_runs(peer, ph):
         return [r["phases"][ph] for r in runs
-                if r["params"].get("peer") == peer and ph in r["phases"]
-                and r["phases"][ph]["status"] == 0]
+                if r["params"].get("peer") == peer and ph in r["phases"] and done(ph, r["phases"][ph])]
 
     def med(vals):
         vals = [v for v in vals if v is not None]
@@ -119,16 +124,16 @@ def main():
     for ph in PHASES:
         print(f"## {ph}\n")
         print("| peer | n | wall s median (min–max) | daemon CPU s median (min–max) | CPU vs Rust "
-              "| wall vs Rust | peak fds | QEMU CPU s (non-vCPU) |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+              "| wall vs Rust | peak fds | QEMU CPU s (non-vCPU) | daemon sleeps (vol. cs) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         rust_w = med([x["wall"] for x in ok_runs("rust", ph)])
         rust_c = med([x["daemon_cpu"] for x in ok_runs("rust", ph)])
         for peer in peers:
             xs = ok_runs(peer, ph)
             failed = sum(1 for r in runs if r["params"].get("peer") == peer
-                         and ph in r["phases"] and r["phases"][ph]["status"] != 0)
+                         and ph in r["phases"] and not done(ph, r["phases"][ph]))
             if not xs:
-                print(f"| {NAMES.get(peer, peer)} | 0 | failed ({failed}) | | | | | |")
+                print(f"| {NAMES.get(peer, peer)} | 0 | failed ({failed}) | | | | | | |")
                 continue
             w = [x["wall"] for x in xs]
             c = [x["daemon_cpu"] for x in xs if x["daemon_cpu"] is not None]
@@ -141,7 +146,8 @@ def main():
                   f"| {fmt_s(mw)} ({fmt_s(min(w))}–{fmt_s(max(w))}) "
                   f"| {fmt_s(mc) if mc is not None else '–'}"
                   f"{f' ({fmt_s(min(c))}–{fmt_s(max(c))})' if c else ''} | {cr} | {wr} | {fds} "
-                  f"| {fmt_s(qo) if qo is not None else '–'} |")
+                  f"| {fmt_s(qo) if qo is not None else '–'} "
+                  f"| {med([x.get('vcsw') for x in xs]) if med([x.get('vcsw') for x in xs]) is not None else '–'} |")
         print()
     print("## Checks and failures\n")
     for r in runs:
