@@ -55,7 +55,8 @@ def load(raw):
                       "daemon_cpu": (s["daemon_cpu"] - a["daemon_cpu"]) / tps,
                       "fds": s.get("peak_daemon_fds"), "qemu_fds": s.get("peak_qemu_fds"),
                       "vcsw": (s["daemon_vcsw"] - a["daemon_vcsw"]) if "daemon_vcsw" in a else None}
-                if "qemu_threads" in s and "qemu_threads" in a:
+                if ("qemu_threads" in s and "qemu_threads" in a and s.get("qemu_cpu") is not None
+                        and a.get("qemu_cpu") is not None and s["qemu_threads"]):
                     qt = (s["qemu_cpu"] - a["qemu_cpu"]) / tps
                     # The vCPU: the busiest thread other than the main loop's.
                     main_tid = str(s.get("qemu_pid"))
@@ -66,6 +67,14 @@ def load(raw):
                 if params.get("peer") == "9p":
                     ph["daemon_cpu"] = ph.get("qemu_other")
                     ph["fds"] = ph["qemu_fds"]
+                gone = not s.get("qemu_fds")
+                if gone:
+                    # QEMU had gone when the host sampled the end mark: the
+                    # daemon was exiting (closing its descriptors) or gone, so
+                    # its CPU is not the phase's alone.
+                    ph["daemon_cpu"] = None
+                    ph["vcsw"] = None
+                    ph.pop("qemu_other", None)
                 run["phases"][name] = ph
         if os.path.exists(base + ".console"):
             for line in open(base + ".console", errors="replace"):
@@ -74,8 +83,8 @@ def load(raw):
                     run["results"].append(line[7:])
                 elif line.startswith("FAIL "):
                     run["fails"].append(line[5:])
-                elif " err: " in line and line.startswith("INFO "):
-                    run["errors"].append(line[5:])
+                elif line.startswith("INFO ") and "error line(s)" in line:
+                    run["errors"].append(line[5:].replace(", first:", ""))
         runs.append(run)
     return runs
 
@@ -138,11 +147,12 @@ def main():
             w = [x["wall"] for x in xs]
             c = [x["daemon_cpu"] for x in xs if x["daemon_cpu"] is not None]
             mw, mc = med(w), med(c)
+            nc = f" (CPU of {len(c)})" if len(c) != len(xs) else ""
             cr = f"{mc / rust_c:.2f}" if rust_c and mc is not None else "–"
             wr = f"{mw / rust_w:.2f}" if rust_w else "–"
             fds = max(x["fds"] or 0 for x in xs)
             qo = med([x.get("qemu_other") for x in xs])
-            print(f"| {NAMES.get(peer, peer)} | {len(xs)}{f' (+{failed} failed)' if failed else ''} "
+            print(f"| {NAMES.get(peer, peer)} | {len(xs)}{f' (+{failed} failed)' if failed else ''}{nc} "
                   f"| {fmt_s(mw)} ({fmt_s(min(w))}–{fmt_s(max(w))}) "
                   f"| {fmt_s(mc) if mc is not None else '–'}"
                   f"{f' ({fmt_s(min(c))}–{fmt_s(max(c))})' if c else ''} | {cr} | {wr} | {fds} "
@@ -156,7 +166,7 @@ def main():
         if r["fails"]:
             bits.append("FAIL: " + "; ".join(r["fails"]))
         if r["errors"]:
-            bits.append("errors: " + " | ".join(r["errors"][:3]))
+            bits.append("; ".join(r["errors"]))
         missing = [p for p in PHASES if p not in r["phases"]]
         if missing:
             bits.append("no marks for " + ",".join(missing))

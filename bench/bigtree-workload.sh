@@ -92,6 +92,9 @@ if phase grep "$grep_cmd -rF -- '$needle' /mnt/bigtree | wc -l"; then pass grep;
 [ ! -f /tmp/grep.out ] || echo "RESULT grep $(tail -n 1 /tmp/grep.out) lines with '$needle' ($grep_cmd)"
 if phase rm "rm -rf /mnt/bigtree"; then pass rm; else fail rm "status $rc"; fi
 case "$phases" in *,rm,*) same empty-after-rm "" "$(ls -A /mnt)" ;; esac
+# The host samples the daemon at the last mark: the virtiofsds exit as soon as
+# QEMU has gone, so the guest waits before it powers off.
+sleep 3
 # No umount: after the removal QEMU 7.2's legacy virtiofsd leaves umount
 # blocked for minutes (seen here, the kernel's hung-task warning), and
 # /init's poweroff ends the guest as well.
