@@ -122,6 +122,19 @@ def main():
         # (the failures are listed under the tables).
         return x["status"] == 0 or (ph == "walk" and x["status"] == 123)
 
+    def by_rep(peer, ph):
+        return {r["params"].get("rep"): r["phases"][ph] for r in runs
+                if r["params"].get("peer") == peer and ph in r["phases"] and done(ph, r["phases"][ph])}
+
+    def paired(peer, ph, key):
+        """peer / Rust of the same repetition (neighbours in time), median (min–max)."""
+        mine, rust = by_rep(peer, ph), by_rep("rust", ph)
+        q = [mine[k][key] / rust[k][key] for k in mine
+             if k in rust and mine[k][key] is not None and rust[k][key]]
+        if not q:
+            return "–"
+        return f"{statistics.median(q):.2f} ({min(q):.2f}–{max(q):.2f}, {len(q)})"
+
     def ok_runs(peer, ph):
         return [r["phases"][ph] for r in runs
                 if r["params"].get("peer") == peer and ph in r["phases"] and done(ph, r["phases"][ph])]
@@ -133,8 +146,9 @@ def main():
     for ph in PHASES:
         print(f"## {ph}\n")
         print("| peer | n | wall s median (min–max) | daemon CPU s median (min–max) | CPU vs Rust "
-              "| wall vs Rust | peak fds | QEMU CPU s (non-vCPU) | daemon sleeps (vol. cs) |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| wall vs Rust | CPU vs Rust, same rep: median (min–max, n) | wall vs Rust, same rep "
+              "| peak fds | QEMU CPU s (non-vCPU) | daemon sleeps (vol. cs) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         rust_w = med([x["wall"] for x in ok_runs("rust", ph)])
         rust_c = med([x["daemon_cpu"] for x in ok_runs("rust", ph)])
         for peer in peers:
@@ -142,7 +156,7 @@ def main():
             failed = sum(1 for r in runs if r["params"].get("peer") == peer
                          and ph in r["phases"] and not done(ph, r["phases"][ph]))
             if not xs:
-                print(f"| {NAMES.get(peer, peer)} | 0 | failed ({failed}) | | | | | | |")
+                print(f"| {NAMES.get(peer, peer)} | 0 | failed ({failed}) | | | | | | | | |")
                 continue
             w = [x["wall"] for x in xs]
             c = [x["daemon_cpu"] for x in xs if x["daemon_cpu"] is not None]
@@ -155,9 +169,10 @@ def main():
             print(f"| {NAMES.get(peer, peer)} | {len(xs)}{f' (+{failed} failed)' if failed else ''}{nc} "
                   f"| {fmt_s(mw)} ({fmt_s(min(w))}–{fmt_s(max(w))}) "
                   f"| {fmt_s(mc) if mc is not None else '–'}"
-                  f"{f' ({fmt_s(min(c))}–{fmt_s(max(c))})' if c else ''} | {cr} | {wr} | {fds} "
+                  f"{f' ({fmt_s(min(c))}–{fmt_s(max(c))})' if c else ''} | {cr} | {wr} "
+                  f"| {paired(peer, ph, 'daemon_cpu')} | {paired(peer, ph, 'wall')} | {fds} "
                   f"| {fmt_s(qo) if qo is not None else '–'} "
-                  f"| {med([x.get('vcsw') for x in xs]) if med([x.get('vcsw') for x in xs]) is not None else '–'} |")
+                  f"| {int(med([x.get('vcsw') for x in xs])) if med([x.get('vcsw') for x in xs]) is not None else '–'} |")
         print()
     print("## Checks and failures\n")
     for r in runs:
