@@ -86,7 +86,7 @@ if phase du "du -s /mnt/bigtree"; then pass du; else fail du "status $rc"; fi
 [ ! -f /tmp/du.out ] || echo "RESULT du $(cut -f1 /tmp/du.out)"
 # GNU grep when the host shipped it (busybox grep is several times slower per
 # byte, which under TCG would make this phase the guest's matcher, not the share).
-grep_cmd=grep
+grep_cmd="grep"
 [ -x /usr/bin/grep-gnu ] && grep_cmd=/usr/bin/grep-gnu
 if phase grep "$grep_cmd -rF -- '$needle' /mnt/bigtree | wc -l"; then pass grep; else fail grep "status $rc"; fi
 [ ! -f /tmp/grep.out ] || echo "RESULT grep $(tail -n 1 /tmp/grep.out) lines with '$needle' ($grep_cmd)"

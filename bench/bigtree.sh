@@ -193,7 +193,7 @@ run_one() {   # PEER REP
         dr=${drop_of[$peer]:-$drop}
         case "$peer" in
         sluice) backend=sluice; for a in "${sluice_args[@]}"; do args+=(--daemon-arg "$a"); done ;;
-        rust) backend=rust-virtiofsd ;;
+        rust) backend="rust-virtiofsd" ;;
         # As root it would raise its own limit: 0 leaves the one given here.
         virtiofsd) backend=virtiofsd args+=(--daemon-arg --rlimit-nofile=0) ;;
         9p) backend=9p ;;
