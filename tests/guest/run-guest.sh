@@ -27,6 +27,8 @@
 #   --console FILE      keep the guest console here (default: a temporary file)
 #   --daemon-log FILE   keep the daemon's stderr here (default: a temporary file)
 #   --mem MIB  --smp N  guest size (default 512, 1)
+#   --disk FILE         a raw image as a read-only virtio disk (the guest's /dev/vda;
+#                       its driver is virtio_blk, which the workload loads if needed)
 #   --queues N          request queues: QEMU's num-request-queues=N, and sluice-fs --queues=N
 #                       (default 1; the guest kernel uses them from Linux 6.10 on)
 #   --kernel K          6.1 (default: the installed Debian 12 kernel in /boot) or 6.12 (Debian
@@ -70,7 +72,7 @@ backend=${SLUICE_GUEST_BACKEND:-sluice}
 shared_dir='' tag=share timeout=150 console='' daemon_log='' mem=512 smp=1 quiet=0 check=1 reboot=0 as_root=0
 queues=1 kernel=6.1 kill_on='' max_kills=${SLUICE_GUEST_KILLS:-10}
 sluice_fs=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
-daemon_args=() files=() envs=()
+daemon_args=() files=() envs=() disks=()
 while [ $# -gt 0 ]; do
         case "$1" in
         --image) image=$2; shift ;;
@@ -87,6 +89,7 @@ while [ $# -gt 0 ]; do
         --daemon-log) daemon_log=$2; shift ;;
         --mem) mem=$2; shift ;;
         --smp) smp=$2; shift ;;
+        --disk) disks+=("$2"); shift ;;
         --queues) queues=$2; shift ;;
         --kernel) kernel=$2; shift ;;
         --quiet) quiet=1 ;;
@@ -284,6 +287,10 @@ sluice|virtiofsd|rust-virtiofsd)
         dev_args+=(-fsdev "local,id=f0,path=$shared_dir,security_model=none$ro"
                    -device "virtio-9p-pci,fsdev=f0,mount_tag=$tag") ;;
 esac
+for d in "${disks[@]}"; do
+        [ -r "$d" ] || fail "run-guest: --disk $d is not readable"
+        dev_args+=(-drive "file=$d,format=raw,if=virtio,readonly=on")
+done
 
 # A guest kernel that dies while booting, before /init runs the workload, says nothing
 # about the share: QEMU 7.2's multi-threaded TCG sometimes lets a second vCPU run code
