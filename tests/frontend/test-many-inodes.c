@@ -328,6 +328,7 @@ static void *race_thread(void *arg)
                 struct vmm_op op = { .queue = r->t + 1 };
                 struct fuse_attr_out ao;
                 struct fuse_entry_out eo;
+                struct fuse_getattr_in gi = { 0 };
                 char name[16];
 
                 if (i % 5 == 0) {
@@ -343,8 +344,9 @@ static void *race_thread(void *arg)
                         op.nodeid = r->ids[k];
                         op.out = &ao;
                         op.out_size = sizeof(ao);
-                        op.arg[0] = (struct iovec){ &(struct fuse_getattr_in){ 0 },
-                                                    sizeof(struct fuse_getattr_in) };
+                        /* gi, not a compound literal: the request is
+                         * sent after this block ends */
+                        op.arg[0] = (struct iovec){ &gi, sizeof(gi) };
                         op.arg_cnt = 1;
                 }
                 if (vmm_op_run(r->v, &op) < 0 || op.error != 0 ||
