@@ -134,6 +134,10 @@ while IFS= read -r f; do
         [ -e "$f" ] || [ -L "$f" ] && printf '%s\n' "$f"
 done <"$work/shipped" >"$before"
 
+# libvirt's local AppArmor file, which the sluice package may write to: as
+# it was, after the purge.
+aa_local_before=$(cat /etc/apparmor.d/local/abstractions/libvirt-qemu 2>/dev/null | sha256sum)
+
 printf '%s\n' "${packages[@]}" >"$marker"
 installed=true
 t=$EPOCHREALTIME
@@ -217,6 +221,30 @@ else
         fail_later "$dbus_service does not name /usr/bin/sluice-service and sluice-service.service: $(tr '\n' ' ' <"$dbus_service")"
 fi
 check_file sluice /usr/share/dbus-1/interfaces/org.sluice.Sluice1.xml "the D-Bus interface"
+# libvirt's QEMU under AppArmor may reach the workers' sockets: the snippet,
+# a conffile, in the folder libvirt >= 9.6 includes; with an older libvirt
+# installed, the postinst includes it from libvirt's local file (its own
+# test: tests/apparmor).
+snippet=/etc/apparmor.d/abstractions/libvirt-qemu.d/sluice
+check_file sluice "$snippet" "the AppArmor snippet for libvirt's QEMU"
+if dpkg-query -W -f='${Conffiles}\n' sluice | grep -q "^ $snippet "; then
+        pass "$snippet is a conffile"
+else
+        fail_later "$snippet is not among sluice's conffiles"
+fi
+aa_abstraction=/etc/apparmor.d/abstractions/libvirt-qemu
+aa_local=/etc/apparmor.d/local/abstractions/libvirt-qemu
+if [ -f "$aa_abstraction" ] && ! grep -q 'libvirt-qemu\.d' "$aa_abstraction"; then
+        if grep -qx '#include <abstractions/libvirt-qemu.d/sluice>' "$aa_local" 2>/dev/null; then
+                pass "libvirt < 9.6 is installed: $aa_local includes the snippet"
+        else
+                fail_later "libvirt < 9.6 is installed, but $aa_local does not include the snippet"
+        fi
+elif [ "$(cat "$aa_local" 2>/dev/null | sha256sum)" = "$aa_local_before" ]; then
+        pass "libvirt's local AppArmor file is as it was (no libvirt < 9.6 here)"
+else
+        fail_later "the install changed $aa_local, which no libvirt < 9.6 needs here"
+fi
 autostart=/etc/xdg/autostart/org.sluice.Applet-autostart.desktop
 check_file sluice-applet "$autostart" "the autostart entry"
 for f in "$autostart" /usr/share/applications/org.sluice.Applet.desktop /usr/share/applications/org.sluice.Applet-share.desktop; do
@@ -319,6 +347,11 @@ if [ -z "$left" ]; then
         pass "the purge left nothing the packages installed ($(wc -l <"$work/listed") paths checked)"
 else
         fail_later "left after the purge: $(tr '\n' ' ' <<<"$left")"
+fi
+if [ "$(cat /etc/apparmor.d/local/abstractions/libvirt-qemu 2>/dev/null | sha256sum)" = "$aa_local_before" ]; then
+        pass "the purge left libvirt's local AppArmor file as it was before the install"
+else
+        fail_later "the purge left /etc/apparmor.d/local/abstractions/libvirt-qemu changed"
 fi
 enabled=$(find /etc/systemd/user /var/lib/systemd/deb-systemd-user-helper-enabled \
         /var/lib/systemd/deb-systemd-user-helper-masked -name '*sluice*' 2>/dev/null)

@@ -66,7 +66,7 @@ def unit_values(path, key):
 
 def case_install(env):
     """The installed file list has the units, the D-Bus activation file, the
-    desktop files and the man pages; systemd-analyze verify accepts the units
+    desktop files, the man pages and the AppArmor snippet; systemd-analyze verify accepts the units
     (and does refuse a broken one); the man pages name the units."""
     destdir = env.path("dest")
     prefix = install(destdir)
@@ -82,6 +82,11 @@ def case_install(env):
                      f"{prefix}/bin/sluice-applet"]
         check(any(f.endswith("/xdg/autostart/org.sluice.Applet-autostart.desktop") for f in files),
               f"no autostart entry among {sorted(files)}")
+    # The AppArmor snippet for libvirt's QEMU, under sysconfdir (/etc for /usr).
+    snippet = [f for f in files if f.endswith("/apparmor.d/abstractions/libvirt-qemu.d/sluice")]
+    check(len(snippet) == 1, f"no AppArmor snippet for libvirt's QEMU among {sorted(files)}")
+    with open(destdir + snippet[0]) as f, open(os.path.join(SOURCE, "data", "apparmor", "sluice")) as g:
+        check(f.read() == g.read(), f"{snippet[0]} is not data/apparmor/sluice")
     missing = [f for f in expected if f not in files]
     check(not missing, f"not installed: {missing}; installed: {sorted(files)}")
 
