@@ -24,6 +24,8 @@ DEPS_TEST += dbus-user-session
 DEPS_TEST += fonts-wqy-microhei
 # Counting instructions and system calls per request: tests/cost, bench/cost-run.sh.
 DEPS_TEST += valgrind strace
+# libvirt's QEMU under AppArmor: apparmor_parser and python3-apparmor check the snippet (tests/apparmor).
+DEPS_TEST += apparmor python3-apparmor
 
 .PHONY: all deps build check demo bench fuzz clean deb
 
