@@ -10,6 +10,9 @@
 # file trigger) takes the include out again, and that the running VMs'
 # profiles are reloaded only when the kernel's AppArmor is on and the root
 # is this machine's (a fake apparmor_parser and a fake profile list).
+# Then through dpkg itself (--root, a stand-in for libvirt's package): the
+# file trigger runs when another package installs, upgrades or purges the
+# abstraction, and a purge leaves what libvirt alone would.
 #
 #   test-maintscripts.sh WORK_DIR
 set -uo pipefail
@@ -284,5 +287,123 @@ if env -u DPKG_ROOT sh "$work/sluice.postinst" configure >"$work/out" 2>&1; then
         fi
 else
         fail_later "reload, the parser failing for one VM failed the postinst: $(cat "$work/out")"
+fi
+# --- through dpkg itself ------------------------------------------------------
+# Real dpkg in a scratch root (--root, scripts run with DPKG_ROOT): a package
+# with sluice's scripts, trigger and snippet, and a stand-in for libvirt's
+# package that ships the abstraction and treats the local file as libvirt's
+# postinst and postrm do (9.0: create it empty; 11.3: delete it when empty).
+# Does dpkg run the file trigger when another package installs, upgrades or
+# purges the abstraction, and are the files as libvirt alone leaves them?
+if command -v dpkg >/dev/null && command -v dpkg-deb >/dev/null; then
+        pkgs=$work/pkgs
+        mkdir -p "$pkgs"
+        build_pkg() { # NAME VERSION DIR
+                mkdir -p "$3/DEBIAN"
+                printf 'Package: %s\nVersion: %s\nArchitecture: all\nMaintainer: test <test@example.invalid>\nDescription: test package\n' \
+                        "$1" "$2" >"$3/DEBIAN/control"
+                (cd "$3" && find etc -type f | sed 's|^|/|' >DEBIAN/conffiles)
+                dpkg-deb -b --root-owner-group "$3" "$pkgs/$1_$2.deb" >/dev/null || fail "cannot build $1 $2"
+        }
+        d=$pkgs/sluice
+        mkdir -p "$d/etc/apparmor.d/abstractions/libvirt-qemu.d"
+        cp "$top/data/apparmor/sluice" "$d/etc/apparmor.d/abstractions/libvirt-qemu.d/sluice"
+        mkdir -p "$d/DEBIAN"
+        cp "$work/sluice.postinst" "$d/DEBIAN/postinst"
+        cp "$work/sluice.postrm" "$d/DEBIAN/postrm"
+        grep -v '^#' "$top/debian/sluice.triggers" >"$d/DEBIAN/triggers"
+        chmod 755 "$d/DEBIAN/postinst" "$d/DEBIAN/postrm"
+        build_pkg sluice 1 "$d"
+        for version in 9.0 11.3; do
+                d=$pkgs/libvirt-$version
+                mkdir -p "$d/etc/apparmor.d/abstractions" "$d/DEBIAN"
+                abstraction_text "$version" >"$d/etc/apparmor.d/abstractions/libvirt-qemu"
+                # What libvirt's own scripts do to the local file (the test's own rewrite).
+                cat >"$d/DEBIAN/postinst" <<SCRIPT
+#!/bin/sh
+set -e
+a="\$DPKG_ROOT/etc/apparmor.d/abstractions/libvirt-qemu"
+l="\$DPKG_ROOT/etc/apparmor.d/local/abstractions/libvirt-qemu"
+[ "\$1" = configure ] || exit 0
+if [ "$version" = 9.0 ]; then
+        if [ -e "\$a" ] && [ ! -e "\$l" ]; then mkdir -p "\${l%/*}"; install -m 0644 /dev/null "\$l"; fi
+else
+        [ -s "\$l" ] || rm -f "\$l"
+        [ ! -d "\${l%/*}" ] || rmdir --ignore-fail-on-non-empty "\${l%/*}"
+fi
+SCRIPT
+                cat >"$d/DEBIAN/postrm" <<SCRIPT
+#!/bin/sh
+set -e
+a="\$DPKG_ROOT/etc/apparmor.d/abstractions/libvirt-qemu"
+l="\$DPKG_ROOT/etc/apparmor.d/local/abstractions/libvirt-qemu"
+if [ "\$1" = purge ] && [ ! -e "\$a" ]; then rm -f "\$l"; rmdir --ignore-fail-on-non-empty "\${l%/*}" 2>/dev/null || :; fi
+SCRIPT
+                chmod 755 "$d/DEBIAN/postinst" "$d/DEBIAN/postrm"
+                build_pkg libvirt-policy "$version" "$d"
+        done
+        new_dpkg_root() { # ROOT
+                rm -rf "$1"
+                mkdir -p "$1/var/lib/dpkg/info" "$1/var/lib/dpkg/updates" "$1/var/lib/dpkg/triggers" "$1/etc/apparmor.d"
+                : >"$1/var/lib/dpkg/status"
+        }
+        dpkg_in() { # ROOT ARG…
+                dpkg --root="$1" --force-script-chrootless --log=/dev/null "${@:2}" >>"$work/dpkg.log" 2>&1 ||
+                        { tail -n 20 "$work/dpkg.log"; fail "dpkg --root=$1 ${*:2} failed"; }
+        }
+        etc_state() { (scratch=$1/etc state); }
+        libvirt_only=$work/dpkg-libvirt-only
+        scratch_dpkg=$work/dpkg-root
+        : >"$work/dpkg.log"
+
+        # sluice first, libvirt 9.0 after it: the trigger adds the include.
+        new_dpkg_root "$scratch_dpkg"
+        new_dpkg_root "$libvirt_only"
+        dpkg_in "$scratch_dpkg" -i "$pkgs/sluice_1.deb"
+        dpkg_in "$scratch_dpkg" -i "$pkgs/libvirt-policy_9.0.deb"
+        dpkg_in "$libvirt_only" -i "$pkgs/libvirt-policy_9.0.deb"
+        if grep -q 'Processing triggers for sluice' "$work/dpkg.log"; then
+                pass "dpkg: libvirt's package installing the abstraction runs sluice's file trigger"
+        else
+                fail_later "dpkg: no trigger processing for sluice: $(cat "$work/dpkg.log")"
+        fi
+        local_file=$scratch_dpkg/etc/apparmor.d/local/abstractions/libvirt-qemu
+        n=$(pairs)
+        [ "$n" = 1 ] && pass "dpkg: libvirt 9.0 installed after sluice: one marked include in the local file" ||
+                fail_later "dpkg: libvirt 9.0 installed after sluice: $n marked includes"
+        # libvirt upgraded to 11.3: the include goes, and so does the empty file.
+        dpkg_in "$scratch_dpkg" -i "$pkgs/libvirt-policy_11.3.deb"
+        dpkg_in "$libvirt_only" -i "$pkgs/libvirt-policy_11.3.deb"
+        if [ ! -e "$local_file" ] && [ "$(cd "$scratch_dpkg/etc/apparmor.d" && find local 2>/dev/null)" = \
+                "$(cd "$libvirt_only/etc/apparmor.d" && find local 2>/dev/null)" ]; then
+                pass "dpkg: libvirt upgraded to 11.3: the trigger took the include out; local/ is as libvirt alone leaves it"
+        else
+                fail_later "dpkg: after the upgrade to 11.3: $(cd "$scratch_dpkg/etc/apparmor.d" && find local -ls 2>&1 | tr '\n' ' ')"
+        fi
+        dpkg_in "$scratch_dpkg" -P sluice
+        a=$(etc_state "$scratch_dpkg") b=$(etc_state "$libvirt_only")
+        [ "$a" = "$b" ] && pass "dpkg: sluice purged: /etc/apparmor.d is byte for byte what libvirt alone leaves" ||
+                fail_later "dpkg: after purging sluice: $(diff <(echo "$b") <(echo "$a") | tr '\n' ' ')"
+
+        # libvirt 9.0 first, sluice after it, then libvirt purged under sluice.
+        new_dpkg_root "$scratch_dpkg"
+        dpkg_in "$scratch_dpkg" -i "$pkgs/libvirt-policy_9.0.deb"
+        before=$(etc_state "$scratch_dpkg")
+        dpkg_in "$scratch_dpkg" -i "$pkgs/sluice_1.deb"
+        dpkg_in "$scratch_dpkg" -i "$pkgs/sluice_1.deb"
+        n=$(pairs)
+        [ "$n" = 1 ] && pass "dpkg: sluice installed (and reinstalled) after libvirt 9.0: one marked include" ||
+                fail_later "dpkg: sluice after libvirt 9.0: $n marked includes"
+        dpkg_in "$scratch_dpkg" -P sluice
+        [ "$(etc_state "$scratch_dpkg")" = "$before" ] &&
+                pass "dpkg: sluice purged: /etc/apparmor.d is byte for byte as libvirt 9.0 left it" ||
+                fail_later "dpkg: after purging sluice: $(diff <(echo "$before") <(etc_state "$scratch_dpkg") | tr '\n' ' ')"
+        dpkg_in "$scratch_dpkg" -i "$pkgs/sluice_1.deb"
+        dpkg_in "$scratch_dpkg" -P libvirt-policy
+        left=$(cd "$scratch_dpkg/etc/apparmor.d" && find local/abstractions abstractions/libvirt-qemu 2>/dev/null)
+        [ -z "$left" ] && pass "dpkg: libvirt purged under sluice: the trigger wrote nothing back (no local file left)" ||
+                fail_later "dpkg: libvirt purged under sluice, left: $left"
+else
+        note "SKIP the cases through dpkg: no dpkg or dpkg-deb here"
 fi
 finish
