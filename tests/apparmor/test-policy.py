@@ -11,7 +11,7 @@ include of the local file) and Debian 13's libvirt-daemon-driver-qemu
 (libvirt 11.3: it includes abstractions/libvirt-qemu.d) and apparmor (its
 abstractions and tunables).  The .debs stay in CACHE_DIR: a rerun downloads
 nothing.  Debian 12's layout takes its abstractions from this machine's
-apparmor package.
+apparmor package (3.0), as does a third: libvirt 11.3 on apparmor 3.0.
 
 For each layout a scratch root holds /etc/apparmor.d as the packages and
 libvirt's postinst leave it, with a VM profile generated from libvirt's
@@ -330,6 +330,9 @@ def main():
         # libvirt 11.3's postinst deletes it again when empty.
         "trixie (libvirt 11.3)": (os.path.join(roots["apparmor/trixie"], "etc", "apparmor.d"),
                                   roots["libvirt-daemon-driver-qemu/trixie"], False),
+        # libvirt 11.3's abstraction needs nothing newer than apparmor 3.0's
+        # abstractions (as with a newer libvirt on Debian 12).
+        "libvirt 11.3, apparmor 3.0": ("/etc/apparmor.d", roots["libvirt-daemon-driver-qemu/trixie"], False),
     }
     work = os.path.join(CACHE, "work")
     shutil.rmtree(work, ignore_errors=True)
@@ -355,13 +358,13 @@ def main():
     names = list(results)
     width = max(len(p) for p in SOCKETS + OTHERS)
     print("\nrw by a VM's QEMU (granted permissions), before → after Sluice's snippet:")
-    print(f"{'path':<{width}}  " + "  ".join(f"{n:<34}" for n in names))
+    print(f"{'path':<{width}}  " + "  ".join(f"{n:<30}" for n in names))
     for path in SOCKETS + OTHERS:
         cells = []
         for n in names:
             (b, _), (a, _) = results[n]
-            cells.append(f"{verdict(b[path]):5} {b[path] or '-':>5} → {verdict(a[path]):5} {a[path] or '-':>5}")
-        print(f"{path:<{width}}  " + "  ".join(f"{c:<34}" for c in cells))
+            cells.append(f"{verdict(b[path]):5} {b[path] or '-':>3} → {verdict(a[path]):5} {a[path] or '-':>3}")
+        print(f"{path:<{width}}  " + "  ".join(f"{c:<30}" for c in cells))
     print()
     for n in names:
         (b, cb), (a, ca) = results[n]
@@ -373,6 +376,16 @@ def main():
               + ("" if not changed else ": " + "; ".join(changed)))
         check(not cb and len(ca) == 1, f"{n}: the compiled profile has no rule for /tmp/sluice before, "
               f"one after: {ca}")
+    # Why the rule is not per VM: not for want of a name.  The parser does
+    # expand @{profile_name} in a file rule (to libvirt-UUID in a VM's
+    # profile); -p leaves it as written.
+    probe = os.path.join(work, "profile-name")
+    with open(probe, "w") as f:
+        f.write(f"profile {PROFILE} {{\n  /tmp/probe-@{{profile_name}}/[0-9]*.sock rw,\n}}\n")
+    r = subprocess.run(["apparmor_parser", "-QTK", "-M", FEATURES, "-D", "rule-exprs", probe],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and f"/tmp/probe-{PROFILE}/" in r.stdout + r.stderr,
+          "apparmor_parser expands @{profile_name} in a file rule to the profile's name")
     note(f"done: {failures} failure(s)")
     return 1 if failures else 0
 
