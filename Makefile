@@ -26,6 +26,9 @@ DEPS_TEST += fonts-wqy-microhei
 DEPS_TEST += valgrind strace
 # libvirt's QEMU under AppArmor: apparmor_parser and python3-apparmor check the snippet (tests/apparmor).
 DEPS_TEST += apparmor python3-apparmor
+# The SELinux module (make selinux, the selinux suite): compiled with the reference policy's
+# devel Makefile; linked, in the suite, into Debian's reference policy with secilc.
+DEPS_TEST += checkpolicy semodule-utils selinux-policy-dev secilc selinux-policy-default
 
 .PHONY: all deps build check demo bench fuzz clean deb
 
@@ -85,7 +88,7 @@ fuzz: deps
 	tests/fuzz/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(DEB_OUT)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(DEB_OUT) $(SELINUX_BUILD)
 
 # A soak of minutes, not part of check (bench/soak.sh): a Linux 6.12 guest, 2
 # vCPUs, 2 request queues, mixed operations on thousands of files against a
@@ -94,3 +97,28 @@ SOAK_MINUTES ?= 10
 .PHONY: soak
 soak: build
 	bench/soak.sh $(BUILD) $(SOAK_MINUTES)
+
+# The SELinux policy module that lets a confined QEMU (svirt_t, svirt_tcg_t)
+# connect to the workers' sockets (data/selinux/sluice.te), built into
+# SELINUX_BUILD with the devel Makefile of the installed policy: Debian's
+# selinux-policy-dev and Fedora's selinux-policy-devel both put it at
+# SELINUX_DEVEL, so the same command builds a module for the policy it will
+# be loaded into. `make selinux && sudo make selinux-install` loads it;
+# selinux-uninstall removes it.
+SELINUX_BUILD ?= build-selinux
+SELINUX_DEVEL ?= /usr/share/selinux/devel/Makefile
+.PHONY: selinux selinux-install selinux-uninstall
+selinux: $(SELINUX_BUILD)/sluice.pp
+
+$(SELINUX_BUILD)/sluice.pp: data/selinux/sluice.te
+	@test -f $(SELINUX_DEVEL) || { echo "no $(SELINUX_DEVEL):" \
+		"install selinux-policy-dev (Debian) or selinux-policy-devel (Fedora)" >&2; exit 1; }
+	mkdir -p $(SELINUX_BUILD)
+	cp data/selinux/sluice.te $(SELINUX_BUILD)/
+	$(MAKE) -C $(SELINUX_BUILD) -f $(SELINUX_DEVEL) sluice.pp
+
+selinux-install: $(SELINUX_BUILD)/sluice.pp
+	semodule -i $(SELINUX_BUILD)/sluice.pp
+
+selinux-uninstall:
+	semodule -r sluice
