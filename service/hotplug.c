@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "hotplug.h"
+#include "hotplug-private.h"
 #include "domain-xml.h"
 #include "errors.h"
 #include "vm-confinement.h"
@@ -57,11 +58,9 @@ static void set_no_shared_memory(GError **error, const char *name)
                     name);
 }
 
-/* QEMU was refused the socket ("Failed to connect to '…': Permission
- * denied"): when the VM is confined and the host's policy is what blocks it
- * (or may), says so and what to do, and returns TRUE. */
-static gboolean set_confinement_denied(GError **error, const SluiceDomainXml *info, const char *name,
-                                       const char *uuid, const char *socket_path, char **ret_problem)
+gboolean sluice_hotplug_confinement_refusal(const char *libvirt_message, const SluiceDomainXml *info,
+                                            const char *name, const char *uuid, const char *socket_path,
+                                            char **ret_problem, GError **error)
 {
         SluiceConfinementVm vm = {
                 .model = info->confinement,
@@ -72,7 +71,9 @@ static gboolean set_confinement_denied(GError **error, const SluiceDomainXml *in
         g_autoptr(SluiceConfinementReport) report = NULL;
         const char *model = sluice_confinement_model_label(info->confinement);
 
-        if (info->confinement == SLUICE_CONFINEMENT_MODEL_NONE)
+        /* QEMU's words when it may not connect to the socket */
+        if (!libvirt_message || !strstr(libvirt_message, "Permission denied") ||
+            info->confinement == SLUICE_CONFINEMENT_MODEL_NONE)
                 return FALSE;
         report = sluice_confinement_check(&vm, socket_path);
         if (report->status == SLUICE_CONFINEMENT_BLOCKED)
@@ -137,15 +138,13 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
         device = sluice_domain_xml_filesystem(socket_path, tag);
         if (virDomainAttachDeviceFlags(domain, device, VIR_DOMAIN_AFFECT_LIVE) < 0) {
                 virErrorPtr err = virGetLastError();
-                /* QEMU's words when it may not connect to the socket */
-                gboolean refused = err && err->message && strstr(err->message, "Permission denied");
 
                 /* the live definition can change between our check and libvirt's */
                 if (err && err->code == VIR_ERR_CONFIG_UNSUPPORTED && err->message &&
                     strstr(err->message, "shared memory"))
                         set_no_shared_memory(error, name);
-                else if (!refused || !set_confinement_denied(error, info, name, uuid, socket_path,
-                                                                  ret_confinement_problem))
+                else if (!sluice_hotplug_confinement_refusal(err ? err->message : NULL, info, name, uuid,
+                                                             socket_path, ret_confinement_problem, error))
                         sluice_hotplug_set_libvirt_error(error, _("libvirt could not plug the shared folder into the VM"));
                 sluice_socket_access_revoke(uuid, tag); /* after reading libvirt's error */
                 return FALSE;

@@ -18,6 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "domain-xml.h"
+#include "errors.h"
+#include "hotplug-private.h"
 #include "vm-confinement.h"
 
 #define UUID "6f1e9b2c-4a8d-4e0f-9c3b-2d7a5e8f1a40"
@@ -132,11 +135,11 @@ static void assert_ok(SluiceConfinementReport *r)
         g_assert_cmpstr(r->message, ==, "");
 }
 
-static void assert_says(SluiceConfinementReport *r, const char *const *words)
+static void assert_says(const char *text, const char *const *words)
 {
         for (; *words; words++)
-                if (!strstr(r->message, *words))
-                        g_error("“%s” is not in: %s", *words, r->message);
+                if (!strstr(text, *words))
+                        g_error("“%s” is not in: %s", *words, text);
 }
 
 /* What every AppArmor message tells a person: how to reload and where a refusal shows. */
@@ -168,9 +171,9 @@ static void test_not_installed(Host *h, gconstpointer data)
         r = check_apparmor();
         g_assert_cmpint(r->status, ==, SLUICE_CONFINEMENT_BLOCKED);
         g_assert_cmpint(r->gap, ==, SLUICE_CONFINEMENT_GAP_RULE_NOT_INSTALLED);
-        assert_says(r, (const char *const[]){ "not installed", NULL });
-        assert_says(r, install_words);
-        assert_says(r, reload_words);
+        assert_says(r->message, (const char *const[]){ "not installed", NULL });
+        assert_says(r->message, install_words);
+        assert_says(r->message, reload_words);
 }
 
 /* A snippet without the rule (an edited or a foreign file) is not the rule. */
@@ -195,9 +198,9 @@ static void test_not_included(Host *h, gconstpointer data)
         r = check_apparmor();
         g_assert_cmpint(r->status, ==, SLUICE_CONFINEMENT_BLOCKED);
         g_assert_cmpint(r->gap, ==, SLUICE_CONFINEMENT_GAP_RULE_NOT_INCLUDED);
-        assert_says(r, (const char *const[]){ "not included", ABSTRACTION, NULL });
-        assert_says(r, install_words);
-        assert_says(r, reload_words);
+        assert_says(r->message, (const char *const[]){ "not included", ABSTRACTION, NULL });
+        assert_says(r->message, install_words);
+        assert_says(r->message, reload_words);
 
         /* a commented-out line includes nothing */
         plant(h, LOCAL, "# include <abstractions/libvirt-qemu.d/sluice>\n", -1);
@@ -257,8 +260,8 @@ static void test_profile_predates(Host *h, gconstpointer data)
         r = check_apparmor();
         g_assert_cmpint(r->status, ==, SLUICE_CONFINEMENT_BLOCKED);
         g_assert_cmpint(r->gap, ==, SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES);
-        assert_says(r, (const char *const[]){ "predates", "debian12", NULL });
-        assert_says(r, reload_words);
+        assert_says(r->message, (const char *const[]){ "predates", "debian12", NULL });
+        assert_says(r->message, reload_words);
 }
 
 /* A label that is not libvirt's profile name cannot steer the path read:
@@ -271,7 +274,7 @@ static void test_hostile_label(Host *h, gconstpointer data)
         install_rule(h, 1);
         r = check(SLUICE_CONFINEMENT_MODEL_APPARMOR, "libvirt-../../../../etc/passwd", SOCKET);
         g_assert_cmpint(r->gap, ==, SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES);
-        assert_says(r, reload_words);
+        assert_says(r->message, reload_words);
 }
 
 /* A socket somewhere the rule does not cover would be refused whatever is installed. */
@@ -284,7 +287,7 @@ static void test_socket_outside(Host *h, gconstpointer data)
         install_rule(h, 60);
         r = check(SLUICE_CONFINEMENT_MODEL_APPARMOR, "libvirt-" UUID, "/run/user/1000/sluice/3.sock");
         g_assert_cmpint(r->gap, ==, SLUICE_CONFINEMENT_GAP_SOCKET_OUTSIDE_RULE);
-        assert_says(r, (const char *const[]){ "/run/user/1000/sluice/3.sock", NULL });
+        assert_says(r->message, (const char *const[]){ "/run/user/1000/sluice/3.sock", NULL });
         no_socket = check(SLUICE_CONFINEMENT_MODEL_APPARMOR, "libvirt-" UUID, NULL);
         assert_ok(no_socket);
 }
@@ -304,7 +307,7 @@ static void test_selinux(Host *h, gconstpointer data)
         plant(h, "/sys/fs/selinux/enforce", "1", -1);
         enforcing = check(SLUICE_CONFINEMENT_MODEL_SELINUX, label, SOCKET);
         g_assert_cmpint(enforcing->status, ==, SLUICE_CONFINEMENT_UNKNOWN);
-        assert_says(enforcing, (const char *const[]){ "svirt_tcg_t", "debian12", "sudo semodule -l | grep sluice",
+        assert_says(enforcing->message, (const char *const[]){ "svirt_tcg_t", "debian12", "sudo semodule -l | grep sluice",
                                                       "make selinux && sudo make selinux-install",
                                                       "sudo ausearch -m avc -ts recent", NULL });
         plant(h, "/sys/fs/selinux/enforce", "0", -1);
@@ -314,7 +317,7 @@ static void test_selinux(Host *h, gconstpointer data)
         plant(h, "/sys/fs/selinux/enforce", "1", -1);
         garbage = check(SLUICE_CONFINEMENT_MODEL_SELINUX, "\x01:\xff", SOCKET);
         g_assert_cmpint(garbage->status, ==, SLUICE_CONFINEMENT_UNKNOWN);
-        assert_says(garbage, (const char *const[]){ "semodule", NULL });
+        assert_says(garbage->message, (const char *const[]){ "semodule", NULL });
 }
 
 /* No confinement in the XML: nothing to read, nothing to say. */
@@ -353,7 +356,7 @@ static void test_garbage(Host *h, gconstpointer data)
         plant(h, SLUICE_CONFINEMENT_APPARMOR_SNIPPET, huge, SLUICE_CONFINEMENT_FILE_MAX_BYTES + 2);
         big = check_apparmor();
         g_assert_cmpint(big->status, ==, SLUICE_CONFINEMENT_UNKNOWN);
-        assert_says(big, (const char *const[]){ SLUICE_CONFINEMENT_APPARMOR_SNIPPET, NULL });
+        assert_says(big->message, (const char *const[]){ SLUICE_CONFINEMENT_APPARMOR_SNIPPET, NULL });
 
         g_assert_cmpint(g_remove(snippet), ==, 0);
         g_assert_cmpint(mkfifo(snippet, 0644), ==, 0);
@@ -384,8 +387,72 @@ static void test_unreadable(Host *h, gconstpointer data)
         }
         r = check_apparmor();
         g_assert_cmpint(r->status, ==, SLUICE_CONFINEMENT_UNKNOWN);
-        assert_says(r, (const char *const[]){ ABSTRACTION, g_strerror(EACCES), NULL });
-        assert_says(r, reload_words);
+        assert_says(r->message, (const char *const[]){ ABSTRACTION, g_strerror(EACCES), NULL });
+        assert_says(r->message, reload_words);
+}
+
+/* What the share's Error says when libvirt's hot-plug fails because QEMU
+ * was refused the socket (libvirt 9.0 passes QEMU's words on). */
+#define QEMU_REFUSED "internal error: unable to execute QEMU command 'chardev-add': " \
+                     "Failed to connect to '" SOCKET "': Permission denied"
+
+static SluiceDomainXml *live_xml(const char *seclabel)
+{
+        g_autofree char *xml = g_strdup_printf("<domain type='kvm'><name>debian12</name><uuid>%s</uuid>%s"
+                                               "<seclabel type='dynamic' model='dac' relabel='yes'>"
+                                               "<label>+64055:+994</label></seclabel></domain>",
+                                               UUID, seclabel);
+        g_autoptr(GError) error = NULL;
+        SluiceDomainXml *info = sluice_domain_xml_parse(xml, &error);
+
+        g_assert_no_error(error);
+        return info;
+}
+
+static void test_hotplug_refusal(Host *h, gconstpointer data)
+{
+        g_autoptr(SluiceDomainXml) apparmor = live_xml("<seclabel type='dynamic' model='apparmor' relabel='yes'>"
+                                                      "<label>libvirt-" UUID "</label></seclabel>");
+        g_autoptr(SluiceDomainXml) selinux = live_xml("<seclabel type='dynamic' model='selinux' relabel='yes'>"
+                                                     "<label>system_u:system_r:svirt_t:s0:c1,c2</label></seclabel>");
+        g_autoptr(SluiceDomainXml) unconfined = live_xml("<seclabel type='none' model='apparmor'/>");
+        g_autoptr(GError) error = NULL;
+        g_autofree char *problem = NULL;
+
+        apparmor_host(h, ABSTRACTION_NEW);
+        g_assert_true(sluice_hotplug_confinement_refusal(QEMU_REFUSED, apparmor, "debian12", UUID, SOCKET,
+                                                         &problem, &error));
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED);
+        assert_says(error->message,
+                    (const char *const[]){ "AppArmor confinement", "debian12", "not installed", NULL });
+        assert_says(error->message, install_words);
+        assert_says(error->message, reload_words);
+        g_assert_nonnull(problem);
+        g_assert_nonnull(strstr(error->message, problem));
+        g_clear_error(&error);
+        g_clear_pointer(&problem, g_free);
+
+        /* not QEMU's refusal, or nothing confines it: libvirt's words stay */
+        g_assert_false(sluice_hotplug_confinement_refusal("Failed to connect to '" SOCKET "': Connection refused",
+                                                          apparmor, "debian12", UUID, SOCKET, &problem, &error));
+        g_assert_false(sluice_hotplug_confinement_refusal(QEMU_REFUSED, unconfined, "debian12", UUID, SOCKET,
+                                                          &problem, &error));
+        g_assert_false(sluice_hotplug_confinement_refusal(NULL, apparmor, "debian12", UUID, SOCKET, &problem,
+                                                          &error));
+        /* the rule in place: something else refused it (the ACL), not AppArmor */
+        install_rule(h, 60);
+        g_assert_false(sluice_hotplug_confinement_refusal(QEMU_REFUSED, apparmor, "debian12", UUID, SOCKET,
+                                                          &problem, &error));
+        g_assert_no_error(error);
+        g_assert_null(problem);
+
+        /* SELinux enforcing: most likely the policy, and what to check */
+        plant(h, "/sys/fs/selinux/enforce", "1\n", -1);
+        g_assert_true(sluice_hotplug_confinement_refusal(QEMU_REFUSED, selinux, "debian12", UUID, SOCKET,
+                                                         &problem, &error));
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED);
+        assert_says(error->message,
+                    (const char *const[]){ "most likely", "SELinux", "svirt_t", "semodule", NULL });
 }
 
 static void test_needs_hooks(void)
@@ -416,6 +483,7 @@ int main(int argc, char **argv)
         HOST_TEST("unconfined", test_unconfined);
         HOST_TEST("garbage", test_garbage);
         HOST_TEST("unreadable", test_unreadable);
+        HOST_TEST("hotplug-refusal", test_hotplug_refusal);
 #undef HOST_TEST
         return g_test_run();
 }
