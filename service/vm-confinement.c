@@ -275,6 +275,7 @@ static int apparmor_included(gboolean *ret_via_local, const char **ret_unreadabl
 static SluiceConfinementReport *check_apparmor(const SluiceConfinementVm *vm, const char *socket_path)
 {
         g_autofree char *enabled = read_word(APPARMOR_ENABLED);
+        int enabled_errno = errno;
         g_autofree char *snippet = NULL;
         g_autofree char *profile = profile_name(vm);
         g_autofree char *profile_path = NULL;
@@ -287,9 +288,9 @@ static SluiceConfinementReport *check_apparmor(const SluiceConfinementVm *vm, co
 
         if (!enabled) {
                 /* no AppArmor in this kernel: nothing confines QEMU */
-                if (errno == ENOENT)
+                if (enabled_errno == ENOENT)
                         return report_new(SLUICE_CONFINEMENT_OK, SLUICE_CONFINEMENT_GAP_NONE, NULL);
-                return apparmor_unknown(vm, profile, APPARMOR_ENABLED, errno);
+                return apparmor_unknown(vm, profile, APPARMOR_ENABLED, enabled_errno);
         }
         if (!g_str_equal(enabled, "Y"))
                 return report_new(SLUICE_CONFINEMENT_OK, SLUICE_CONFINEMENT_GAP_NONE, NULL);
@@ -369,12 +370,13 @@ static char *selinux_type(const char *label)
 static SluiceConfinementReport *check_selinux(const SluiceConfinementVm *vm)
 {
         g_autofree char *enforce = read_word(SELINUX_ENFORCE);
+        int enforce_errno = errno;
         g_autofree char *type = selinux_type(vm->label);
         g_autofree char *problem = NULL;
         g_autofree char *advice = NULL;
         g_autofree char *reading = NULL;
 
-        if (!enforce && errno == ENOENT)
+        if (!enforce && enforce_errno == ENOENT)
                 return report_new(SLUICE_CONFINEMENT_OK, SLUICE_CONFINEMENT_GAP_NONE, NULL);
         /* permissive: a refusal is only logged */
         if (enforce && g_str_equal(enforce, "0"))
@@ -383,7 +385,7 @@ static SluiceConfinementReport *check_selinux(const SluiceConfinementVm *vm)
                 return report_new(SLUICE_CONFINEMENT_OK, SLUICE_CONFINEMENT_GAP_NONE, NULL);
 
         if (!enforce)
-                reading = g_strdup_printf(_("(%s cannot be read: %s.)"), SELINUX_ENFORCE, g_strerror(errno));
+                reading = g_strdup_printf(_("(%s cannot be read: %s.)"), SELINUX_ENFORCE, g_strerror(enforce_errno));
         problem = g_strdup_printf(_("QEMU of the VM “%s” runs confined by SELinux as %s; without privileges Sluice "
                                     "cannot tell whether the policy lets it connect to Sluice's sockets."),
                                   vm->name, type ? type : "?");
