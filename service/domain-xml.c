@@ -38,6 +38,7 @@ void sluice_domain_xml_free(SluiceDomainXml *info)
         if (!info)
                 return;
         g_free(info->os_id);
+        g_free(info->confinement_label);
         g_clear_pointer(&info->filesystems, g_hash_table_unref);
         g_free(info);
 }
@@ -151,6 +152,32 @@ static gint64 parse_dac_label(const char *label)
         return pw ? (gint64)pw->pw_uid : -1;
 }
 
+/* The first AppArmor or SELinux seclabel that confines QEMU (a host runs
+ * one of the two; libvirt lists the DAC one beside it). */
+static void parse_confinement(xmlXPathContext *ctx, SluiceDomainXml *info)
+{
+        static const struct {
+                const char *model;
+                SluiceConfinementModel value;
+        } models[] = {
+                { "apparmor", SLUICE_CONFINEMENT_MODEL_APPARMOR },
+                { "selinux", SLUICE_CONFINEMENT_MODEL_SELINUX },
+        };
+
+        for (gsize i = 0; i < G_N_ELEMENTS(models); i++) {
+                g_autofree char *seclabel = g_strdup_printf("/domain/seclabel[@model='%s' and not(@type='none')]",
+                                                            models[i].model);
+                g_autofree char *label_expr = g_strconcat(seclabel, "/label", NULL);
+
+                if (!eval_bool(ctx, seclabel))
+                        continue;
+                info->confinement = models[i].value;
+                info->confinement_label = eval_string(ctx, label_expr, NULL);
+                return;
+        }
+        info->confinement = SLUICE_CONFINEMENT_MODEL_NONE;
+}
+
 SluiceDomainXml *sluice_domain_xml_parse(const char *xml, GError **error)
 {
         g_autoptr(xmlDoc) doc = parse(xml, error);
@@ -173,6 +200,7 @@ SluiceDomainXml *sluice_domain_xml_parse(const char *xml, GError **error)
         info->os_id = eval_string(ctx, "/domain/metadata/osinfo:libosinfo/osinfo:os/@id", NULL);
         label = eval_string(ctx, "/domain/seclabel[@model='dac']/label", NULL);
         info->dac_uid = parse_dac_label(label);
+        parse_confinement(ctx, info);
         info->agent_channel = agent_channel(ctx);
 
         devices = eval(ctx, "/domain/devices/filesystem", NULL);

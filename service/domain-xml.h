@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain-xml.h — reading and writing libvirt domain XML for Sluice: what a
  * domain's XML says (shared memory, OS, QEMU's user, virtiofs devices, the
- * guest agent's channel), the <filesystem> device Sluice hot-plugs, and the
+ * guest agent's channel, the AppArmor or SELinux confinement), the <filesystem> device Sluice hot-plugs, and the
  * shared-memory and guest-agent rewrites of a persistent definition.  Pure functions over strings (libxml2), no libvirt
  * calls, so they can be tested without a hypervisor. */
 #pragma once
 
 #include <glib.h>
+
+#include "confinement-model.h"
 
 G_BEGIN_DECLS
 
@@ -31,6 +33,12 @@ typedef struct {
         /* uid of QEMU's DAC label in the live XML ("+64055:+64055" or a user
          * name); -1 when the XML has none */
         gint64 dac_uid;
+        /* the live XML's AppArmor or SELinux <seclabel>: NONE when it has
+         * none or type='none' (QEMU unconfined); its <label>
+         * ("libvirt-UUID", "system_u:system_r:svirt_tcg_t:s0:c12,c34"),
+         * NULL when the XML names none */
+        SluiceConfinementModel confinement;
+        char *confinement_label;
         /* every <filesystem> device: target dir (tag) → its details */
         GHashTable *filesystems; /* char *tag → SluiceDomainFilesystem * */
         SluiceDomainAgentChannel agent_channel;

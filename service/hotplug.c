@@ -3,8 +3,10 @@
 #include "config.h"
 
 #include "hotplug.h"
+#include "hotplug-private.h"
 #include "domain-xml.h"
 #include "errors.h"
+#include "vm-confinement.h"
 #include "vm-socket-access.h"
 
 #include <glib/gi18n.h>
@@ -56,8 +58,43 @@ static void set_no_shared_memory(GError **error, const char *name)
                     name);
 }
 
+gboolean sluice_hotplug_confinement_refusal(const char *libvirt_message, const SluiceDomainXml *info,
+                                            const char *name, const char *uuid, const char *socket_path,
+                                            char **ret_problem, GError **error)
+{
+        SluiceConfinementVm vm = {
+                .model = info->confinement,
+                .label = info->confinement_label,
+                .name = name,
+                .uuid = uuid,
+        };
+        g_autoptr(SluiceConfinementReport) report = NULL;
+        const char *model = sluice_confinement_model_label(info->confinement);
+
+        /* QEMU's words when it may not connect to the socket */
+        if (!libvirt_message || !strstr(libvirt_message, "Permission denied") ||
+            info->confinement == SLUICE_CONFINEMENT_MODEL_NONE)
+                return FALSE;
+        report = sluice_confinement_check(&vm, socket_path);
+        if (report->status == SLUICE_CONFINEMENT_BLOCKED)
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
+                            _("The host's %s confinement of the VM “%s” kept QEMU from connecting to "
+                              "the shared folder's socket. %s"),
+                            model, name, report->message);
+        else if (report->status == SLUICE_CONFINEMENT_UNKNOWN)
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
+                            _("QEMU of the VM “%s” was refused the shared folder's socket, most likely "
+                              "by the host's %s confinement. %s"),
+                            name, model, report->message);
+        if (report->status == SLUICE_CONFINEMENT_OK)
+                return FALSE;
+        if (ret_problem)
+                *ret_problem = g_steal_pointer(&report->message);
+        return TRUE;
+}
+
 gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, const char *tag,
-                               GError **error)
+                               char **ret_confinement_problem, GError **error)
 {
         g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
         g_autoptr(SluiceDomainXml) info = NULL;
@@ -106,7 +143,8 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
                 if (err && err->code == VIR_ERR_CONFIG_UNSUPPORTED && err->message &&
                     strstr(err->message, "shared memory"))
                         set_no_shared_memory(error, name);
-                else
+                else if (!sluice_hotplug_confinement_refusal(err ? err->message : NULL, info, name, uuid,
+                                                             socket_path, ret_confinement_problem, error))
                         sluice_hotplug_set_libvirt_error(error, _("libvirt could not plug the shared folder into the VM"));
                 sluice_socket_access_revoke(uuid, tag); /* after reading libvirt's error */
                 return FALSE;

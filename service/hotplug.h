@@ -13,9 +13,15 @@ G_BEGIN_DECLS
 /* Checks the domain (running, shared memory, tag free — the same tag with the
  * same socket counts as already attached), makes the socket reachable for
  * QEMU's user when that is another user (vm-socket-access.h: granted to the
- * device (domain UUID, TAG)), and attaches the device live. */
+ * device (domain UUID, TAG)), and attaches the device live.  When QEMU is
+ * refused the socket and the VM is confined by AppArmor or SELinux in a way
+ * that blocks it (or may: vm-confinement.h), the error is
+ * SLUICE_ERROR_PERMISSION_DENIED saying which rule is missing and how to add
+ * it, and *ret_confinement_problem (when not NULL) is set to the problem in
+ * words (Vm.ConfinementProblem); otherwise libvirt's message as
+ * SLUICE_ERROR_LIBVIRT. */
 gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, const char *tag,
-                               GError **error);
+                               char **ret_confinement_problem, GError **error);
 /* Unplugs the device with TAG and waits (a few seconds at most) until the
  * guest has let it go, so that the tag can be plugged in again at once.
  * Not plugged in: success.  On success, the access granted to QEMU's user for

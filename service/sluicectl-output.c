@@ -122,7 +122,7 @@ char *ctl_printable(const char *text)
 
 typedef struct {
         char **cells;   /* table->columns of them */
-        char *note;     /* a line of its own under the row, or NULL */
+        GPtrArray *notes; /* lines of their own under the row (char *) */
 } TableRow;
 
 struct _CtlTable {
@@ -135,7 +135,7 @@ static void table_row_free(gpointer data)
         TableRow *row = data;
 
         g_strfreev(row->cells);
-        g_free(row->note);
+        g_ptr_array_unref(row->notes);
         g_free(row);
 }
 
@@ -146,8 +146,17 @@ static void table_add_valist(CtlTable *table, const char *note, va_list args)
         row->cells = g_new0(char *, table->columns + 1);
         for (guint c = 0; c < table->columns; c++)
                 row->cells[c] = ctl_printable(va_arg(args, const char *));
-        row->note = note != NULL && *note != '\0' ? ctl_printable(note) : NULL;
+        row->notes = g_ptr_array_new_with_free_func(g_free);
         g_ptr_array_add(table->rows, row);
+        ctl_table_add_note(table, note);
+}
+
+void ctl_table_add_note(CtlTable *table, const char *note)
+{
+        TableRow *row = g_ptr_array_index(table->rows, table->rows->len - 1);
+
+        if (note != NULL && *note != '\0')
+                g_ptr_array_add(row->notes, ctl_printable(note));
 }
 
 void ctl_table_add(CtlTable *table, const char *note, ...)
@@ -201,7 +210,7 @@ void ctl_table_print(CtlTable *table)
                 }
                 g_print("%s\n", line->str);
                 /* Notes start under the second column. */
-                if (row->note != NULL)
-                        g_print("%*s%s\n", (int)widths[0] + 1, "", row->note);
+                for (guint n = 0; n < row->notes->len; n++)
+                        g_print("%*s%s\n", (int)widths[0] + 1, "", (const char *)row->notes->pdata[n]);
         }
 }

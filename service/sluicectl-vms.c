@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sluicectl-vms.c — "vms": the VMs the service follows, with their guest
- * agents; "vm NAME enable-agent | enable-shared-memory": the two changes
+ * agents and what the host's confinement keeps from them; "vm NAME enable-agent | enable-shared-memory": the two changes
  * the service makes to a VM's definition. */
 #include "config.h"
 
@@ -55,6 +55,8 @@ static void vm_to_json(JsonBuilder *b, SluiceVm *vm, const char *object_path)
         VM_MEMBER("guest_agent_message", sluice_vm_get_guest_agent_message);
         VM_MEMBER("guest_os_type", sluice_vm_get_guest_os_type);
         VM_MEMBER("guest_os_name", sluice_vm_get_guest_os_name);
+        VM_MEMBER("confinement", sluice_vm_get_confinement);
+        VM_MEMBER("confinement_problem", sluice_vm_get_confinement_problem);
 #undef VM_MEMBER
         json_builder_set_member_name(b, "shared_memory");
         json_builder_add_boolean_value(b, sluice_vm_get_shared_memory(vm));
@@ -97,6 +99,8 @@ int ctl_cmd_vms(Ctl *ctl, int argc, char **argv)
                               sluice_vm_get_shared_memory(vm) ? _("yes") : _("no"),
                               *sluice_vm_get_os(vm) != '\0' ? sluice_vm_get_os(vm) : "-", agent_label(agent),
                               guest_os(vm), sluice_vm_get_uri(vm));
+                /* what keeps QEMU from the shares, whenever something does */
+                ctl_table_add_note(table, sluice_vm_get_confinement_problem(vm));
         }
         json_builder_end_array(b);
         if (ctl->json) {

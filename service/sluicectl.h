@@ -85,6 +85,8 @@ typedef struct _CtlTable CtlTable;
 CtlTable *ctl_table_new(guint columns, ...);
 /* A row: @note (a line of its own under the row, or NULL), then one string per column. */
 void ctl_table_add(CtlTable *table, const char *note, ...);
+/* One more line under the last row added (nothing for NULL or ""). */
+void ctl_table_add_note(CtlTable *table, const char *note);
 void ctl_table_print(CtlTable *table);
 void ctl_table_free(CtlTable *table);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CtlTable, ctl_table_free)

@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "hotplug.h"
 #include "sluice-names.h"
+#include "vm-confinement.h"
 #include "vm-socket-access.h"
 
 #include <glib/gi18n.h>
@@ -113,6 +114,8 @@ SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain 
         sluice_vm_set_state(vm->iface, "other");
         sluice_vm_set_shared_memory(vm->iface, FALSE);
         sluice_vm_set_os(vm->iface, "");
+        sluice_vm_set_confinement(vm->iface, sluice_confinement_model_to_wire(SLUICE_CONFINEMENT_MODEL_NONE));
+        sluice_vm_set_confinement_problem(vm->iface, "");
         g_signal_connect(vm->iface, "handle-enable-shared-memory",
                          G_CALLBACK(on_enable_shared_memory), vm);
         g_signal_connect(vm->iface, "handle-enable-guest-agent",
@@ -151,6 +154,8 @@ static void vm_domain_clear(gpointer data)
         g_free(vm->uuid);
         g_free(vm->name);
         g_free(vm->os);
+        g_free(vm->confinement_blocked);
+        g_free(vm->confinement_refused);
 }
 
 void sluice_vm_domain_unref(SluiceVmDomain *vm)
@@ -215,10 +220,12 @@ static void domain_ref_clear(DomainRef *r)
 /* What a refresh read from libvirtd, in a worker thread. */
 typedef struct {
         DomainRef ref;
+        char *name;              /* the VM's, for the confinement's words */
         guint64 tags_epoch;
         int state;
         SluiceDomainXml *parsed; /* NULL when the XML could not be read */
         gboolean agent_next_boot;
+        SluiceConfinementReport *confinement; /* NULL when QEMU is not confined */
 } RefreshData;
 
 static void refresh_data_free(gpointer data)
@@ -226,7 +233,9 @@ static void refresh_data_free(gpointer data)
         RefreshData *d = data;
 
         domain_ref_clear(&d->ref);
+        g_free(d->name);
         g_clear_pointer(&d->parsed, sluice_domain_xml_free);
+        g_clear_pointer(&d->confinement, sluice_confinement_report_free);
         g_free(d);
 }
 
@@ -253,7 +262,34 @@ static void refresh_thread(GTask *task, gpointer source, gpointer task_data, GCa
 
                 d->agent_next_boot = saved && saved->agent_channel != SLUICE_DOMAIN_AGENT_CHANNEL_NONE;
         }
+        if (d->parsed && d->parsed->confinement != SLUICE_CONFINEMENT_MODEL_NONE) {
+                SluiceConfinementVm confined = {
+                        .model = d->parsed->confinement,
+                        .label = d->parsed->confinement_label,
+                        .name = d->name,
+                        .uuid = d->ref.vm->uuid,
+                };
+
+                d->confinement = sluice_confinement_check(&confined, NULL);
+        }
         g_task_return_boolean(task, TRUE);
+}
+
+/* What the host's confinement does to QEMU, as far as is known. */
+static void confinement_publish(SluiceVmDomain *vm)
+{
+        const char *problem = vm->confinement_blocked ? vm->confinement_blocked
+                              : vm->confinement_refused ? vm->confinement_refused : "";
+
+        sluice_vm_set_confinement(vm->iface, sluice_confinement_model_to_wire(vm->confinement));
+        sluice_vm_set_confinement_problem(vm->iface, problem);
+}
+
+void sluice_vm_domain_set_confinement_refused(SluiceVmDomain *vm, const char *problem)
+{
+        g_free(vm->confinement_refused);
+        vm->confinement_refused = g_strdup(problem);
+        confinement_publish(vm);
 }
 
 /* Applies a refresh; returns whether the VM started (1) or stopped (-1). */
@@ -280,6 +316,10 @@ static int vm_apply(SluiceVmDomain *vm, RefreshData *d)
                 vm->agent_next_boot = d->agent_next_boot;
                 g_free(vm->os);
                 vm->os = sluice_domain_xml_os_short_id(parsed->os_id);
+                vm->confinement = parsed->confinement;
+                g_clear_pointer(&vm->confinement_blocked, g_free);
+                if (d->confinement && d->confinement->status == SLUICE_CONFINEMENT_BLOCKED)
+                        vm->confinement_blocked = g_strdup(d->confinement->message);
                 vm->qemu_uid = vm->active && parsed->dac_uid != (gint64)geteuid() ? parsed->dac_uid : -1;
                 g_hash_table_remove_all(vm->alias_to_tag);
                 if (tags_current)
@@ -299,11 +339,16 @@ static int vm_apply(SluiceVmDomain *vm, RefreshData *d)
                 vm->name = g_strdup(gvir_domain_get_name(vm->domain));
         }
 
+        /* a refusal is the running QEMU's: a new one gets asked anew */
+        if (!vm->active)
+                g_clear_pointer(&vm->confinement_refused, g_free);
+
         g_object_freeze_notify(G_OBJECT(vm->iface));
         sluice_vm_set_name(vm->iface, vm->name);
         sluice_vm_set_state(vm->iface, state_name(d->state));
         sluice_vm_set_shared_memory(vm->iface, vm->shared_memory);
         sluice_vm_set_os(vm->iface, vm->os);
+        confinement_publish(vm);
         g_object_thaw_notify(G_OBJECT(vm->iface));
 
         if (vm->active != was_active && !vm->active)
@@ -367,6 +412,7 @@ void sluice_vm_domain_refresh(SluiceVmDomain *vm)
                 refresh_data_free(d);
                 return;
         }
+        d->name = g_strdup(vm->name);
         d->tags_epoch = vm->tags_epoch;
         vm->refreshing = TRUE;
         task = g_task_new(NULL, NULL, on_refreshed, NULL);

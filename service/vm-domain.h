@@ -2,8 +2,9 @@
 /* vm-domain.h — one libvirt domain the VM manager knows: its exported
  * org.sluice.Sluice1.Vm object, the state read from libvirtd (in worker
  * threads, applied in the main thread), the devices plugged into it, what
- * its guest agent is (asked in a worker thread whenever the agent connects)
- * and its Vm.EnableSharedMemory and Vm.EnableGuestAgent methods.
+ * its guest agent is (asked in a worker thread whenever the agent connects),
+ * whether the host's confinement keeps its QEMU from Sluice's sockets
+ * (vm-confinement.h, checked with each read) and its Vm.EnableSharedMemory and Vm.EnableGuestAgent methods.
  *
  * Reference-counted (threads reading for it hold a reference); everything
  * else is main-thread only.  The fields are read by vm-manager.c; only this
@@ -42,6 +43,7 @@ struct _SluiceVmDomain {
         gboolean paused;          /* active, but its CPUs stopped (or suspended) */
         gboolean shared_memory;
         gint64 qemu_uid;          /* -1: the service's own user */
+        SluiceConfinementModel confinement; /* AppArmor, SELinux or none, as last read */
         gboolean ready;           /* first state read: exported and visible to lookups */
         GHashTable *alias_to_tag; /* live devices, to name a removed one */
         GHashTable *detaching;    /* tags Sluice itself is unplugging */
@@ -76,6 +78,8 @@ struct _SluiceVmDomain {
         char *agent_error;        /* why the last probe failed (printable), or NULL */
         gboolean guest_dirty;     /* guest_changed is due after the current read */
         guint64 tags_epoch;       /* bumped when Sluice changes tags: older reads lose */
+        char *confinement_blocked; /* what the last read found keeping QEMU out, or NULL */
+        char *confinement_refused; /* why the last attach was refused, or NULL */
         gboolean removed;
         gboolean refreshing;      /* a read is in flight */
         gboolean refresh_again;   /* something changed meanwhile: read again after it */
@@ -112,6 +116,10 @@ void sluice_vm_domain_agent_recheck(SluiceVmDomain *vm);
 const char *sluice_vm_domain_agent_message(SluiceVmDomain *vm);
 /* What to do in the guest so that its agent runs what mounting needs. */
 char *sluice_vm_domain_restricted_message(const char *blocked);
+
+/* An attach was refused by the host's confinement (PROBLEM, in words) or
+ * succeeded (NULL): Vm.ConfinementProblem follows until the VM stops. */
+void sluice_vm_domain_set_confinement_refused(SluiceVmDomain *vm, const char *problem);
 
 /* What the guest needs to do to use the device with TAG, for the VM's OS. */
 char *sluice_vm_domain_guest_hint(const SluiceVmDomain *vm, const char *tag);

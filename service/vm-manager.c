@@ -503,6 +503,7 @@ typedef struct {
         char *socket_path;
         char *tag;
         char *hint;
+        char *confinement_problem; /* the host's confinement refused QEMU: why */
         virDomainPtr domain;
 } HotplugData;
 
@@ -514,6 +515,7 @@ static void hotplug_data_free(gpointer data)
         g_free(d->socket_path);
         g_free(d->tag);
         g_free(d->hint);
+        g_free(d->confinement_problem);
         if (d->domain)
                 virDomainFree(d->domain);
         g_free(d);
@@ -524,7 +526,7 @@ static void attach_thread(GTask *task, gpointer source, gpointer task_data, GCan
         HotplugData *d = task_data;
         GError *error = NULL;
 
-        if (sluice_hotplug_attach(d->domain, d->socket_path, d->tag, &error))
+        if (sluice_hotplug_attach(d->domain, d->socket_path, d->tag, &d->confinement_problem, &error))
                 g_task_return_pointer(task, g_strdup(d->hint), g_free);
         else
                 g_task_return_error(task, error);
@@ -558,6 +560,8 @@ static void hotplug_done(GObject *source, GAsyncResult *result, gpointer user_da
                 /* is_attached answers from this at once; the refresh confirms it */
                 if (!g_task_had_error(inner))
                         sluice_vm_domain_set_tag(vm, d->tag, attach);
+                if (attach && (d->confinement_problem || !g_task_had_error(inner)))
+                        sluice_vm_domain_set_confinement_refused(vm, d->confinement_problem);
                 sluice_vm_domain_refresh(vm);
         }
         if (g_task_get_source_tag(outer) == sluice_vm_manager_attach_async) {

@@ -82,6 +82,43 @@ static void test_metadata_label_devices(void)
         g_assert_null(fs->socket);
 }
 
+/* QEMU's confinement as the live XML of a system VM states it, beside the
+ * DAC label: Ubuntu/Debian's AppArmor profile, Fedora's SELinux label. */
+static void test_confinement(void)
+{
+        static const char *const dac =
+                "<seclabel type='dynamic' model='dac' relabel='yes'><label>+64055:+994</label>"
+                "<imagelabel>+64055:+994</imagelabel></seclabel>";
+        g_autofree char *apparmor_xml = g_strconcat(DOMAIN_HEAD,
+                "<seclabel type='dynamic' model='apparmor' relabel='yes'>"
+                "<label>libvirt-6f1e9b2c-4a8d-4e0f-9c3b-2d7a5e8f1a40</label>"
+                "<imagelabel>libvirt-6f1e9b2c-4a8d-4e0f-9c3b-2d7a5e8f1a40</imagelabel></seclabel>",
+                dac, "</domain>", NULL);
+        g_autofree char *selinux_xml = g_strconcat(DOMAIN_HEAD, dac,
+                "<seclabel type='dynamic' model='selinux' relabel='yes'>"
+                "<label>system_u:system_r:svirt_tcg_t:s0:c12,c34</label>"
+                "<imagelabel>system_u:object_r:svirt_image_t:s0:c12,c34</imagelabel></seclabel>",
+                "</domain>", NULL);
+        g_autofree char *none_xml = g_strconcat(DOMAIN_HEAD,
+                "<seclabel type='none' model='apparmor'/>", dac, "</domain>", NULL);
+        g_autofree char *absent_xml = g_strconcat(DOMAIN_HEAD, dac, "</domain>", NULL);
+        g_autoptr(SluiceDomainXml) apparmor = parse_ok(apparmor_xml);
+        g_autoptr(SluiceDomainXml) selinux = parse_ok(selinux_xml);
+        g_autoptr(SluiceDomainXml) none = parse_ok(none_xml);
+        g_autoptr(SluiceDomainXml) absent = parse_ok(absent_xml);
+
+        g_assert_cmpint(apparmor->confinement, ==, SLUICE_CONFINEMENT_MODEL_APPARMOR);
+        g_assert_cmpstr(apparmor->confinement_label, ==, "libvirt-6f1e9b2c-4a8d-4e0f-9c3b-2d7a5e8f1a40");
+        g_assert_cmpint(apparmor->dac_uid, ==, 64055);
+        g_assert_cmpint(selinux->confinement, ==, SLUICE_CONFINEMENT_MODEL_SELINUX);
+        g_assert_cmpstr(selinux->confinement_label, ==, "system_u:system_r:svirt_tcg_t:s0:c12,c34");
+        /* type='none': libvirt runs QEMU unconfined */
+        g_assert_cmpint(none->confinement, ==, SLUICE_CONFINEMENT_MODEL_NONE);
+        g_assert_null(none->confinement_label);
+        g_assert_cmpint(absent->confinement, ==, SLUICE_CONFINEMENT_MODEL_NONE);
+        g_assert_null(absent->confinement_label);
+}
+
 static void test_os_short_id(void)
 {
         const char *cases[][2] = {
@@ -337,6 +374,7 @@ int main(int argc, char **argv)
         xmlInitParser();
         g_test_add_func("/domain-xml/shared-memory-rule", test_shared_memory_rule);
         g_test_add_func("/domain-xml/metadata-label-devices", test_metadata_label_devices);
+        g_test_add_func("/domain-xml/confinement", test_confinement);
         g_test_add_func("/domain-xml/os-short-id", test_os_short_id);
         g_test_add_func("/domain-xml/not-xml", test_not_xml);
         g_test_add_func("/domain-xml/device-escaping", test_device_escaping);

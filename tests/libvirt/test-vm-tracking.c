@@ -6,15 +6,18 @@
  * EnableSharedMemory over D-Bus rewrites the persistent definition; the
  * guest agent's state (no channel, a channel nobody answers on: this driver
  * has no agent), EnableGuestAgent, and guest operations refused at once
- * where no agent can run them. */
+ * where no agent can run them; Vm.Confinement and Vm.ConfinementProblem of
+ * a VM confined by AppArmor. */
 #include "config.h"
 
+#include "confinement-model.h"
 #include "errors.h"
 #include "sluice-dbus.h"
 #include "sluice-names.h"
 #include "vm-guest.h"
 #include "vm-manager.h"
 
+#include <glib/gstdio.h>
 #include <libvirt/libvirt.h>
 
 #define URI "test:///default"
@@ -559,9 +562,113 @@ static void test_guest_calls_refused(Fixture *f, gconstpointer data)
         virDomainFree(dom);
 }
 
+/* The host's files the confinement check reads (test builds read them
+ * under $SLUICE_TEST_CONFINEMENT_ROOT).  This machine has no AppArmor and
+ * its libvirtd no security driver: the planted files and the test driver's
+ * seclabel stand in for a real Ubuntu/Debian host, which cannot run here. */
+static char *confinement_root;
+
+static void plant(const char *path, const char *text)
+{
+        g_autofree char *full = g_build_filename(confinement_root, path, NULL);
+        g_autofree char *dir = g_path_get_dirname(full);
+
+        g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+        g_assert_true(g_file_set_contents(full, text, -1, NULL));
+}
+
+#define AA_UUID "6f1e9b2c-4a8d-4e0f-9c3b-2d7a5e8f1a40"
+/* libvirt labels a dynamic profile at start; the test driver keeps the
+ * model but not the label, so the profile is found by the UUID */
+#define AA_XML \
+        "<domain type='test'><name>confined</name><uuid>" AA_UUID "</uuid><memory>262144</memory>" \
+        "<memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>" \
+        "<os><type>hvm</type></os>" \
+        "<seclabel type='dynamic' model='apparmor' relabel='yes'/></domain>"
+
+typedef struct {
+        const char *name;
+        const char *problem_part; /* NULL: no problem */
+} ConfinementExpect;
+
+static gboolean confinement_is(Fixture *f, gconstpointer data)
+{
+        const ConfinementExpect *e = data;
+        g_autoptr(SluiceVm) vm = vm_object(f, e->name);
+        const char *problem = sluice_vm_get_confinement_problem(vm);
+
+        return e->problem_part ? strstr(problem, e->problem_part) != NULL : *problem == '\0';
+}
+
+static void test_confinement(Fixture *f, gconstpointer data)
+{
+        static const ConfinementExpect blocked = { "confined", "Sluice's AppArmor rule is not installed" };
+        static const ConfinementExpect clear = { "confined", NULL };
+        virDomainPtr dom = virDomainDefineXML(f->raw, AA_XML);
+        g_autoptr(SluiceVm) unconfined = vm_object(f, "test");
+        g_autoptr(SluiceVm) vm = NULL;
+        SluiceConfinementModel model;
+
+        if (!SLUICE_TEST_HOOKS) {
+                g_test_skip("needs -Dtest_hooks=true (the host's files are planted)");
+                virDomainFree(dom);
+                return;
+        }
+        g_assert_true(sluice_confinement_model_from_wire(sluice_vm_get_confinement(unconfined), &model));
+        g_assert_cmpint(model, ==, SLUICE_CONFINEMENT_MODEL_NONE);
+        g_assert_cmpstr(sluice_vm_get_confinement_problem(unconfined), ==, "");
+
+        /* AppArmor on, libvirt 9.6's abstraction, Sluice's rule not installed */
+        g_assert_nonnull(dom);
+        g_assert_cmpint(virDomainCreate(dom), ==, 0);
+        g_assert_true(wait_for(f, vm_known, "confined"));
+        g_assert_true(wait_for(f, confinement_is, &blocked));
+        vm = vm_object(f, "confined");
+        g_assert_true(sluice_confinement_model_from_wire(sluice_vm_get_confinement(vm), &model));
+        g_assert_cmpint(model, ==, SLUICE_CONFINEMENT_MODEL_APPARMOR);
+        g_assert_nonnull(strstr(sluice_vm_get_confinement_problem(vm),
+                                "sudo apparmor_parser -r /etc/apparmor.d/libvirt/libvirt-" AA_UUID));
+        g_test_message("%s", sluice_vm_get_confinement_problem(vm));
+
+        /* the package installed, then the VM's profile made (a restart): nothing blocks */
+        plant("/etc/apparmor.d/abstractions/libvirt-qemu.d/sluice", "/tmp/sluice-[0-9]*-*/[0-9]*.sock rw,\n");
+        g_usleep(20 * 1000);
+        plant("/etc/apparmor.d/libvirt/libvirt-" AA_UUID, "profile libvirt-" AA_UUID " {}\n");
+        g_assert_cmpint(virDomainSuspend(dom), ==, 0);
+        g_assert_cmpint(virDomainResume(dom), ==, 0);
+        g_assert_true(wait_for(f, confinement_is, &clear));
+
+        g_assert_cmpint(virDomainDestroy(dom), ==, 0);
+        g_assert_cmpint(virDomainUndefine(dom), ==, 0);
+        g_assert_true(wait_for(f, vm_gone, "confined"));
+        virDomainFree(dom);
+}
+
+static void remove_tree(const char *path)
+{
+        g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+        const char *name;
+
+        while (dir && (name = g_dir_read_name(dir))) {
+                g_autofree char *child = g_build_filename(path, name, NULL);
+                remove_tree(child);
+        }
+        (void)g_remove(path);
+}
+
 int main(int argc, char **argv)
 {
+        int status;
+
         g_test_init(&argc, &argv, NULL);
+        /* set before any thread of the manager reads it */
+        confinement_root = g_dir_make_tmp("sluice-vm-tracking-XXXXXX", NULL);
+        g_assert_nonnull(confinement_root);
+        g_setenv("SLUICE_TEST_CONFINEMENT_ROOT", confinement_root, TRUE);
+        plant("/sys/module/apparmor/parameters/enabled", "Y\n");
+        plant("/etc/apparmor.d/abstractions/libvirt-qemu",
+              "include if exists <local/abstractions/libvirt-qemu>\n"
+              "include if exists <abstractions/libvirt-qemu.d>\n");
 #define ADD(path, fn) g_test_add("/vm-tracking/" path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
         ADD("initial-vm", test_initial_vm);
         ADD("lifecycle", test_lifecycle);
@@ -573,5 +680,9 @@ int main(int argc, char **argv)
         ADD("agent-channel", test_agent_channel);
         ADD("enable-guest-agent", test_enable_guest_agent);
         ADD("guest-calls-refused", test_guest_calls_refused);
-        return g_test_run();
+        ADD("confinement", test_confinement);
+        status = g_test_run();
+        remove_tree(confinement_root);
+        g_free(confinement_root);
+        return status;
 }

@@ -9,6 +9,7 @@
 
 #include <gio/gio.h>
 
+#include "confinement-model.h"
 #include "errors.h"
 #include "guest-place.h"
 #include "sluice-names.h"
@@ -94,6 +95,27 @@ static void test_state_labels(void)
 }
 
 /* A drive is a letter and a colon, nothing more; anything else is a path. */
+/* Vm.Confinement's words and the enum, both ways; a newer service's word is refused. */
+static void test_confinement_model(void)
+{
+        static const SluiceConfinementModel models[] = {
+                SLUICE_CONFINEMENT_MODEL_NONE, SLUICE_CONFINEMENT_MODEL_APPARMOR, SLUICE_CONFINEMENT_MODEL_SELINUX,
+        };
+        SluiceConfinementModel model = SLUICE_CONFINEMENT_MODEL_SELINUX;
+
+        for (gsize i = 0; i < G_N_ELEMENTS(models); i++) {
+                SluiceConfinementModel back;
+
+                g_assert_true(sluice_confinement_model_from_wire(sluice_confinement_model_to_wire(models[i]), &back));
+                g_assert_cmpint(back, ==, models[i]);
+        }
+        g_assert_cmpstr(sluice_confinement_model_to_wire(SLUICE_CONFINEMENT_MODEL_APPARMOR), ==, "apparmor");
+        g_assert_cmpstr(sluice_confinement_model_label(SLUICE_CONFINEMENT_MODEL_SELINUX), ==, "SELinux");
+        g_assert_false(sluice_confinement_model_from_wire("smack", &model));
+        g_assert_false(sluice_confinement_model_from_wire(NULL, &model));
+        g_assert_cmpint(model, ==, SLUICE_CONFINEMENT_MODEL_SELINUX);
+}
+
 static void test_guest_place(void)
 {
         g_autofree char *drive = sluice_guest_place_sentence("Dropbox", "Z:", "win11");
@@ -116,5 +138,6 @@ int main(int argc, char **argv)
         g_test_add_func("/client/error-unknown-name", test_error_unknown_name);
         g_test_add_func("/client/state-labels", test_state_labels);
         g_test_add_func("/client/guest-place", test_guest_place);
+        g_test_add_func("/client/confinement-model", test_confinement_model);
         return g_test_run();
 }
