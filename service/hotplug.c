@@ -75,7 +75,7 @@ gboolean sluice_hotplug_confinement_refusal(const char *libvirt_message, const S
         if (!libvirt_message || !strstr(libvirt_message, "Permission denied") ||
             info->confinement == SLUICE_CONFINEMENT_MODEL_NONE)
                 return FALSE;
-        report = sluice_confinement_check(&vm, socket_path);
+        report = sluice_confinement_explain_refusal(&vm, socket_path);
         if (report->status == SLUICE_CONFINEMENT_BLOCKED)
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED,
                             _("The host's %s confinement of the VM “%s” kept QEMU from connecting to "

@@ -87,17 +87,6 @@ static char *read_host_file(const char *path)
         return g_realloc(g_steal_pointer(&buf), len + 1);
 }
 
-/* A host file's modification time in ns, or -1 with errno. */
-static gint64 host_mtime(const char *path)
-{
-        g_autofree char *full = host_path(path);
-        struct stat st;
-
-        if (stat(full, &st) < 0)
-                return -1;
-        return (gint64)st.st_mtim.tv_sec * G_GINT64_CONSTANT(1000000000) + st.st_mtim.tv_nsec;
-}
-
 /* The file's first line without its blanks ("Y\n" → "Y"); NULL with errno. */
 static char *read_word(const char *path)
 {
@@ -106,6 +95,13 @@ static char *read_word(const char *path)
         if (!text)
                 return NULL;
         return g_strstrip(g_strndup(text, strcspn(text, "\n")));
+}
+
+static gboolean read_word_equals(const char *path, const char *word)
+{
+        g_autofree char *text = read_word(path);
+
+        return text && g_str_equal(text, word);
 }
 
 /* ---- AppArmor's files -------------------------------------------------------------- */
@@ -244,14 +240,13 @@ static SluiceConfinementReport *apparmor_unknown(const SluiceConfinementVm *vm, 
 
 /* ---- the checks --------------------------------------------------------------------- */
 
-/* Whether the snippet is reached from libvirt's abstraction; *ret_via_local
- * says whether it is through the local file (whose age then counts too). */
-static int apparmor_included(gboolean *ret_via_local, const char **ret_unreadable)
+/* Whether the snippet is reached from libvirt's abstraction: 1, 0, or
+ * -errno with *ret_unreadable naming the file that could not be read. */
+static int apparmor_included(const char **ret_unreadable)
 {
         g_autofree char *abstraction = read_host_file(APPARMOR_ABSTRACTION);
         g_autofree char *local = NULL;
 
-        *ret_via_local = FALSE;
         if (!abstraction) {
                 *ret_unreadable = APPARMOR_ABSTRACTION;
                 return -errno;
@@ -268,8 +263,7 @@ static int apparmor_included(gboolean *ret_via_local, const char **ret_unreadabl
                 *ret_unreadable = APPARMOR_LOCAL_ABSTRACTION;
                 return -errno;
         }
-        *ret_via_local = text_includes(local, INCLUDE_SNIPPET);
-        return *ret_via_local ? 1 : 0;
+        return text_includes(local, INCLUDE_SNIPPET) ? 1 : 0;
 }
 
 static SluiceConfinementReport *check_apparmor(const SluiceConfinementVm *vm, const char *socket_path)
@@ -278,12 +272,8 @@ static SluiceConfinementReport *check_apparmor(const SluiceConfinementVm *vm, co
         int enabled_errno = errno;
         g_autofree char *snippet = NULL;
         g_autofree char *profile = profile_name(vm);
-        g_autofree char *profile_path = NULL;
-        g_autofree char *profile_files = NULL;
         g_autofree char *problem = NULL;
         const char *unreadable = NULL;
-        gboolean via_local;
-        gint64 rule_time, local_time, loaded, files_time;
         int included;
 
         if (!enabled) {
@@ -313,7 +303,7 @@ static SluiceConfinementReport *check_apparmor(const SluiceConfinementVm *vm, co
                                        profile, TRUE, problem);
         }
 
-        included = apparmor_included(&via_local, &unreadable);
+        included = apparmor_included(&unreadable);
         if (included < 0)
                 return apparmor_unknown(vm, profile, unreadable, -included);
         if (included == 0) {
@@ -327,27 +317,10 @@ static SluiceConfinementReport *check_apparmor(const SluiceConfinementVm *vm, co
                                        profile, TRUE, problem);
         }
 
-        /* libvirt writes the VM's profile (and its .files part) when it
-         * starts the VM and loads it then: older than the rule means loaded
-         * without it */
-        if (!profile)
-                return apparmor_unknown(vm, NULL, APPARMOR_PROFILES, ENOENT);
-        profile_path = g_build_filename(APPARMOR_PROFILES, profile, NULL);
-        profile_files = g_strconcat(profile_path, ".files", NULL);
-        loaded = host_mtime(profile_path);
-        if (loaded < 0)
-                return apparmor_unknown(vm, profile, profile_path, errno);
-        files_time = host_mtime(profile_files);
-        loaded = MAX(loaded, files_time);
-        rule_time = host_mtime(SLUICE_CONFINEMENT_APPARMOR_SNIPPET);
-        local_time = via_local ? host_mtime(APPARMOR_LOCAL_ABSTRACTION) : -1;
-        if (loaded < MAX(rule_time, local_time)) {
-                problem = g_strdup_printf(_("Sluice's AppArmor rule is installed, but the profile of the VM “%s” "
-                                            "predates it: QEMU was confined before the rule existed."),
-                                          vm->name);
-                return apparmor_report(SLUICE_CONFINEMENT_BLOCKED, SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES,
-                                       profile, FALSE, problem);
-        }
+        /* Installed and included.  Whether the running QEMU's profile was
+         * loaded with the rule cannot be read from the files: the package
+         * reloads running VMs' profiles without touching them, and dpkg gives
+         * the snippet the package's time.  A refusal tells (explain_refusal). */
         return report_new(SLUICE_CONFINEMENT_OK, SLUICE_CONFINEMENT_GAP_NONE, NULL);
 }
 
@@ -408,4 +381,26 @@ SluiceConfinementReport *sluice_confinement_check(const SluiceConfinementVm *vm,
         default:
                 return report_new(SLUICE_CONFINEMENT_OK, SLUICE_CONFINEMENT_GAP_NONE, NULL);
         }
+}
+
+SluiceConfinementReport *sluice_confinement_explain_refusal(const SluiceConfinementVm *vm,
+                                                            const char *socket_path)
+{
+        SluiceConfinementReport *report = sluice_confinement_check(vm, socket_path);
+        g_autofree char *profile = NULL;
+        g_autofree char *problem = NULL;
+
+        if (report->status != SLUICE_CONFINEMENT_OK || vm->model != SLUICE_CONFINEMENT_MODEL_APPARMOR)
+                return report;
+        /* AppArmor is off here: the refusal came from somewhere else */
+        if (!read_word_equals(APPARMOR_ENABLED, "Y"))
+                return report;
+        sluice_confinement_report_free(report);
+        profile = profile_name(vm);
+        problem = g_strdup_printf(_("Sluice's AppArmor rule is installed and included, yet QEMU of the VM “%s” "
+                                    "was refused its socket: the VM's profile was most likely loaded before "
+                                    "the rule was there."),
+                                  vm->name);
+        return apparmor_report(SLUICE_CONFINEMENT_BLOCKED, SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES, profile,
+                               FALSE, problem);
 }

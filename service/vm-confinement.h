@@ -9,8 +9,10 @@
  * (SLUICE_CONFINEMENT_APPARMOR_SNIPPET holds SLUICE_CONFINEMENT_APPARMOR_RULE),
  * included by libvirt's abstraction (libvirt >= 9.6 includes the
  * libvirt-qemu.d folder; older libvirt through a line in the local
- * abstraction), and the VM's generated profile written after the rule
- * (else it was loaded without it).  SELinux: whether Sluice's module is
+ * abstraction).  Whether a running VM's profile was loaded with the rule
+ * cannot be read from files (the package reloads running VMs' profiles
+ * without rewriting them): only a refusal tells that, and
+ * sluice_confinement_explain_refusal() words it.  SELinux: whether Sluice's module is
  * loaded cannot be told without privileges, so a confined, enforcing VM is
  * UNKNOWN with what to check (an advisory, no libselinux).
  *
@@ -47,7 +49,8 @@ typedef enum {
         SLUICE_CONFINEMENT_GAP_NONE,
         SLUICE_CONFINEMENT_GAP_RULE_NOT_INSTALLED,  /* no snippet, or one without the rule */
         SLUICE_CONFINEMENT_GAP_RULE_NOT_INCLUDED,   /* installed, libvirt's abstraction skips it */
-        SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES,    /* the VM's profile was made before the rule */
+        SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES,    /* refused although installed and included:
+                                                     * the profile was loaded before the rule */
         SLUICE_CONFINEMENT_GAP_SOCKET_OUTSIDE_RULE, /* the socket's path is not one the rule covers */
 } SluiceConfinementGap;
 
@@ -76,5 +79,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceConfinementReport, sluice_confinement_report
  * NULL. */
 SluiceConfinementReport *sluice_confinement_check(const SluiceConfinementVm *vm,
                                                   const char *socket_path);
+
+/* The same, once QEMU has been refused SOCKET_PATH: where the files say
+ * nothing blocks an AppArmor-confined VM (on a host with AppArmor on), the
+ * running profile must predate the rule: BLOCKED with
+ * SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES and the reload command.  Never
+ * NULL. */
+SluiceConfinementReport *sluice_confinement_explain_refusal(const SluiceConfinementVm *vm,
+                                                            const char *socket_path);
 
 G_END_DECLS

@@ -227,16 +227,31 @@ static void test_local_line(Host *h, gconstpointer data)
         g_assert_cmpint(unreached->gap, ==, SLUICE_CONFINEMENT_GAP_RULE_NOT_INCLUDED);
 }
 
-/* The local line added after the VM started: its profile lacks it. */
-static void test_local_line_after_start(Host *h, gconstpointer data)
+static SluiceConfinementReport *explain_refusal(const char *label)
+{
+        SluiceConfinementVm vm = {
+                .model = SLUICE_CONFINEMENT_MODEL_APPARMOR, .label = label, .name = "debian12", .uuid = UUID
+        };
+
+        return sluice_confinement_explain_refusal(&vm, SOCKET);
+}
+
+/* The local line added after the VM started, and nobody reloaded its
+ * profile: the files look right, and they are as they would be after the
+ * package reloaded it, so only QEMU's refusal tells. */
+static void test_local_line_refused(Host *h, gconstpointer data)
 {
         g_autoptr(SluiceConfinementReport) r = NULL;
+        g_autoptr(SluiceConfinementReport) refused = NULL;
 
         apparmor_host(h, ABSTRACTION_OLD);
         install_rule(h, 60);
         plant(h, LOCAL, LOCAL_LINE, -1);
         r = check_apparmor();
-        g_assert_cmpint(r->gap, ==, SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES);
+        assert_ok(r);
+        refused = explain_refusal("libvirt-" UUID);
+        g_assert_cmpint(refused->status, ==, SLUICE_CONFINEMENT_BLOCKED);
+        g_assert_cmpint(refused->gap, ==, SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES);
 }
 
 /* libvirt >= 9.6 includes the .d folder: the package's file is all it takes. */
@@ -250,18 +265,24 @@ static void test_directory_include(Host *h, gconstpointer data)
         assert_ok(r);
 }
 
-/* The rule installed while the VM ran: its profile was loaded without it. */
+/* The rule installed while the VM ran, newer than the VM's profile file:
+ * no problem is reported (the package reloads running VMs' profiles without
+ * rewriting them, so file times cannot tell); a refusal then says the
+ * profile was loaded before the rule, and how to reload it. */
 static void test_profile_predates(Host *h, gconstpointer data)
 {
         g_autoptr(SluiceConfinementReport) r = NULL;
+        g_autoptr(SluiceConfinementReport) refused = NULL;
 
         apparmor_host(h, ABSTRACTION_NEW);
         install_rule(h, 1);
         r = check_apparmor();
-        g_assert_cmpint(r->status, ==, SLUICE_CONFINEMENT_BLOCKED);
-        g_assert_cmpint(r->gap, ==, SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES);
-        assert_says(r->message, (const char *const[]){ "predates", "debian12", NULL });
-        assert_says(r->message, reload_words);
+        assert_ok(r);
+        refused = explain_refusal("libvirt-" UUID);
+        g_assert_cmpint(refused->status, ==, SLUICE_CONFINEMENT_BLOCKED);
+        g_assert_cmpint(refused->gap, ==, SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES);
+        assert_says(refused->message, (const char *const[]){ "loaded before", "debian12", NULL });
+        assert_says(refused->message, reload_words);
 }
 
 /* A label that is not libvirt's profile name cannot steer the path read:
@@ -272,7 +293,7 @@ static void test_hostile_label(Host *h, gconstpointer data)
 
         apparmor_host(h, ABSTRACTION_NEW);
         install_rule(h, 1);
-        r = check(SLUICE_CONFINEMENT_MODEL_APPARMOR, "libvirt-../../../../etc/passwd", SOCKET);
+        r = explain_refusal("libvirt-../../../../etc/passwd");
         g_assert_cmpint(r->gap, ==, SLUICE_CONFINEMENT_GAP_PROFILE_PREDATES);
         assert_says(r->message, reload_words);
 }
@@ -439,8 +460,19 @@ static void test_hotplug_refusal(Host *h, gconstpointer data)
                                                           &problem, &error));
         g_assert_false(sluice_hotplug_confinement_refusal(NULL, apparmor, "debian12", UUID, SOCKET, &problem,
                                                           &error));
-        /* the rule in place: something else refused it (the ACL), not AppArmor */
+        /* the rule in place and included, yet refused: the running profile
+         * predates it, and the error says how to reload it */
         install_rule(h, 60);
+        g_assert_true(sluice_hotplug_confinement_refusal(QEMU_REFUSED, apparmor, "debian12", UUID, SOCKET,
+                                                         &problem, &error));
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_PERMISSION_DENIED);
+        assert_says(error->message, (const char *const[]){ "loaded before", NULL });
+        assert_says(error->message, reload_words);
+        g_clear_error(&error);
+        g_clear_pointer(&problem, g_free);
+
+        /* AppArmor off: something else refused it (the ACL), libvirt's words stay */
+        plant(h, "/sys/module/apparmor/parameters/enabled", "N\n", -1);
         g_assert_false(sluice_hotplug_confinement_refusal(QEMU_REFUSED, apparmor, "debian12", UUID, SOCKET,
                                                           &problem, &error));
         g_assert_no_error(error);
@@ -474,7 +506,7 @@ int main(int argc, char **argv)
         HOST_TEST("snippet-without-rule", test_snippet_without_rule);
         HOST_TEST("not-included", test_not_included);
         HOST_TEST("local-line", test_local_line);
-        HOST_TEST("local-line-after-start", test_local_line_after_start);
+        HOST_TEST("local-line-refused", test_local_line_refused);
         HOST_TEST("directory-include", test_directory_include);
         HOST_TEST("profile-predates", test_profile_predates);
         HOST_TEST("hostile-label", test_hostile_label);
