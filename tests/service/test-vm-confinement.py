@@ -12,8 +12,7 @@ Sluice, as sluicectl and the Vm object show it.
                   "apparmor", Vm.ConfinementProblem says "not included" with
                   the line, its file and the reload command; `sluicectl vms`
                   prints it under that VM only, `--json` carries both.  With
-                  the local line added and the VM's profile made after it, the
-                  problem is gone.
+                  the local line added, the problem is gone.
 
 This machine's kernel has neither AppArmor nor SELinux and its libvirtd no
 security driver: the host's policy files are planted in a scratch root that a
