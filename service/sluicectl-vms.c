@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sluicectl-vms.c — "vms": the VMs the service follows, with their guest
- * agents and what the host's confinement keeps from them; "vm NAME enable-agent | enable-shared-memory": the two changes
- * the service makes to a VM's definition. */
+ * agents and what the host's confinement keeps from them; "vm NAME
+ * enable-agent | enable-shared-memory": the two changes the service makes to
+ * a VM's definition. */
 #include "config.h"
 
 #include <string.h>
