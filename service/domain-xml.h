@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain-xml.h — reading and writing libvirt domain XML for Sluice: what a
  * domain's XML says (shared memory, OS, QEMU's user, virtiofs devices, the
- * guest agent's channel, the AppArmor or SELinux confinement), the <filesystem> device Sluice hot-plugs, and the
- * shared-memory and guest-agent rewrites of a persistent definition.  Pure functions over strings (libxml2), no libvirt
- * calls, so they can be tested without a hypervisor. */
+ * guest agent's channel, the AppArmor or SELinux confinement), the
+ * <filesystem> device Sluice hot-plugs, and the shared-memory and
+ * guest-agent rewrites of a persistent definition.  Pure functions over
+ * strings (libxml2), no libvirt calls, so they can be tested without a
+ * hypervisor. */
 #pragma once
 
 #include <glib.h>

@@ -4,7 +4,8 @@
  * threads, applied in the main thread), the devices plugged into it, what
  * its guest agent is (asked in a worker thread whenever the agent connects),
  * whether the host's confinement keeps its QEMU from Sluice's sockets
- * (vm-confinement.h, checked with each read) and its Vm.EnableSharedMemory and Vm.EnableGuestAgent methods.
+ * (vm-confinement.h, checked with each read) and its Vm.EnableSharedMemory
+ * and Vm.EnableGuestAgent methods.
  *
  * Reference-counted (threads reading for it hold a reference); everything
  * else is main-thread only.  The fields are read by vm-manager.c; only this

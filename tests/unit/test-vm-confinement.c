@@ -35,8 +35,6 @@
                         "  include if exists <local/abstractions/libvirt-qemu>\n"
 /* libvirt >= 9.6's (trixie): the .d folder as well */
 #define ABSTRACTION_NEW ABSTRACTION_OLD "  include if exists <abstractions/libvirt-qemu.d>\n"
-#define SNIPPET_TEXT "# Sluice: QEMU may connect to the workers' sockets\n" \
-                     SLUICE_CONFINEMENT_APPARMOR_RULE "\n"
 #define LOCAL_LINE "# sluice\ninclude <abstractions/libvirt-qemu.d/sluice>\n"
 
 typedef struct {
@@ -109,10 +107,20 @@ static void apparmor_host(Host *h, const char *abstraction_text)
         age(h, PROFILE ".files", 10);
 }
 
-/* The sluice package's snippet, installed AGE seconds ago. */
+/* The sluice package's snippet (data/apparmor/sluice itself, so that the
+ * service's idea of the rule cannot drift from the file the package
+ * installs), installed AGE seconds ago. */
 static void install_rule(Host *h, int seconds)
 {
-        plant(h, SLUICE_CONFINEMENT_APPARMOR_SNIPPET, SNIPPET_TEXT, -1);
+        const char *top = g_getenv("SLUICE_SOURCE_ROOT");
+        g_autofree char *source = g_build_filename(top != NULL ? top : "../..", "data", "apparmor", "sluice",
+                                                   NULL);
+        g_autofree char *text = NULL;
+        g_autoptr(GError) error = NULL;
+
+        g_file_get_contents(source, &text, NULL, &error);
+        g_assert_no_error(error);
+        plant(h, SLUICE_CONFINEMENT_APPARMOR_SNIPPET, text, -1);
         age(h, SLUICE_CONFINEMENT_APPARMOR_SNIPPET, seconds);
 }
 
