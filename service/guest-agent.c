@@ -17,6 +17,33 @@ G_DEFINE_QUARK(sluice-guest-agent-error-quark, sluice_guest_agent_error)
 /* one guest-file-read asks for this much (qemu-ga's limit is 48 MiB) */
 #define FILE_CHUNK (64 * 1024)
 
+/* The calling thread's operation deadline (monotonic µs), 0 when none:
+ * each operation runs in a thread of its own (vm-guest.c). */
+static _Thread_local gint64 operation_deadline;
+
+void sluice_guest_agent_set_deadline(int seconds)
+{
+        operation_deadline = seconds > 0 ? g_get_monotonic_time() + (gint64)seconds * G_USEC_PER_SEC : 0;
+}
+
+/* TIMEOUT_S cut to what the thread's deadline leaves (at least 1 s), or
+ * 0 with ERROR set when it has passed. */
+static int time_left(const char *command, int timeout_s, GError **error)
+{
+        gint64 left;
+
+        if (operation_deadline == 0)
+                return timeout_s;
+        left = operation_deadline - g_get_monotonic_time();
+        if (left <= 0) {
+                g_set_error(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_TIMEOUT,
+                            _("%s: the guest did not answer within the %d s this operation may take"), command,
+                            SLUICE_GUEST_OPERATION_TIMEOUT_S);
+                return 0;
+        }
+        return (int)MIN((gint64)timeout_s, MAX((left + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC, 1));
+}
+
 void sluice_guest_exec_clear(SluiceGuestExec *result)
 {
         g_clear_pointer(&result->out, g_free);
@@ -91,6 +118,9 @@ JsonNode *sluice_guest_agent_call(virDomainPtr domain, const char *command, Json
         JsonObject *object;
         JsonNode *value;
 
+        timeout_s = time_left(command, timeout_s, error);
+        if (timeout_s == 0)
+                return NULL;
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "execute");
         json_builder_add_string_value(b, command);
@@ -294,11 +324,14 @@ static void file_close(virDomainPtr domain, gint64 handle)
 GBytes *sluice_guest_agent_read_file(virDomainPtr domain, const char *path, gsize max, GError **error)
 {
         g_autoptr(GByteArray) data = g_byte_array_new();
+        gint64 deadline = g_get_monotonic_time() + (gint64)SLUICE_GUEST_AGENT_TIMEOUT_S * G_USEC_PER_SEC;
+        /* what a file of MAX bytes needs, and some slack for short reads */
+        gsize reads_max = max / FILE_CHUNK + 1 + SLUICE_GUEST_AGENT_FILE_EXTRA_READS;
         gint64 handle = file_open(domain, path, "r", error);
 
         if (handle < 0)
                 return NULL;
-        for (;;) {
+        for (gsize reads = 0;; reads++) {
                 g_autoptr(JsonObject) args = json_object_new();
                 g_autoptr(JsonNode) reply = NULL;
                 g_autofree guchar *chunk = NULL;
@@ -306,9 +339,28 @@ GBytes *sluice_guest_agent_read_file(virDomainPtr domain, const char *path, gsiz
                 JsonObject *o;
                 gsize n = 0;
 
+                /* a byte budget alone lets an agent that sends one byte per
+                 * reply keep this loop going for a million calls */
+                if (reads == reads_max) {
+                        file_close(domain, handle);
+                        g_set_error(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_PROTOCOL,
+                                    _("%s in the guest did not end after %zu reads (%u bytes): the guest agent "
+                                      "sends it in pieces too small"), path, reads, data->len);
+                        return NULL;
+                }
+                if (g_get_monotonic_time() >= deadline) {
+                        file_close(domain, handle);
+                        g_set_error(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_TIMEOUT,
+                                    _("reading %s in the guest took more than %d s"), path,
+                                    SLUICE_GUEST_AGENT_TIMEOUT_S);
+                        return NULL;
+                }
                 json_object_set_int_member(args, "handle", handle);
                 json_object_set_int_member(args, "count", FILE_CHUNK);
-                reply = sluice_guest_agent_call(domain, "guest-file-read", args, SLUICE_GUEST_AGENT_TIMEOUT_S, error);
+                reply = sluice_guest_agent_call(domain, "guest-file-read", args,
+                                                (int)CLAMP((deadline - g_get_monotonic_time()) / G_USEC_PER_SEC, 1,
+                                                           SLUICE_GUEST_AGENT_TIMEOUT_S),
+                                                error);
                 if (reply == NULL || (o = return_object(reply, "guest-file-read", error)) == NULL) {
                         file_close(domain, handle);
                         return NULL;

@@ -37,13 +37,29 @@ typedef enum {
 
 /* How long one agent command may take (seconds). */
 #define SLUICE_GUEST_AGENT_TIMEOUT_S 10
+/* How long one whole guest operation (an unmount with its reads of
+ * /proc/mounts, a mount, an /etc/fstab edit) may take, all its agent
+ * commands together (seconds): a Stop stays within 15 s whatever the
+ * guest does. */
+#define SLUICE_GUEST_OPERATION_TIMEOUT_S 10
+/* guest-file-read calls one file may take beyond what its size needs: an
+ * agent that answers a byte at a time ends with PROTOCOL, not in months. */
+#define SLUICE_GUEST_AGENT_FILE_EXTRA_READS 64
 /* The most a guest file read through the agent may hold (/proc/mounts, /etc/fstab). */
 #define SLUICE_GUEST_AGENT_FILE_MAX (1024 * 1024)
 /* The most output a guest-exec keeps of each stream. */
 #define SLUICE_GUEST_AGENT_OUTPUT_MAX (64 * 1024)
 
+/* Gives the calling thread's agent commands from now on one deadline in
+ * all, SECONDS from now (0: none, as at the start).  Each command then
+ * waits at most what is left, and once it has passed every command fails
+ * at once with TIMEOUT, so that no loop over the guest's answers (polling
+ * a program, reading a file) outlives the operation. */
+void sluice_guest_agent_set_deadline(int seconds);
+
 /* Sends COMMAND with ARGUMENTS (may be NULL) and returns the reply's
- * "return" member (a new node; never NULL on success). */
+ * "return" member (a new node; never NULL on success).  At most TIMEOUT_S
+ * seconds, and never past the thread's deadline. */
 JsonNode *sluice_guest_agent_call(virDomainPtr domain, const char *command, JsonObject *arguments,
                                   int timeout_s, GError **error);
 
@@ -64,7 +80,10 @@ void sluice_guest_exec_clear(SluiceGuestExec *result);
 gboolean sluice_guest_agent_exec(virDomainPtr domain, const char *const *argv, int timeout_s,
                                  SluiceGuestExec *result, GError **error);
 
-/* The guest file PATH whole; more than MAX bytes is a PROTOCOL error. */
+/* The guest file PATH whole; more than MAX bytes, or more guest-file-read
+ * calls than MAX bytes need (in 64 KiB reads) plus
+ * SLUICE_GUEST_AGENT_FILE_EXTRA_READS, is a PROTOCOL error; more than
+ * SLUICE_GUEST_AGENT_TIMEOUT_S in all (or the thread's deadline) TIMEOUT. */
 GBytes *sluice_guest_agent_read_file(virDomainPtr domain, const char *path, gsize max, GError **error);
 /* Replaces the guest file PATH with DATA (mode "w": created when missing). */
 gboolean sluice_guest_agent_write_file(virDomainPtr domain, const char *path, GBytes *data, GError **error);

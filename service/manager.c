@@ -10,6 +10,7 @@
 #include "errors.h"
 #include "guest-linux.h"
 #include "manager.h"
+#include "share-end-options.h"
 #include "share-path.h"
 #include "share-tag.h"
 #include "share.h"
@@ -466,14 +467,17 @@ static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation 
 
 typedef struct {
         SluiceServiceManager *self;
-        GDBusMethodInvocation *invocation;
+        GDBusMethodInvocation *invocation;  /* NULL once answered */
+        gboolean force;
         char *vm;       /* the removed share's, for its /etc/fstab line */
         char *tag;
 } RemoveData;
 
 static void remove_data_free(RemoveData *data)
 {
-        sluice_manager_complete_remove_share(NULL, data->invocation);
+        /* RemoveShare and RemoveShareWithOptions both answer nothing */
+        if (data->invocation != NULL)
+                sluice_manager_complete_remove_share(NULL, data->invocation);
         g_object_unref(data->self);
         g_free(data->vm);
         g_free(data->tag);
@@ -534,29 +538,51 @@ static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer us
                 forget_share(data->self, share);
         if (!save_config(data->self, &error))
                 g_warning("%s", error->message);
+        /* forced: the user does not wait for the guest, the line goes after the reply */
+        if (data->force)
+                sluice_manager_complete_remove_share(NULL, g_steal_pointer(&data->invocation));
         /* the task still holds the share: its config is there until we return */
         forget_guest_line(data, sluice_shared_folder_get_config(share));
 }
 
-static gboolean on_handle_remove_share(SluiceManager *iface, GDBusMethodInvocation *invocation,
-                                       const char *path, gpointer user_data)
+static void remove_share(SluiceServiceManager *self, GDBusMethodInvocation *invocation, const char *path,
+                         gboolean force)
 {
-        SluiceServiceManager *self = user_data;
         SluiceSharedFolder *share = g_hash_table_lookup(self->shares, path);
         RemoveData *data;
 
         if (share == NULL) {
                 g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
                         _("There is no share %s: see the shares with “sluicectl list”"), path);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
+                return;
         }
         data = g_new0(RemoveData, 1);
         data->self = g_object_ref(self);
         data->invocation = invocation;
+        data->force = force;
         /* The stop callback holds the share until it is done with it. */
         g_object_ref(share);
-        sluice_shared_folder_stop_async(share, on_remove_stopped, data);
+        sluice_shared_folder_stop_async(share, force, on_remove_stopped, data);
         g_object_unref(share);
+}
+
+static gboolean on_handle_remove_share(SluiceManager *iface, GDBusMethodInvocation *invocation,
+                                       const char *path, gpointer user_data)
+{
+        remove_share(user_data, invocation, path, FALSE);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean on_handle_remove_share_with_options(SluiceManager *iface, GDBusMethodInvocation *invocation,
+                                                    const char *path, GVariant *options, gpointer user_data)
+{
+        SluiceShareEndOptions opts;
+        GError *error = NULL;
+
+        if (!sluice_share_end_options_parse(options, &opts, &error))
+                g_dbus_method_invocation_take_error(invocation, error);
+        else
+                remove_share(user_data, invocation, path, opts.force);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -630,6 +656,8 @@ SluiceServiceManager *sluice_service_manager_new(const SluiceServiceOptions *opt
         sluice_manager_set_version(self->iface, PACKAGE_VERSION);
         g_signal_connect(self->iface, "handle-add-share", G_CALLBACK(on_handle_add_share), self);
         g_signal_connect(self->iface, "handle-remove-share", G_CALLBACK(on_handle_remove_share), self);
+        g_signal_connect(self->iface, "handle-remove-share-with-options",
+                         G_CALLBACK(on_handle_remove_share_with_options), self);
         return self;
 }
 
@@ -693,7 +721,9 @@ void sluice_service_manager_shutdown_async(SluiceServiceManager *self, GAsyncRea
         g_task_set_task_data(task, pending, g_free);
         *pending = shares->len + 1;
         for (guint i = 0; i < shares->len; i++)
-                sluice_shared_folder_stop_async(shares->pdata[i], on_share_stopped_for_shutdown,
+                /* a service going away (SIGTERM, logout, the bus name lost)
+                 * never waits for a guest: forced */
+                sluice_shared_folder_stop_async(shares->pdata[i], TRUE, on_share_stopped_for_shutdown,
                                                 g_object_ref(task));
         if (--*pending == 0)
                 g_task_return_boolean(task, TRUE);

@@ -35,32 +35,35 @@ typedef guint64 SluiceShareActions;
 #define SLUICE_SHARE_ACTION_UNPLUG_QUIETLY         (G_GUINT64_CONSTANT(1) << 14)  /* unplug; nothing waits for it */
 #define SLUICE_SHARE_ACTION_UNMOUNT_QUIETLY        (G_GUINT64_CONSTANT(1) << 15)  /* unmount in the guest, then unplug; nothing waits */
 #define SLUICE_SHARE_ACTION_RELEASE_QUIETLY        (G_GUINT64_CONSTANT(1) << 16)  /* unplug, then the guest lets the dead mount go; nothing waits */
-#define SLUICE_SHARE_ACTION_CLEAR_GUEST            (G_GUINT64_CONSTANT(1) << 17)  /* GuestPath, GuestState ""; the mount place forgotten */
-#define SLUICE_SHARE_ACTION_UNPLUG_OLD_DEVICE      (G_GUINT64_CONSTANT(1) << 18)  /* unplug the crashed worker's device */
-#define SLUICE_SHARE_ACTION_REPORT_OLD_DEVICE_HELD (G_GUINT64_CONSTANT(1) << 19)  /* Error + Event "failed": guest holds it */
-#define SLUICE_SHARE_ACTION_PLUG                   (G_GUINT64_CONSTANT(1) << 20)  /* hot-plug the worker's socket */
-#define SLUICE_SHARE_ACTION_UNPLUG                 (G_GUINT64_CONSTANT(1) << 21)  /* unplug; UNPLUG_DONE/FAILED follows */
-#define SLUICE_SHARE_ACTION_UNMOUNT_IN_GUEST       (G_GUINT64_CONSTANT(1) << 22)  /* before an unplug; GUEST_UNMOUNTED/... follows */
-#define SLUICE_SHARE_ACTION_SET_HINT               (G_GUINT64_CONSTANT(1) << 23)  /* GuestHint = what the plug returned */
-#define SLUICE_SHARE_ACTION_MOUNT_IN_GUEST         (G_GUINT64_CONSTANT(1) << 24)  /* at the remembered place, else the setting's */
-#define SLUICE_SHARE_ACTION_SET_GUEST_PATH         (G_GUINT64_CONSTANT(1) << 25)  /* GuestPath = the place, GuestState "mounted" */
-#define SLUICE_SHARE_ACTION_REPORT_MOUNT_FAILED    (G_GUINT64_CONSTANT(1) << 26)  /* Error + GuestState "failed" */
-#define SLUICE_SHARE_ACTION_REPORT_ATTACHED        (G_GUINT64_CONSTANT(1) << 27)  /* Event "attached" (where, when mounted) */
-#define SLUICE_SHARE_ACTION_REPORT_RECOVERED       (G_GUINT64_CONSTANT(1) << 28)  /* Event "recovered": back in the VM */
-#define SLUICE_SHARE_ACTION_REPORT_PLUG_FAILED     (G_GUINT64_CONSTANT(1) << 29)  /* Error: could not attach */
-#define SLUICE_SHARE_ACTION_REPORT_REPLUG_FAILED   (G_GUINT64_CONSTANT(1) << 30)  /* Error + Event "failed" */
-#define SLUICE_SHARE_ACTION_REPORT_DETACHED        (G_GUINT64_CONSTANT(1) << 31)  /* Event "detached", worded by the event */
-#define SLUICE_SHARE_ACTION_STOP_WORKER            (G_GUINT64_CONSTANT(1) << 32)  /* STOPPED follows once it is reaped */
-#define SLUICE_SHARE_ACTION_RELEASE_START_WAITERS  (G_GUINT64_CONSTANT(1) << 33)  /* the worker runs */
-#define SLUICE_SHARE_ACTION_FAIL_START_WAITERS     (G_GUINT64_CONSTANT(1) << 34)  /* with the result's error */
-#define SLUICE_SHARE_ACTION_COMPLETE_ATTACH_WAITERS (G_GUINT64_CONSTANT(1) << 35)  /* with the guest hint */
-#define SLUICE_SHARE_ACTION_FAIL_ATTACH_WAITERS    (G_GUINT64_CONSTANT(1) << 36)
-#define SLUICE_SHARE_ACTION_COMPLETE_DETACH_WAITERS (G_GUINT64_CONSTANT(1) << 37)
-#define SLUICE_SHARE_ACTION_FAIL_DETACH_WAITERS    (G_GUINT64_CONSTANT(1) << 38)
-#define SLUICE_SHARE_ACTION_COMPLETE_STOP_WAITERS  (G_GUINT64_CONSTANT(1) << 39)
-#define SLUICE_SHARE_ACTION_FAIL_STOP_WAITERS      (G_GUINT64_CONSTANT(1) << 40)  /* the guest keeps it busy: still running */
+#define SLUICE_SHARE_ACTION_LET_GO_QUIETLY         (G_GUINT64_CONSTANT(1) << 17)  /* the device is out: the guest lets its mount go; nothing waits */
+#define SLUICE_SHARE_ACTION_CLEAR_GUEST            (G_GUINT64_CONSTANT(1) << 18)  /* GuestPath, GuestState ""; the mount place forgotten */
+#define SLUICE_SHARE_ACTION_UNPLUG_OLD_DEVICE      (G_GUINT64_CONSTANT(1) << 19)  /* unplug the crashed worker's device */
+#define SLUICE_SHARE_ACTION_REPORT_OLD_DEVICE_HELD (G_GUINT64_CONSTANT(1) << 20)  /* Error + Event "failed": guest holds it */
+#define SLUICE_SHARE_ACTION_PLUG                   (G_GUINT64_CONSTANT(1) << 21)  /* hot-plug the worker's socket */
+#define SLUICE_SHARE_ACTION_UNPLUG                 (G_GUINT64_CONSTANT(1) << 22)  /* unplug; UNPLUG_DONE/FAILED follows */
+#define SLUICE_SHARE_ACTION_UNMOUNT_IN_GUEST       (G_GUINT64_CONSTANT(1) << 23)  /* before an unplug; GUEST_UNMOUNTED/... follows */
+#define SLUICE_SHARE_ACTION_SET_HINT               (G_GUINT64_CONSTANT(1) << 24)  /* GuestHint = what the plug returned */
+#define SLUICE_SHARE_ACTION_MOUNT_IN_GUEST         (G_GUINT64_CONSTANT(1) << 25)  /* at the remembered place, else the setting's */
+#define SLUICE_SHARE_ACTION_SET_GUEST_PATH         (G_GUINT64_CONSTANT(1) << 26)  /* GuestPath = the place, GuestState "mounted" */
+#define SLUICE_SHARE_ACTION_REPORT_MOUNT_FAILED    (G_GUINT64_CONSTANT(1) << 27)  /* Error + GuestState "failed" */
+#define SLUICE_SHARE_ACTION_REPORT_ATTACHED        (G_GUINT64_CONSTANT(1) << 28)  /* Event "attached" (where, when mounted) */
+#define SLUICE_SHARE_ACTION_REPORT_RECOVERED       (G_GUINT64_CONSTANT(1) << 29)  /* Event "recovered": back in the VM */
+#define SLUICE_SHARE_ACTION_REPORT_PLUG_FAILED     (G_GUINT64_CONSTANT(1) << 30)  /* Error: could not attach */
+#define SLUICE_SHARE_ACTION_REPORT_REPLUG_FAILED   (G_GUINT64_CONSTANT(1) << 31)  /* Error + Event "failed" */
+#define SLUICE_SHARE_ACTION_REPORT_DETACHED        (G_GUINT64_CONSTANT(1) << 32)  /* Event "detached", worded by the event */
+#define SLUICE_SHARE_ACTION_STOP_WORKER            (G_GUINT64_CONSTANT(1) << 33)  /* STOPPED follows once it is reaped */
+#define SLUICE_SHARE_ACTION_RELEASE_START_WAITERS  (G_GUINT64_CONSTANT(1) << 34)  /* the worker runs */
+#define SLUICE_SHARE_ACTION_FAIL_START_WAITERS     (G_GUINT64_CONSTANT(1) << 35)  /* with the result's error */
+#define SLUICE_SHARE_ACTION_COMPLETE_ATTACH_WAITERS (G_GUINT64_CONSTANT(1) << 36)  /* with the guest hint */
+#define SLUICE_SHARE_ACTION_FAIL_ATTACH_WAITERS    (G_GUINT64_CONSTANT(1) << 37)
+#define SLUICE_SHARE_ACTION_COMPLETE_DETACH_WAITERS (G_GUINT64_CONSTANT(1) << 38)
+#define SLUICE_SHARE_ACTION_FAIL_DETACH_WAITERS    (G_GUINT64_CONSTANT(1) << 39)
+#define SLUICE_SHARE_ACTION_COMPLETE_STOP_WAITERS  (G_GUINT64_CONSTANT(1) << 40)
+#define SLUICE_SHARE_ACTION_FAIL_STOP_WAITERS      (G_GUINT64_CONSTANT(1) << 41)  /* the guest keeps it busy: still running */
 
-#define SLUICE_SHARE_N_ACTIONS 41
+#define SLUICE_SHARE_ACTION_REPORT_UNMOUNT_FAILED  (G_GUINT64_CONSTANT(1) << 42)  /* Error: unplugged without the guest's unmount */
+
+#define SLUICE_SHARE_N_ACTIONS 43
 
 /* What becomes of the caller of Start, Attach, Detach or Stop. */
 typedef enum {

@@ -24,6 +24,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
         [SLUICE_SHARE_ATTACHMENT_UNPLUGGED] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { GO(PLUGGING), DO(A(PLUG)), CALLER(WAIT_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = { DO(A(REPORT_RESTARTED)) },
         },
@@ -31,6 +32,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
                 /* nothing is in the VM yet; the plug's result decides */
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
                 /* managed: MOUNTING (managed_table) */
                 [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(PLUGGED),
@@ -49,6 +51,8 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
         [SLUICE_SHARE_ATTACHMENT_PLUGGED] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGING), DO(A(UNPLUG)), CALLER(WAIT_UNPLUG) },
+                /* nothing of ours is mounted in the guest: the same */
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING), DO(A(UNPLUG)), CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE) },
@@ -63,6 +67,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 /* still in the VM until the unplug completes */
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE] = { GO(UNPLUGGED),
                         DO(GONE | A(COMPLETE_DETACH_WAITERS)) },
@@ -71,6 +76,8 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
         [SLUICE_SHARE_ATTACHMENT_STALE] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)),
+                        CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)),
                         CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
@@ -84,6 +91,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 /* the recovery plugs it in: an Attach waits for that */
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)), CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)), CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE] = { GO(REPLUGGING), DO(A(PLUG)) },
                 /* an Attach waiting for the recovery hears why it cannot end yet */
@@ -98,6 +106,8 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { GO(PLUGGING), DO(A(PLUG)), CALLER(WAIT_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)),
                         CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)),
+                        CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 /* the guest let the old device go at last */
                 [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(REPLUGGING), DO(A(CLEAR_ERROR) | A(PLUG)) },
@@ -109,6 +119,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
         [SLUICE_SHARE_ATTACHMENT_REPLUGGING] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
                 /* not managed: back, but nothing of ours is mounted (managed: REMOUNTING) */
                 [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(PLUGGED),
@@ -130,6 +141,9 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
                 /* the mount under way ends first (UNMOUNTING) */
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNMOUNTING), CALLER(WAIT_UNPLUG) },
+                /* forced: out at once, whatever the guest does with its mount */
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(A(UNPLUG)),
+                        CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = { GO(MOUNTED),
                         DO(A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS)) },
@@ -146,6 +160,8 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
         [SLUICE_SHARE_ATTACHMENT_MOUNTED] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNMOUNTING), DO(A(UNMOUNT_IN_GUEST)), CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(A(UNPLUG)),
+                        CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE) },
@@ -157,13 +173,18 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
         [SLUICE_SHARE_ATTACHMENT_UNMOUNTING] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(WAIT_UNPLUG) },
+                /* force while the guest is asked: its answer is not waited for */
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(A(UNPLUG)),
+                        CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNTED] = { GO(UNPLUGGING), DO(A(CLEAR_GUEST) | A(UNPLUG)) },
                 /* in use: nothing changes but the Detach (or Stop) failing */
                 [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_BUSY] = { GO(MOUNTED),
                         DO(A(SET_GUEST_PATH) | A(FAIL_DETACH_WAITERS)) },
-                /* no agent (any more), a timeout: unplugged as without one */
-                [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED] = { GO(UNPLUGGING), DO(A(CLEAR_GUEST) | A(UNPLUG)) },
+                /* no agent (any more), silence, garbage, the deadline: not "busy";
+                 * unplugged all the same, and Error says why */
+                [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED] = { GO(UNPLUGGING_MOUNTED),
+                        DO(A(UNPLUG) | A(REPORT_UNMOUNT_FAILED)) },
                 /* a Detach came while mounting: now that the mount ended, on */
                 [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = {
                         DO(A(UNMOUNT_IN_GUEST) | A(COMPLETE_ATTACH_WAITERS)) },
@@ -180,6 +201,8 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
         [SLUICE_SHARE_ATTACHMENT_REMOUNTING] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNMOUNTING), CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(A(UNPLUG)),
+                        CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = { GO(MOUNTED),
                         DO(A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
@@ -198,6 +221,8 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)),
                         CALLER(DONE) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)),
+                        CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
@@ -207,6 +232,27 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_WORKER_READY] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
+        },
+        /* the guest was not asked, or did not answer: its mount is left
+         * until the device is out, then let go (it answers ENOTCONN by then) */
+        [SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED] = {
+                [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { CALLER(WAIT_UNPLUG) },
+                [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
+                /* an Attach that waited for a mount forced out ends too */
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_DONE] = { GO(UNPLUGGED),
+                        DO(GONE | A(LET_GO_QUIETLY) | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
+                /* still in the VM, still mounted there */
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FAILED] = { GO(MOUNTED),
+                        DO(A(COMPLETE_ATTACH_WAITERS) | A(FAIL_DETACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED),
+                        DO(GONE | A(LET_GO_QUIETLY) | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED),
+                        DO(GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
+                        DO(A(UNPLUG_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS) |
+                           A(COMPLETE_DETACH_WAITERS)) },
         },
 };
 
@@ -241,11 +287,13 @@ static const char *const state_names[] = {
         [SLUICE_SHARE_ATTACHMENT_UNMOUNTING] = "unmounting",
         [SLUICE_SHARE_ATTACHMENT_REMOUNTING] = "remounting",
         [SLUICE_SHARE_ATTACHMENT_STALE_MOUNTED] = "stale-mounted",
+        [SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED] = "unplugging-mounted",
 };
 
 static const char *const event_names[] = {
         [SLUICE_SHARE_ATTACHMENT_PLUG] = "plug",
         [SLUICE_SHARE_ATTACHMENT_UNPLUG] = "unplug",
+        [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = "unplug-forced",
         [SLUICE_SHARE_ATTACHMENT_SETTLE] = "settle",
         [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = "plug-done",
         [SLUICE_SHARE_ATTACHMENT_PLUG_DONE_WORKER_LOST] = "plug-done-worker-lost",
@@ -311,6 +359,7 @@ gboolean sluice_share_attachment_in_vm(SluiceShareAttachmentState state)
         switch (state) {
         case SLUICE_SHARE_ATTACHMENT_PLUGGED:
         case SLUICE_SHARE_ATTACHMENT_UNPLUGGING:
+        case SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED:
         case SLUICE_SHARE_ATTACHMENT_MOUNTING:
         case SLUICE_SHARE_ATTACHMENT_MOUNTED:
         case SLUICE_SHARE_ATTACHMENT_UNMOUNTING:

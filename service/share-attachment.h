@@ -99,6 +99,8 @@ typedef enum {
         SLUICE_SHARE_ATTACHMENT_UNMOUNTING,         /* a Detach (or Stop): unmounting before the unplug */
         SLUICE_SHARE_ATTACHMENT_REMOUNTING,         /* plugged again after a crash; mounting at the same place */
         SLUICE_SHARE_ATTACHMENT_STALE_MOUNTED,      /* STALE, with the guest still holding the mount */
+        SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED, /* taken out without the guest's unmount (forced, or
+                                                     * the guest did not answer): its mount is let go after */
         SLUICE_SHARE_ATTACHMENT_N_STATES,
 } SluiceShareAttachmentState;
 
@@ -106,6 +108,7 @@ typedef enum {
         /* requests */
         SLUICE_SHARE_ATTACHMENT_PLUG,               /* Attach, or the VM runs while the worker does */
         SLUICE_SHARE_ATTACHMENT_UNPLUG,             /* Detach, or Stop */
+        SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED,      /* the same with force: the guest is not asked */
         SLUICE_SHARE_ATTACHMENT_SETTLE,             /* a Start: wait for a plug under way */
         /* results of what the actions asked for */
         SLUICE_SHARE_ATTACHMENT_PLUG_DONE,          /* ... and the worker serves */
@@ -130,7 +133,8 @@ typedef enum {
         SLUICE_SHARE_ATTACHMENT_GUEST_MOUNT_FAILED,
         SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNTED,
         SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_BUSY,  /* in use in the guest: nothing changed */
-        SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED, /* anything else (no agent, a timeout) */
+        SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED, /* anything else (no agent, no answer in time,
+                                                       * an answer that makes no sense) */
         SLUICE_SHARE_ATTACHMENT_N_EVENTS,
 } SluiceShareAttachmentEvent;
 

@@ -98,6 +98,15 @@ static void on_unplugged(GObject *source, GAsyncResult *result, gpointer user_da
         sluice_shared_folder_step(self, &what);
 }
 
+static void on_let_go_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autofree char *tag = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_vm_manager_guest_release_finish(SLUICE_VM_MANAGER(source), result, &error))
+                g_message("%s: letting the unplugged mount go in the guest: %s", tag, error->message);
+}
+
 static void on_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GError) error = NULL;
@@ -143,10 +152,37 @@ static void on_guest_mounted(GObject *source, GAsyncResult *result, gpointer use
         sluice_shared_folder_step(self, &what);
 }
 
+/* The unmount's answer, or its deadline: whichever comes first is the
+ * machine's event; the other finds the unmount no longer waited for. */
+static void unmount_answered(SluiceSharedFolder *self, const Happening *what)
+{
+        g_clear_handle_id(&self->unmount_deadline, g_source_remove);
+        if (self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_UNMOUNTING) {
+                /* forced out, or the deadline passed: nobody waits for it */
+                g_debug("%s: the guest's late answer to the unmount is dropped", self->config->tag);
+                return;
+        }
+        sluice_shared_folder_step(self, what);
+}
+
+static gboolean on_unmount_deadline(gpointer user_data)
+{
+        SluiceSharedFolder *self = user_data;
+        g_autoptr(GError) error = g_error_new(SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                              _("the guest did not answer within %d s"),
+                                              SLUICE_SHARE_UNMOUNT_DEADLINE_S);
+
+        self->unmount_deadline = 0;
+        g_message("%s: the guest's unmount passed its deadline", self->config->tag);
+        unmount_answered(self, &(Happening){ .event = SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED, .error = error });
+        return G_SOURCE_REMOVE;
+}
+
 static void on_guest_unmounted(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(SluiceSharedFolder) self = user_data;
         g_autoptr(GError) error = NULL;
+        g_autoptr(GError) offered = NULL;
         Happening what = { .event = SLUICE_SHARE_EVENT_GUEST_UNMOUNTED };
 
         if (!sluice_vm_manager_guest_unmount_finish(SLUICE_VM_MANAGER(source), result, &error)) {
@@ -154,12 +190,19 @@ static void on_guest_unmounted(GObject *source, GAsyncResult *result, gpointer u
 
                 g_message("%s: %s the guest: %s", self->config->tag,
                           busy ? "in use in" : "could not unmount it in", error->message);
+                /* the user who reads "busy" learns the way out */
+                if (busy)
+                        offered = g_error_new(SLUICE_ERROR, SLUICE_ERROR_BUSY,
+                                              /* TRANSLATORS: the guest's sentence, then the share's tag */
+                                              _("%s. To take it from the guest anyway, use force (“Stop Anyway”, or "
+                                                "“sluicectl stop --force %s”)"),
+                                              error->message, self->config->tag);
                 what = (Happening){
                         .event = busy ? SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY : SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED,
-                        .error = error,
+                        .error = busy ? offered : error,
                 };
         }
-        sluice_shared_folder_step(self, &what);
+        unmount_answered(self, &what);
 }
 
 /* A guest step that nothing waits for, and the unplug with it: both in
@@ -361,9 +404,14 @@ static void report_detached(SluiceSharedFolder *self, const Happening *what)
         else if (what->event == SLUICE_SHARE_EVENT_DEVICE_REMOVED)
                 message = g_strdup_printf(_("“%s” was removed from %s outside Sluice: attach it again to use it"),
                                           self->config->tag, what->vm);
+        else if (self->unmount_skipped != NULL)
+                /* TRANSLATORS: the share's tag, the VM's name, then what the guest did */
+                message = g_strdup_printf(_("“%s” was unplugged from %s without unmounting it in the guest: %s"),
+                                          self->config->tag, self->config->vm, self->unmount_skipped);
         else
                 message = g_strdup_printf(_("“%s” was unplugged from %s"), self->config->tag,
                                           self->config->vm);
+        g_clear_pointer(&self->unmount_skipped, g_free);
         sluice_shared_folder_emit_event(self, "detached", message);
 }
 
@@ -444,6 +492,13 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
         case A(RELEASE_QUIETLY):
                 leave_guest_quietly(self, TRUE);
                 break;
+        case A(LET_GO_QUIETLY):
+                /* the device is out: the mount answers ENOTCONN and goes at once */
+                if (self->vms != NULL)
+                        sluice_vm_manager_guest_release_async(self->vms, vm, tag,
+                                                              self->guest_place != NULL ? self->guest_place : "",
+                                                              on_let_go_quietly, g_strdup(tag));
+                break;
         case A(CLEAR_GUEST):
                 set_guest(self, NULL, "");
                 break;
@@ -468,13 +523,21 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                                                g_object_ref(self));
                 break;
         case A(UNPLUG):
-                if (what->event == SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED)
+                if (self->machine.attachment.state == SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED) {
                         g_message("%s: unplugging from %s without unmounting in the guest", tag, vm);
+                        g_free(self->unmount_skipped);
+                        self->unmount_skipped = what->error != NULL ? g_strdup(what->error->message)
+                                                                    : g_strdup(_("forced"));
+                }
                 unplug(self, on_unplugged, g_object_ref(self));
                 break;
         case A(UNMOUNT_IN_GUEST):
                 /* a mount that ended while the Detach waited names the place */
                 set_guest(self, what->place != NULL ? what->place : self->guest_place, "unmounting");
+                /* the guest's answer is waited for this long, however it is kept */
+                g_clear_handle_id(&self->unmount_deadline, g_source_remove);
+                self->unmount_deadline = g_timeout_add_seconds(SLUICE_SHARE_UNMOUNT_DEADLINE_S,
+                                                               on_unmount_deadline, self);
                 sluice_vm_manager_guest_unmount_async(self->vms, vm, tag,
                                                       self->guest_place != NULL ? self->guest_place : "",
                                                       on_guest_unmounted, g_object_ref(self));
@@ -564,6 +627,13 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 break;
         case A(FAIL_STOP_WAITERS):
                 complete_waiters(&self->stop_waiters, error, NULL);
+                break;
+        case A(REPORT_UNMOUNT_FAILED):
+                message = g_strdup_printf(_("“%s” was taken out of %s without unmounting it in the guest: the guest "
+                                            "did not answer as it should (%s). Programs in the guest that still use "
+                                            "%s get errors until it is unmounted there."),
+                                          tag, vm, why, self->guest_place != NULL ? self->guest_place : tag);
+                sluice_shared_folder_set_error(self, message);
                 break;
         default:
                 g_warn_if_reached();

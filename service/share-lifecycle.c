@@ -22,12 +22,14 @@ typedef struct {
         gboolean forwards;
         SluiceShareAttachmentEvent forward;
         gboolean plug_if_vm_running;      /* the worker is ready: into the VM if it runs */
+        gboolean while_unmounting;        /* only while the guest is asked (else defaults[]) */
 } Row;
 
 /* What the attachment's events do in any state that does not say otherwise:
  * the device is where it is, whatever the worker does. */
 static const Row defaults[SLUICE_SHARE_N_EVENTS] = {
         [SLUICE_SHARE_EVENT_DETACH] = { SET, FORWARD(UNPLUG), ASK_ATTACHMENT },
+        [SLUICE_SHARE_EVENT_DETACH_FORCED] = { SET, FORWARD(UNPLUG_FORCED), ASK_ATTACHMENT },
         /* no worker to serve it: the device goes out again */
         [SLUICE_SHARE_EVENT_PLUG_DONE] = { SET, FORWARD(PLUG_DONE_UNWANTED) },
         [SLUICE_SHARE_EVENT_PLUG_FAILED] = { SET, FORWARD(PLUG_FAILED) },
@@ -47,6 +49,7 @@ static const Row defaults[SLUICE_SHARE_N_EVENTS] = {
 
 #define START_ROW { SET, GO(CHECKING), DO(A(CLEAR_ERROR) | A(CHECK_FOLDER)), CALLER(WAIT_RUNNING) }
 #define STOP_ROW { SET, GO(DETACHING), CALLER(WAIT_STOP), FORWARD(UNPLUG) }
+#define STOP_FORCED_ROW { SET, GO(DETACHING), CALLER(WAIT_STOP), FORWARD(UNPLUG_FORCED) }
 #define READY_ROW(event) { SET, GO(RUNNING), \
         DO(A(CLEAR_ERROR) | A(FORGET_FAILURE) | A(SET_SOCKET_PATH) | A(START_STATS) | \
            A(RELEASE_START_WAITERS)), \
@@ -67,12 +70,16 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
                 /* nothing of ours runs, but a worker a killed service left
                  * may still serve the share's VM: Stop ends it */
                 [SLUICE_SHARE_EVENT_STOP] = { SET, CALLER(STOP_ORPHANS) },
+                [SLUICE_SHARE_EVENT_STOP_FORCED] = { SET, CALLER(STOP_ORPHANS) },
         },
         [SLUICE_SHARE_CHECKING] = {
                 [SLUICE_SHARE_EVENT_START] = { SET, CALLER(WAIT_RUNNING) },
                 [SLUICE_SHARE_EVENT_ATTACH] = { SET, CALLER(WAIT_RUNNING) },
                 /* nothing runs yet: the pending check's answer is dropped */
                 [SLUICE_SHARE_EVENT_STOP] = { SET, GO(STOPPED),
+                        DO(A(FORGET_FOLDER_CHECK) | A(FAIL_START_WAITERS) | A(FAIL_ATTACH_WAITERS)),
+                        CALLER(STOP_ORPHANS), ERROR(STOPPED) },
+                [SLUICE_SHARE_EVENT_STOP_FORCED] = { SET, GO(STOPPED),
                         DO(A(FORGET_FOLDER_CHECK) | A(FAIL_START_WAITERS) | A(FAIL_ATTACH_WAITERS)),
                         CALLER(STOP_ORPHANS), ERROR(STOPPED) },
                 [SLUICE_SHARE_EVENT_FOLDER_OK] = { SET, GO(STARTING), DO(A(SPAWN_WORKER)) },
@@ -84,6 +91,7 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
                 [SLUICE_SHARE_EVENT_START] = { SET, CALLER(WAIT_RUNNING) },
                 [SLUICE_SHARE_EVENT_ATTACH] = { SET, CALLER(WAIT_RUNNING) },
                 [SLUICE_SHARE_EVENT_STOP] = STOP_ROW,
+                [SLUICE_SHARE_EVENT_STOP_FORCED] = STOP_FORCED_ROW,
                 [SLUICE_SHARE_EVENT_WORKER_READY] = READY_ROW(WORKER_READY),
                 [SLUICE_SHARE_EVENT_WORKER_RESTARTED] = READY_ROW(WORKER_RESTARTED),
                 [SLUICE_SHARE_EVENT_WORKER_CRASHED] = CRASHED_ROW,
@@ -96,6 +104,7 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
                 [SLUICE_SHARE_EVENT_START] = { SET, FORWARD(SETTLE), ASK_ATTACHMENT },
                 [SLUICE_SHARE_EVENT_ATTACH] = { SET, FORWARD(PLUG), ASK_ATTACHMENT },
                 [SLUICE_SHARE_EVENT_STOP] = STOP_ROW,
+                [SLUICE_SHARE_EVENT_STOP_FORCED] = STOP_FORCED_ROW,
                 [SLUICE_SHARE_EVENT_WORKER_CRASHED] = CRASHED_ROW,
                 [SLUICE_SHARE_EVENT_WORKER_FAILED] = FAILED_ROW,
                 [SLUICE_SHARE_EVENT_PLUG_DONE] = { SET, FORWARD(PLUG_DONE) },
@@ -107,14 +116,18 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
                 [SLUICE_SHARE_EVENT_START] = REFUSED_ROW,
                 [SLUICE_SHARE_EVENT_ATTACH] = REFUSED_ROW,
                 [SLUICE_SHARE_EVENT_STOP] = { SET, CALLER(WAIT_STOP) },
+                /* a Stop that waits for the guest is forced on: the guest's
+                 * answer is not waited for any more */
+                [SLUICE_SHARE_EVENT_STOP_FORCED] = { SET, CALLER(WAIT_STOP), FORWARD(UNPLUG_FORCED) },
                 /* the guest uses the share: it stays running and mounted */
                 [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY] = { SET, GO(RUNNING), DO(A(FAIL_STOP_WAITERS)),
-                        ERROR(EVENT_ERROR), FORWARD(GUEST_UNMOUNT_BUSY) },
+                        ERROR(EVENT_ERROR), FORWARD(GUEST_UNMOUNT_BUSY), .while_unmounting = TRUE },
         },
         [SLUICE_SHARE_STOPPING] = {
                 [SLUICE_SHARE_EVENT_START] = REFUSED_ROW,
                 [SLUICE_SHARE_EVENT_ATTACH] = REFUSED_ROW,
                 [SLUICE_SHARE_EVENT_STOP] = { SET, CALLER(WAIT_STOP) },
+                [SLUICE_SHARE_EVENT_STOP_FORCED] = { SET, CALLER(WAIT_STOP) },
                 [SLUICE_SHARE_EVENT_WORKER_STOPPED] = { SET, GO(STOPPED),
                         DO(A(STOP_STATS) | A(CLEAR_SOCKET_PATH) | A(CLEAR_HINT) | A(FAIL_START_WAITERS) |
                            A(FAIL_ATTACH_WAITERS) | A(COMPLETE_STOP_WAITERS)),
@@ -124,6 +137,7 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
                 [SLUICE_SHARE_EVENT_START] = START_ROW,
                 [SLUICE_SHARE_EVENT_ATTACH] = START_ROW,
                 [SLUICE_SHARE_EVENT_STOP] = STOP_ROW,
+                [SLUICE_SHARE_EVENT_STOP_FORCED] = STOP_FORCED_ROW,
         },
 };
 
@@ -150,6 +164,8 @@ static const char *const event_names[] = {
         [SLUICE_SHARE_EVENT_ATTACH] = "attach",
         [SLUICE_SHARE_EVENT_DETACH] = "detach",
         [SLUICE_SHARE_EVENT_STOP] = "stop",
+        [SLUICE_SHARE_EVENT_STOP_FORCED] = "stop-forced",
+        [SLUICE_SHARE_EVENT_DETACH_FORCED] = "detach-forced",
         [SLUICE_SHARE_EVENT_FOLDER_OK] = "folder-ok",
         [SLUICE_SHARE_EVENT_FOLDER_FAILED] = "folder-failed",
         [SLUICE_SHARE_EVENT_WORKER_READY] = "worker-ready",
@@ -232,7 +248,9 @@ SluiceShareLifecycleResult sluice_share_lifecycle_step(SluiceShareLifecycle *sel
         g_return_val_if_fail(self->state < SLUICE_SHARE_N_STATES, result);
         g_return_val_if_fail(event < SLUICE_SHARE_N_EVENTS, result);
         row = &table[self->state][event];
-        if (!row->set)
+        /* a "busy" that comes after force or the deadline holds nothing back */
+        if (!row->set ||
+            (row->while_unmounting && self->attachment.state != SLUICE_SHARE_ATTACHMENT_UNMOUNTING))
                 row = &defaults[event];
 
         if (row->moves)
@@ -250,6 +268,7 @@ SluiceShareLifecycleResult sluice_share_lifecycle_step(SluiceShareLifecycle *sel
          * unmounted or unplugged, the worker goes. */
         if (self->state == SLUICE_SHARE_DETACHING &&
             self->attachment.state != SLUICE_SHARE_ATTACHMENT_UNPLUGGING &&
+            self->attachment.state != SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED &&
             self->attachment.state != SLUICE_SHARE_ATTACHMENT_UNMOUNTING) {
                 self->state = SLUICE_SHARE_STOPPING;
                 result.actions |= A(STOP_WORKER);

@@ -9,7 +9,7 @@
  *     |                    v                        |                               |
  *     |                 FAILED <--------------------+------- WORKER_FAILED ----------+
  *     |                    |
- *     |                    | STOP                                  STOP (from STARTING
+ *     |                    | STOP, STOP_FORCED                     STOP, STOP_FORCED (from STARTING
  *     |                    v                                        and RUNNING too)
  *     +-------------- STOPPING <------------------- DETACHING <--------------------
  *      WORKER_STOPPED     STOP_WORKER    the device is out (at once
@@ -24,7 +24,11 @@
  *   RUNNING    the worker serves; where its device is: share-attachment.h
  *   DETACHING  Stop: the device leaves the VM first (unmounted in the guest
  *              before; a guest that keeps it busy fails the Stop, back to
- *              RUNNING: GUEST_UNMOUNT_BUSY)
+ *              RUNNING: GUEST_UNMOUNT_BUSY).  A guest that does not answer,
+ *              answers garbage or misses the deadline does not hold it: the
+ *              device is unplugged anyway.  STOP_FORCED (Stop with force, a
+ *              shutdown) takes the same way without asking the guest, and
+ *              forces a Stop already waiting for the guest.
  *   STOPPING   Stop: the worker is being stopped and reaped
  *
  * The attachment (the device in the VM) is a sub-machine: each lifecycle
@@ -67,6 +71,8 @@ typedef enum {
         SLUICE_SHARE_EVENT_ATTACH,          /* after its checks (a VM assigned, known, running) */
         SLUICE_SHARE_EVENT_DETACH,
         SLUICE_SHARE_EVENT_STOP,
+        SLUICE_SHARE_EVENT_DETACH_FORCED,   /* with force: the guest is not asked to unmount */
+        SLUICE_SHARE_EVENT_STOP_FORCED,     /* likewise; also a service shutdown */
         /* the folder check */
         SLUICE_SHARE_EVENT_FOLDER_OK,
         SLUICE_SHARE_EVENT_FOLDER_FAILED,

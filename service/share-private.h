@@ -11,6 +11,12 @@
 
 G_BEGIN_DECLS
 
+/* How long a Detach or Stop waits for the guest's unmount, from the moment
+ * it asks (its call may wait in the VM's queue behind another): then the
+ * device is unplugged anyway.  A little more than the guest operation's own
+ * deadline (guest-agent.h), which normally answers first. */
+#define SLUICE_SHARE_UNMOUNT_DEADLINE_S 12
+
 /* A call waiting for the machine: what it called decides what it gets. */
 typedef struct {
         GTask *task;
@@ -40,6 +46,8 @@ struct _SluiceSharedFolder {
         char *last_failure;     /* reported once: a repeat (a missing sluice-fs) is not logged again */
         char *guest_place;      /* where Sluice mounted it in the guest (checked), NULL when nowhere;
                                  * kept across a crash to mount again at the same place */
+        guint unmount_deadline; /* the source that ends the wait for the guest's unmount */
+        char *unmount_skipped;  /* why the device goes out without the guest's unmount, for its Event */
 };
 
 /* What happened, as the machine's event and what came with it. */

@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "errors.h"
+#include "share-end-options.h"
 #include "share-service.h"
 
 #define PROPERTIES_INTERFACE "org.freedesktop.DBus.Properties"
@@ -158,7 +159,22 @@ static gboolean share_service_handle_stop(SluiceShare *iface, GDBusMethodInvocat
         SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
 
         if (!refuse_when_removed(self, invocation))
-                sluice_shared_folder_stop_async(self->folder, on_stop_done, g_object_ref(invocation));
+                sluice_shared_folder_stop_async(self->folder, FALSE, on_stop_done, g_object_ref(invocation));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean share_service_handle_stop_with_options(SluiceShare *iface, GDBusMethodInvocation *invocation,
+                                                       GVariant *options)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+        SluiceShareEndOptions opts;
+        GError *error = NULL;
+
+        if (!sluice_share_end_options_parse(options, &opts, &error))
+                g_dbus_method_invocation_take_error(invocation, error);
+        else if (!refuse_when_removed(self, invocation))
+                /* answered as Stop: its reply carries nothing either */
+                sluice_shared_folder_stop_async(self->folder, opts.force, on_stop_done, g_object_ref(invocation));
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -200,7 +216,22 @@ static gboolean share_service_handle_detach(SluiceShare *iface, GDBusMethodInvoc
         SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
 
         if (!refuse_when_removed(self, invocation))
-                sluice_shared_folder_detach_async(self->folder, on_detach_done, g_object_ref(invocation));
+                sluice_shared_folder_detach_async(self->folder, FALSE, on_detach_done, g_object_ref(invocation));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean share_service_handle_detach_with_options(SluiceShare *iface, GDBusMethodInvocation *invocation,
+                                                         GVariant *options)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+        SluiceShareEndOptions opts;
+        GError *error = NULL;
+
+        if (!sluice_share_end_options_parse(options, &opts, &error))
+                g_dbus_method_invocation_take_error(invocation, error);
+        else if (!refuse_when_removed(self, invocation))
+                sluice_shared_folder_detach_async(self->folder, opts.force, on_detach_done,
+                                                  g_object_ref(invocation));
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -279,6 +310,10 @@ SluiceShare *sluice_share_service_new(SluiceSharedFolder *folder)
         g_signal_connect(self, "handle-stop", G_CALLBACK(share_service_handle_stop), NULL);
         g_signal_connect(self, "handle-attach", G_CALLBACK(share_service_handle_attach), NULL);
         g_signal_connect(self, "handle-detach", G_CALLBACK(share_service_handle_detach), NULL);
+        g_signal_connect(self, "handle-stop-with-options", G_CALLBACK(share_service_handle_stop_with_options),
+                         NULL);
+        g_signal_connect(self, "handle-detach-with-options",
+                         G_CALLBACK(share_service_handle_detach_with_options), NULL);
         g_signal_connect(self, "handle-watch-stats", G_CALLBACK(share_service_handle_watch_stats), NULL);
         g_signal_connect(self, "handle-unwatch-stats", G_CALLBACK(share_service_handle_unwatch_stats), NULL);
         g_signal_connect(self, "handle-sample-stats", G_CALLBACK(share_service_handle_sample_stats), NULL);

@@ -250,7 +250,7 @@ char *sluice_shared_folder_attach_finish(SluiceSharedFolder *self, GAsyncResult 
         return g_task_propagate_pointer(G_TASK(result), error);
 }
 
-void sluice_shared_folder_detach_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
+void sluice_shared_folder_detach_async(SluiceSharedFolder *self, gboolean force, GAsyncReadyCallback callback,
                                        gpointer user_data)
 {
         GTask *task = g_task_new(self, NULL, callback, user_data);
@@ -263,7 +263,7 @@ void sluice_shared_folder_detach_async(SluiceSharedFolder *self, GAsyncReadyCall
                 return;
         }
         sluice_shared_folder_step(self, &(Happening){
-                .event = SLUICE_SHARE_EVENT_DETACH,
+                .event = force ? SLUICE_SHARE_EVENT_DETACH_FORCED : SLUICE_SHARE_EVENT_DETACH,
                 .caller = task,
         });
 }
@@ -274,11 +274,11 @@ gboolean sluice_shared_folder_detach_finish(SluiceSharedFolder *self, GAsyncResu
         return g_task_propagate_boolean(G_TASK(result), error);
 }
 
-void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
+void sluice_shared_folder_stop_async(SluiceSharedFolder *self, gboolean force, GAsyncReadyCallback callback,
                                      gpointer user_data)
 {
         sluice_shared_folder_step(self, &(Happening){
-                .event = SLUICE_SHARE_EVENT_STOP,
+                .event = force ? SLUICE_SHARE_EVENT_STOP_FORCED : SLUICE_SHARE_EVENT_STOP,
                 .caller = g_task_new(self, NULL, callback, user_data),
         });
 }
@@ -462,6 +462,7 @@ static void sluice_shared_folder_dispose(GObject *object)
 
         g_cancellable_cancel(self->folder_check);
         g_clear_object(&self->folder_check);
+        g_clear_handle_id(&self->unmount_deadline, g_source_remove);
         g_clear_object(&self->stats);
         if (self->iface != NULL)
                 sluice_share_service_forget_folder(SLUICE_SHARE_SERVICE(self->iface));
@@ -484,6 +485,7 @@ static void sluice_shared_folder_finalize(GObject *object)
         g_free(self->socket_path);
         g_free(self->last_failure);
         g_free(self->guest_place);
+        g_free(self->unmount_skipped);
         G_OBJECT_CLASS(sluice_shared_folder_parent_class)->finalize(object);
 }
 

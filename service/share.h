@@ -41,8 +41,11 @@ gboolean sluice_shared_folder_start_finish(SluiceSharedFolder *self, GAsyncResul
                                            GError **error);
 /* Detach (unmounted in the guest first) and stop the worker.  Fails with
  * SLUICE_ERROR_BUSY only when the guest uses the share: then nothing
- * changed, the share runs on and stays mounted. */
-void sluice_shared_folder_stop_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
+ * changed, the share runs on and stays mounted.  A guest that does not
+ * answer (or answers nonsense) within SLUICE_SHARE_UNMOUNT_DEADLINE_S does
+ * not hold it: the share stops, Error says so.  FORCE: the guest is not
+ * asked; the device is unplugged and the worker stopped. */
+void sluice_shared_folder_stop_async(SluiceSharedFolder *self, gboolean force, GAsyncReadyCallback callback,
                                      gpointer user_data);
 gboolean sluice_shared_folder_stop_finish(SluiceSharedFolder *self, GAsyncResult *result, GError **error);
 /* Start if needed and hot-plug into the VM; returns the guest hint.  Where
@@ -53,8 +56,9 @@ void sluice_shared_folder_attach_async(SluiceSharedFolder *self, GAsyncReadyCall
 char *sluice_shared_folder_attach_finish(SluiceSharedFolder *self, GAsyncResult *result,
                                          GError **error);
 /* Unmounts in the guest and unplugs from the VM; fails with NO_VM when
- * none is assigned, with BUSY (nothing changed) when the guest uses it. */
-void sluice_shared_folder_detach_async(SluiceSharedFolder *self, GAsyncReadyCallback callback,
+ * none is assigned, with BUSY (nothing changed) when the guest uses it.
+ * FORCE, silence or nonsense from the guest: unplugged without its unmount. */
+void sluice_shared_folder_detach_async(SluiceSharedFolder *self, gboolean force, GAsyncReadyCallback callback,
                                        gpointer user_data);
 gboolean sluice_shared_folder_detach_finish(SluiceSharedFolder *self, GAsyncResult *result,
                                             GError **error);

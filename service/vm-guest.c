@@ -321,11 +321,23 @@ static char *guest_call_run(GuestCall *c, GError **error)
         }
 }
 
+/* The whole of one call, all its agent commands together: an unmount, a
+ * release or an fstab edit within SLUICE_GUEST_OPERATION_TIMEOUT_S (the
+ * share's Stop waits for it); a mount, which may wait for a hot-plugged
+ * device to show up and runs a slow first mount, longer. */
+#define GUEST_MOUNT_TIMEOUT_S 30
+
 static void guest_call_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
         GuestCall *c = task_data;
         GError *error = NULL;
-        char *place = guest_call_run(c, &error);
+        char *place;
+
+        sluice_guest_agent_set_deadline(c->op == GUEST_MOUNT ? GUEST_MOUNT_TIMEOUT_S
+                                                             : SLUICE_GUEST_OPERATION_TIMEOUT_S);
+        place = guest_call_run(c, &error);
+        /* the pool's thread runs other tasks after this one */
+        sluice_guest_agent_set_deadline(0);
 
         if (place != NULL) {
                 g_task_return_pointer(task, place, g_free);

@@ -23,11 +23,13 @@ typedef struct {
 static const Expected expected[] = {
         { S(UNPLUGGED), S(PLUG), S(PLUGGING), A(PLUG), C(WAIT_PLUG) },
         { S(UNPLUGGED), S(UNPLUG), S(UNPLUGGED), 0, C(DONE) },
+        { S(UNPLUGGED), S(UNPLUG_FORCED), S(UNPLUGGED), 0, C(DONE) },
         { S(UNPLUGGED), S(SETTLE), S(UNPLUGGED), 0, C(DONE) },
         { S(UNPLUGGED), S(WORKER_RESTARTED), S(UNPLUGGED), A(REPORT_RESTARTED), C(NONE) },
 
         { S(PLUGGING), S(PLUG), S(PLUGGING), 0, C(WAIT_PLUG) },
         { S(PLUGGING), S(UNPLUG), S(PLUGGING), 0, C(DONE) },
+        { S(PLUGGING), S(UNPLUG_FORCED), S(PLUGGING), 0, C(DONE) },
         { S(PLUGGING), S(SETTLE), S(PLUGGING), 0, C(JOIN_PLUG) },
         { S(PLUGGING), S(PLUG_DONE), S(PLUGGED),
           A(CLEAR_ERROR) | A(SET_HINT) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
@@ -40,6 +42,7 @@ static const Expected expected[] = {
 
         { S(PLUGGED), S(PLUG), S(PLUGGED), 0, C(HINT) },
         { S(PLUGGED), S(UNPLUG), S(UNPLUGGING), A(UNPLUG), C(WAIT_UNPLUG) },
+        { S(PLUGGED), S(UNPLUG_FORCED), S(UNPLUGGING), A(UNPLUG), C(WAIT_UNPLUG) },
         { S(PLUGGED), S(SETTLE), S(PLUGGED), 0, C(DONE) },
         { S(PLUGGED), S(DEVICE_REMOVED), S(UNPLUGGED), GONE, C(NONE) },
         { S(PLUGGED), S(VM_STOPPED), S(UNPLUGGED), GONE, C(NONE) },
@@ -49,12 +52,14 @@ static const Expected expected[] = {
 
         { S(UNPLUGGING), S(PLUG), S(UNPLUGGING), 0, C(HINT) },
         { S(UNPLUGGING), S(UNPLUG), S(UNPLUGGING), 0, C(WAIT_UNPLUG) },
+        { S(UNPLUGGING), S(UNPLUG_FORCED), S(UNPLUGGING), 0, C(WAIT_UNPLUG) },
         { S(UNPLUGGING), S(SETTLE), S(UNPLUGGING), 0, C(DONE) },
         { S(UNPLUGGING), S(UNPLUG_DONE), S(UNPLUGGED), GONE | A(COMPLETE_DETACH_WAITERS), C(NONE) },
         { S(UNPLUGGING), S(UNPLUG_FAILED), S(PLUGGED), A(FAIL_DETACH_WAITERS), C(NONE) },
 
         { S(STALE), S(PLUG), S(STALE), 0, C(WAIT_PLUG) },
         { S(STALE), S(UNPLUG), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
+        { S(STALE), S(UNPLUG_FORCED), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(STALE), S(SETTLE), S(STALE), 0, C(DONE) },
         { S(STALE), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(STALE), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
@@ -65,6 +70,7 @@ static const Expected expected[] = {
 
         { S(RECOVERING), S(PLUG), S(RECOVERING), 0, C(WAIT_PLUG) },
         { S(RECOVERING), S(UNPLUG), S(UNPLUGGED), A(CLEAR_GUEST), C(DONE) },
+        { S(RECOVERING), S(UNPLUG_FORCED), S(UNPLUGGED), A(CLEAR_GUEST), C(DONE) },
         { S(RECOVERING), S(SETTLE), S(RECOVERING), 0, C(DONE) },
         { S(RECOVERING), S(UNPLUG_DONE), S(REPLUGGING), A(PLUG), C(NONE) },
         /* with tries left (the walk starts each case at the first try) */
@@ -75,6 +81,7 @@ static const Expected expected[] = {
 
         { S(AWAITING_OLD_DEVICE), S(PLUG), S(PLUGGING), A(PLUG), C(WAIT_PLUG) },
         { S(AWAITING_OLD_DEVICE), S(UNPLUG), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
+        { S(AWAITING_OLD_DEVICE), S(UNPLUG_FORCED), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(AWAITING_OLD_DEVICE), S(SETTLE), S(AWAITING_OLD_DEVICE), 0, C(DONE) },
         { S(AWAITING_OLD_DEVICE), S(DEVICE_REMOVED), S(REPLUGGING), A(CLEAR_ERROR) | A(PLUG), C(NONE) },
         { S(AWAITING_OLD_DEVICE), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
@@ -84,6 +91,7 @@ static const Expected expected[] = {
 
         { S(REPLUGGING), S(PLUG), S(REPLUGGING), 0, C(WAIT_PLUG) },
         { S(REPLUGGING), S(UNPLUG), S(REPLUGGING), 0, C(DONE) },
+        { S(REPLUGGING), S(UNPLUG_FORCED), S(REPLUGGING), 0, C(DONE) },
         { S(REPLUGGING), S(SETTLE), S(REPLUGGING), 0, C(JOIN_PLUG) },
         { S(REPLUGGING), S(PLUG_DONE), S(PLUGGED),
           A(CLEAR_ERROR) | A(CLEAR_GUEST) | A(SET_HINT) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
@@ -99,6 +107,8 @@ static const Expected expected[] = {
         /* the guest: an Attach ends when the mount attempt does */
         { S(MOUNTING), S(PLUG), S(MOUNTING), 0, C(WAIT_PLUG) },
         { S(MOUNTING), S(UNPLUG), S(UNMOUNTING), 0, C(WAIT_UNPLUG) },
+        /* force: the guest is not asked, not even waited for */
+        { S(MOUNTING), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), A(UNPLUG), C(WAIT_UNPLUG) },
         { S(MOUNTING), S(SETTLE), S(MOUNTING), 0, C(JOIN_PLUG) },
         { S(MOUNTING), S(GUEST_MOUNTED), S(MOUNTED),
           A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
@@ -113,6 +123,7 @@ static const Expected expected[] = {
 
         { S(MOUNTED), S(PLUG), S(MOUNTED), 0, C(HINT) },
         { S(MOUNTED), S(UNPLUG), S(UNMOUNTING), A(UNMOUNT_IN_GUEST), C(WAIT_UNPLUG) },
+        { S(MOUNTED), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), A(UNPLUG), C(WAIT_UNPLUG) },
         { S(MOUNTED), S(SETTLE), S(MOUNTED), 0, C(DONE) },
         { S(MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED), GONE, C(NONE) },
         { S(MOUNTED), S(VM_STOPPED), S(UNPLUGGED), GONE, C(NONE) },
@@ -122,10 +133,13 @@ static const Expected expected[] = {
 
         { S(UNMOUNTING), S(PLUG), S(UNMOUNTING), 0, C(HINT) },
         { S(UNMOUNTING), S(UNPLUG), S(UNMOUNTING), 0, C(WAIT_UNPLUG) },
+        { S(UNMOUNTING), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), A(UNPLUG), C(WAIT_UNPLUG) },
         { S(UNMOUNTING), S(SETTLE), S(UNMOUNTING), 0, C(DONE) },
         { S(UNMOUNTING), S(GUEST_UNMOUNTED), S(UNPLUGGING), A(CLEAR_GUEST) | A(UNPLUG), C(NONE) },
         { S(UNMOUNTING), S(GUEST_UNMOUNT_BUSY), S(MOUNTED), A(SET_GUEST_PATH) | A(FAIL_DETACH_WAITERS), C(NONE) },
-        { S(UNMOUNTING), S(GUEST_UNMOUNT_FAILED), S(UNPLUGGING), A(CLEAR_GUEST) | A(UNPLUG), C(NONE) },
+        /* silence, garbage, the deadline: not busy; out, and Error says why */
+        { S(UNMOUNTING), S(GUEST_UNMOUNT_FAILED), S(UNPLUGGING_MOUNTED), A(UNPLUG) | A(REPORT_UNMOUNT_FAILED),
+          C(NONE) },
         { S(UNMOUNTING), S(GUEST_MOUNTED), S(UNMOUNTING), A(UNMOUNT_IN_GUEST) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(UNMOUNTING), S(GUEST_MOUNT_FAILED), S(UNPLUGGING),
           A(CLEAR_GUEST) | A(UNPLUG) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
@@ -139,6 +153,7 @@ static const Expected expected[] = {
 
         { S(REMOUNTING), S(PLUG), S(REMOUNTING), 0, C(WAIT_PLUG) },
         { S(REMOUNTING), S(UNPLUG), S(UNMOUNTING), 0, C(WAIT_UNPLUG) },
+        { S(REMOUNTING), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), A(UNPLUG), C(WAIT_UNPLUG) },
         { S(REMOUNTING), S(SETTLE), S(REMOUNTING), 0, C(JOIN_PLUG) },
         { S(REMOUNTING), S(GUEST_MOUNTED), S(MOUNTED),
           A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
@@ -154,6 +169,7 @@ static const Expected expected[] = {
 
         { S(STALE_MOUNTED), S(PLUG), S(STALE_MOUNTED), 0, C(WAIT_PLUG) },
         { S(STALE_MOUNTED), S(UNPLUG), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
+        { S(STALE_MOUNTED), S(UNPLUG_FORCED), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(STALE_MOUNTED), S(SETTLE), S(STALE_MOUNTED), 0, C(DONE) },
         { S(STALE_MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(STALE_MOUNTED), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
@@ -162,6 +178,22 @@ static const Expected expected[] = {
         { S(STALE_MOUNTED), S(WORKER_RESTARTED), S(RECOVERING), A(UNPLUG_OLD_DEVICE), C(NONE) },
         { S(STALE_MOUNTED), S(WORKER_GONE), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
 
+        /* out without the guest's unmount: its mount is let go once the device is */
+        { S(UNPLUGGING_MOUNTED), S(PLUG), S(UNPLUGGING_MOUNTED), 0, C(HINT) },
+        { S(UNPLUGGING_MOUNTED), S(UNPLUG), S(UNPLUGGING_MOUNTED), 0, C(WAIT_UNPLUG) },
+        { S(UNPLUGGING_MOUNTED), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), 0, C(WAIT_UNPLUG) },
+        { S(UNPLUGGING_MOUNTED), S(SETTLE), S(UNPLUGGING_MOUNTED), 0, C(DONE) },
+        { S(UNPLUGGING_MOUNTED), S(UNPLUG_DONE), S(UNPLUGGED),
+          GONE | A(LET_GO_QUIETLY) | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
+        { S(UNPLUGGING_MOUNTED), S(UNPLUG_FAILED), S(MOUNTED),
+          A(COMPLETE_ATTACH_WAITERS) | A(FAIL_DETACH_WAITERS), C(NONE) },
+        { S(UNPLUGGING_MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED),
+          GONE | A(LET_GO_QUIETLY) | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
+        { S(UNPLUGGING_MOUNTED), S(VM_STOPPED), S(UNPLUGGED),
+          GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
+        { S(UNPLUGGING_MOUNTED), S(VM_UNASSIGNED), S(UNPLUGGED),
+          A(UNPLUG_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS) |
+          A(COMPLETE_DETACH_WAITERS), C(NONE) },
 };
 
 /* Where Sluice handles the guest, these rows differ; every other is as above. */
@@ -263,8 +295,9 @@ static void test_in_vm(void)
 {
         for (guint state = 0; state < SLUICE_SHARE_ATTACHMENT_N_STATES; state++)
                 g_assert_cmpint(sluice_share_attachment_in_vm(state), ==,
-                                state == S(PLUGGED) || state == S(UNPLUGGING) || state == S(MOUNTING) ||
-                                state == S(MOUNTED) || state == S(UNMOUNTING) || state == S(REMOUNTING));
+                                state == S(PLUGGED) || state == S(UNPLUGGING) || state == S(UNPLUGGING_MOUNTED) ||
+                                state == S(MOUNTING) || state == S(MOUNTED) || state == S(UNMOUNTING) ||
+                                state == S(REMOUNTING));
 }
 
 static SluiceShareAttachmentResult go(SluiceShareAttachment *machine, SluiceShareAttachmentEvent event,
@@ -356,9 +389,66 @@ static void test_unmounted_before_unplug(void)
 
         machine.state = S(MOUNTED);
         (void)go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
-        r = go(&machine, S(GUEST_UNMOUNT_FAILED), TRUE, S(UNPLUGGING));
+        r = go(&machine, S(GUEST_UNMOUNT_FAILED), TRUE, S(UNPLUGGING_MOUNTED));
         g_assert_true(r.actions & A(UNPLUG));
         g_assert_false(r.actions & A(FAIL_DETACH_WAITERS));
+}
+
+/* A guest that says nothing, says garbage or misses the deadline does not
+ * keep the share (that is not "busy"): the device goes out, Error says the
+ * guest did not answer, its mount is let go once the device is out, and a
+ * late "busy" from it changes nothing. */
+static void test_silent_guest_does_not_keep_it(void)
+{
+        SluiceShareAttachment machine = { .state = S(MOUNTED) };
+        SluiceShareAttachmentResult r;
+
+        (void)go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
+        r = go(&machine, S(GUEST_UNMOUNT_FAILED), TRUE, S(UNPLUGGING_MOUNTED));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG) | A(REPORT_UNMOUNT_FAILED));
+        g_assert_true(sluice_share_attachment_in_vm(r.next));
+        r = go(&machine, S(GUEST_UNMOUNT_BUSY), TRUE, S(UNPLUGGING_MOUNTED));
+        g_assert_cmphex(r.actions, ==, 0);
+        r = go(&machine, S(UNPLUG_DONE), TRUE, S(UNPLUGGED));
+        g_assert_true(r.actions & A(LET_GO_QUIETLY));
+        g_assert_true(r.actions & A(COMPLETE_DETACH_WAITERS));
+        g_assert_false(sluice_share_attachment_in_vm(r.next));
+}
+
+/* Force never asks the guest: from every mount state straight to the
+ * unplug, a pending unmount included; elsewhere it is a plain unplug. */
+static void test_force_skips_the_guest(void)
+{
+        static const SluiceShareAttachmentState mounts[] = { S(MOUNTING), S(MOUNTED), S(UNMOUNTING), S(REMOUNTING) };
+
+        for (guint i = 0; i < G_N_ELEMENTS(mounts); i++) {
+                SluiceShareAttachment machine = { .state = mounts[i] };
+                SluiceShareAttachmentResult r = go(&machine, S(UNPLUG_FORCED), TRUE, S(UNPLUGGING_MOUNTED));
+
+                g_assert_cmphex(r.actions, ==, A(UNPLUG));
+                g_assert_false(r.actions & A(UNMOUNT_IN_GUEST));
+                g_assert_cmpint(r.caller, ==, C(WAIT_UNPLUG));
+                /* the guest's late answers are not waited for */
+                r = go(&machine, S(GUEST_UNMOUNTED), TRUE, S(UNPLUGGING_MOUNTED));
+                g_assert_cmphex(r.actions, ==, 0);
+                r = go(&machine, S(GUEST_MOUNTED), TRUE, S(UNPLUGGING_MOUNTED));
+                g_assert_cmphex(r.actions, ==, 0);
+                r = go(&machine, S(UNPLUG_DONE), TRUE, S(UNPLUGGED));
+                g_assert_true(r.actions & A(LET_GO_QUIETLY));
+        }
+        for (guint state = 0; state < SLUICE_SHARE_ATTACHMENT_N_STATES; state++) {
+                SluiceShareAttachment polite = { .state = state, .recovery_tries = 1 };
+                SluiceShareAttachment forced = { .state = state, .recovery_tries = 1 };
+                SluiceShareAttachmentResult p = sluice_share_attachment_step(&polite, S(UNPLUG), TRUE);
+                SluiceShareAttachmentResult f = sluice_share_attachment_step(&forced, S(UNPLUG_FORCED), TRUE);
+
+                g_assert_false(f.actions & (A(UNMOUNT_IN_GUEST) | A(UNMOUNT_QUIETLY)));
+                if (state == S(MOUNTING) || state == S(MOUNTED) || state == S(UNMOUNTING) || state == S(REMOUNTING))
+                        continue;
+                g_assert_cmpint(f.next, ==, p.next);
+                g_assert_cmphex(f.actions, ==, p.actions);
+                g_assert_cmpint(f.caller, ==, p.caller);
+        }
 }
 
 /* The guest uses the share: the Detach fails, it stays mounted. */
@@ -454,6 +544,8 @@ int main(int argc, char **argv)
         g_test_add_func("/share-attachment/guest-ready-mounts-plugged", test_guest_ready_mounts_plugged);
         g_test_add_func("/share-attachment/unmounted-before-unplug", test_unmounted_before_unplug);
         g_test_add_func("/share-attachment/busy-keeps-it-mounted", test_busy_keeps_it_mounted);
+        g_test_add_func("/share-attachment/silent-guest-does-not-keep-it", test_silent_guest_does_not_keep_it);
+        g_test_add_func("/share-attachment/force-skips-the-guest", test_force_skips_the_guest);
         g_test_add_func("/share-attachment/detach-while-mounting", test_detach_while_mounting);
         g_test_add_func("/share-attachment/recovery-releases-and-remounts", test_recovery_releases_and_remounts);
         return g_test_run();

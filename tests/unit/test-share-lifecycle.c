@@ -38,12 +38,17 @@ static const Expected expected[] = {
         { L(STOPPED), E(ATTACH), L(CHECKING), START_ACTIONS, C(WAIT_RUNNING), R(OK) },
         { L(STOPPED), E(DETACH), L(STOPPED), 0, C(DONE), R(OK) },
         { L(STOPPED), E(STOP), L(STOPPED), 0, C(STOP_ORPHANS), R(OK) },
+        { L(STOPPED), E(STOP_FORCED), L(STOPPED), 0, C(STOP_ORPHANS), R(OK) },
+        { L(STOPPED), E(DETACH_FORCED), L(STOPPED), 0, C(DONE), R(OK) },
 
         { L(CHECKING), E(START), L(CHECKING), 0, C(WAIT_RUNNING), R(OK) },
         { L(CHECKING), E(ATTACH), L(CHECKING), 0, C(WAIT_RUNNING), R(OK) },
         { L(CHECKING), E(DETACH), L(CHECKING), 0, C(DONE), R(OK) },
         { L(CHECKING), E(STOP), L(STOPPED),
           A(FORGET_FOLDER_CHECK) | A(FAIL_START_WAITERS) | A(FAIL_ATTACH_WAITERS), C(STOP_ORPHANS), R(STOPPED) },
+        { L(CHECKING), E(STOP_FORCED), L(STOPPED),
+          A(FORGET_FOLDER_CHECK) | A(FAIL_START_WAITERS) | A(FAIL_ATTACH_WAITERS), C(STOP_ORPHANS), R(STOPPED) },
+        { L(CHECKING), E(DETACH_FORCED), L(CHECKING), 0, C(DONE), R(OK) },
         { L(CHECKING), E(FOLDER_OK), L(STARTING), A(SPAWN_WORKER), C(NONE), R(OK) },
         { L(CHECKING), E(FOLDER_FAILED), L(FAILED),
           A(SET_ERROR) | A(FAIL_START_WAITERS) | A(FAIL_ATTACH_WAITERS), C(NONE), R(EVENT_ERROR) },
@@ -52,6 +57,8 @@ static const Expected expected[] = {
         { L(STARTING), E(ATTACH), L(STARTING), 0, C(WAIT_RUNNING), R(OK) },
         { L(STARTING), E(DETACH), L(STARTING), 0, C(DONE), R(OK) },
         { L(STARTING), E(STOP), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
+        { L(STARTING), E(STOP_FORCED), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
+        { L(STARTING), E(DETACH_FORCED), L(STARTING), 0, C(DONE), R(OK) },
         { L(STARTING), E(WORKER_READY), L(RUNNING), READY_ACTIONS, C(NONE), R(OK) },
         { L(STARTING), E(WORKER_RESTARTED), L(RUNNING), READY_ACTIONS | A(REPORT_RESTARTED), C(NONE), R(OK) },
         { L(STARTING), E(WORKER_CRASHED), L(STARTING), CRASH_ACTIONS, C(NONE), R(OK) },
@@ -61,6 +68,8 @@ static const Expected expected[] = {
         { L(RUNNING), E(ATTACH), L(RUNNING), A(PLUG), C(WAIT_PLUG), R(OK) },
         { L(RUNNING), E(DETACH), L(RUNNING), 0, C(DONE), R(OK) },
         { L(RUNNING), E(STOP), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
+        { L(RUNNING), E(STOP_FORCED), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
+        { L(RUNNING), E(DETACH_FORCED), L(RUNNING), 0, C(DONE), R(OK) },
         { L(RUNNING), E(WORKER_CRASHED), L(STARTING), CRASH_ACTIONS, C(NONE), R(OK) },
         { L(RUNNING), E(WORKER_FAILED), L(FAILED), FAIL_ACTIONS, C(NONE), R(EVENT_ERROR) },
         { L(RUNNING), E(VM_STARTED), L(RUNNING), A(PLUG), C(NONE), R(OK) },
@@ -69,11 +78,14 @@ static const Expected expected[] = {
         { L(DETACHING), E(ATTACH), L(DETACHING), 0, C(REFUSED), R(STOPPING) },
         { L(DETACHING), E(DETACH), L(DETACHING), 0, C(WAIT_UNPLUG), R(OK) },
         { L(DETACHING), E(STOP), L(DETACHING), 0, C(WAIT_STOP), R(OK) },
+        { L(DETACHING), E(STOP_FORCED), L(DETACHING), 0, C(WAIT_STOP), R(OK) },
+        { L(DETACHING), E(DETACH_FORCED), L(DETACHING), 0, C(WAIT_UNPLUG), R(OK) },
         { L(DETACHING), E(UNPLUG_DONE), L(STOPPING),
           A(CLEAR_HINT) | A(CLEAR_GUEST) | A(REPORT_DETACHED) | A(COMPLETE_DETACH_WAITERS) | A(STOP_WORKER),
           C(NONE), R(OK) },
-        /* the guest uses the share: the Stop fails, the share runs on */
-        { L(DETACHING), E(GUEST_UNMOUNT_BUSY), L(RUNNING), A(FAIL_STOP_WAITERS), C(NONE), R(EVENT_ERROR) },
+        /* "busy" fails a Stop only while the guest is asked (the device
+         * unplugging here: a late answer, nothing changes); asked, see
+         * test_busy_guest_fails_stop_and_detach */
         /* the device stays, the worker goes all the same */
         { L(DETACHING), E(UNPLUG_FAILED), L(STOPPING), A(FAIL_DETACH_WAITERS) | A(STOP_WORKER), C(NONE),
           R(EVENT_ERROR) },
@@ -82,6 +94,8 @@ static const Expected expected[] = {
         { L(STOPPING), E(ATTACH), L(STOPPING), 0, C(REFUSED), R(STOPPING) },
         { L(STOPPING), E(DETACH), L(STOPPING), 0, C(DONE), R(OK) },
         { L(STOPPING), E(STOP), L(STOPPING), 0, C(WAIT_STOP), R(OK) },
+        { L(STOPPING), E(STOP_FORCED), L(STOPPING), 0, C(WAIT_STOP), R(OK) },
+        { L(STOPPING), E(DETACH_FORCED), L(STOPPING), 0, C(DONE), R(OK) },
         { L(STOPPING), E(WORKER_STOPPED), L(STOPPED),
           A(STOP_STATS) | A(CLEAR_SOCKET_PATH) | A(CLEAR_HINT) | A(FAIL_START_WAITERS) |
           A(FAIL_ATTACH_WAITERS) | A(COMPLETE_STOP_WAITERS), C(NONE), R(STOPPED) },
@@ -90,6 +104,8 @@ static const Expected expected[] = {
         { L(FAILED), E(ATTACH), L(CHECKING), START_ACTIONS, C(WAIT_RUNNING), R(OK) },
         { L(FAILED), E(DETACH), L(FAILED), 0, C(DONE), R(OK) },
         { L(FAILED), E(STOP), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
+        { L(FAILED), E(STOP_FORCED), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
+        { L(FAILED), E(DETACH_FORCED), L(FAILED), 0, C(DONE), R(OK) },
 };
 
 static SluiceShareLifecycle machine_in(SluiceShareState state, SluiceShareAttachmentState attachment)
@@ -263,9 +279,92 @@ static void test_busy_guest_fails_stop_and_detach(void)
 
         /* any other failure: unplugged all the same, the Stop goes on */
         (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
-        r = step_guest(&m, E(GUEST_UNMOUNT_FAILED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING), "attached");
+        r = step_guest(&m, E(GUEST_UNMOUNT_FAILED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
         g_assert_true(r.actions & A(UNPLUG));
         g_assert_cmpint(r.error, ==, R(OK));
+}
+
+/* A guest that does not answer the unmount, answers garbage, or misses the
+ * deadline (all GUEST_UNMOUNT_FAILED) does not keep the share: the Stop
+ * unplugs, stops the worker and ends "stopped", Error saying why; a "busy"
+ * that comes after the deadline changes nothing. */
+static void test_silent_guest_does_not_keep_it(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
+        r = step_guest(&m, E(GUEST_UNMOUNT_FAILED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
+        g_assert_cmphex(r.actions, ==, A(UNPLUG) | A(REPORT_UNMOUNT_FAILED));
+        g_assert_false(r.actions & A(FAIL_STOP_WAITERS));
+        r = step_guest(&m, E(GUEST_UNMOUNT_BUSY), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
+        g_assert_false(r.actions & A(FAIL_STOP_WAITERS));
+        r = step_guest(&m, E(UNPLUG_DONE), TRUE, TRUE, L(STOPPING), AT(UNPLUGGED), "running");
+        g_assert_true(r.actions & A(STOP_WORKER));
+        g_assert_true(r.actions & A(LET_GO_QUIETLY));
+        r = step_guest(&m, E(WORKER_STOPPED), TRUE, TRUE, L(STOPPED), AT(UNPLUGGED), "stopped");
+        g_assert_true(r.actions & A(COMPLETE_STOP_WAITERS));
+}
+
+/* Stop with force (and a shutdown) never asks the guest: straight to the
+ * unplug, then the worker; the mount left in the guest is let go once the
+ * device is out. */
+static void test_forced_stop_skips_the_guest(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        r = step_guest(&m, E(STOP_FORCED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
+        g_assert_cmphex(r.actions, ==, A(UNPLUG));
+        g_assert_cmpint(r.caller, ==, C(WAIT_STOP));
+        r = step_guest(&m, E(UNPLUG_DONE), TRUE, TRUE, L(STOPPING), AT(UNPLUGGED), "running");
+        g_assert_true(r.actions & A(STOP_WORKER));
+        g_assert_true(r.actions & A(LET_GO_QUIETLY));
+        (void)step_guest(&m, E(WORKER_STOPPED), TRUE, TRUE, L(STOPPED), AT(UNPLUGGED), "stopped");
+
+        /* a guest that refuses the unplug too: the worker stops all the same */
+        m = machine_in(L(RUNNING), AT(MOUNTED));
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        (void)step_guest(&m, E(STOP_FORCED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
+        r = step_guest(&m, E(UNPLUG_FAILED), TRUE, TRUE, L(STOPPING), AT(MOUNTED), "attached");
+        g_assert_true(r.actions & A(STOP_WORKER));
+
+        /* force on a Stop that waits for the guest: it waits no more */
+        m = machine_in(L(RUNNING), AT(MOUNTED));
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
+        r = step_guest(&m, E(STOP_FORCED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
+        g_assert_cmphex(r.actions, ==, A(UNPLUG));
+        g_assert_cmpint(r.caller, ==, C(WAIT_STOP));
+        /* the guest's "busy" that comes after does not bring it back */
+        r = step_guest(&m, E(GUEST_UNMOUNT_BUSY), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
+        g_assert_false(r.actions & A(FAIL_STOP_WAITERS));
+
+        /* after a busy Stop, the user's "Stop Anyway" */
+        m = machine_in(L(RUNNING), AT(MOUNTED));
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
+        (void)step_guest(&m, E(GUEST_UNMOUNT_BUSY), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
+        (void)step_guest(&m, E(STOP_FORCED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
+}
+
+/* Detach with force unplugs a mounted share without the guest; the worker
+ * keeps running. */
+static void test_forced_detach_skips_the_guest(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        r = step_guest(&m, E(DETACH_FORCED), TRUE, TRUE, L(RUNNING), AT(UNPLUGGING_MOUNTED), "attached");
+        g_assert_cmphex(r.actions, ==, A(UNPLUG));
+        g_assert_cmpint(r.caller, ==, C(WAIT_UNPLUG));
+        r = step_guest(&m, E(UNPLUG_DONE), TRUE, TRUE, L(RUNNING), AT(UNPLUGGED), "running");
+        g_assert_true(r.actions & A(COMPLETE_DETACH_WAITERS));
+        g_assert_true(r.actions & A(LET_GO_QUIETLY));
+        g_assert_false(r.actions & A(STOP_WORKER));
 }
 
 /* A crash while mounted: the old device goes, the new one is plugged and
@@ -513,7 +612,8 @@ static void test_vm_changed_while_attached(void)
  * whatever the share and its device are doing: none is left hanging. */
 static void test_every_call_is_answered(void)
 {
-        static const SluiceShareEvent calls[] = { E(START), E(ATTACH), E(DETACH), E(STOP) };
+        static const SluiceShareEvent calls[] = { E(START), E(ATTACH), E(DETACH), E(STOP), E(DETACH_FORCED),
+                                                  E(STOP_FORCED) };
 
         for (guint state = 0; state < SLUICE_SHARE_N_STATES; state++) {
                 for (guint attachment = 0; attachment < SLUICE_SHARE_ATTACHMENT_N_STATES; attachment++) {
@@ -554,6 +654,9 @@ int main(int argc, char **argv)
         g_test_add_func("/share-lifecycle/attach-mounts-when-managed", test_attach_mounts_when_managed);
         g_test_add_func("/share-lifecycle/stop-while-mounted-unmounts-first", test_stop_while_mounted_unmounts_first);
         g_test_add_func("/share-lifecycle/busy-guest-fails-stop-and-detach", test_busy_guest_fails_stop_and_detach);
+        g_test_add_func("/share-lifecycle/silent-guest-does-not-keep-it", test_silent_guest_does_not_keep_it);
+        g_test_add_func("/share-lifecycle/forced-stop-skips-the-guest", test_forced_stop_skips_the_guest);
+        g_test_add_func("/share-lifecycle/forced-detach-skips-the-guest", test_forced_detach_skips_the_guest);
         g_test_add_func("/share-lifecycle/crash-while-mounted-remounts", test_crash_while_mounted_remounts);
         g_test_add_func("/share-lifecycle/vm-stops-in-mount-states", test_vm_stops_in_mount_states);
         g_test_add_func("/share-lifecycle/every-event-in-every-pair", test_every_event_in_every_pair);
