@@ -232,27 +232,57 @@ int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
         return EXIT_OK;
 }
 
-/* remove, stop, attach, detach: SHARE is the only argument. */
+/* The options of StopWithOptions & co.: {"force": true}. */
+static GVariant *force_options(void)
+{
+        g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT(G_VARIANT_TYPE_VARDICT);
+
+        g_variant_builder_add(&b, "{sv}", "force", g_variant_new_boolean(TRUE));
+        return g_variant_builder_end(&b);
+}
+
+/* remove, stop, attach, detach: SHARE is the only argument; remove, stop
+ * and detach take --force (not asking the guest to unmount first). */
 int ctl_cmd_share_action(Ctl *ctl, int argc, char **argv)
 {
         g_autoptr(SluiceShare) share = NULL;
         g_autoptr(GError) error = NULL;
         g_autofree char *hint = NULL;
         const char *command = argv[0];
+        const char *name = NULL;
+        gboolean force = FALSE;
         gboolean ok;
 
-        if (argc != 2)
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--force") == 0 && strcmp(command, "attach") != 0)
+                        force = TRUE;
+                else if (argv[i][0] == '-')
+                        return ctl_usage_error(_("Unknown option “%s” for “%s”"), argv[i], command);
+                else if (name == NULL)
+                        name = argv[i];
+                else
+                        return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), command);
+        }
+        if (name == NULL)
                 return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), command);
-        share = ctl_find_share(ctl, argv[1], &error);
+        share = ctl_find_share(ctl, name, &error);
         if (share == NULL)
                 return ctl_fail(error);
-        if (strcmp(command, "remove") == 0)
+        /* without --force the old methods: a service older than the options still works */
+        if (strcmp(command, "remove") == 0 && force)
+                ok = sluice_manager_call_remove_share_with_options_sync(ctl->manager,
+                        g_dbus_proxy_get_object_path(G_DBUS_PROXY(share)), force_options(), NULL, &error);
+        else if (strcmp(command, "remove") == 0)
                 ok = sluice_manager_call_remove_share_sync(ctl->manager,
                         g_dbus_proxy_get_object_path(G_DBUS_PROXY(share)), NULL, &error);
+        else if (strcmp(command, "stop") == 0 && force)
+                ok = sluice_share_call_stop_with_options_sync(share, force_options(), NULL, &error);
         else if (strcmp(command, "stop") == 0)
                 ok = sluice_share_call_stop_sync(share, NULL, &error);
         else if (strcmp(command, "attach") == 0)
                 ok = sluice_share_call_attach_sync(share, &hint, NULL, &error);
+        else if (force)
+                ok = sluice_share_call_detach_with_options_sync(share, force_options(), NULL, &error);
         else
                 ok = sluice_share_call_detach_sync(share, NULL, &error);
         if (!ok)

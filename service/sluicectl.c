@@ -41,6 +41,14 @@ static const char usage_text[] = N_(
         "--json prints JSON for scripts.  Exit status: 0 done, 1 failed, 2 usage error.\n");
 
 /* Its own text, so that the translations of the one above stay whole. */
+static const char force_usage_text[] = N_(
+        "\n"
+        "  stop --force SHARE | detach --force SHARE | remove --force SHARE\n"
+        "                                    without asking the guest to unmount it first\n"
+        "                                    (when it says the share is busy, or does not\n"
+        "                                    answer): unplugged at once\n");
+
+/* Its own text, so that the translations of the one above stay whole. */
 static const char vm_usage_text[] = N_(
         "\n"
         "Changes to a VM's definition (they take effect at its next boot):\n"
@@ -133,7 +141,7 @@ int main(int argc, char **argv)
                 if (strcmp(argv[i], "--json") == 0) {
                         ctl.json = TRUE;
                 } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                        g_print("%s%s", _(usage_text), _(vm_usage_text));
+                        g_print("%s%s%s", _(usage_text), _(force_usage_text), _(vm_usage_text));
                         return EXIT_OK;
                 } else if (strcmp(argv[i], "--version") == 0) {
                         g_print("sluicectl %s\n", PACKAGE_VERSION);

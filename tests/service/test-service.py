@@ -573,6 +573,46 @@ def case_errors(env):
     env.stop_service(service)
 
 
+def case_force_options(env):
+    """StopWithOptions, DetachWithOptions, RemoveShareWithOptions: "force"
+    is the one option, checked; sluicectl's --force ends the share."""
+    service = env.start_service()
+    added = env.ctl_json("add", env.path("share"))
+    path = added["object_path"]
+    env.ctl("start", "share")
+    bad = [
+        ("{'colour': <'red'>}", "Unknown option"),
+        ("{'force': <'yes'>}", "must be of type"),
+        ("{'force': <uint32 1>}", "must be of type"),
+    ]
+    for options, words in bad:
+        for method, args in (("org.sluice.Sluice1.Share.StopWithOptions", (path, options)),
+                             ("org.sluice.Sluice1.Share.DetachWithOptions", (path, options)),
+                             ("org.sluice.Sluice1.Manager.RemoveShareWithOptions", (ROOT, path, options))):
+            r = env.gdbus_call(args[0], method, *args[1:])
+            check(r.returncode != 0 and "org.sluice.Sluice1.Error.InvalidArgument" in r.stderr
+                  and words in r.stderr, f"{method}({options}): {r.stderr}")
+    # refused options change nothing
+    check(env.share("share")["state"] == "running", f"after refused options: {env.share('share')}")
+    check(len(env.worker_pids("share")) == 1, "the worker went after refused options")
+
+    r = env.ctl("stop", "--force", "--colour", "share", rc=2)
+    check("--colour" in r.stderr, r.stderr)
+    env.ctl("stop", "--force", "share")
+    check(env.share("share")["state"] == "stopped", f"after stop --force: {env.share('share')}")
+    wait_for(lambda: not env.worker_pids(), 30, "the worker to exit after stop --force")
+    r = env.gdbus_call(path, "org.sluice.Sluice1.Share.StopWithOptions", "{}")
+    check(r.returncode == 0, f"StopWithOptions({{}}) of a stopped share: {r.stderr}")
+    env.ctl("start", "share")
+    # no VM: nothing to detach, said as for Detach
+    r = env.ctl("detach", "--force", "share", rc=1)
+    check("not assigned to a VM" in r.stderr, r.stderr)
+    env.ctl("remove", "--force", "share")
+    check(env.ctl_json("list") == [], "the share is still listed after remove --force")
+    wait_for(lambda: not env.worker_pids(), 30, "the worker to exit after remove --force")
+    env.stop_service(service)
+
+
 def case_worker_restart(env):
     """A worker killed with SIGKILL is restarted: running again, new pid, no zombie."""
     service = env.start_service()
