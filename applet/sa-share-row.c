@@ -29,6 +29,9 @@ struct _SaShareRow {
   GtkButton *copy_place_button, *agent_offer_button;
   GtkLabel *read_label, *write_label, *ops_label, *latency_label;
   GtkButton *start_stop_button, *remove_button;
+  GtkBox *busy_box;
+  GtkLabel *busy_label;
+  GtkButton *stop_anyway_button;
   GtkMenuButton *menu_button;
   GListModel *vms;
   GSimpleActionGroup *actions;
@@ -127,6 +130,9 @@ static void update_properties(SaShareRow *self)
 
   gtk_label_set_label(self->error_label, error);
   gtk_widget_set_visible(GTK_WIDGET(self->error_label), *error != '\0');
+  const char *busy = sa_share_get_busy(self->share);
+  gtk_label_set_label(self->busy_label, busy != NULL ? busy : "");
+  gtk_widget_set_visible(GTK_WIDGET(self->busy_box), busy != NULL);
   update_guest(self);
 }
 
@@ -344,6 +350,11 @@ static void on_start_stop_clicked(GtkButton *button, SaShareRow *self)
     sa_share_start(self->share);
 }
 
+static void on_stop_anyway_clicked(GtkButton *button, SaShareRow *self)
+{
+  sa_share_stop_anyway(self->share);
+}
+
 static void on_remove_clicked(GtkButton *button, SaShareRow *self)
 {
   g_signal_emit(self, signals[SIGNAL_REMOVE_REQUESTED], 0);
@@ -364,6 +375,10 @@ GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part)
     return GTK_WIDGET(self->menu_button);
   if (g_str_equal(part, "start-stop"))
     return GTK_WIDGET(self->start_stop_button);
+  if (g_str_equal(part, "stop-anyway"))
+    return GTK_WIDGET(self->stop_anyway_button);
+  if (g_str_equal(part, "busy"))
+    return GTK_WIDGET(self->busy_label);
   if (g_str_equal(part, "guest-copy"))
     return GTK_WIDGET(self->copy_place_button);
   if (g_str_equal(part, "guest-agent"))
@@ -445,6 +460,9 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, ops_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, latency_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, start_stop_button);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, busy_box);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, busy_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, stop_anyway_button);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, remove_button);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, menu_button);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, read_only_switch);
@@ -452,6 +470,7 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, queues_expander);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, queues_grid);
   gtk_widget_class_bind_template_callback(widget_class, on_start_stop_clicked);
+  gtk_widget_class_bind_template_callback(widget_class, on_stop_anyway_clicked);
   gtk_widget_class_bind_template_callback(widget_class, on_remove_clicked);
   gtk_widget_class_bind_template_callback(widget_class, on_copy_place_clicked);
   gtk_widget_class_bind_template_callback(widget_class, on_agent_offer_clicked);

@@ -18,6 +18,7 @@ struct _SaShare {
   guint head, count;         /* ring buffer: samples[head] is the oldest */
   gint64 last_sample_us;
   guint stats_holds;         /* widgets showing the stats now: we watch while > 0 */
+  char *busy;                /* why the last Stop was refused (.Busy), until the share stops */
 };
 
 G_DEFINE_TYPE(SaShare, sa_share, G_TYPE_OBJECT)
@@ -213,6 +214,9 @@ static void on_properties_changed(GDBusProxy *proxy, GVariant *changed,
     self->last_stats = current != NULL ? g_variant_ref(current) : NULL;
   }
   update_read_only(self);
+  /* stopped (by force, or the guest let go): nothing is busy any more */
+  if (self->busy != NULL && !sa_share_is_active(self))
+    g_clear_pointer(&self->busy, g_free);
   if (stats) {
     push_sample(self);
     g_signal_emit(self, signals[SIGNAL_STATS], 0);
@@ -245,7 +249,23 @@ static void on_stop_done(GObject *source, GAsyncResult *result, gpointer user_da
 {
   g_autoptr(SaShare) self = user_data;
   g_autoptr(GError) error = NULL;
-  if (!sluice_share_call_stop_finish(SLUICE_SHARE(source), result, &error))
+  if (sluice_share_call_stop_finish(SLUICE_SHARE(source), result, &error))
+    return;
+  /* the guest uses it: the row says so and offers to stop it anyway */
+  if (g_error_matches(error, SLUICE_ERROR, SLUICE_ERROR_BUSY)) {
+    g_free(self->busy);
+    self->busy = sluice_error_dup_user_message(error);
+    g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
+    return;
+  }
+  report_error(self, error);
+}
+
+static void on_stop_anyway_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(SaShare) self = user_data;
+  g_autoptr(GError) error = NULL;
+  if (!sluice_share_call_stop_with_options_finish(SLUICE_SHARE(source), result, &error))
     report_error(self, error);
 }
 
@@ -282,6 +302,22 @@ void sa_share_start(SaShare *self)
 void sa_share_stop(SaShare *self)
 {
   sluice_share_call_stop(self->proxy, NULL, on_stop_done, g_object_ref(self));
+}
+
+const char *sa_share_get_busy(SaShare *self)
+{
+  return self->busy;
+}
+
+void sa_share_stop_anyway(SaShare *self)
+{
+  g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT(G_VARIANT_TYPE_VARDICT);
+
+  g_clear_pointer(&self->busy, g_free);
+  g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
+  g_variant_builder_add(&options, "{sv}", "force", g_variant_new_boolean(TRUE));
+  sluice_share_call_stop_with_options(self->proxy, g_variant_builder_end(&options), NULL, on_stop_anyway_done,
+                                      g_object_ref(self));
 }
 
 void sa_share_attach(SaShare *self)
@@ -417,12 +453,16 @@ static void sa_share_dispose(GObject *object)
     g_clear_object(&self->proxy);
   }
   g_clear_pointer(&self->last_stats, g_variant_unref);
+  g_clear_pointer(&self->busy, g_free);
   G_OBJECT_CLASS(sa_share_parent_class)->dispose(object);
 }
 
 static void sa_share_class_init(SaShareClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS(klass);
+  /* the service's named errors arrive as SLUICE_ERROR (Busy, below) only
+   * once the domain is registered */
+  (void)sluice_error_quark();
   object_class->dispose = sa_share_dispose;
   object_class->get_property = sa_share_get_property;
   object_class->set_property = sa_share_set_property;

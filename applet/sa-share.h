@@ -75,6 +75,12 @@ gboolean sa_share_is_active(SaShare *self);
 /* Share's methods; a refusal comes back as "error" (a sentence for the user). */
 void sa_share_start(SaShare *self);
 void sa_share_stop(SaShare *self);
+/* Why the last Stop failed because the guest uses the share (.Busy, a
+ * sentence naming the programs), or NULL: shown in the row with "Stop
+ * Anyway" until the share stops or is stopped anyway. */
+const char *sa_share_get_busy(SaShare *self);
+/* Stop without asking the guest (StopWithOptions {force: true}). */
+void sa_share_stop_anyway(SaShare *self);
 void sa_share_attach(SaShare *self);
 void sa_share_detach(SaShare *self);
 void sa_share_set_vm(SaShare *self, const char *vm);
