@@ -18,6 +18,10 @@
 #                              Windows agent (sluice_qga_missing=X: X is "not
 #                              installed"); it prints each command as a
 #                              "QGA-WIN: {json}" line on the console
+#   sluice_qga=liar            the same program as a Linux agent that can lie
+#                              (--os linux): honest until the host switches it
+#                              with "sluice-test-lie" (sluice_qga_lie=MODE: from
+#                              the start)
 export PATH=/bin:/sbin
 mount -t devtmpfs dev /dev 2>/dev/null
 exec </dev/console >/dev/console 2>&1
@@ -58,6 +62,14 @@ if [ "$qga_mode" != off ] && port=$(agent_port) && [ -c "$port" ]; then
                                 ${missing:+--missing "$missing"} </dev/null &
                 else
                         echo "sluice-guest: sluice_qga=windows but no /bin/sluice-qga-windows in the image"
+                fi
+        elif [ "$qga_mode" = liar ]; then
+                if [ -x /bin/sluice-qga-windows ]; then
+                        lie=$(cmdline_value sluice_qga_lie)
+                        /bin/sluice-qga-windows --os linux --port "$port" --record /tmp/qga-liar.log \
+                                ${lie:+--lie "$lie"} </dev/null &
+                else
+                        echo "sluice-guest: sluice_qga=liar but no /bin/sluice-qga-windows in the image"
                 fi
         elif [ -x /usr/sbin/qemu-ga ]; then
                 block=$(cmdline_value sluice_qga_block)

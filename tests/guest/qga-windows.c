@@ -14,7 +14,25 @@
  * to the record file, so a test can assert what was run, in which order.
  *
  * A test tool, static and without libraries: its JSON reader is its own,
- * bounded, and answers malformed input with an error as qemu-ga does. */
+ * bounded, and answers malformed input with an error as qemu-ga does.
+ *
+ * With --os linux it is a Linux guest's agent instead, one that can lie
+ * (the section "the Linux persona" below):
+ *
+ *   sluice-qga-windows --os linux --port DEV [--record FILE] [--lie MODE]
+ *
+ * Honest (MODE "none", the default) it really runs guest-exec's program and
+ * really opens, reads and writes guest-file-* files, as qemu-ga does, so
+ * that Sluice can mount a share through it.  The lies, for the tests of a
+ * Stop that must not depend on the guest:
+ *   busy            umount answers exit 32 "target is busy" (nothing runs)
+ *   one-byte-reads  guest-file-read returns one byte, and never eof (it
+ *                   starts the file over at its end)
+ *   silent          ping, sync, info and osinfo are answered (the VM looks
+ *                   ready); nothing else ever is
+ *   garbage         anything but those is answered with malformed JSON
+ * The test switches the mode with the command "sluice-test-lie" {"mode":
+ * MODE}, which is answered in every mode. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -24,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define REQUEST_MAX (64 * 1024)
@@ -908,6 +927,9 @@ static int write_all(int fd, const char *data, size_t len)
         return 0;
 }
 
+static int linux_persona;
+static int linux_answer(const struct jnode *req, struct buf *reply, int *delimit);
+
 static void handle(int fd, const char *text, size_t len)
 {
         struct jparser jp = { text, text + len, 0 };
@@ -918,10 +940,18 @@ static void handle(int fd, const char *text, size_t len)
         note(text, len);
         req = parse_value(&jp);
         skip_ws(&jp);
-        if (req == NULL || req->type != J_OBJ || jp.p != jp.end)
+        if (req == NULL || req->type != J_OBJ || jp.p != jp.end) {
                 buf_printf(&reply, "{\"error\":{\"class\":\"GenericError\",\"desc\":\"JSON parse error, invalid input\"}}");
-        else
+        } else if (linux_persona) {
+                if (!linux_answer(req, &reply, &delimit)) {
+                        /* silent: this request is never answered */
+                        jfree(req);
+                        free(reply.data);
+                        return;
+                }
+        } else {
                 answer(req, &reply, &delimit);
+        }
         jfree(req);
         buf_add(&reply, "\n", 1);
         if (delimit)
@@ -930,9 +960,312 @@ static void handle(int fd, const char *text, size_t len)
         free(reply.data);
 }
 
+/* ---- the Linux persona (--os linux) and its lies ----
+ * Kept apart from the Windows model: nothing above calls into it but
+ * handle() and main(). */
+
+enum lie { LIE_NONE, LIE_BUSY, LIE_ONE_BYTE_READS, LIE_SILENT, LIE_GARBAGE };
+
+static const char *const lie_names[] = { "none", "busy", "one-byte-reads", "silent", "garbage" };
+static enum lie linux_lie;
+
+#define LINUX_FILES_MAX 32
+#define LINUX_READ_MAX (1024 * 1024)
+
+static struct {
+        long long handle;       /* 0: free slot */
+        int fd;
+} linux_files[LINUX_FILES_MAX];
+static long long linux_next_handle = 1000;
+
+static int linux_set_lie(const char *name)
+{
+        for (size_t i = 0; i < sizeof(lie_names) / sizeof(lie_names[0]); i++)
+                if (strcmp(name, lie_names[i]) == 0) {
+                        linux_lie = (enum lie)i;
+                        return 0;
+                }
+        return -1;
+}
+
+static void linux_error(struct buf *reply, const char *desc)
+{
+        buf_printf(reply, "{\"error\":{\"class\":\"GenericError\",\"desc\":");
+        buf_json_string(reply, desc);
+        buf_printf(reply, "}}");
+}
+
+static int base64_value(char c)
+{
+        static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char *p = c != '\0' ? strchr(abc, c) : NULL;
+
+        return p != NULL ? (int)(p - abc) : -1;
+}
+
+/* Decodes B64 into a new buffer of *LEN bytes (padding and junk skipped). */
+static char *base64_decode(const char *b64, size_t *len)
+{
+        char *out = malloc(strlen(b64) / 4 * 3 + 3);
+        unsigned acc = 0;
+        int bits = 0;
+
+        *len = 0;
+        if (out == NULL)
+                abort();
+        for (; *b64 != '\0'; b64++) {
+                int v = base64_value(*b64);
+
+                if (v < 0)
+                        continue;
+                acc = (acc << 6) | (unsigned)v;
+                bits += 6;
+                if (bits >= 8) {
+                        bits -= 8;
+                        out[(*len)++] = (char)((acc >> bits) & 0xff);
+                }
+        }
+        return out;
+}
+
+/* FD's whole content (bounded) into B. */
+static void slurp(int fd, struct buf *b)
+{
+        char chunk[4096];
+        ssize_t n;
+
+        lseek(fd, 0, SEEK_SET);
+        while (b->len < OUTPUT_MAX && (n = read(fd, chunk, sizeof(chunk))) > 0)
+                buf_add(b, chunk, (size_t)n);
+}
+
+/* guest-exec, for real: the program runs to its end here (the test's
+ * programs are short), its output kept for guest-exec-status.  "busy":
+ * umount without -l answers as a Linux whose mount is in use. */
+static void linux_exec(const struct jnode *args, struct buf *reply)
+{
+        const char *path = jstr(args, "path");
+        const struct jnode *arg = jget(args, "arg");
+        char *argv[64];
+        int argc = 0, lazy = 0, slot, status = 0;
+        int out_fd, err_fd;
+        char out_name[] = "/tmp/qga-out.XXXXXX", err_name[] = "/tmp/qga-err.XXXXXX";
+        const char *base;
+        pid_t pid;
+
+        if (path == NULL) {
+                linux_error(reply, "Parameter 'path' is missing");
+                return;
+        }
+        argv[argc++] = (char *)path;
+        if (arg != NULL && arg->type == J_ARR)
+                for (const struct jnode *a = arg->child; a != NULL && argc < 63; a = a->next) {
+                        if (a->type != J_STR) {
+                                linux_error(reply, "Invalid parameter type for 'arg', expected: string");
+                                return;
+                        }
+                        lazy |= strcmp(a->str, "-l") == 0;
+                        argv[argc++] = a->str;
+                }
+        argv[argc] = NULL;
+        base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+        slot = (int)(next_pid % EXECS_MAX);
+        free(execs[slot].out.data);
+        free(execs[slot].err.data);
+        memset(&execs[slot], 0, sizeof(execs[slot]));
+        if (linux_lie == LIE_BUSY && strcmp(base, "umount") == 0 && !lazy) {
+                execs[slot].pid = next_pid;
+                execs[slot].exitcode = 32;
+                buf_printf(&execs[slot].err, "umount: %s: target is busy.\n", argc > 1 ? argv[argc - 1] : "");
+                buf_printf(reply, "{\"return\":{\"pid\":%lld}}", next_pid++);
+                return;
+        }
+        if (access(path, X_OK) != 0) {
+                struct buf d = { 0 };
+
+                buf_printf(&d, "Failed to execute child process \xe2\x80\x9c%s\xe2\x80\x9d (No such file or directory)",
+                           path);
+                linux_error(reply, d.data);
+                free(d.data);
+                return;
+        }
+        out_fd = mkstemp(out_name);
+        err_fd = mkstemp(err_name);
+        if (out_fd < 0 || err_fd < 0) {
+                linux_error(reply, "cannot capture the output");
+                return;
+        }
+        unlink(out_name);
+        unlink(err_name);
+        pid = fork();
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDONLY);
+
+                dup2(null, 0);
+                dup2(out_fd, 1);
+                dup2(err_fd, 2);
+                execv(path, argv);
+                _exit(127);
+        }
+        if (pid > 0)
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                        ;
+        execs[slot].pid = next_pid;
+        execs[slot].exitcode = pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+        slurp(out_fd, &execs[slot].out);
+        slurp(err_fd, &execs[slot].err);
+        close(out_fd);
+        close(err_fd);
+        buf_printf(reply, "{\"return\":{\"pid\":%lld}}", next_pid++);
+}
+
+static int linux_file_slot(const struct jnode *args)
+{
+        const struct jnode *h = jget(args, "handle");
+
+        for (int i = 0; h != NULL && h->type == J_NUM && i < LINUX_FILES_MAX; i++)
+                if (linux_files[i].handle != 0 && linux_files[i].handle == h->num)
+                        return i;
+        return -1;
+}
+
+static void linux_file(const char *cmd, const struct jnode *args, struct buf *reply)
+{
+        int slot;
+
+        if (strcmp(cmd, "guest-file-open") == 0) {
+                const char *path = jstr(args, "path"), *mode = jstr(args, "mode");
+                int flags = O_RDONLY, fd;
+
+                if (mode != NULL && mode[0] == 'w')
+                        flags = O_WRONLY | O_CREAT | O_TRUNC;
+                else if (mode != NULL && mode[0] == 'a')
+                        flags = O_WRONLY | O_CREAT | O_APPEND;
+                for (slot = 0; slot < LINUX_FILES_MAX && linux_files[slot].handle != 0; slot++)
+                        ;
+                if (path == NULL || slot == LINUX_FILES_MAX || (fd = open(path, flags | O_CLOEXEC, 0644)) < 0) {
+                        struct buf d = { 0 };
+
+                        buf_printf(&d, "failed to open file '%s' (mode: '%s'): %s", path != NULL ? path : "",
+                                   mode != NULL ? mode : "r", strerror(errno));
+                        linux_error(reply, d.data);
+                        free(d.data);
+                        return;
+                }
+                linux_files[slot].handle = linux_next_handle;
+                linux_files[slot].fd = fd;
+                buf_printf(reply, "{\"return\":%lld}", linux_next_handle++);
+                return;
+        }
+        if ((slot = linux_file_slot(args)) < 0) {
+                linux_error(reply, "handle does not exist");
+                return;
+        }
+        if (strcmp(cmd, "guest-file-read") == 0) {
+                const struct jnode *count = jget(args, "count");
+                size_t want = count != NULL && count->type == J_NUM && count->num > 0 ? (size_t)count->num : 4096;
+                char *data;
+                ssize_t n;
+
+                if (want > LINUX_READ_MAX)
+                        want = LINUX_READ_MAX;
+                if (linux_lie == LIE_ONE_BYTE_READS)
+                        want = 1;
+                data = malloc(want);
+                if (data == NULL)
+                        abort();
+                n = read(linux_files[slot].fd, data, want);
+                if (n == 0 && linux_lie == LIE_ONE_BYTE_READS) {
+                        /* never the end: the file again, a byte at a time */
+                        lseek(linux_files[slot].fd, 0, SEEK_SET);
+                        n = read(linux_files[slot].fd, data, want);
+                }
+                if (n < 0) {
+                        free(data);
+                        linux_error(reply, strerror(errno));
+                        return;
+                }
+                buf_printf(reply, "{\"return\":{\"count\":%zd,\"buf-b64\":\"", n);
+                buf_base64(reply, data, (size_t)n);
+                buf_printf(reply, "\",\"eof\":%s}}",
+                           linux_lie != LIE_ONE_BYTE_READS && (size_t)n < want ? "true" : "false");
+                free(data);
+        } else if (strcmp(cmd, "guest-file-write") == 0) {
+                const char *b64 = jstr(args, "buf-b64");
+                size_t len = 0;
+                char *data = base64_decode(b64 != NULL ? b64 : "", &len);
+                ssize_t n = write(linux_files[slot].fd, data, len);
+
+                free(data);
+                if (n < 0)
+                        linux_error(reply, strerror(errno));
+                else
+                        buf_printf(reply, "{\"return\":{\"count\":%zd,\"eof\":false}}", n);
+        } else {
+                close(linux_files[slot].fd);
+                linux_files[slot].handle = 0;
+                buf_printf(reply, "{\"return\":{}}");
+        }
+}
+
+/* One request as the Linux persona; 0 when it is not answered (silent). */
+static int linux_answer(const struct jnode *req, struct buf *reply, int *delimit)
+{
+        const char *cmd = jstr(req, "execute");
+        const struct jnode *args = jget(req, "arguments");
+
+        *delimit = 0;
+        if (cmd == NULL) {
+                linux_error(reply, "QMP input lacks member 'execute'");
+                return 1;
+        }
+        if (strcmp(cmd, "sluice-test-lie") == 0) {
+                const char *mode = jstr(args, "mode");
+
+                if (mode == NULL || linux_set_lie(mode) < 0)
+                        linux_error(reply, "unknown mode");
+                else
+                        buf_printf(reply, "{\"return\":{}}");
+                return 1;
+        }
+        /* what tells the VM manager the agent is there and ready: always */
+        if (strcmp(cmd, "guest-sync") == 0 || strcmp(cmd, "guest-sync-delimited") == 0 ||
+            strcmp(cmd, "guest-ping") == 0 || strcmp(cmd, "guest-info") == 0) {
+                answer(req, reply, delimit);
+                return 1;
+        }
+        if (strcmp(cmd, "guest-get-osinfo") == 0) {
+                buf_printf(reply, "{\"return\":{\"name\":\"Debian GNU/Linux\",\"kernel-release\":\"6.1.0-test\","
+                                  "\"version\":\"12 (bookworm)\",\"pretty-name\":\"Debian GNU/Linux 12 (bookworm)\","
+                                  "\"version-id\":\"12\",\"kernel-version\":\"#1 SMP\",\"machine\":\"x86_64\","
+                                  "\"id\":\"debian\"}}");
+                return 1;
+        }
+        if (linux_lie == LIE_SILENT)
+                return 0;
+        if (linux_lie == LIE_GARBAGE) {
+                buf_printf(reply, "{\"return\": {\"pid\": 12,, ]");
+                return 1;
+        }
+        if (strcmp(cmd, "guest-exec") == 0)
+                linux_exec(args, reply);
+        else if (strcmp(cmd, "guest-exec-status") == 0)
+                guest_exec_status(args, reply);
+        else if (strncmp(cmd, "guest-file-", 11) == 0 && strcmp(cmd, "guest-file-flush") != 0 &&
+                 strcmp(cmd, "guest-file-seek") != 0)
+                linux_file(cmd, args, reply);
+        else
+                answer(req, reply, delimit);
+        return 1;
+}
+
+/* ---- main ---- */
+
 static void usage(void)
 {
-        fprintf(stderr, "usage: sluice-qga-windows --port DEVICE [--record FILE] [--missing winfsp|viofs]...\n");
+        fprintf(stderr, "usage: sluice-qga-windows --port DEVICE [--record FILE] [--missing winfsp|viofs]...\n"
+                        "       sluice-qga-windows --os linux --port DEVICE [--record FILE] "
+                        "[--lie none|busy|one-byte-reads|silent|garbage]\n");
         exit(2);
 }
 
@@ -956,6 +1289,15 @@ int main(int argc, char **argv)
                                 perror(argv[i]);
                                 return 1;
                         }
+                } else if (strcmp(argv[i], "--os") == 0 && i + 1 < argc) {
+                        i++;
+                        if (strcmp(argv[i], "linux") == 0)
+                                linux_persona = 1;
+                        else if (strcmp(argv[i], "windows") != 0)
+                                usage();
+                } else if (strcmp(argv[i], "--lie") == 0 && i + 1 < argc) {
+                        if (linux_set_lie(argv[++i]) < 0)
+                                usage();
                 } else if (strcmp(argv[i], "--missing") == 0 && i + 1 < argc) {
                         i++;
                         if (strcmp(argv[i], "winfsp") == 0)

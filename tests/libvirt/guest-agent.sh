@@ -26,7 +26,16 @@
 #  (h) a pretend Windows guest (tests/guest/qga-windows.c): drive Z: through
 #      VirtioFsSvc set to automatic and started, a second share through a
 #      WinFsp launcher instance at Y:, the stop before the unplug; a guest
-#      without WinFsp → an Error naming what to install.
+#      without WinFsp → an Error naming what to install;
+#  (i) revocation never depends on the guest: a guest whose agent lies
+#      (tests/guest/qga-windows.c --os linux, one guest, its mode switched
+#      between cases): umount says "target is busy" though nothing holds it
+#      (Stop fails with .Busy offering force; `sluicectl stop --force` ends
+#      it), guest-file-read sends one byte at a time and never eof, the agent
+#      falls silent, the agent answers garbage.  Each time the Stop ends
+#      within 20 s (TCG) with the share "stopped", its worker gone, no
+#      filesystem of it left in the VM's live XML, and (but for busy) Error
+#      saying the guest did not answer.
 # Exit: 0 pass, 1 fail, 77 skip (not root, no QEMU/libvirt/kernel, or an
 # image without qemu-ga).
 set -uo pipefail
@@ -196,7 +205,7 @@ chown -R "$user:" "$share_dir"
 # All guests boot at once (each takes 20-40 s under TCG): G, the Linux guest
 # with the agent; R, whose agent blocks guest-exec; W and W2, pretend Windows
 # (W2 without WinFsp); N, no agent channel, is never started.
-G=sluice-qga-g R=sluice-qga-r W=sluice-qga-w W2=sluice-qga-w2 N=sluice-qga-n
+G=sluice-qga-g R=sluice-qga-r W=sluice-qga-w W2=sluice-qga-w2 N=sluice-qga-n L=sluice-qga-l
 define $G --agent || fail "define $G"
 define $R --agent --cmdline "sluice_qga_block=guest-exec" || fail "define $R"
 define $N || fail "define $N"
@@ -204,7 +213,8 @@ guests=($G $R)
 if [ -n "$windows_fake" ]; then
         define $W --agent --cmdline "sluice_qga=windows" || fail "define $W"
         define $W2 --agent --cmdline "sluice_qga=windows sluice_qga_missing=winfsp" || fail "define $W2"
-        guests+=($W $W2)
+        define $L --agent --cmdline "sluice_qga=liar" || fail "define $L"
+        guests+=($W $W2 $L)
 fi
 t_boot=$(date +%s.%N)
 for d in "${guests[@]}"; do vsh start "$d" >/dev/null || fail "start $d"; done
@@ -417,6 +427,74 @@ else
 fi
 [ -n "$shareR" ] && call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareR" >/dev/null
 vsh destroy $R >/dev/null 2>&1
+
+# ---- (i) a guest that lies: revocation never depends on it ---------------------------------------
+# lie DOMAIN MODE — switches the lying agent (answered in every mode)
+lie() { agent "$1" "{\"execute\":\"sluice-test-lie\",\"arguments\":{\"mode\":\"$2\"}}"; }
+in_live_xml() { vsh dumpxml "$1" | grep -c "<target dir='$2'/>" >/dev/null; } # DOMAIN TAG
+# liar_case MODE — a share mounted through the honest agent, the agent
+# switched to MODE, then the user's Stop (for busy: refused, then --force)
+liar_case() {
+        local mode=$1 tag=lie-$1 dir=$work/lie-$1 share wpid t0 took err state error
+        mkdir -p "$dir" && chown "$user:" "$dir"
+        wait_for 90 vm_prop_is "$vmL" GuestAgent ready || { fail_later "$mode: the agent of $L is not ready: $(vmp "$vmL" GuestAgentMessage)"; return; }
+        share=$(add_share "$dir" $L "$tag" "'attach': <true>")
+        if [ -z "$share" ] || ! wait_for 90 share_prop_is "$share" GuestState mounted; then
+                fail_later "$mode: the share was not mounted through the honest agent: ${share:-no share} $([ -n "$share" ] && share_info "$share")"
+                return
+        fi
+        wpid=$(worker_of "$share")
+        lie $L "$mode" | grep -c '"return"' >/dev/null || { fail_later "$mode: the agent did not switch"; return; }
+        if [ "$mode" = busy ]; then
+                t0=$EPOCHREALTIME
+                err=$(call "$share" org.sluice.Sluice1.Share.Stop 2>&1)
+                case $err in
+                *org.sluice.Sluice1.Error.Busy*"in use"*force*) pass "busy: Stop refused in $(since "$t0") s, offering force: ${err#*Error.}" ;;
+                *) fail_later "busy: the Stop was not refused as busy: $err" ;;
+                esac
+                [ "$(shp "$share" State)" = attached ] || fail_later "busy: after the refused Stop: $(share_info "$share")"
+                t0=$EPOCHREALTIME
+                runu "$work/bin/sluicectl" stop --force "$tag" >/dev/null 2>"$work/stop.err" ||
+                        fail_later "busy: sluicectl stop --force: $(cat "$work/stop.err")"
+        else
+                t0=$EPOCHREALTIME
+                call "$share" org.sluice.Sluice1.Share.Stop >/dev/null 2>"$work/stop.err" ||
+                        fail_later "$mode: Stop failed: $(cat "$work/stop.err")"
+        fi
+        took=$(since "$t0")
+        state=$(shp "$share" State) error=$(shp "$share" Error)
+        if awk -v t="$took" 'BEGIN { exit !(t < 20) }' && [ "$state" = stopped ]; then
+                pass "$mode: the Stop ended the share in $took s (State $state)"
+        else
+                fail_later "$mode: the Stop took $took s, State '$state': $(share_info "$share")"
+        fi
+        [ -n "$wpid" ] && [ ! -d "/proc/$wpid" ] && pass "$mode: its worker ($wpid) is gone" ||
+                fail_later "$mode: the worker '${wpid:-none found}' still runs"
+        if in_live_xml $L "$tag"; then
+                fail_later "$mode: $L's live XML still has the share's filesystem"
+        else
+                pass "$mode: no filesystem of the share left in $L's live XML"
+        fi
+        if [ "$mode" != busy ]; then
+                case $error in *"did not answer"*) pass "$mode: Error says so: $error" ;;
+                        *) fail_later "$mode: Error does not say the guest did not answer: '$error'" ;; esac
+        fi
+        # honest again for the next case (garbage is the last: libvirt gives up on that agent)
+        [ "$mode" = garbage ] || lie $L none >/dev/null
+        call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShareWithOptions "$share" "{'force': <true>}" >/dev/null ||
+                fail_later "$mode: removing the share"
+}
+if [ -n "$windows_fake" ]; then
+        t_lies=$EPOCHREALTIME
+        wait_for 240 booted $L || fail_later "$L did not boot"
+        wait_for 30 has_vm $L || fail_later "no Vm object for $L"
+        vmL=$(vm_path $L)
+        for mode in busy one-byte-reads silent garbage; do
+                liar_case $mode
+        done
+        note "the lying guest's cases took $(since "$t_lies") s"
+        vsh destroy $L >/dev/null 2>&1
+fi
 
 # ---- (h) a pretend Windows guest -----------------------------------------------------------------
 if [ -z "$windows_fake" ]; then
