@@ -30,13 +30,13 @@ gboolean sluice_share_end_options_parse(GVariant *options, SluiceShareEndOptions
                                     _("Unknown option “%s”: the only option is force (a boolean)"), shown);
                         return FALSE;
                 }
-                if (!g_variant_is_of_type(value, G_VARIANT_TYPE_BOOLEAN)) {
+                if (!g_variant_is_of_type(owned, G_VARIANT_TYPE_BOOLEAN)) {
                         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
                                     _("The option “%s” must be of type “%s”, not “%s”"), key, "b",
-                                    g_variant_get_type_string(value));
+                                    g_variant_get_type_string(owned));
                         return FALSE;
                 }
-                out->force = g_variant_get_boolean(value);
+                out->force = g_variant_get_boolean(owned);
         }
         return TRUE;
 }

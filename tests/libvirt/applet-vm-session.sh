@@ -193,6 +193,30 @@ if [ ${#not_run[@]} = 0 ] && [ -f "$SA_GUEST_DIR/initrd-agent.cpio" ]; then
         grep -F "“$atag” is now in $avm" "$notes" | grep -qF "mount -t virtiofs" && fail "the notification still gives the mount command"
         note "$(grep -F "is now in $avm" "$notes" | head -1)"
         shot applet-vm-in-guest
+
+        # ---- busy in the guest: the row's Stop Anyway ----
+        # a process of the guest's workload sits in the mount (agent-workload.sh's
+        # /tmp/ctl-hold, created through the agent); the row's Stop is refused,
+        # the row says what uses it and offers Stop Anyway, whose click ends the share
+        qga() { vsh qemu-agent-command "$avm" "$1" 2>&1; }
+        h=$(qga '{"execute":"guest-file-open","arguments":{"path":"/tmp/ctl-hold","mode":"w"}}' |
+            sed -n 's/.*"return":\([0-9]*\).*/\1/p')
+        [ -n "$h" ] && qga "{\"execute\":\"guest-file-close\",\"arguments\":{\"handle\":$h}}" >/dev/null ||
+                fail "cannot ask $avm to hold the mount"
+        wait_for 30 grep -q "^HOLDING pid=" "$aconsole" || fail "the guest did not hold the mount"
+        click_widget "start-stop:$afolder"
+        wait_for 60 locate "stop-anyway:$afolder" ||
+                fail "no Stop Anyway after a Stop the guest refused: $(hook_prop Labels) $(hook_prop LastMessage)"
+        hook_prop Labels | grep -qF "in use in the guest" || fail "the row does not say what uses the share: $(hook_prop Labels)"
+        share_prop "$ashare" State | grep -qF "'attached'" || fail "the refused Stop changed the share: $(share_prop "$ashare" State)"
+        shot applet-vm-busy
+        click_widget "stop-anyway:$afolder"
+        stopped() { share_prop "$ashare" State | grep -qF "'stopped'"; }
+        wait_for 30 stopped || fail "Stop Anyway did not stop the share: $(share_prop "$ashare" State) $(share_prop "$ashare" Error)"
+        vsh dumpxml "$avm" | grep -cF "<target dir='$atag'/>" >/dev/null && fail "Stop Anyway left the share in $avm's live XML"
+        gone_offer() { ! locate "stop-anyway:$afolder"; }
+        wait_for 10 gone_offer || fail "the row still offers Stop Anyway once the share stopped"
+        note "busy in the guest: Stop refused, Stop Anyway stopped the share"
 else
         [ ${#not_run[@]} != 0 ] || not_run+=("the share mounted by the service (no qemu-ga in the guest image)")
         not_run+=("\"In the VM at …\", its copy button and the notification of where")

@@ -16,8 +16,11 @@
 # agent's channel and a workload that mounts nothing (agent-workload.sh) gets
 # a share: the service mounts it there, the row says "In the VM at /mnt/TAG"
 # instead of the hint, its copy button puts the path on the clipboard, and
-# the notification carries the service's sentence of where it is.  Without
-# them that part is reported as not run (the rest still has to pass).
+# the notification carries the service's sentence of where it is; then a
+# process of the guest holds the mount: the row's Stop is refused, the row
+# says what uses it and offers Stop Anyway, whose click stops the share and
+# takes it out of the VM.  Without them that part is reported as not run
+# (the rest still has to pass).
 #
 # This part (root) takes the machine-wide libvirt test lock (lock.sh: libvirt.sh
 # also drives the test user's session libvirtd), builds the guest, and runs
