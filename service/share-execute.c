@@ -526,8 +526,8 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 if (self->machine.attachment.state == SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED) {
                         g_message("%s: unplugging from %s without unmounting in the guest", tag, vm);
                         g_free(self->unmount_skipped);
-                        self->unmount_skipped = what->error != NULL ? g_strdup(what->error->message)
-                                                                    : g_strdup(_("forced"));
+                        self->unmount_skipped = g_strdup(what->error != NULL ? what->error->message
+                                                                             : _("the user chose to stop it anyway"));
                 }
                 unplug(self, on_unplugged, g_object_ref(self));
                 break;
