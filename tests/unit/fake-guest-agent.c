@@ -128,7 +128,7 @@ void fake_guest_fail(const char *command, guint nth, const char *message)
         g_free(guest.fail_message);
         guest.fail_command = g_strdup(command);
         guest.fail_message = g_strdup(message);
-        guest.fail_nth = MAX(nth, 1);
+        guest.fail_nth = nth;
         guest.fail_seen = 0;
 }
 
@@ -238,7 +238,7 @@ static char *file_open(JsonObject *args)
         }
         if (strcmp(mode, "w") == 0) {
                 if (f == NULL)
-                        f = file_create(path, 0600);    /* qemu-ga creates files for its owner only */
+                        f = file_create(path, 0600);    /* the strictest mode an agent may give a new file */
                 g_byte_array_set_size(f->data, 0);
         }
         h = g_new0(FakeHandle, 1);
@@ -436,7 +436,7 @@ static char *exec_cmd(JsonObject *args)
                 key = g_new(gint64, 1);
                 *key = guest.next_pid++;
                 g_hash_table_insert(guest.runs, key, r);
-                return reply_int(*key);
+                return g_strdup_printf("{\"return\":{\"pid\":%" G_GINT64_FORMAT "}}", *key);
         }
         {
                 g_autofree char *desc = g_strdup_printf(
@@ -516,7 +516,7 @@ char *virDomainQemuAgentCommand(virDomainPtr domain, const char *cmd, int timeou
                                                              : empty;
         g_ptr_array_add(guest.log, describe(command, args));
         if (guest.fail_command != NULL && strcmp(command, guest.fail_command) == 0 &&
-            ++guest.fail_seen >= guest.fail_nth)
+            (++guest.fail_seen == guest.fail_nth || guest.fail_nth == 0))
                 return libvirt_fails(guest.fail_message);
         if (strcmp(command, "guest-file-open") == 0)
                 return file_open(args);

@@ -26,8 +26,9 @@ GBytes *fake_guest_get_file(const char *path, guint *mode);
 /* The guest's file system holds at most BYTES of file data in all (a full
  * disk: writes beyond fail with ENOSPC after writing what fits); -1: no limit. */
 void fake_guest_set_space(gssize bytes);
-/* Agent command COMMAND fails from its NTH call on (1: every call), as
- * libvirt reports an agent's error: MESSAGE as libvirt's last error. */
+/* The NTH call of agent command COMMAND (0: every call) fails as libvirt
+ * reports an agent's error: MESSAGE as libvirt's last error.  A NULL
+ * COMMAND: nothing fails. */
 void fake_guest_fail(const char *command, guint nth, const char *message);
 /* Whether a request was seen, as a line: "guest-file-open /etc/fstab w",
  * "guest-exec /bin/mv -f /etc/.fstab.sluice /etc/fstab". */

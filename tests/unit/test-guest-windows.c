@@ -173,7 +173,7 @@ static void test_agent_error_printable(void)
 
         fake_guest_reset();
         /* libvirt reports an agent's {"error": …} with its desc as it came */
-        fake_guest_fail("guest-exec", 1,
+        fake_guest_fail("guest-exec", 0,
                         "internal error: unable to execute QEMU agent command 'guest-exec': " HOSTILE_DESC);
         drive = sluice_guest_windows_mount(NULL, "docs", "", FALSE, &error);
         g_assert_null(drive);
