@@ -45,7 +45,11 @@ gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const 
  * still there (busybox's umount looks the path up) never ends. */
 gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const char *mount_point,
                                     GError **error);
-/* Keeps (PRESENT) or removes the marked /etc/fstab line for TAG. */
+/* Keeps (PRESENT) or removes the marked /etc/fstab line for TAG.  Never
+ * rewritten in place: the new file is written next to it (.fstab.sluice,
+ * a copy first for its mode and owner), read back, then renamed over it; a
+ * failure anywhere leaves /etc/fstab as it was and ERROR says so.  An
+ * fstab larger than SLUICE_GUEST_AGENT_FILE_MAX is refused, not cut. */
 gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, const char *mount_point,
                                       gboolean present, GError **error);
 
@@ -54,7 +58,9 @@ gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, cons
  * MOUNT_POINT (octal escapes such as \040 understood). */
 gboolean sluice_guest_linux_is_mounted(const char *proc_mounts, const char *tag, const char *mount_point);
 /* FSTAB with TAG's marked line added/replaced (PRESENT) or removed; other
- * lines untouched. */
+ * lines untouched, byte for byte.  A line is Sluice's only when it is
+ * exactly what Sluice writes for TAG right after its mark; a mark without
+ * it (its line deleted by hand) is dropped alone. */
 char *sluice_guest_linux_fstab_edit(const char *fstab, const char *tag, const char *mount_point,
                                     gboolean present);
 
