@@ -198,6 +198,33 @@ static void test_agent_error_printable(void)
         assert_printable(error->message);
 }
 
+/* What the agent says of itself and its OS becomes the Vm's GuestOsName
+ * and the version in its messages: printable and bounded as well. */
+static void test_osinfo_printable(void)
+{
+        g_autoptr(JsonObject) osinfo = json_object_new();
+        g_autoptr(JsonObject) info = json_object_new();
+        g_autoptr(GString) long_version = g_string_new("9.2.0");
+        g_autofree char *name = NULL;
+        SluiceGuestAgentInfo agent = { 0 };
+
+        json_object_set_string_member(osinfo, "id", "mswindows");
+        json_object_set_string_member(osinfo, "pretty-name", "Windows " HOSTILE_DESC);
+        g_assert_cmpint(sluice_guest_agent_os_type_from(osinfo, &name), ==, SLUICE_GUEST_OS_WINDOWS);
+        assert_printable(name);
+        g_assert_true(g_str_has_prefix(name, "Windows "));
+        for (int i = 0; i < 200; i++)
+                g_string_append(long_version, "\x1b[0m\xe2\x80\xae");
+        json_object_set_string_member(info, "version", long_version->str);
+        sluice_guest_agent_info_from(info, &agent);
+        assert_printable(agent.version);
+        g_assert_cmpuint(g_utf8_strlen(agent.version, -1), <=, 41);
+        /* no command enabled: the blocked list is Sluice's own names */
+        g_assert_cmpstr(agent.blocked, ==, "guest-exec, guest-exec-status, guest-file-open, guest-file-read, "
+                                           "guest-file-write, guest-file-close");
+        sluice_guest_agent_info_clear(&agent);
+}
+
 /* The one builder of messages that quote a guest: whatever its arguments
  * hold, the message is printable and bounded. */
 static void test_set_error(void)
@@ -226,5 +253,6 @@ int main(int argc, char **argv)
         g_test_add_func("/guest-windows/drive-of", test_drive_of);
         g_test_add_func("/guest-windows/agent-error-printable", test_agent_error_printable);
         g_test_add_func("/guest-windows/set-error", test_set_error);
+        g_test_add_func("/guest-windows/osinfo-printable", test_osinfo_printable);
         return g_test_run();
 }
