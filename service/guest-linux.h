@@ -4,10 +4,12 @@
  * after a worker crash, and the /etc/fstab line for "mount at every boot".
  *
  * The guest runs fixed argument vectors built here (/bin/mkdir -p DIR,
- * /bin/mount -t virtiofs TAG DIR, /bin/umount DIR …), never a shell line;
+ * /bin/mount -t virtiofs TAG DIR, /bin/umount DIR, and for the fstab
+ * readlink -f, cp -p, chmod, mv -f, rm -f …), never a shell line;
  * TAG is checked by share-tag.h and DIR by sluice_guest_linux_check_mount_point
  * before they get here.  What the guest answers (/proc/mounts, a command's
- * output) is only parsed and quoted, bounded, in error messages.
+ * output) is only parsed and quoted, printable and bounded, in error
+ * messages (sluice_guest_agent_printable, sluice_guest_agent_set_error).
  *
  * Blocking: call from a worker thread.  Errors are SLUICE_ERROR (errors.h):
  * GUEST_AGENT with what the guest said and what to do, BUSY when an
