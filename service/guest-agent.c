@@ -2,6 +2,7 @@
 /* guest-agent.c — commands to the QEMU guest agent; see guest-agent.h. */
 #include "config.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include <glib/gi18n.h>
@@ -71,7 +72,8 @@ char *sluice_guest_agent_printable(const char *text, gsize len, gsize max_chars)
                         g_string_append(out, "…");
                         break;
                 }
-                if (g_unichar_iscntrl(c) || c == 0x2028 || c == 0x2029)
+                /* escapes (ESC, C1's CSI) and what reorders or hides text (U+202E …) */
+                if (g_unichar_iscntrl(c) || !g_unichar_isprint(c) || c == 0x2028 || c == 0x2029)
                         c = ' ';
                 /* runs of blanks (a command's line breaks) become one */
                 if (c == ' ' && (out->len == 0 || out->str[out->len - 1] == ' '))
@@ -82,6 +84,21 @@ char *sluice_guest_agent_printable(const char *text, gsize len, gsize max_chars)
         while (out->len > 0 && out->str[out->len - 1] == ' ')
                 g_string_truncate(out, out->len - 1);
         return g_string_free(out, FALSE);
+}
+
+void sluice_guest_agent_set_error(GError **error, GQuark domain, gint code, const char *format, ...)
+{
+        g_autofree char *raw = NULL;
+        g_autofree char *message = NULL;
+        va_list args;
+
+        if (error == NULL)
+                return;
+        va_start(args, format);
+        raw = g_strdup_vprintf(format, args);
+        va_end(args);
+        message = sluice_guest_agent_printable(raw, strlen(raw), SLUICE_GUEST_AGENT_MESSAGE_MAX_CHARS);
+        g_set_error_literal(error, domain, code, message);
 }
 
 /* libvirt's last error as ours: which kind decides what Sluice tells the user. */
@@ -103,7 +120,8 @@ static void set_error_from_libvirt(GError **error, const char *command)
         else if (code == VIR_ERR_AGENT_UNRESPONSIVE || code == VIR_ERR_AGENT_UNSYNCED ||
                  code == VIR_ERR_OPERATION_INVALID)
                 kind = SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED;
-        g_set_error(error, SLUICE_GUEST_AGENT_ERROR, kind, "%s: %s", command, message);
+        /* libvirt's message repeats the agent's "desc" as the guest wrote it */
+        sluice_guest_agent_set_error(error, SLUICE_GUEST_AGENT_ERROR, kind, "%s: %s", command, message);
 }
 
 JsonNode *sluice_guest_agent_call(virDomainPtr domain, const char *command, JsonObject *arguments,
@@ -151,10 +169,11 @@ JsonNode *sluice_guest_agent_call(virDomainPtr domain, const char *command, Json
                         : NULL;
                 g_autofree char *said = sluice_guest_agent_printable(desc, desc != NULL ? strlen(desc) : 0, 200);
 
-                g_set_error(error, SLUICE_GUEST_AGENT_ERROR,
-                            desc != NULL && strstr(desc, "has been disabled") != NULL
-                                    ? SLUICE_GUEST_AGENT_ERROR_DISABLED : SLUICE_GUEST_AGENT_ERROR_FAILED,
-                            "%s: %s", command, said);
+                sluice_guest_agent_set_error(error, SLUICE_GUEST_AGENT_ERROR,
+                                             desc != NULL && strstr(desc, "has been disabled") != NULL
+                                                     ? SLUICE_GUEST_AGENT_ERROR_DISABLED
+                                                     : SLUICE_GUEST_AGENT_ERROR_FAILED,
+                                             "%s: %s", command, said);
                 return NULL;
         }
         value = json_object_get_member(object, "return");

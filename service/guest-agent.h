@@ -9,7 +9,9 @@
  *
  * What the guest answers is untrusted: replies are parsed with json-glib,
  * every member is checked for its type, sizes are bounded, and nothing of it
- * is used here as a command, a host path or markup.  Commands are built
+ * is used here as a command, a host path or markup.  Every GError from here
+ * has a printable, bounded message, libvirt's included (it repeats what the
+ * agent said).  Commands are built
  * from an argument vector (guest-exec runs a program directly, no shell).
  *
  * libvirt marks a domain that received a command through this API as
@@ -115,8 +117,20 @@ SluiceGuestOsType sluice_guest_agent_os_type_from(JsonObject *osinfo, char **os_
 /* From a guest-info "return" object: fills can_exec, can_file, blocked, version. */
 void sluice_guest_agent_info_from(JsonObject *guest_info, SluiceGuestAgentInfo *info);
 /* A printable, single-line, bounded copy of text from the guest (for an
- * Error or a log line): control characters become spaces, invalid UTF-8 is
- * replaced, at most MAX_CHARS characters ("…" when cut). */
+ * Error or a log line): control, format (bidi overrides …) and unassigned
+ * characters become spaces, invalid UTF-8 is replaced, at most MAX_CHARS
+ * characters ("…" when cut). */
 char *sluice_guest_agent_printable(const char *text, gsize len, gsize max_chars);
+
+/* The most characters of an error message that quotes a guest. */
+#define SLUICE_GUEST_AGENT_MESSAGE_MAX_CHARS 1000
+
+/* Sets ERROR to FORMAT and its arguments, the whole message then made
+ * printable and bounded as above (SLUICE_GUEST_AGENT_MESSAGE_MAX_CHARS).
+ * Every error of guest-*.c is made here, so that a quote of the guest that
+ * skipped sluice_guest_agent_printable still cannot put terminal escapes or
+ * invalid UTF-8 into a share's Error (a D-Bus string must be UTF-8). */
+void sluice_guest_agent_set_error(GError **error, GQuark domain, gint code, const char *format, ...)
+        G_GNUC_PRINTF(4, 5);
 
 G_END_DECLS

@@ -154,7 +154,10 @@ static void append_fstab_field(GString *out, const char *path)
         }
 }
 
-/* Whether LINE (without its newline) is Sluice's mark for TAG. */
+/* The options and dump/pass fields of every line Sluice writes. */
+#define FSTAB_OPTIONS "defaults,nofail"
+
+/* Whether LINE (without its line end) is Sluice's mark for TAG. */
 static gboolean is_mark(const char *line, gsize len, const char *tag)
 {
         g_autofree char *copy = g_strndup(line, len);
@@ -163,54 +166,96 @@ static gboolean is_mark(const char *line, gsize len, const char *tag)
         return strcmp(g_strstrip(copy), expected) == 0;
 }
 
-/* Whether LINE is an fstab entry for TAG (its first field). */
+/* Whether LINE (without its line end) is exactly an entry Sluice writes
+ * for TAG: "TAG MOUNT_POINT virtiofs defaults,nofail 0 0", any blanks
+ * between the fields, a mount point Sluice accepts.  Anything else under a
+ * mark (an administrator's own line that happens to start with TAG, such
+ * as "tmpfs /tmp tmpfs …" under a stale "# sluice: tmpfs") is not Sluice's. */
 static gboolean is_entry_for(const char *line, gsize len, const char *tag)
 {
-        const char *cursor = line;
-        g_autofree char *source = next_field(&cursor, line + len);
+        const char *cursor = line, *end = line + len;
+        char *fields[7] = { NULL };
+        gsize n = 0;
+        gboolean ours;
 
-        return source != NULL && strcmp(source, tag) == 0;
+        while (n < G_N_ELEMENTS(fields) && (fields[n] = next_field(&cursor, end)) != NULL)
+                n++;
+        ours = n == 6 && strcmp(fields[0], tag) == 0 && sluice_guest_linux_check_mount_point(fields[1], NULL) &&
+               strcmp(fields[2], "virtiofs") == 0 && strcmp(fields[3], FSTAB_OPTIONS) == 0 &&
+               strcmp(fields[4], "0") == 0 && strcmp(fields[5], "0") == 0;
+        for (gsize i = 0; i < n; i++)
+                g_free(fields[i]);
+        return ours;
+}
+
+/* The line at *CURSOR: LINE and LEN without its line end (LF, or CR LF),
+ * *CURSOR moved past it.  FALSE at the end of the text. */
+static gboolean fstab_next_line(const char **cursor, const char **line, gsize *len)
+{
+        const char *p = *cursor;
+        const char *end;
+
+        if (*p == '\0')
+                return FALSE;
+        end = strchr(p, '\n');
+        if (end == NULL)
+                end = p + strlen(p);
+        *line = p;
+        *len = (gsize)(end - p);
+        if (*len > 0 && p[*len - 1] == '\r')
+                (*len)--;
+        *cursor = *end == '\n' ? end + 1 : end;
+        return TRUE;
+}
+
+static void append_entry(GString *out, const char *tag, const char *mount_point)
+{
+        g_string_append_printf(out, SLUICE_GUEST_FSTAB_MARK ": %s\n", tag);
+        append_fstab_field(out, tag);
+        g_string_append_c(out, ' ');
+        append_fstab_field(out, mount_point);
+        g_string_append(out, " virtiofs " FSTAB_OPTIONS " 0 0\n");
 }
 
 char *sluice_guest_linux_fstab_edit(const char *fstab, const char *tag, const char *mount_point,
                                     gboolean present)
 {
         GString *out = g_string_new(NULL);
-        const char *line = fstab != NULL ? fstab : "";
+        const char *cursor = fstab != NULL ? fstab : "";
+        const char *line;
+        gsize len;
+        gboolean written = FALSE;
 
         /* Sluice's entry is a comment line with the mark followed by the
          * entry itself: a comment of its own line is skipped by every fstab
          * reader (libmount, busybox, systemd's generator), where a comment
-         * after the fields is not. */
-        while (*line != '\0') {
-                const char *end = strchr(line, '\n');
-                const char *next;
+         * after the fields is not.  Only that pair is Sluice's: a mark
+         * whose entry is gone (deleted by hand) goes alone, and every
+         * other line stays byte for byte, line end included. */
+        while (fstab_next_line(&cursor, &line, &len)) {
+                const char *after = cursor;
+                const char *entry;
+                gsize entry_len;
 
-                if (end == NULL)
-                        end = line + strlen(line);
-                next = *end == '\n' ? end + 1 : end;
-                if (is_mark(line, (gsize)(end - line), tag)) {
-                        /* the entry that follows it goes too, when it is still TAG's */
-                        const char *after_end = strchr(next, '\n');
-
-                        if (after_end == NULL)
-                                after_end = next + strlen(next);
-                        if (*next != '\0' && is_entry_for(next, (gsize)(after_end - next), tag))
-                                next = *after_end == '\n' ? after_end + 1 : after_end;
-                        line = next;
+                if (!is_mark(line, len, tag)) {
+                        g_string_append_len(out, line, cursor - line);
                         continue;
                 }
-                g_string_append_len(out, line, next - line);
-                line = next;
+                if (fstab_next_line(&after, &entry, &entry_len) && is_entry_for(entry, entry_len, tag)) {
+                        cursor = after;
+                        /* replaced where it stood: an unchanged line is no write */
+                        if (present && !written) {
+                                if (out->len > 0 && out->str[out->len - 1] != '\n')
+                                        g_string_append_c(out, '\n');
+                                append_entry(out, tag, mount_point);
+                                written = TRUE;
+                        }
+                }
         }
-        if (present) {
+        if (present && !written) {
                 if (out->len > 0 && out->str[out->len - 1] != '\n')
                         g_string_append_c(out, '\n');
-                g_string_append_printf(out, SLUICE_GUEST_FSTAB_MARK ": %s\n", tag);
-                append_fstab_field(out, tag);
-                g_string_append_c(out, ' ');
-                append_fstab_field(out, mount_point);
-                g_string_append(out, " virtiofs defaults,nofail 0 0\n");
+                append_entry(out, tag, mount_point);
         }
         return g_string_free(out, FALSE);
 }
@@ -724,6 +769,134 @@ gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const 
         return TRUE;
 }
 
+#define FSTAB_PATH "/etc/fstab"
+/* Sluice's name for the new fstab while it is written, next to the file it
+ * replaces: a rename within one folder is atomic. */
+#define FSTAB_TEMP_NAME ".fstab.sluice"
+/* The longest path the guest may name as the file /etc/fstab is. */
+#define FSTAB_TARGET_MAX_BYTES 1024
+
+/* The file /etc/fstab is: where a link points (readlink -f), since a rename
+ * over the link would replace it with a file; /etc/fstab itself when the
+ * guest cannot say or names something that is not a plain absolute path. */
+static char *fstab_target(virDomainPtr domain, const Doing *doing)
+{
+        const char *const args[] = { "-f", FSTAB_PATH, NULL };
+        g_auto(GuestRun) r = { 0 };
+        g_autofree char *path = NULL;
+
+        if (!run(domain, "readlink", args, &r, doing, NULL) || r.exit_code != 0 || r.out == NULL)
+                return g_strdup(FSTAB_PATH);
+        path = g_strndup(r.out, r.out_len);
+        g_strchomp(path);
+        if (path[0] != '/' || strlen(path) > FSTAB_TARGET_MAX_BYTES || g_str_has_suffix(path, "/") ||
+            !g_utf8_validate(path, -1, NULL))
+                return g_strdup(FSTAB_PATH);
+        for (const char *p = path; *p != '\0'; p = g_utf8_next_char(p))
+                if (g_unichar_iscntrl(g_utf8_get_char(p)))
+                        return g_strdup(FSTAB_PATH);
+        return g_steal_pointer(&path);
+}
+
+/* Runs NAME ARGS in the guest and wants exit status 0; else CAUSE says what
+ * the guest said, after WHAT ("copying /etc/fstab to /etc/.fstab.sluice"). */
+static gboolean run_step(virDomainPtr domain, const char *name, const char *const *args, const char *what,
+                         const Doing *doing, GError **cause)
+{
+        g_auto(GuestRun) r = { 0 };
+        g_autofree char *said = NULL;
+
+        if (!run(domain, name, args, &r, doing, cause))
+                return FALSE;
+        if (r.exit_code == 0)
+                return TRUE;
+        said = said_by(&r);
+        /* TRANSLATORS: what was being done ("copying /etc/fstab to /etc/.fstab.sluice"), then what the guest said */
+        g_set_error(cause, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s failed (it said: %s)"), what, said);
+        return FALSE;
+}
+
+/* replace_file()'s steps: DATA into TEMP (a copy of TARGET first when it
+ * EXISTED, cp -p: its mode and owner), read back, renamed over TARGET.
+ * FALSE at the first that fails, with CAUSE set. */
+static gboolean replace_steps(virDomainPtr domain, const char *target, const char *temp, GBytes *data,
+                              gboolean existed, const Doing *doing, GError **cause)
+{
+        const char *const copy_args[] = { "-p", target, temp, NULL };
+        const char *const chmod_args[] = { "644", temp, NULL };
+        const char *const move_args[] = { "-f", temp, target, NULL };
+        g_autoptr(GBytes) back = NULL;
+        g_autofree char *copying = NULL;
+        g_autofree char *chmodding = NULL;
+        g_autofree char *renaming = NULL;
+
+        /* TRANSLATORS: the file Sluice edits, then Sluice's copy of it */
+        copying = g_strdup_printf(_("copying %s to %s"), target, temp);
+        if (existed && !run_step(domain, "cp", copy_args, copying, doing, cause))
+                return FALSE;
+        if (!sluice_guest_agent_write_file(domain, temp, data, cause))
+                return FALSE;
+        /* what the guest's file system kept, not what the agent said it wrote */
+        back = sluice_guest_agent_read_file(domain, temp, g_bytes_get_size(data) + 1, cause);
+        if (back == NULL)
+                return FALSE;
+        if (!g_bytes_equal(back, data)) {
+                g_set_error(cause, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            /* TRANSLATORS: %s is Sluice's new file in the guest */
+                            _("%s does not read back as it was written"), temp);
+                return FALSE;
+        }
+        /* a new file: readable by all, as an fstab is, whatever the agent created it with */
+        /* TRANSLATORS: %s is Sluice's new file in the guest */
+        chmodding = g_strdup_printf(_("making %s readable"), temp);
+        if (!existed && !run_step(domain, "chmod", chmod_args, chmodding, doing, cause))
+                return FALSE;
+        /* TRANSLATORS: Sluice's new file, then the file it replaces */
+        renaming = g_strdup_printf(_("renaming %s over %s"), temp, target);
+        return run_step(domain, "mv", move_args, renaming, doing, cause);
+}
+
+/* Replaces TARGET with DATA with no moment where it is empty or half
+ * written, whatever fails (the agent's timeout, a full or frozen file
+ * system): see replace_steps.  On failure Sluice's file is removed, TARGET
+ * is as it was, and ERROR says so.  EXISTED: whether TARGET is there. */
+static gboolean replace_file(virDomainPtr domain, const char *target, GBytes *data, gboolean existed,
+                             const Doing *doing, GError **error)
+{
+        g_autofree char *dir = g_path_get_dirname(target);
+        g_autofree char *temp = g_build_filename(dir, FSTAB_TEMP_NAME, NULL);
+        const char *const remove_args[] = { "-f", temp, NULL };
+        g_autoptr(GError) cause = NULL;
+        g_autofree char *what = NULL;
+
+        if (replace_steps(domain, target, temp, data, existed, doing, &cause))
+                return TRUE;
+        {
+                g_auto(GuestRun) r = { 0 };
+
+                (void)run(domain, "rm", remove_args, &r, doing, NULL);
+        }
+        if (cause->domain == SLUICE_GUEST_AGENT_ERROR) {
+                /* the agent in the way: its own hint of what to do */
+                g_autoptr(GError) wrapped = NULL;
+
+                set_agent_error(&wrapped, cause, doing);
+                g_clear_error(&cause);
+                cause = g_steal_pointer(&wrapped);
+        }
+        what = could_not(doing);
+        if (g_str_has_prefix(cause->message, what))
+                sluice_guest_agent_set_error(error, cause->domain, cause->code,
+                                             /* TRANSLATORS: why it could not be done (a sentence), then the file, untouched */
+                                             _("%s. %s is unchanged"), cause->message, target);
+        else
+                sluice_guest_agent_set_error(error, cause->domain, cause->code,
+                                             /* TRANSLATORS: what could not be done ("Could not add the share to
+                                              * the guest's /etc/fstab"), why, then the file */
+                                             _("%s: %s. %s is unchanged"), what, cause->message, target);
+        return FALSE;
+}
+
 gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, const char *mount_point,
                                       gboolean present, GError **error)
 {
@@ -733,12 +906,15 @@ gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, cons
         g_autoptr(GBytes) data = NULL;
         g_autofree char *text = NULL;
         g_autofree char *edited = NULL;
+        g_autofree char *target = NULL;
+        gboolean existed = TRUE;
         const char *bytes;
         gsize len = 0;
 
         if (!sluice_guest_linux_check_mount_point(mount_point, error))
                 return FALSE;
-        old = sluice_guest_agent_read_file(domain, "/etc/fstab", SLUICE_GUEST_AGENT_FILE_MAX, &e);
+        /* larger than the budget: refused whole (the agent layer says so), never cut */
+        old = sluice_guest_agent_read_file(domain, FSTAB_PATH, SLUICE_GUEST_AGENT_FILE_MAX, &e);
         if (old == NULL) {
                 /* no /etc/fstab yet: nothing to remove, a new one to write */
                 if (!is_no_such_file(e)) {
@@ -748,6 +924,7 @@ gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, cons
                 if (!present)
                         return TRUE;
                 old = g_bytes_new_static("", 0);
+                existed = FALSE;
         }
         bytes = g_bytes_get_data(old, &len);
         if (len > 0 && memchr(bytes, '\0', len) != NULL) {
@@ -765,11 +942,6 @@ gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, cons
                 return TRUE;
         len = strlen(edited);
         data = g_bytes_new_take(g_steal_pointer(&edited), len);
-        g_clear_error(&e);
-        /* in place, so that the file keeps its owner and mode */
-        if (!sluice_guest_agent_write_file(domain, "/etc/fstab", data, &e)) {
-                set_agent_error(error, e, doing);
-                return FALSE;
-        }
-        return TRUE;
+        target = fstab_target(domain, doing);
+        return replace_file(domain, target, data, existed, doing, error);
 }

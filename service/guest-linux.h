@@ -4,10 +4,12 @@
  * after a worker crash, and the /etc/fstab line for "mount at every boot".
  *
  * The guest runs fixed argument vectors built here (/bin/mkdir -p DIR,
- * /bin/mount -t virtiofs TAG DIR, /bin/umount DIR …), never a shell line;
+ * /bin/mount -t virtiofs TAG DIR, /bin/umount DIR, and for the fstab
+ * readlink -f, cp -p, chmod, mv -f, rm -f …), never a shell line;
  * TAG is checked by share-tag.h and DIR by sluice_guest_linux_check_mount_point
  * before they get here.  What the guest answers (/proc/mounts, a command's
- * output) is only parsed and quoted, bounded, in error messages.
+ * output) is only parsed and quoted, printable and bounded, in error
+ * messages (sluice_guest_agent_printable, sluice_guest_agent_set_error).
  *
  * Blocking: call from a worker thread.  Errors are SLUICE_ERROR (errors.h):
  * GUEST_AGENT with what the guest said and what to do, BUSY when an
@@ -45,7 +47,11 @@ gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const 
  * still there (busybox's umount looks the path up) never ends. */
 gboolean sluice_guest_linux_release(virDomainPtr domain, const char *tag, const char *mount_point,
                                     GError **error);
-/* Keeps (PRESENT) or removes the marked /etc/fstab line for TAG. */
+/* Keeps (PRESENT) or removes the marked /etc/fstab line for TAG.  Never
+ * rewritten in place: the new file is written next to it (.fstab.sluice,
+ * a copy first for its mode and owner), read back, then renamed over it; a
+ * failure anywhere leaves /etc/fstab as it was and ERROR says so.  An
+ * fstab larger than SLUICE_GUEST_AGENT_FILE_MAX is refused, not cut. */
 gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, const char *mount_point,
                                       gboolean present, GError **error);
 
@@ -54,7 +60,9 @@ gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, cons
  * MOUNT_POINT (octal escapes such as \040 understood). */
 gboolean sluice_guest_linux_is_mounted(const char *proc_mounts, const char *tag, const char *mount_point);
 /* FSTAB with TAG's marked line added/replaced (PRESENT) or removed; other
- * lines untouched. */
+ * lines untouched, byte for byte.  A line is Sluice's only when it is
+ * exactly what Sluice writes for TAG right after its mark; a mark without
+ * it (its line deleted by hand) is dropped alone. */
 char *sluice_guest_linux_fstab_edit(const char *fstab, const char *tag, const char *mount_point,
                                     gboolean present);
 

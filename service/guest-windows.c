@@ -222,8 +222,9 @@ static gboolean run(virDomainPtr domain, const char *const *argv, SluiceGuestExe
 
         if (sluice_guest_agent_exec(domain, argv, EXEC_TIMEOUT_S, result, &local))
                 return TRUE;
-        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("Running %s in the VM failed: %s"),
-                    argv[0], local->message);
+        /* the agent's message quotes what Windows' agent said */
+        sluice_guest_agent_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("Running %s in the VM failed: %s"),
+                                     argv[0], local->message);
         return FALSE;
 }
 

@@ -229,20 +229,26 @@ static void wrap_agent_error(const GuestCall *c, GError **error)
 }
 
 /* Every error that leaves here is GUEST_AGENT, BUSY or INVALID_ARGUMENT
- * (a mount point or drive letter that is not acceptable). */
+ * (a mount point or drive letter that is not acceptable), and its message
+ * printable: it becomes a share's Error, a D-Bus string, and a quote of the
+ * guest that a procedure forgot to filter must not reach it raw. */
 static void normalise_error(const GuestCall *c, GError **error)
 {
         GError *e = *error;
+        char *message;
 
         if (e->domain == SLUICE_GUEST_AGENT_ERROR) {
                 wrap_agent_error(c, error);
                 return;
         }
-        if (e->domain == SLUICE_ERROR && (e->code == SLUICE_ERROR_GUEST_AGENT || e->code == SLUICE_ERROR_BUSY ||
-                                          e->code == SLUICE_ERROR_INVALID_ARGUMENT))
-                return;
-        e->domain = SLUICE_ERROR;
-        e->code = SLUICE_ERROR_GUEST_AGENT;
+        if (!(e->domain == SLUICE_ERROR && (e->code == SLUICE_ERROR_GUEST_AGENT || e->code == SLUICE_ERROR_BUSY ||
+                                            e->code == SLUICE_ERROR_INVALID_ARGUMENT))) {
+                e->domain = SLUICE_ERROR;
+                e->code = SLUICE_ERROR_GUEST_AGENT;
+        }
+        message = sluice_guest_agent_printable(e->message, strlen(e->message), SLUICE_GUEST_AGENT_MESSAGE_MAX_CHARS);
+        g_free(e->message);
+        e->message = message;
 }
 
 /* ---- the worker thread ---------------------------------------------------------------- */

@@ -17,7 +17,9 @@
 #   sluice_qga=windows         /bin/sluice-qga-windows, the tests' pretend
 #                              Windows agent (sluice_qga_missing=X: X is "not
 #                              installed"); it prints each command as a
-#                              "QGA-WIN: {json}" line on the console
+#                              "QGA-WIN: {json}" line on the console;
+#                              sluice_qga_error_escapes=TAG: its errors for
+#                              TAG hold escapes and non-UTF-8 (qga-windows.c)
 #   sluice_qga=liar            the same program as a Linux agent that can lie
 #                              (--os linux): honest until the host switches it
 #                              with "sluice-test-lie" (sluice_qga_lie=MODE: from
@@ -58,8 +60,9 @@ if [ "$qga_mode" != off ] && port=$(agent_port) && [ -c "$port" ]; then
         if [ "$qga_mode" = windows ]; then
                 if [ -x /bin/sluice-qga-windows ]; then
                         missing=$(cmdline_value sluice_qga_missing)
+                        escapes=$(cmdline_value sluice_qga_error_escapes)
                         /bin/sluice-qga-windows --port "$port" --record /tmp/qga-windows.log \
-                                ${missing:+--missing "$missing"} </dev/null &
+                                ${missing:+--missing "$missing"} ${escapes:+--error-escapes "$escapes"} </dev/null &
                 else
                         echo "sluice-guest: sluice_qga=windows but no /bin/sluice-qga-windows in the image"
                 fi

@@ -3,6 +3,7 @@
  * for testing Sluice's Windows procedures in the Linux test guest.
  *
  *   sluice-qga-windows --port /dev/vportNpM [--record FILE] [--missing winfsp|viofs]...
+ *                      [--error-escapes TAG]
  *
  * It speaks the agent protocol (one JSON object per request, answers one
  * per line) on the virtio-serial port and runs nothing: guest-exec of the
@@ -12,6 +13,8 @@
  * --missing says otherwise — with the text Windows prints (CRLF lines).
  * Every request is printed as "QGA-WIN: <request>" to stdout and appended
  * to the record file, so a test can assert what was run, in which order.
+ * --error-escapes TAG: a guest-exec whose arguments name TAG fails with
+ * what a broken or hostile agent might say (error_escapes below).
  *
  * A test tool, static and without libraries: its JSON reader is its own,
  * bounded, and answers malformed input with an error as qemu-ga does.
@@ -734,6 +737,25 @@ static int powershell_exe(const char *const *argv, int argc, struct buf *out, st
         return 0;
 }
 
+/* --error-escapes TAG: the agent's error for a program run with TAG among
+ * its arguments holds terminal escapes (a screen clear, a window title, a
+ * colour), C1 controls (CSI, NEL), a bidi override and a lone surrogate,
+ * which libvirt's JSON parser turns into bytes that are not UTF-8.  All
+ * are valid JSON, so libvirt takes the reply and repeats the text. */
+static const char *error_escapes_tag;
+
+static int error_escapes(const char *const *argv, int argc, struct buf *reply)
+{
+        for (int i = 0; error_escapes_tag != NULL && i < argc; i++)
+                if (strcmp(argv[i], error_escapes_tag) == 0) {
+                        buf_printf(reply, "{\"error\":{\"class\":\"GenericError\",\"desc\":\"%s\"}}",
+                                   "\\u001b[2J\\u001b]0;owned\\u0007access \\u009b31mdenied\\u0085 "
+                                   "\\u202eexe.txt \\udc80 end");
+                        return 1;
+                }
+        return 0;
+}
+
 /* guest-exec: the model's answer, or a qemu-ga error as for a program that is not there. */
 static int guest_exec(const struct jnode *args, struct buf *reply)
 {
@@ -757,6 +779,8 @@ static int guest_exec(const struct jnode *args, struct buf *reply)
                         argv[argc++] = a->str;
                 }
         argv[argc] = NULL;
+        if (error_escapes(argv, argc, reply))
+                return 0;
         base = base_name(path);
         present = (strcasecmp(path, "C:\\Windows\\System32\\sc.exe") == 0) ||
                   (strcasecmp(path, "C:\\Windows\\System32\\reg.exe") == 0) ||
@@ -1263,7 +1287,8 @@ static int linux_answer(const struct jnode *req, struct buf *reply, int *delimit
 
 static void usage(void)
 {
-        fprintf(stderr, "usage: sluice-qga-windows --port DEVICE [--record FILE] [--missing winfsp|viofs]...\n"
+        fprintf(stderr, "usage: sluice-qga-windows --port DEVICE [--record FILE] [--missing winfsp|viofs]... "
+                        "[--error-escapes TAG]\n"
                         "       sluice-qga-windows --os linux --port DEVICE [--record FILE] "
                         "[--lie none|busy|one-byte-reads|silent|garbage]\n");
         exit(2);
@@ -1289,15 +1314,10 @@ int main(int argc, char **argv)
                                 perror(argv[i]);
                                 return 1;
                         }
-                } else if (strcmp(argv[i], "--os") == 0 && i + 1 < argc) {
-                        i++;
-                        if (strcmp(argv[i], "linux") == 0)
-                                linux_persona = 1;
-                        else if (strcmp(argv[i], "windows") != 0)
-                                usage();
-                } else if (strcmp(argv[i], "--lie") == 0 && i + 1 < argc) {
-                        if (linux_set_lie(argv[++i]) < 0)
-                                usage();
+        fprintf(stderr, "usage: sluice-qga-windows --port DEVICE [--record FILE] [--missing winfsp|viofs]... "
+                        "[--error-escapes TAG]\n"
+                        "       sluice-qga-windows --os linux --port DEVICE [--record FILE] "
+                        "[--lie none|busy|one-byte-reads|silent|garbage]\n");
                 } else if (strcmp(argv[i], "--missing") == 0 && i + 1 < argc) {
                         i++;
                         if (strcmp(argv[i], "winfsp") == 0)

@@ -25,8 +25,10 @@
 #      today's hint;
 #  (h) a pretend Windows guest (tests/guest/qga-windows.c): drive Z: through
 #      VirtioFsSvc set to automatic and started, a second share through a
-#      WinFsp launcher instance at Y:, the stop before the unplug; a guest
-#      without WinFsp → an Error naming what to install;
+#      WinFsp launcher instance at Y:, the stop before the unplug; an agent
+#      error holding terminal escapes and non-UTF-8 → a printable Error over
+#      D-Bus and in `sluicectl list`; a guest without WinFsp → an Error
+#      naming what to install;
 #  (i) revocation never depends on the guest: a guest whose agent lies
 #      (tests/guest/qga-windows.c --os linux, one guest, its mode switched
 #      between cases): umount says "target is busy" though nothing holds it
@@ -211,7 +213,7 @@ define $R --agent --cmdline "sluice_qga_block=guest-exec" || fail "define $R"
 define $N || fail "define $N"
 guests=($G $R)
 if [ -n "$windows_fake" ]; then
-        define $W --agent --cmdline "sluice_qga=windows" || fail "define $W"
+        define $W --agent --cmdline "sluice_qga=windows sluice_qga_error_escapes=wesc" || fail "define $W"
         define $W2 --agent --cmdline "sluice_qga=windows sluice_qga_missing=winfsp" || fail "define $W2"
         define $L --agent --cmdline "sluice_qga=liar" || fail "define $L"
         guests+=($W $W2 $L)
@@ -547,6 +549,31 @@ if [ -n "$shareW2" ]; then
                 fail_later "Windows detach: the device did not leave $W"
         fi
 fi
+# the agent's error for a share "wesc" holds terminal escapes, C1 controls, a
+# bidi override and bytes that are not UTF-8 (qga-windows.c --error-escapes)
+mkdir -p "$work/share-esc" && chown "$user:" "$work/share-esc"
+shareE=$(add_share "$work/share-esc" $W wesc "'attach': <true>")
+if [ -n "$shareE" ] && wait_for 90 share_prop_is "$shareE" GuestState failed; then
+        err=$(shp "$shareE" Error)
+        listed=$(runu "$work/bin/sluicectl" list 2>&1)
+        case $err in
+        *"access"*"denied"*" end"*)
+                if grep -q "g_utf8_validate" "$work/service.log"; then
+                        fail_later "Windows error with escapes: GLib refused a string: $(grep -m1 g_utf8_validate "$work/service.log")"
+                elif grep -qE '\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|\\[0-7]{3}' <<<"$err"; then
+                        fail_later "Windows error with escapes: control characters in Error '$err'"
+                elif ! iconv -f UTF-8 -t UTF-8 <<<"$listed" >/dev/null 2>&1 || LC_ALL=C grep -q $'\e' <<<"$listed" ||
+                     ! grep -q "denied" <<<"$listed"; then
+                        fail_later "Windows error with escapes: sluicectl list: $(cat -v <<<"$listed" | grep -a denied)"
+                else
+                        pass "Windows error with escapes and non-UTF-8: Error and sluicectl list printable: $err"
+                fi ;;
+        *) fail_later "Windows error with escapes: Error '$err'" ;;
+        esac
+else
+        fail_later "Windows error with escapes: ${shareE:-no share} $([ -n "$shareE" ] && share_info "$shareE")"
+fi
+[ -n "$shareE" ] && call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareE" >/dev/null
 wait_for 240 booted $W2 || fail_later "$W2 did not boot"
 shareM=$(add_share "$share_dir" $W2 wdocs3 "'attach': <true>")
 if [ -n "$shareM" ] && wait_for 90 share_prop_is "$shareM" GuestState failed; then

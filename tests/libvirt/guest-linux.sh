@@ -10,7 +10,10 @@
 # Checks: mount → the guest reads the host's file; mount again → already
 # mounted, fine; a refused mount point, a tag the guest does not have;
 # unmount while a guest process sits in the mount → Busy naming it; unmount;
-# the fstab line on and off (a mount point with a space); and after a
+# the fstab line on and off (a mount point with a space); the fstab with
+# /etc full (a tmpfs: no page, or one page free) stays byte-identical and
+# nothing of Sluice's is left there; a stale "# sluice: tmpfs" mark above
+# "tmpfs /tmp tmpfs …" leaves that line alone; and after a
 # SIGKILL of the worker with the share mounted and the guest idle: the unplug
 # of the old device completes (timings in the log), release takes the dead
 # mount away, a new worker on the same socket, re-plug, mount at the same
@@ -190,6 +193,83 @@ case $on in *"$want") [ "$(grep -c "^# sluice: $tag\$" <<<"$on")" = 1 ] && pass 
 out=$(run_tool fstab-off $tag "$spaced" 2>&1)
 off=$(fstab)
 [ "$out" = ok ] && [ "$off" = "$before" ] && pass "fstab off: the file as it was" || fail_later "fstab off ($out): $off"
+
+# ---- the fstab when something goes wrong -------------------------------------------------------
+# guest_sh SCRIPT: runs it with the guest's /bin/sh through the agent (test
+# set-up only: Sluice itself runs no shell); prints its output, fails with
+# its exit status.
+guest_exec_pid=
+guest_exec_reply=
+guest_exec_done() {
+        guest_exec_reply=$(agent "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":$guest_exec_pid}}")
+        case $guest_exec_reply in *'"exited":true'*) return 0 ;; esac
+        return 1
+}
+guest_sh() {
+        local script code
+        script=$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | awk '{ printf "%s\\n", $0 }')
+        guest_exec_pid=$(agent "{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"/bin/sh\",\"arg\":[\"-c\",\"$script\"],\"capture-output\":true}}" |
+                sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+        [ -n "$guest_exec_pid" ] || return 1
+        wait_for 30 guest_exec_done || return 1
+        sed -n 's/.*"out-data":"\([^"]*\)".*/\1/p' <<<"$guest_exec_reply" | base64 -d
+        code=$(sed -n 's/.*"exitcode":\([0-9]*\).*/\1/p' <<<"$guest_exec_reply")
+        return "${code:-1}"
+}
+fstab_sum() { guest_sh 'md5sum < /etc/fstab; wc -c < /etc/fstab' | tr -s '\n -' ' '; }
+guest_sh 'cp /etc/fstab /tmp/fstab.sluice-test 2>/dev/null || : > /tmp/fstab.sluice-test' ||
+        fail_later "cannot keep the guest's fstab"
+
+# (1) a full /etc: a tmpfs of 16 pages, an fstab of one nearly full page
+# that Sluice's line makes two, then every page taken (FREE=0) or all but
+# one (FREE=1).  FREE=0: the copy fails (an in-place rewrite frees the old
+# page, writes one and fails on the second: the file cut after 4096 bytes);
+# FREE=1: the copy fits, the new file's second page does not, and qemu-ga
+# reports ENOSPC at guest-file-close, after the first page went to disk.
+full_etc() { # FREE
+        guest_sh "mount -t tmpfs -o size=64k sluice-full /etc &&
+                i=0; while [ \$i -lt 80 ]; do echo '# a padding line, for an fstab of one nearly full page' >> /etc/fstab; i=\$((i + 1)); done &&
+                head -c 4090 /etc/fstab > /etc/fstab.x && mv /etc/fstab.x /etc/fstab &&
+                i=0; while dd if=/dev/zero of=/etc/fill\$i bs=4096 count=1 2>/dev/null; do i=\$((i + 1)); done
+                rm -f /etc/fill\$i
+                [ $1 = 0 ] || rm /etc/fill0"
+}
+for free in 0 1; do
+        if ! full_etc $free >/dev/null; then
+                fail_later "full /etc ($free free): the guest could not set it up"
+                guest_sh 'umount /etc' >/dev/null 2>&1
+                continue
+        fi
+        before=$(fstab_sum)
+        out=$(run_tool fstab-on $tag /mnt/docs 2>&1)
+        after=$(fstab_sum)
+        left=$(guest_sh 'ls -a /etc | grep -c fstab.sluice')
+        guest_sh 'umount /etc' >/dev/null || fail_later "full /etc: cannot unmount the tmpfs"
+        case $out in
+        "error GuestAgent: "*"/etc/fstab is unchanged"*)
+                [ "$after" = "$before" ] && [ "$left" = 0 ] &&
+                        pass "full /etc ($free page free): fstab byte-identical ($(head -n 1 <<<"$before" | cut -c1-8)…), no file left: ${out#error }" ||
+                        fail_later "full /etc ($free page free): fstab $before → $after, Sluice's files left: $left" ;;
+        *) fail_later "full /etc ($free page free): $out (fstab $before → $after)" ;;
+        esac
+done
+
+# (2) a mark whose entry an administrator deleted, above their own line
+# that starts with the tag (a share of a folder named "tmpfs")
+guest_sh 'printf "# sluice: tmpfs\ntmpfs /tmp tmpfs defaults,size=2G 0 0\n" >> /etc/fstab' ||
+        fail_later "cannot plant the stale mark"
+out1=$(run_tool fstab-on tmpfs /mnt/tmpfs 2>&1)
+on=$(guest_sh 'cat /etc/fstab')
+out2=$(run_tool fstab-off tmpfs /mnt/tmpfs 2>&1)
+off=$(guest_sh 'cat /etc/fstab')
+if [ "$out1" = ok ] && [ "$out2" = ok ] && grep -qx 'tmpfs /tmp tmpfs defaults,size=2G 0 0' <<<"$on" &&
+   grep -qx 'tmpfs /mnt/tmpfs virtiofs defaults,nofail 0 0' <<<"$on" && [ "$(grep -c '^# sluice: tmpfs$' <<<"$on")" = 1 ] &&
+   grep -qx 'tmpfs /tmp tmpfs defaults,size=2G 0 0' <<<"$off" && ! grep -q '^# sluice' <<<"$off"; then
+        pass "a stale mark above 'tmpfs /tmp tmpfs …': the line survives Sluice's line on and off"
+else
+        fail_later "stale mark: on ($out1): $(tr '\n' '|' <<<"$on"); off ($out2): $(tr '\n' '|' <<<"$off")"
+fi
+guest_sh 'cp /tmp/fstab.sluice-test /etc/fstab' || fail_later "cannot restore the guest's fstab"
 
 # ---- the worker dies with the share mounted, the guest idle ---------------------------------------
 # crash_cycle HOW: HOW is "detach-first" (unplug, then release what is left)

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-guest-windows.c — the drive letters a share may ask for in a Windows
- * guest, and reading what Windows' programs print. */
+ * guest, reading what Windows' programs print, and what a Windows agent's
+ * error becomes in a share's Error (against fake-guest-agent.c). */
 #include <glib.h>
 #include <string.h>
 
 #include "errors.h"
+#include "fake-guest-agent.h"
+#include "guest-agent.h"
 #include "guest-windows.h"
+#include "sluice-dbus.h"
 
 static void assert_refused(const char *drive, const char *says)
 {
@@ -138,6 +142,108 @@ static void test_drive_of(void)
         g_assert_cmphex(in_use, ==, 0);
 }
 
+/* What a broken or hostile Windows agent may say: terminal escapes (a
+ * screen clear, a window title, a colour), C1 controls (CSI as one
+ * character, NEL), a bidi override, and bytes that are not UTF-8 (a lone
+ * surrogate as libvirt's JSON parser decodes "\udc80", a bare 0xff). */
+#define HOSTILE_DESC                                                                                   \
+        "\x1b[2J\x1b]0;owned\x07" "access \xc2\x9b" "31mdenied\xc2\x85 \xe2\x80\xae" "exe.txt \xed\xb2\x80\xff" \
+        " end"
+
+/* Valid UTF-8, one line, nothing a terminal or a label would act on. */
+static void assert_printable(const char *text)
+{
+        if (!g_utf8_validate(text, -1, NULL))
+                g_error("not valid UTF-8: “%s”", g_strescape(text, NULL));
+        for (const char *p = text; *p != '\0'; p = g_utf8_next_char(p)) {
+                gunichar c = g_utf8_get_char(p);
+
+                if (g_unichar_iscntrl(c) || !g_unichar_isprint(c))
+                        g_error("U+%04X in “%s”", c, g_strescape(text, NULL));
+        }
+}
+
+static void test_agent_error_printable(void)
+{
+        g_autoptr(GError) error = NULL;
+        g_autofree char *drive = NULL;
+        g_autoptr(SluiceShare) share = sluice_share_skeleton_new();
+        g_autoptr(GVariant) properties = NULL;
+        const char *shown = NULL;
+
+        fake_guest_reset();
+        /* libvirt reports an agent's {"error": …} with its desc as it came */
+        fake_guest_fail("guest-exec", 0,
+                        "internal error: unable to execute QEMU agent command 'guest-exec': " HOSTILE_DESC);
+        drive = sluice_guest_windows_mount(NULL, "docs", "", FALSE, &error);
+        g_assert_null(drive);
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT);
+        assert_printable(error->message);
+        /* still says what the guest said, less what a terminal would act on */
+        g_assert_nonnull(strstr(error->message, "access"));
+        g_assert_nonnull(strstr(error->message, "denied"));
+        g_assert_nonnull(strstr(error->message, " end"));
+        g_assert_null(strstr(error->message, "\x1b"));
+
+        /* the Error property as a client reads it: a D-Bus string, intact */
+        sluice_share_set_error(share, error->message);
+        properties = g_dbus_interface_skeleton_get_properties(G_DBUS_INTERFACE_SKELETON(share));
+        g_assert_true(g_variant_lookup(properties, "Error", "&s", &shown));
+        g_assert_cmpstr(shown, ==, error->message);
+
+        /* the unmount's path says it the same way */
+        g_clear_error(&error);
+        g_assert_false(sluice_guest_windows_unmount(NULL, "docs", "Z:", &error));
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT);
+        assert_printable(error->message);
+}
+
+/* What the agent says of itself and its OS becomes the Vm's GuestOsName
+ * and the version in its messages: printable and bounded as well. */
+static void test_osinfo_printable(void)
+{
+        g_autoptr(JsonObject) osinfo = json_object_new();
+        g_autoptr(JsonObject) info = json_object_new();
+        g_autoptr(GString) long_version = g_string_new("9.2.0");
+        g_autofree char *name = NULL;
+        SluiceGuestAgentInfo agent = { 0 };
+
+        json_object_set_string_member(osinfo, "id", "mswindows");
+        json_object_set_string_member(osinfo, "pretty-name", "Windows " HOSTILE_DESC);
+        g_assert_cmpint(sluice_guest_agent_os_type_from(osinfo, &name), ==, SLUICE_GUEST_OS_WINDOWS);
+        assert_printable(name);
+        g_assert_true(g_str_has_prefix(name, "Windows "));
+        for (int i = 0; i < 200; i++)
+                g_string_append(long_version, "\x1b[0m\xe2\x80\xae");
+        json_object_set_string_member(info, "version", long_version->str);
+        sluice_guest_agent_info_from(info, &agent);
+        assert_printable(agent.version);
+        g_assert_cmpuint(g_utf8_strlen(agent.version, -1), <=, 41);
+        /* no command enabled: the blocked list is Sluice's own names */
+        g_assert_cmpstr(agent.blocked, ==, "guest-exec, guest-exec-status, guest-file-open, guest-file-read, "
+                                           "guest-file-write, guest-file-close");
+        sluice_guest_agent_info_clear(&agent);
+}
+
+/* The one builder of messages that quote a guest: whatever its arguments
+ * hold, the message is printable and bounded. */
+static void test_set_error(void)
+{
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GString) long_text = g_string_new(NULL);
+
+        sluice_guest_agent_set_error(&error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, "it said: %s", HOSTILE_DESC);
+        assert_printable(error->message);
+        g_assert_true(g_str_has_prefix(error->message, "it said: "));
+        g_clear_error(&error);
+        for (int i = 0; i < 5000; i++)
+                g_string_append(long_text, "\xe2\x80\xae\x1b[1m");
+        sluice_guest_agent_set_error(&error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, "%s", long_text->str);
+        assert_printable(error->message);
+        g_assert_cmpuint(g_utf8_strlen(error->message, -1), <=, SLUICE_GUEST_AGENT_MESSAGE_MAX_CHARS + 1);
+        sluice_guest_agent_set_error(NULL, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, "%s", "ignored");
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -145,5 +251,8 @@ int main(int argc, char **argv)
         g_test_add_func("/guest-windows/sc-state", test_sc_state);
         g_test_add_func("/guest-windows/launchctl", test_launchctl);
         g_test_add_func("/guest-windows/drive-of", test_drive_of);
+        g_test_add_func("/guest-windows/agent-error-printable", test_agent_error_printable);
+        g_test_add_func("/guest-windows/set-error", test_set_error);
+        g_test_add_func("/guest-windows/osinfo-printable", test_osinfo_printable);
         return g_test_run();
 }
