@@ -1314,10 +1314,17 @@ int main(int argc, char **argv)
                                 perror(argv[i]);
                                 return 1;
                         }
-        fprintf(stderr, "usage: sluice-qga-windows --port DEVICE [--record FILE] [--missing winfsp|viofs]... "
-                        "[--error-escapes TAG]\n"
-                        "       sluice-qga-windows --os linux --port DEVICE [--record FILE] "
-                        "[--lie none|busy|one-byte-reads|silent|garbage]\n");
+                } else if (strcmp(argv[i], "--os") == 0 && i + 1 < argc) {
+                        i++;
+                        if (strcmp(argv[i], "linux") == 0)
+                                linux_persona = 1;
+                        else if (strcmp(argv[i], "windows") != 0)
+                                usage();
+                } else if (strcmp(argv[i], "--lie") == 0 && i + 1 < argc) {
+                        if (linux_set_lie(argv[++i]) < 0)
+                                usage();
+                } else if (strcmp(argv[i], "--error-escapes") == 0 && i + 1 < argc) {
+                        error_escapes_tag = argv[++i];
                 } else if (strcmp(argv[i], "--missing") == 0 && i + 1 < argc) {
                         i++;
                         if (strcmp(argv[i], "winfsp") == 0)
