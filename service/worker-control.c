@@ -59,10 +59,9 @@ static void on_connection_ready(GObject *source, GAsyncResult *result, gpointer 
          * the worker goes away. */
         g_dbus_connection_set_exit_on_close(connection, FALSE);
 
-        /* No bus name on a peer connection; properties are not needed here. */
-        sluice_worker1_proxy_new(connection,
-                                 G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES |
-                                 G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS,
+        /* No bus name on a peer connection; properties are not needed here.
+         * Signals are: PeerRefused becomes the proxy's "peer-refused". */
+        sluice_worker1_proxy_new(connection, G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES,
                                  NULL, WORKER_OBJECT_PATH, cancellable, on_proxy_ready,
                                  g_steal_pointer(&task));
 }
