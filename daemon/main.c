@@ -48,10 +48,10 @@
 #include "mount-namespace.h"
 #include "notify.h"
 #include "options.h"
+#include "peer.h"
 #include "sandbox.h"
 #include "stats.h"
 #include "util.h"
-#include "peer.h"
 #include "vhost-user.h"
 
 /* Exit statuses: EXIT_SUCCESS, EXIT_FAILURE (the worker could not set up or
@@ -647,7 +647,7 @@ static void app_free(struct app *app)
 
 int main(int argc, char **argv)
 {
-        struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1 };
+        struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1, .peers.pidfd = -1 };
         int root_fd = -1, r;
 
         r = options_parse(argc, argv, &app.opts);
