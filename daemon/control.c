@@ -20,6 +20,7 @@ struct control {
         sd_event_source *post_source; /* see on_post() */
         struct fs_session *session;
         struct stats *stats;
+        struct peer_policy *peers;
         bool connected;
         bool lost;
         void (*on_lost)(void *userdata);
@@ -82,6 +83,30 @@ static int method_set_read_only(sd_bus_message *m, void *userdata, sd_bus_error 
         return sd_bus_reply_method_return(m, NULL);
 }
 
+static int method_set_peer_pid(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        struct control *c = userdata;
+        uint32_t pid;
+        int r;
+
+        r = sd_bus_message_read(m, "u", &pid);
+        if (r < 0)
+                return r;
+        if (pid > INT32_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%u is no process id", pid);
+        r = peer_policy_set_pid(c->peers, (pid_t)pid);
+        if (r == -ESRCH)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_UNIX_PROCESS_ID_UNKNOWN,
+                                         "no process %u", pid);
+        if (r < 0)
+                return r;
+        if (pid)
+                log_info("control: accepting a frontend from process %u only", pid);
+        else
+                log_info("control: accepting a frontend from any process of an allowed user");
+        return sd_bus_reply_method_return(m, NULL);
+}
+
 static int property_get(sd_bus *bus, const char *path, const char *interface,
                         const char *property, sd_bus_message *reply, void *userdata,
                         sd_bus_error *error)
@@ -100,6 +125,8 @@ static const sd_bus_vtable worker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("GetStats", "", "a{sv}", method_get_stats, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("SetReadOnly", "b", "", method_set_read_only, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("SetPeerPid", "u", "", method_set_peer_pid, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_SIGNAL("PeerRefused", "uus", 0),
         SD_BUS_PROPERTY("ReadOnly", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Connected", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_VTABLE_END,
@@ -134,7 +161,8 @@ static int on_post(sd_event_source *s, void *userdata)
 }
 
 int control_start(sd_event *event, int fd, struct fs_session *session, struct stats *stats,
-                  void (*on_lost)(void *userdata), void *userdata, struct control **ret)
+                  struct peer_policy *peers, void (*on_lost)(void *userdata), void *userdata,
+                  struct control **ret)
 {
         struct control *c;
         sd_id128_t id;
@@ -147,6 +175,7 @@ int control_start(sd_event *event, int fd, struct fs_session *session, struct st
         }
         c->session = session;
         c->stats = stats;
+        c->peers = peers;
         c->on_lost = on_lost;
         c->userdata = userdata;
 
@@ -187,6 +216,13 @@ int control_start(sd_event *event, int fd, struct fs_session *session, struct st
         }
         *ret = c;
         return 0;
+}
+
+void control_peer_refused(struct control *c, pid_t pid, uid_t uid, const char *reason)
+{
+        if (c && !c->lost)
+                (void)sd_bus_emit_signal(c->bus, WORKER_PATH, WORKER_INTERFACE, "PeerRefused", "uus",
+                                         (uint32_t)pid, (uint32_t)uid, reason);
 }
 
 void control_set_connected(struct control *c, bool connected)

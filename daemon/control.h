@@ -11,13 +11,18 @@
 #include <systemd/sd-event.h>
 
 #include "fs-session.h"
+#include "peer.h"
 #include "stats.h"
 
 struct control;
 
-/* Takes ownership of fd.  on_lost runs (once) when the peer hangs up. */
+/* Takes ownership of fd.  on_lost runs (once) when the peer hangs up.
+ * SetPeerPid changes *peers (it must outlive the control). */
 int control_start(sd_event *event, int fd, struct fs_session *session, struct stats *stats,
-                  void (*on_lost)(void *userdata), void *userdata, struct control **ret);
+                  struct peer_policy *peers, void (*on_lost)(void *userdata), void *userdata,
+                  struct control **ret);
+/* Tells the service a frontend was refused (the PeerRefused signal); c may be NULL. */
+void control_peer_refused(struct control *c, pid_t pid, uid_t uid, const char *reason);
 /* Tells the service whether a frontend is connected (PropertiesChanged on Connected). */
 void control_set_connected(struct control *c, bool connected);
 void control_free(struct control *c);

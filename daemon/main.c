@@ -48,6 +48,7 @@
 #include "mount-namespace.h"
 #include "notify.h"
 #include "options.h"
+#include "peer.h"
 #include "sandbox.h"
 #include "stats.h"
 #include "util.h"
@@ -77,6 +78,7 @@ struct app {
         struct vu_dev *dev;
         struct fs_session *session;
         struct control *control;
+        struct peer_policy peers;          /* who may be the frontend (peer.h) */
 };
 
 /* Says on stderr why what the command line names cannot be used (before the
@@ -354,29 +356,12 @@ static void pause_accepting(struct app *app, int error)
         app->accept_starved = true;
 }
 
-/* Whether the peer on conn may be our frontend (--allow-peer-uid): its user
- * is listed, ours, or root.  *ret_cred: who it is (uid -1 if unknown). */
-static bool peer_allowed(const struct fs_options *opts, int conn, struct ucred *ret_cred)
-{
-        socklen_t len = sizeof(*ret_cred);
-
-        ret_cred->pid = 0;
-        ret_cred->uid = (uid_t)-1;
-        if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, ret_cred, &len) < 0 || len != sizeof(*ret_cred))
-                return opts->n_allow_peer_uids == 0;
-        if (opts->n_allow_peer_uids == 0 || ret_cred->uid == 0 || ret_cred->uid == geteuid())
-                return true;
-        for (unsigned i = 0; i < opts->n_allow_peer_uids; i++)
-                if (ret_cred->uid == opts->allow_peer_uids[i])
-                        return true;
-        return false;
-}
-
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
         struct app *app = userdata;
         struct timeval timeout = { .tv_sec = 10 };
         struct ucred cred;
+        const char *reason;
         int conn, r;
 
         conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
@@ -388,9 +373,10 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 return 0;
         }
         app->accept_starved = false;
-        if (!peer_allowed(&app->opts, conn, &cred)) {
-                log_warning("refusing a frontend of user %d (pid %d): not allowed by --allow-peer-uid",
-                            (int)cred.uid, (int)cred.pid);
+        if (!peer_policy_check(&app->peers, conn, &cred, &reason)) {
+                log_warning("refusing a frontend of user %d (pid %d): %s", (int)cred.uid,
+                            (int)cred.pid, reason);
+                control_peer_refused(app->control, cred.pid, cred.uid, reason);
                 close(conn);
                 return 0;
         }
@@ -647,6 +633,7 @@ static void app_free(struct app *app)
         app->accept_resume = sd_event_source_unref(app->accept_resume);
         vu_dev_free(app->dev);
         control_free(app->control);
+        peer_policy_clear(&app->peers);
         if (app->session)
                 fs_session_free(app->session);
         if (app->listen_fd >= 0)
@@ -660,7 +647,7 @@ static void app_free(struct app *app)
 
 int main(int argc, char **argv)
 {
-        struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1 };
+        struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1, .peers.pidfd = -1 };
         int root_fd = -1, r;
 
         r = options_parse(argc, argv, &app.opts);
@@ -670,6 +657,16 @@ int main(int argc, char **argv)
         }
         log_set_level(app.opts.log_level);
         setup_process();
+        peer_policy_init(&app.peers, app.opts.allow_peer_uids, app.opts.n_allow_peer_uids);
+        if (app.opts.allow_peer_pid > 0) {
+                r = peer_policy_set_pid(&app.peers, app.opts.allow_peer_pid);
+                if (r < 0) {
+                        (void)fail_usage(-r, "--allow-peer-pid=%d: %s", (int)app.opts.allow_peer_pid,
+                                         r == -ESRCH ? "no such process" : strerror(-r));
+                        app_free(&app);
+                        return EXIT_USAGE;
+                }
+        }
 
         /* A failure becomes an exit status here only: EXIT_USAGE for what the
          * command line names (unless memory ran out), EXIT_FAILURE after. */
@@ -685,7 +682,7 @@ int main(int argc, char **argv)
         /* The control connection comes second: a reply on it means "listening". */
         if (app.opts.control_fd >= 0) {
                 r = control_start(app.event, app.opts.control_fd, app.session, &stats_global,
-                                  on_control_lost, &app, &app.control);
+                                  &app.peers, on_control_lost, &app, &app.control);
                 if (r < 0)
                         goto out;
         }

@@ -47,6 +47,7 @@ enum {
         OPT_XATTR_NAMESPACES,
         OPT_SHARED_DIR_FD,
         OPT_ALLOW_PEER_UID,
+        OPT_ALLOW_PEER_PID,
 };
 
 static const struct option long_options[] = {
@@ -76,6 +77,7 @@ static const struct option long_options[] = {
         { "xattr-namespaces", required_argument, NULL, OPT_XATTR_NAMESPACES },
         { "shared-dir-fd", required_argument, NULL, OPT_SHARED_DIR_FD },
         { "allow-peer-uid", required_argument, NULL, OPT_ALLOW_PEER_UID },
+        { "allow-peer-pid", required_argument, NULL, OPT_ALLOW_PEER_PID },
         { "foreground", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -148,6 +150,9 @@ static const char help_text[] =
         "      --allow-peer-uid=UID   accept a frontend only from user UID (repeatable),\n"
         "                             the worker's own user or root; others are refused\n"
         "                             with a log line (default: any the socket lets in)\n"
+        "      --allow-peer-pid=PID   accept a frontend only from process PID (the VM's\n"
+        "                             QEMU), and while it lives; others are refused with\n"
+        "                             a log line (the service sets it over --control-fd)\n"
         "      --control-fd=N         serve org.sluice.Worker1 on the D-Bus peer socket N\n"
         "                             (sluice-service); the worker exits when it closes\n"
         "      --log-level=LEVEL      error, warning, info (default) or debug (a line per\n"
@@ -531,6 +536,11 @@ static int parse_one(int c, const char *arg, struct fs_options *o,
                         return usage_error("--allow-peer-uid may be given at most %d times",
                                            FS_MAX_PEER_UIDS);
                 o->allow_peer_uids[o->n_allow_peer_uids++] = (uint32_t)v;
+                return 0;
+        case OPT_ALLOW_PEER_PID:
+                if (parse_uint(arg, INT32_MAX, &v) < 0 || v == 0)
+                        return usage_error("--allow-peer-pid needs a process id, not '%s'", arg);
+                o->allow_peer_pid = (int32_t)v;
                 return 0;
         case 'f':
         case OPT_SYSLOG:

@@ -73,6 +73,9 @@ struct fs_options {
          * the socket's permissions let in. */
         uint32_t allow_peer_uids[FS_MAX_PEER_UIDS];
         unsigned n_allow_peer_uids;
+        /* --allow-peer-pid=PID: accept a frontend only from this process
+         * (peer.h); 0: any process of an allowed user. */
+        int32_t allow_peer_pid;
         bool exit_on_disconnect;    /* --fd implies it; --socket-path serves the next frontend */
         enum log_level log_level;   /* --log-level=…, -d/--debug = debug */
         bool print_capabilities;

@@ -284,6 +284,11 @@ static int add_filtered_rules(scmp_filter_ctx ctx)
         if (r == 0)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
                                      sb_arg(0, SCMP_CMP_EQ, self, 0));
+        /* The frontend's expected process (peer.c, Worker1.SetPeerPid):
+         * a pidfd only, no flags (PIDFD_NONBLOCK is of no use here). */
+        if (r == 0)
+                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(pidfd_open), 1,
+                                     sb_arg(1, SCMP_CMP_EQ, 0, 0));
         /* clone3's flags live in memory, out of a filter's reach: ENOSYS makes
          * glibc fall back to clone, whose flags we can check. */
         if (r == 0)

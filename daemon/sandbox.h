@@ -9,7 +9,8 @@
  * Landlock to the shared folder (plus read access to /proc/self), and installs
  * a seccomp allow-list of the system calls the worker makes, with argument
  * filters where a call could reach outside the process (kill, tgkill, clone,
- * ioctl, fcntl, prctl, socket, utimensat).  Landlock has no rights for
+ * ioctl, fcntl, prctl, socket, utimensat, pidfd_open: peer.h's expected
+ * frontend, without flags).  Landlock has no rights for
  * metadata, so the list holds no call that changes a mode, owner, time or
  * xattr by path: the passthrough changes them through fds it opened inside
  * the folder (confine_fd_metadata_only() tells it so).  A call outside the list kills the worker

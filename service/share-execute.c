@@ -14,6 +14,7 @@
 #include "share-folder-check.h"
 #include "share-private.h"
 #include "vm-guest.h"
+#include "worker-control.h"
 
 #define A(name) SLUICE_SHARE_ACTION_##name
 
@@ -82,6 +83,47 @@ static void on_plugged(GObject *source, GAsyncResult *result, gpointer user_data
                 what.event = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
                         ? SLUICE_SHARE_EVENT_PLUG_CANCELLED : SLUICE_SHARE_EVENT_PLUG_FAILED;
         sluice_shared_folder_step(self, &what);
+}
+
+static void plug_now(SluiceSharedFolder *self)
+{
+        /* Not cancellable: a plug-in that completes must be known, to be undone. */
+        sluice_vm_manager_attach_async(self->vms, self->config->vm, self->socket_path, self->config->tag,
+                                       NULL, on_plugged, g_object_ref(self));
+}
+
+static void on_peer_pid_set(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(SluiceSharedFolder) self = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_worker_control_set_peer_pid_finish(SLUICE_WORKER1(source), result, &error))
+                g_warning("%s: %s", self->config->tag, error->message);
+        plug_now(self);
+}
+
+/* Every system VM's QEMU runs as the same user: the worker is told which
+ * process is this VM's before the plug, during which QEMU connects.  A VM
+ * restarted has a new QEMU, a worker restarted forgot the old one: each plug
+ * asks libvirt's record again.  Where it cannot be read, the worker goes back
+ * to checking QEMU's user alone, and the log says why. */
+static void plug(SluiceSharedFolder *self)
+{
+        SluiceWorker1 *control = self->worker ? sluice_worker_get_control(self->worker) : NULL;
+        g_autoptr(GError) error = NULL;
+        gint64 pid;
+
+        if (control == NULL) {
+                plug_now(self);
+                return;
+        }
+        pid = sluice_vm_manager_qemu_pid(self->vms, self->config->vm, &error);
+        if (pid < 0) {
+                g_warning("%s: %s; its worker accepts any process of QEMU’s user", self->config->tag,
+                          error->message);
+                pid = 0;
+        }
+        sluice_worker_control_set_peer_pid_async(control, (guint)pid, on_peer_pid_set, g_object_ref(self));
 }
 
 static void on_unplugged(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -518,9 +560,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 sluice_shared_folder_emit_event(self, "failed", message);
                 break;
         case A(PLUG):
-                /* Not cancellable: a plug-in that completes must be known, to be undone. */
-                sluice_vm_manager_attach_async(self->vms, vm, self->socket_path, tag, NULL, on_plugged,
-                                               g_object_ref(self));
+                plug(self);
                 break;
         case A(UNPLUG):
                 if (self->machine.attachment.state == SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED) {

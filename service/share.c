@@ -150,6 +150,20 @@ static void on_worker_failed(SluiceWorker *worker, const char *why, gpointer use
         });
 }
 
+/* Not a step of the share's life: the worker refused the connection and
+ * serves on; the user hears that another program tried. */
+static void on_worker_peer_refused(SluiceWorker *worker, guint pid, guint uid, const char *reason,
+                                   gpointer user_data)
+{
+        SluiceSharedFolder *self = user_data;
+        g_autofree char *message = g_strdup_printf(
+                _("Another program (process %u of user %u) tried to connect to “%s” and was refused: "
+                  "only the QEMU of %s may use it"), pid, uid, self->config->tag, self->config->vm);
+
+        g_message("%s: sluice-fs refused process %u of user %u: %s", self->config->tag, pid, uid, reason);
+        sluice_shared_folder_emit_event(self, "failed", message);
+}
+
 /* ---- the worker, and the machine ---- */
 
 void sluice_shared_folder_ensure_worker(SluiceSharedFolder *self)
@@ -169,6 +183,7 @@ void sluice_shared_folder_ensure_worker(SluiceSharedFolder *self)
         g_signal_connect(self->worker, "ready", G_CALLBACK(on_worker_ready), self);
         g_signal_connect(self->worker, "crashed", G_CALLBACK(on_worker_crashed), self);
         g_signal_connect(self->worker, "failed", G_CALLBACK(on_worker_failed), self);
+        g_signal_connect(self->worker, "peer-refused", G_CALLBACK(on_worker_peer_refused), self);
 }
 
 void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)

@@ -10,6 +10,7 @@
 #include "vm-manager.h"
 #include "domain-xml.h"
 #include "errors.h"
+#include "vm-qemu-pid.h"
 #include "hotplug.h"
 #include "vm-connection.h"
 #include "vm-domain.h"
@@ -374,6 +375,24 @@ SluiceVmInfo *sluice_vm_manager_lookup(SluiceVmManager *self, const char *vm_id,
         info->shared_memory = vm->shared_memory;
         info->qemu_uid = vm->qemu_uid;
         return info;
+}
+
+gint64 sluice_vm_manager_qemu_pid(SluiceVmManager *self, const char *vm_id, GError **error)
+{
+        g_autofree char *path = NULL;
+        SluiceVmDomain *vm;
+
+        g_return_val_if_fail(SLUICE_IS_VM_MANAGER(self), -1);
+        vm = find_vm(self, vm_id, error);
+        if (!vm)
+                return -1;
+        if (!vm->active) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_VM_NOT_RUNNING,
+                            _("The VM “%s” is not running."), vm->name);
+                return -1;
+        }
+        path = sluice_vm_qemu_pid_path(sluice_vm_connection_get_uri(vm->connection), vm->name, error);
+        return path ? sluice_vm_qemu_pid_read(path, vm->qemu_uid, error) : -1;
 }
 
 SluiceVmPresence sluice_vm_manager_presence(SluiceVmManager *self, const char *vm_id)

@@ -48,6 +48,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceVmInfo, sluice_vm_info_free)
 /* vm: name or UUID.  Returns NULL with SLUICE_ERROR_NOT_FOUND. */
 SluiceVmInfo *sluice_vm_manager_lookup(SluiceVmManager *self, const char *vm, GError **error);
 
+/* The pid of the running VM's QEMU, as libvirt recorded it (vm-qemu-pid.h):
+ * its worker serves that process only.  -1 with an error when the VM does
+ * not run, or its QEMU cannot be told from here (a remote libvirt). */
+gint64 sluice_vm_manager_qemu_pid(SluiceVmManager *self, const char *vm, GError **error);
+
 /* Whether libvirt knows a VM (name or UUID), for refusing a name nobody
  * knows while accepting one whose connection is not up (yet). */
 typedef enum {

@@ -59,10 +59,9 @@ static void on_connection_ready(GObject *source, GAsyncResult *result, gpointer 
          * the worker goes away. */
         g_dbus_connection_set_exit_on_close(connection, FALSE);
 
-        /* No bus name on a peer connection; properties are not needed here. */
-        sluice_worker1_proxy_new(connection,
-                                 G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES |
-                                 G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS,
+        /* No bus name on a peer connection; properties are not needed here.
+         * Signals are: PeerRefused becomes the proxy's "peer-refused". */
+        sluice_worker1_proxy_new(connection, G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES,
                                  NULL, WORKER_OBJECT_PATH, cancellable, on_proxy_ready,
                                  g_steal_pointer(&task));
 }
@@ -133,6 +132,38 @@ void sluice_worker_control_set_readonly_async(SluiceWorker1 *control, gboolean r
 }
 
 gboolean sluice_worker_control_set_readonly_finish(SluiceWorker1 *control, GAsyncResult *result,
+                                                   GError **error)
+{
+        g_return_val_if_fail(g_task_is_valid(result, control), FALSE);
+        return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+static void on_set_peer_pid_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (sluice_worker1_call_set_peer_pid_finish(SLUICE_WORKER1(source), result, &error)) {
+                g_task_return_boolean(task, TRUE);
+                return;
+        }
+        g_dbus_error_strip_remote_error(error);
+        g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
+                                _("sluice-fs cannot be tied to the VM’s QEMU (process %u): %s"),
+                                GPOINTER_TO_UINT(g_task_get_task_data(task)), error->message);
+}
+
+void sluice_worker_control_set_peer_pid_async(SluiceWorker1 *control, guint pid,
+                                              GAsyncReadyCallback callback, gpointer user_data)
+{
+        GTask *task = g_task_new(control, NULL, callback, user_data);
+
+        g_task_set_source_tag(task, sluice_worker_control_set_peer_pid_async);
+        g_task_set_task_data(task, GUINT_TO_POINTER(pid), NULL);
+        sluice_worker1_call_set_peer_pid(control, pid, NULL, on_set_peer_pid_done, task);
+}
+
+gboolean sluice_worker_control_set_peer_pid_finish(SluiceWorker1 *control, GAsyncResult *result,
                                                    GError **error)
 {
         g_return_val_if_fail(g_task_is_valid(result, control), FALSE);

@@ -31,6 +31,14 @@ void sluice_worker_control_set_readonly_async(SluiceWorker1 *control, gboolean r
 gboolean sluice_worker_control_set_readonly_finish(SluiceWorker1 *control, GAsyncResult *result,
                                                    GError **error);
 
+/* From now on the worker accepts a frontend only from process pid (the VM's
+ * QEMU) while it lives; 0: any process of an allowed user.  Completes once
+ * the worker holds it, or with SLUICE_ERROR_WORKER_FAILED (no such process). */
+void sluice_worker_control_set_peer_pid_async(SluiceWorker1 *control, guint pid,
+                                              GAsyncReadyCallback callback, gpointer user_data);
+gboolean sluice_worker_control_set_peer_pid_finish(SluiceWorker1 *control, GAsyncResult *result,
+                                                   GError **error);
+
 /* Closes the channel; the worker notices the hang-up and exits. */
 void sluice_worker_control_close(SluiceWorker1 *control);
 

@@ -67,7 +67,7 @@ struct _SluiceWorker {
 
 G_DEFINE_TYPE(SluiceWorker, sluice_worker, G_TYPE_OBJECT)
 
-enum { SIGNAL_READY, SIGNAL_CRASHED, SIGNAL_FAILED, N_SIGNALS };
+enum { SIGNAL_READY, SIGNAL_CRASHED, SIGNAL_FAILED, SIGNAL_PEER_REFUSED, N_SIGNALS };
 static guint worker_signals[N_SIGNALS];
 
 static void worker_launch(SluiceWorker *self);
@@ -270,6 +270,12 @@ static void on_late_readonly_done(GObject *source, GAsyncResult *result, gpointe
                 g_warning("%s", error->message);
 }
 
+static void on_peer_refused(SluiceWorker1 *control, guint pid, guint uid, const char *reason,
+                            gpointer user_data)
+{
+        g_signal_emit(user_data, worker_signals[SIGNAL_PEER_REFUSED], 0, pid, uid, reason);
+}
+
 static void on_control_connected(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(SluiceWorker) self = user_data;
@@ -290,6 +296,7 @@ static void on_control_connected(GObject *source, GAsyncResult *result, gpointer
                 return;
         }
         clear_source(&self->ready_timeout_source);
+        g_signal_connect_object(control, "peer-refused", G_CALLBACK(on_peer_refused), self, 0);
         self->control = g_steal_pointer(&control);
         self->phase = PHASE_READY;
         restarted = self->restarting;
@@ -661,6 +668,9 @@ static void sluice_worker_class_init(SluiceWorkerClass *klass)
                 G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
         worker_signals[SIGNAL_FAILED] = g_signal_new("failed", G_TYPE_FROM_CLASS(klass),
                 G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+        worker_signals[SIGNAL_PEER_REFUSED] = g_signal_new("peer-refused", G_TYPE_FROM_CLASS(klass),
+                G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_UINT,
+                G_TYPE_STRING);
 }
 
 static void sluice_worker_init(SluiceWorker *self)

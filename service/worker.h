@@ -34,7 +34,10 @@ G_DECLARE_FINAL_TYPE(SluiceWorker, sluice_worker, SLUICE, WORKER, GObject)
 /* Signals:
  *   "ready" (gboolean restarted)      the worker answers on its control channel
  *   "crashed" (const char *message)   it died unexpectedly; a restart is scheduled
- *   "failed" (const char *message)    it could not start or keeps crashing: given up */
+ *   "failed" (const char *message)    it could not start or keeps crashing: given up
+ *   "peer-refused" (guint pid, guint uid, const char *reason)
+ *                                     it closed a process's connection to its socket:
+ *                                     not QEMU's user, or not the VM's QEMU (SetPeerPid) */
 
 /* Also looks for orphans on config's socket (worker-orphans.h). */
 SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config);

@@ -23,7 +23,6 @@ FileRuleset gives each path's permissions.  Sluice's sockets must go from
 denied to allowed for rw, and no other path (under /tmp, /run/user, homes,
 /etc) may change at all.  Skips (77) only when the mirror cannot be reached.
 """
-import glob
 import itertools
 import os
 import re
@@ -46,6 +45,8 @@ except ImportError:
 CACHE = os.path.abspath(sys.argv[1])
 SOURCE = os.environ.get("SLUICE_SOURCE_ROOT",
                         os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(SOURCE, "tests"))
+import debian_archive  # noqa: E402  (tests/debian_archive.py: the private apt state)
 SNIPPET = os.path.join(SOURCE, "data", "apparmor", "sluice")
 POSTINST = os.path.join(SOURCE, "debian", "sluice.postinst")
 # A features file with unix mediation (af_unix), as apparmor 3.0 ships it.
@@ -93,74 +94,16 @@ def skip(msg):
     sys.exit(77)
 
 
-def mirror():
-    """(URI, Signed-By) of this machine's Debian archive (not -security)."""
-    for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
-        with open(path) as f:
-            for stanza in f.read().split("\n\n"):
-                fields = {}
-                for line in stanza.splitlines():
-                    m = re.match(r"^([A-Za-z-]+):\s*(.*)$", line)
-                    if m:
-                        fields[m.group(1).lower()] = m.group(2).split()
-                suites = fields.get("suites", [])
-                if "deb" in fields.get("types", []) and "main" in fields.get("components", []) \
-                        and any("-" not in s for s in suites) and fields.get("uris"):
-                    return fields["uris"][0], " ".join(fields.get("signed-by", []))
-    for path in ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*.list")):
-        try:
-            lines = open(path).read().splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            m = re.match(r"^deb\s+(\[[^]]*\]\s+)?(\S+)\s+([a-z]+)\s+.*\bmain\b", line)
-            if m:
-                return m.group(2), ""
-    return None, None
-
-
 def fetch():
-    """Downloads the packages once; returns {package: unpacked root}."""
-    debs = os.path.join(CACHE, "debs")
-    os.makedirs(debs, exist_ok=True)
-    wanted = {p: glob.glob(os.path.join(debs, p.split("/")[0] + "_*.deb")) for p in PACKAGES}
-    if not all(wanted.values()):
-        uri, key = mirror()
-        if not uri:
-            skip("no Debian mirror among this machine's apt sources")
-        state = os.path.join(CACHE, "apt")
-        for d in ("lists/partial", "cache/archives/partial"):
-            os.makedirs(os.path.join(state, d), exist_ok=True)
-        opts = f"[signed-by={key}] " if key else ""
-        with open(os.path.join(state, "sources.list"), "w") as f:
-            for suite in ("bookworm", "trixie"):
-                f.write(f"deb {opts}{uri} {suite} main\n")
-        apt = ["apt-get", "-q", "-o", f"Dir::Etc::sourcelist={state}/sources.list",
-               "-o", "Dir::Etc::sourceparts=/nonexistent", "-o", f"Dir::State::Lists={state}/lists",
-               "-o", f"Dir::Cache={state}/cache", "-o", "APT::Sandbox::User=root",
-               "-o", "Acquire::http::Timeout=30", "-o", "Acquire::Retries=1"]
-        t = time.monotonic()
-        r = subprocess.run(apt + ["update"], capture_output=True, text=True, timeout=300)
-        if r.returncode != 0 or re.search(r"^(Err|W: Failed)", r.stdout + r.stderr, re.M):
-            skip(f"the mirror cannot be reached: {(r.stdout + r.stderr).strip()[-400:]}")
-        missing = [p for p, found in wanted.items() if not found]
-        r = subprocess.run(apt + ["download"] + missing, capture_output=True, text=True,
-                           timeout=300, cwd=debs)
-        if r.returncode != 0:
-            die(f"apt-get download {' '.join(missing)}: {(r.stdout + r.stderr).strip()[-600:]}")
-        note(f"downloaded {' '.join(missing)} in {time.monotonic() - t:.1f} s (cached in {debs})")
-    roots = {}
-    for p in PACKAGES:
-        found = sorted(glob.glob(os.path.join(debs, p.split("/")[0] + "_*.deb")))
-        if len(found) != 1:
-            die(f"expected one {p} .deb in {debs}, found {found}")
-        root = os.path.join(CACHE, "unpacked", os.path.basename(found[0])[:-4])
-        if not os.path.isdir(root):
-            shutil.rmtree(root + ".tmp", ignore_errors=True)
-            os.makedirs(root + ".tmp")
-            subprocess.run(["dpkg-deb", "-x", found[0], root + ".tmp"], check=True)
-            os.rename(root + ".tmp", root)
-        roots[p] = root
+    """Downloads the packages once (tests/debian_archive.py); returns {package: unpacked root}."""
+    t = time.monotonic()
+    try:
+        roots = debian_archive.fetch(CACHE, PACKAGES, note=note)
+    except debian_archive.Unreachable as e:
+        skip(str(e))
+    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+        die(str(e))
+    note(f"packages ready in {time.monotonic() - t:.1f} s")
     return roots
 
 

@@ -13,7 +13,9 @@
 #
 # Checks: live attach → guest reads/writes, QEMU's user gets ACL entries (on
 # the sockets' folder under /tmp, none on the runtime folder) and is the one
-# peer its worker accepts (--allow-peer-uid);
+# peer its worker accepts (--allow-peer-uid), and of that user only the VM's
+# QEMU (its pid from libvirt, Worker1.SetPeerPid): another process of
+# libvirt-qemu is refused, the share says so and stays attached;
 # detach → device gone, the folders' ACL entries Sluice added gone; VM stopped
 # and started → share back; worker SIGKILLed → recovered, guest reads again;
 # sluice-service SIGKILLed → the VM keeps its share, the restarted service
@@ -31,6 +33,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=${SLUICE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
 build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
+vmm=${SLUICE_TEST_VMM:-$build/tests/frontend/sluice-test-vmm}
 
 . "$top/tests/lib.sh"
 . "$here/system-libvirtd.sh"
@@ -239,6 +242,34 @@ if wait_for 30 more_than "$(console $A)" "PASS read" 0 && wait_for 10 more_than 
                 fail_later "guest's file missing or owned by $(stat -c %U "$share_dir"/guest-*-0.txt 2>/dev/null)"
 else
         fail_later "guest did not read the share: $(guest_failed $A)"
+fi
+
+# ---- another QEMU of libvirt-qemu tries A's socket -------------------------------------------
+# Every system VM's QEMU runs as libvirt-qemu: the user check lets any of them
+# in.  The service names A's QEMU (libvirt's pid file) to the worker before the
+# plug; another process of that user (the test VMM, as a second VM's QEMU
+# would) is refused and the share's user hears of it, while A keeps its share.
+qemu_pid=$(cat "/run/libvirt/qemu/$A.pid" 2>/dev/null)
+if [ -n "$qemu_pid" ] && grep -q "sluice-fs\[docs\]: .*accepting a frontend from process $qemu_pid only" "$work/service.log"; then
+        pass "before the plug the worker was told A's QEMU is process $qemu_pid (libvirt's pid file)"
+else
+        fail_later "the worker was not told A's QEMU (pid ${qemu_pid:-unknown}): $(grep -a 'accepting a frontend' "$work/service.log" | tail -n 2)"
+fi
+if [ -x "$vmm" ]; then
+        cp "$vmm" "$work/bin/sluice-test-vmm" && chmod 755 "$work/bin/sluice-test-vmm"
+        refused_before=$(count "$work/service.log" "Another program (process")
+        out=$(runuser -u libvirt-qemu -- "$work/bin/sluice-test-vmm" --timeout=5000 --socket "$sockA" ls 2>&1)
+        rc=$?
+        if [ $rc != 0 ] && wait_for 10 more_than "$work/service.log" "Another program (process" "$refused_before"; then
+                pass "another process of libvirt-qemu is refused: $(grep -a 'docs: Another program' "$work/service.log" | tail -n 1)"
+        else
+                fail_later "another process of libvirt-qemu on A's socket: exit $rc ($out); service log: $(grep -a 'refus' "$work/service.log" | tail -n 2)"
+        fi
+        [ "$(worker_of_A)" = "$wpid" ] && has_share_state "$shareA" attached &&
+                pass "A's worker serves on and the share stays attached" ||
+                fail_later "after the refusal: worker $(worker_of_A) (was $wpid), state $(prop "$shareA" org.sluice.Sluice1.Share State)"
+else
+        note "SKIP another QEMU of libvirt-qemu: no test VMM at $vmm"
 fi
 
 # ---- tag uniqueness: a second share with the same tag is refused ---------------------------

@@ -74,6 +74,12 @@ static void test_guest_policy_options(void)
         g_assert_cmpuint(o.n_allow_peer_uids, ==, 2);
         g_assert_cmpuint(o.allow_peer_uids[0], ==, 64055);
         g_assert_cmpuint(o.allow_peer_uids[1], ==, 0);
+        /* --allow-peer-pid: one process; none given: 0 (any process) */
+        g_assert_cmpint(o.allow_peer_pid, ==, 0);
+        options_free(&o);
+
+        g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/srv", "--allow-peer-pid=4242", NULL), ==, 0);
+        g_assert_cmpint(o.allow_peer_pid, ==, 4242);
         options_free(&o);
 
         /* The last one wins; an empty list is "user.* only". */
@@ -190,6 +196,9 @@ static const struct {
         { { "--fd=3", "--shared-dir=/srv", "--allow-peer-uid=qemu" }, "--allow-peer-uid needs a user id" },
         { { "--fd=3", "--shared-dir=/srv", "--allow-peer-uid=4294967295" }, "--allow-peer-uid needs a user id" },
         { { "--fd=3", "--shared-dir=/srv", "--allow-peer-uid=-1" }, "--allow-peer-uid needs a user id" },
+        { { "--fd=3", "--shared-dir=/srv", "--allow-peer-pid=0" }, "--allow-peer-pid needs a process id" },
+        { { "--fd=3", "--shared-dir=/srv", "--allow-peer-pid=qemu" }, "--allow-peer-pid needs a process id" },
+        { { "--fd=3", "--shared-dir=/srv", "--allow-peer-pid=2147483648" }, "--allow-peer-pid needs a process id" },
 };
 
 static void test_bad_line(gconstpointer data)
@@ -226,7 +235,7 @@ static void test_help_version(void)
         g_test_trap_assert_stdout("*--socket-path*--fd*--shared-dir*--tag*--readonly*--cache*"
                                   "--xattr*--translate-uid*--translate-gid*--allow-devices*--allow-setuid*"
                                   "--xattr-namespaces*--sandbox*--queues*"
-                                  "--poll-us*--allow-peer-uid*--control-fd*--log-level*--debug*"
+                                  "--poll-us*--allow-peer-uid*--allow-peer-pid*--control-fd*--log-level*--debug*"
                                   "--print-capabilities*--help*--version*disconnects*");
 }
 
