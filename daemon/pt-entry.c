@@ -116,10 +116,13 @@ static int setattr_by_path(struct pt_fs *fs, struct inode *i, const struct fuse_
         return utimensat(fs->proc_fd, name, ts, 0) < 0 ? -errno : 0;
 }
 
-/* Under the sandbox a symlink or special file has no fd to change it
- * through (opening a FIFO wakes its writers, a device runs its driver, a
- * socket cannot be opened): a change that changes nothing (mkfifo -m, cp -a
- * by the owner) succeeds, any other is not supported. */
+/* Under the sandbox a symlink, socket or device node has no fd to change it
+ * through (a device's open runs its driver, a socket cannot be opened), nor
+ * has a FIFO the worker may not read (setattr_apply()): a change that
+ * changes nothing (mkfifo -m, cp -a by the owner) succeeds, any other is not
+ * supported.  The O_PATH forms (fchownat, utimensat, fchmodat2 with
+ * AT_EMPTY_PATH) stay refused: a planted call could aim them at an O_PATH fd
+ * of any host file, which Landlock does not restrict (README.md). */
 static int setattr_unopenable(const struct inode *i, const struct fuse_setattr_in *in, mode_t mode,
                               uid_t uid, gid_t gid)
 {
@@ -136,7 +139,8 @@ static int setattr_unopenable(const struct inode *i, const struct fuse_setattr_i
                 log_ratelimited(&rl, LOG_LEVEL_INFO,
                                 "not supported under the sandbox: changing the mode, owner or times "
                                 "of a %s (--sandbox=none allows it)",
-                                i->type == S_IFLNK ? "symlink" : i->type == S_IFIFO ? "FIFO"
+                                i->type == S_IFLNK ? "symlink"
+                                : i->type == S_IFIFO ? "FIFO the worker may not read"
                                 : i->type == S_IFSOCK ? "socket" : "device node");
                 return -EOPNOTSUPP;
         }
@@ -252,7 +256,12 @@ static int setattr_apply(struct pt_fs *fs, struct freq *r, struct inode *i,
 
         /* Under the seccomp sandbox metadata changes only through an fd we
          * opened inside the folder (sandbox.c refuses the path-based calls):
-         * the handle's, or one re-open of the inode.  Without it, the calls
+         * the handle's, or one re-open of the inode.  A FIFO opened for
+         * reading with O_NONBLOCK never blocks and reads nothing: at most a
+         * writer waiting in open() goes on, as for a reader that came and
+         * went.  A device or socket is never opened.
+         * A FIFO the worker may not read falls to setattr_unopenable().
+         * Without it, the calls
          * by our own fd's name (setattr_by_path()) change the same object
          * with no open, no identity check and no close: three system calls
          * fewer.  A truncate needs a file open for writing either way. */
@@ -263,9 +272,11 @@ static int setattr_apply(struct pt_fs *fs, struct freq *r, struct inode *i,
                 size_fd = own_fd;
         } else if (fd < 0 && confine_fd_metadata_only() &&
                    (in->valid & (FATTR_MODE | FATTR_UID | FATTR_GID | PT_FATTR_TIMES)) &&
-                   (i->type == S_IFREG || i->type == S_IFDIR)) {
+                   (i->type == S_IFREG || i->type == S_IFDIR || i->type == S_IFIFO)) {
                 own_fd = confine_reopen(fs->proc_fd, i->fd, O_RDONLY | O_NONBLOCK);
-                if (own_fd < 0)
+                if (own_fd == -EACCES && i->type == S_IFIFO)
+                        own_fd = -1;
+                else if (own_fd < 0)
                         return own_fd;
         }
         if (fd < 0)

@@ -259,15 +259,16 @@ static void md_make_nodes(Harness *h)
 }
 
 /* What SETATTR answers: the kernel's own refusals first; then, under the
- * sandbox, a symlink or special file changes nothing it would have to open
- * (its owner stays as it is here, its mode and times would change). */
+ * sandbox, a symlink or socket changes nothing it would have to open (its
+ * owner stays as it is here, its mode and times would change).  A FIFO its
+ * owner may read changes through a non-blocking open. */
 static int md_expected(mode_t type, uint32_t valid, gboolean sandboxed)
 {
         if (type == S_IFLNK && (valid & FATTR_MODE))
                 return -EOPNOTSUPP;
         if ((valid & FATTR_SIZE) && type != S_IFREG)
                 return type == S_IFDIR ? -EISDIR : -EINVAL;
-        if (type == S_IFREG || type == S_IFDIR || !sandboxed)
+        if (type == S_IFREG || type == S_IFDIR || type == S_IFIFO || !sandboxed)
                 return 0;
         return (valid & (FATTR_MODE | MD_TIMES)) ? -EOPNOTSUPP : 0;
 }
@@ -293,9 +294,11 @@ static void md_setattr_matrix(Harness *h, MdNode *n, gboolean sandboxed)
                 for (unsigned b = 0; b < nfields; b++)
                         if (combo & (1u << b))
                                 in.valid |= md_fields[b];
-                /* Owner bits stay, so the next truncate may write; a special
-                 * file's mode always differs from what it has (0644). */
-                in.mode = n->type | (n->type == S_IFREG || n->type == S_IFDIR ? 0700 : 0200) |
+                /* Owner bits stay, so the next truncate may write and the
+                 * next FIFO change may open it; a symlink's or socket's mode
+                 * always differs from what it has (0644). */
+                in.mode = n->type | (n->type == S_IFREG || n->type == S_IFDIR ? 0700
+                                     : n->type == S_IFIFO ? 0600 : 0200) |
                           (combo & 077);
                 struct fuse_attr a;
                 int want = md_expected(n->type, in.valid, sandboxed);
