@@ -262,3 +262,16 @@ bool confine_fd_metadata_only(void)
 {
         return fd_metadata_only;
 }
+
+/* Written once by the main thread before the queue threads exist, as landlock_active. */
+static bool in_sealed_namespace;
+
+void confine_note_sealed_namespace(void)
+{
+        in_sealed_namespace = true;
+}
+
+bool confine_sealed_namespace(void)
+{
+        return in_sealed_namespace;
+}

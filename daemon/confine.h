@@ -85,6 +85,18 @@ int confine_have_openat2(void);
  * path-based calls (a path, even "" with AT_EMPTY_PATH on an O_PATH fd, can
  * name any file on the host: Landlock does not cover metadata nor O_PATH
  * opens).  Then the owner, mode and times of symlinks and special files,
- * which cannot be opened without effects, cannot be changed (sandbox.c). */
+ * which cannot be opened without effects, cannot be changed (sandbox.c),
+ * except a FIFO (opened for reading with O_NONBLOCK) and in a sealed
+ * namespace (below). */
 void confine_note_fd_metadata_only(void);
 bool confine_fd_metadata_only(void);
+
+/* Whether the seccomp sandbox also allows the metadata calls on an O_PATH fd
+ * (fchownat and utimensat with AT_EMPTY_PATH, fchmodat2 with AT_EMPTY_PATH,
+ * and fchmodat relative to the working directory, for our own fd's name
+ * there): set once by the sandbox, before any queue thread starts, for a
+ * root worker sealed in its mount namespace (mountns_sealed()), where no
+ * path it can name leads outside the shared folder.  Symlinks, sockets and
+ * device nodes change that way, never opened. */
+void confine_note_sealed_namespace(void);
+bool confine_sealed_namespace(void);

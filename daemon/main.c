@@ -583,7 +583,8 @@ static int confine(struct app *app)
         int r;
 
         if (creds_root_mode() && app->opts.sandbox == FS_SANDBOX_SECCOMP) {
-                r = mountns_enter(app->root_fd);
+                r = mountns_enter(app->root_fd, &app->socket_dir_fd,
+                                  fs_session_proc_fd(app->session));
                 if (r < 0)
                         return r;
         }
@@ -601,15 +602,56 @@ static int confine(struct app *app)
 }
 
 #if SLUICE_TEST_HOOKS
+/* Logs what one planted call did; true when it changed something. */
+static bool planted_result(const char *what, int r)
+{
+        log_info("sandbox test: planted %s: %s", what, r == 0 ? "changed" : strerror(errno));
+        return r == 0;
+}
+
+/* The metadata calls a sealed root worker may make by path (sandbox.c),
+ * aimed as a code-execution bug would at the host file `victim` (absolute)
+ * and `from_share` (the same, relative to the shared folder), and at our
+ * executable through /proc.  Returns 0 when every one failed, 3 otherwise. */
+static int plant_metadata_calls(const struct app *app, const char *victim, const char *from_share)
+{
+        static const struct timespec ts[2] = { { .tv_sec = 1 }, { .tv_sec = 1 } };
+        _cleanup_close_ int outside = open(victim, O_PATH | O_CLOEXEC);
+        char via_root[PATH_MAX];
+        bool changed = false;
+
+        snprintf(via_root, sizeof(via_root), "%d/%s", app->root_fd, from_share);
+        changed |= planted_result("fchmodat by absolute path", fchmodat(AT_FDCWD, victim, 0777, 0));
+        changed |= planted_result("fchmodat from the shared folder",
+                                  fchmodat(app->root_fd, from_share, 0777, 0));
+        changed |= planted_result("fchmodat through /proc/self/fd", fchmodat(AT_FDCWD, via_root, 0777, 0));
+        changed |= planted_result("fchmodat of /proc/self/exe", fchmodat(AT_FDCWD, "../exe", 0777, 0));
+        changed |= planted_result("fchownat from the shared folder",
+                                  fchownat(app->root_fd, from_share, 4242, 4242, AT_EMPTY_PATH));
+        changed |= planted_result("utimensat from the shared folder",
+                                  utimensat(app->root_fd, from_share, ts, 0));
+        changed |= planted_result("fchownat of an O_PATH fd",
+                                  outside < 0 ? -1 : fchownat(outside, "", 4242, 4242, AT_EMPTY_PATH));
+        changed |= planted_result("utimensat of an O_PATH fd",
+                                  outside < 0 ? -1 : utimensat(outside, "", ts, AT_EMPTY_PATH));
+        return changed ? 3 : 0;
+}
+
 /* -Dtest_hooks=true builds only (make check's), for tests of the sandbox
  * from outside.  SLUICE_FS_TEST_SANDBOX=syscall makes one call the filter
  * denies (the worker dies with the report line); =landlock opens the shared
  * folder's parent, logs the result and asks the worker to exit (*ret_status):
- * 0 when refused, 3 when it opened.  Returns whether it asks that. */
+ * 0 when refused (or, in a sealed namespace, when ".." is the folder itself),
+ * 3 when it opened; =metadata runs plant_metadata_calls() on
+ * $SLUICE_FS_TEST_VICTIM and $SLUICE_FS_TEST_VICTIM_FROM_SHARE.  Returns
+ * whether it asks the worker to exit. */
 static bool sandbox_test_hook(const struct app *app, int *ret_status)
 {
         const char *what = getenv("SLUICE_FS_TEST_SANDBOX");
+        const char *victim = getenv("SLUICE_FS_TEST_VICTIM");
+        const char *from_share = getenv("SLUICE_FS_TEST_VICTIM_FROM_SHARE");
         _cleanup_close_ int fd = -1;
+        struct stat st, root;
 
         if (!what)
                 return false;
@@ -617,9 +659,19 @@ static bool sandbox_test_hook(const struct app *app, int *ret_status)
                 (void)syscall(SYS_getpgid, 0);
         } else if (strcmp(what, "landlock") == 0) {
                 fd = openat(app->root_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0 && fstat(fd, &st) == 0 && fstat(app->root_fd, &root) == 0 &&
+                    st.st_dev == root.st_dev && st.st_ino == root.st_ino) {
+                        log_info("sandbox test: opening the shared folder's parent: the shared "
+                                 "folder itself (sealed mount namespace)");
+                        *ret_status = 0;
+                        return true;
+                }
                 log_info("sandbox test: opening the shared folder's parent: %s",
                          fd >= 0 ? "opened" : strerror(errno));
                 *ret_status = fd >= 0 ? 3 : 0;
+                return true;
+        } else if (strcmp(what, "metadata") == 0 && victim && from_share) {
+                *ret_status = plant_metadata_calls(app, victim, from_share);
                 return true;
         }
         return false;
