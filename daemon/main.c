@@ -49,6 +49,7 @@
 #include "notify.h"
 #include "options.h"
 #include "sandbox.h"
+#include "socket-remover.h"
 #include "stats.h"
 #include "util.h"
 #include "vhost-user.h"
@@ -67,6 +68,7 @@ struct app {
         int root_fd;               /* the shared folder, O_PATH; owned by the session */
         bool created_socket;       /* we made opts.socket_path: remove it on exit */
         int socket_dir_fd;         /* O_PATH of its folder: the exit unlinks the socket there */
+        int socket_remover_fd;     /* or a sealed worker's helper does (socket-remover.h) */
         const char *socket_name;   /* its last component, inside opts.socket_path */
         dev_t socket_dev;          /* the socket file we bound: never unlink another's */
         ino_t socket_ino;
@@ -439,6 +441,10 @@ static void remove_own_socket(struct app *app)
 {
         struct stat st;
 
+        if (app->socket_remover_fd >= 0) {
+                sockrm_remove(app->socket_remover_fd);
+                app->socket_remover_fd = -1;
+        }
         if (!app->created_socket || app->socket_dir_fd < 0)
                 return;
         app->created_socket = false;
@@ -573,6 +579,20 @@ static int setup_serving(struct app *app, int root_fd)
         return 0;
 }
 
+/* A sealed worker keeps no fd of the socket's folder (mount-namespace.h):
+ * the removal at exit goes to a helper (socket-remover.h).  Without one the
+ * socket stays at exit, as after a crash (the next start replaces it). */
+static void hand_over_socket(struct app *app)
+{
+        if (app->socket_dir_fd < 0)
+                return;
+        if (app->created_socket)
+                app->socket_remover_fd = sockrm_start(app->socket_dir_fd, app->socket_name,
+                                                      app->socket_dev, app->socket_ino);
+        close(app->socket_dir_fd);
+        app->socket_dir_fd = -1;
+}
+
 /* The last steps of the set-up, each needing what the next takes away: the
  * file-system view (CAP_SYS_ADMIN, /proc by path), the capabilities
  * (CAP_SETPCAP), the sandbox.  No queue thread exists yet (they start when a
@@ -583,10 +603,11 @@ static int confine(struct app *app)
         int r;
 
         if (creds_root_mode() && app->opts.sandbox == FS_SANDBOX_SECCOMP) {
-                r = mountns_enter(app->root_fd, &app->socket_dir_fd,
-                                  fs_session_proc_fd(app->session));
+                r = mountns_enter(app->root_fd, fs_session_proc_fd(app->session));
                 if (r < 0)
                         return r;
+                if (mountns_sealed())
+                        hand_over_socket(app);
         }
         r = caps_drop(&app->opts, creds_root_mode());
         if (r < 0)
@@ -712,7 +733,8 @@ static void app_free(struct app *app)
 
 int main(int argc, char **argv)
 {
-        struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1 };
+        struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1,
+                           .socket_remover_fd = -1 };
         int root_fd = -1, r;
 
         r = options_parse(argc, argv, &app.opts);

@@ -185,13 +185,11 @@ static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd, int 
 static bool entered, sealed;
 
 /* After the pivot: the worker's folder fds from before (root_fd,
- * *socket_dir_fd, session_proc_fd; -1: none) still walk the host's tree with
- * "..".  root_fd and session_proc_fd are replaced in place (same number, so
- * their holders need not know) by ones that cannot: the new "/" and a
- * detached copy of /proc/self/fd (proc_clone).  The socket's folder is
- * closed: it may hold other files (libvirt's monitor sockets), which a copy
- * would let a path reach.  0, or -errno with nothing changed. */
-static int seal(int root_fd, int *socket_dir_fd, int session_proc_fd, int proc_clone)
+ * session_proc_fd; -1: none) still walk the host's tree with "..".  They are
+ * replaced in place (same number, so their holders need not know) by ones
+ * that cannot: the new "/" and a detached copy of /proc/self/fd
+ * (proc_clone).  0, or -errno with nothing changed. */
+static int seal(int root_fd, int session_proc_fd, int proc_clone)
 {
         _cleanup_close_ int new_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         struct stat want, got;
@@ -205,16 +203,10 @@ static int seal(int root_fd, int *socket_dir_fd, int session_proc_fd, int proc_c
         if (dup3(new_root, root_fd, O_CLOEXEC) < 0 ||
             (session_proc_fd >= 0 && dup3(proc_clone, session_proc_fd, O_CLOEXEC) < 0))
                 return -errno;   /* dup3 fails only for bad numbers: none of ours */
-        if (*socket_dir_fd >= 0) {
-                (void)close(*socket_dir_fd);
-                *socket_dir_fd = -1;
-                log_info("mount namespace: the socket stays when the worker exits (as after a "
-                         "crash: the next start replaces it)");
-        }
         return 0;
 }
 
-int mountns_enter(int root_fd, int *socket_dir_fd, int session_proc_fd)
+int mountns_enter(int root_fd, int session_proc_fd)
 {
         _cleanup_close_ int proc_fd = -1, proc_clone = -1;
         const char *skip = reason_to_skip(), *step = NULL;
@@ -237,7 +229,7 @@ int mountns_enter(int root_fd, int *socket_dir_fd, int session_proc_fd)
                 return 0;
         }
         if (proc_clone >= 0) {
-                r = seal(root_fd, socket_dir_fd, session_proc_fd, proc_clone);
+                r = seal(root_fd, session_proc_fd, proc_clone);
                 if (r < 0)
                         log_info("mount namespace: the folders held from before stay: %s",
                                  strerror(-r));

@@ -39,12 +39,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* root_fd: the O_PATH fd of the shared folder being served; *socket_dir_fd
- * (or -1): the socket's folder; session_proc_fd (or -1): the session's
- * /proc/self/fd.  Returns 1 when the worker's root is now the shared folder,
- * 0 when it kept the host's view (logged), -errno (logged) when it pivoted
- * but could not finish (detach the old root, set its working directory): the
- * caller exits.
+/* root_fd: the O_PATH fd of the shared folder being served;
+ * session_proc_fd (or -1): the session's /proc/self/fd.  Returns 1 when the
+ * worker's root is now the shared folder, 0 when it kept the host's view
+ * (logged), -errno (logged) when it pivoted but could not finish (detach the
+ * old root, set its working directory): the caller exits.
  *
  * The shared folder is bound with the mounts below it (as they are now: later
  * mounts on the host do not show), and a folder fd opened before the pivot
@@ -52,14 +51,15 @@
  * So once pivoted the worker is sealed: root_fd is replaced in place (same
  * number) by the new "/" (the same folder), session_proc_fd by a detached
  * copy of /proc/self/fd alone (open_tree, Linux 5.2), whose top a ".." walk
- * cannot pass, which is also the working directory; *socket_dir_fd is closed
- * and set to -1 (the socket stays at exit; the next start replaces it).  Then
- * no path the worker can name from its root, its working directory or any
- * fd it holds leads outside the shared folder and its own fds:
- * mountns_sealed().  It is not sealed (logged) where no copy can be made, or
- * where a pseudo file system (pseudo-fs.h) is mounted below the shared
- * folder, which the guest never enters but a path could. */
-int mountns_enter(int root_fd, int *socket_dir_fd, int session_proc_fd);
+ * cannot pass, which is also the working directory.  The caller closes any
+ * other folder fd it holds before the sandbox (main.c hands the socket's
+ * folder to socket-remover.h).  Then no path the worker can name from its
+ * root, its working directory or any fd it holds leads outside the shared
+ * folder and its own fds: mountns_sealed().  It is not sealed (logged) where
+ * no copy can be made, or where a pseudo file system (pseudo-fs.h) is
+ * mounted below the shared folder, which the guest never enters but a path
+ * could. */
+int mountns_enter(int root_fd, int session_proc_fd);
 
 /* Whether mountns_enter() pivoted and replaced the folder fds (above): the
  * sandbox may then allow metadata calls by path (sandbox.h).  Set once by
