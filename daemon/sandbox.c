@@ -188,8 +188,9 @@ static const int allowed_syscalls[] = {
         /* tells a file from another that reuses its inode number, when a
          * dropped inode fd is reopened by name (only reads, as stat does) */
         SCMP_SYS(name_to_handle_at),
-        /* Metadata changes: by fd only (utimensat: add_filtered_rules).  The
-         * path-based fchmodat, fchmodat2, fchownat, setxattr, lsetxattr,
+        /* Metadata changes: by fd only (utimensat: add_filtered_rules; a
+         * sealed root worker's path-based calls: add_sealed_namespace_rules).
+         * The path-based fchmodat, fchmodat2, fchownat, setxattr, lsetxattr,
          * removexattr, lremovexattr and utimensat with a path are left out on
          * purpose: Landlock does not cover metadata, and a path (even "" with
          * AT_EMPTY_PATH, on an O_PATH fd that Landlock does not restrict
