@@ -51,7 +51,9 @@ int confine_path_of_open_fd(int proc_fd, int open_fd);
  * removals (so renames away) anywhere below the socket's folder, for the
  * socket's own removal at exit: this guards those.  A deleted shared folder
  * also answers -EACCES (we cannot tell).  Renaming the shared folder itself
- * moves its inside with it: still 0.
+ * moves its inside with it: still 0.  In a sealed root worker (the shared
+ * folder is its "/") an object moved out of its reach answers -EACCES by the
+ * path the kernel gives it ("/"); pass the root as `root_fd` itself.
  *
  * A link longer than PATH_MAX cannot be read: then a directory `fd` is
  * walked up with ".." (openat O_PATH and statx, two calls a level, at most
