@@ -4,9 +4,10 @@
  *
  * A worker run by root (and not with --sandbox=none: the caller decides) moves into a mount
  * namespace of its own, makes every mount in it private (nothing propagates
- * back to the host), bind-mounts the shared folder (not its submounts) and
- * pivots into it, then detaches the old root: its "/" is the shared folder
- * and its mount table holds that one mount (virtiofsd's namespace sandbox).
+ * back to the host), bind-mounts the shared folder with the mounts below it
+ * and pivots into it, then detaches the old root: its "/" is the shared
+ * folder and its mount table holds that mount and those below it
+ * (virtiofsd's namespace sandbox), then seals itself (below).
  * Where that cannot be done (a kernel or container refusing unshare or
  * pivot_root, the folder renamed meanwhile) a warning says which step failed
  * and the worker carries on with the host's view, as before.  It is also left
@@ -20,15 +21,16 @@
  * its file access inside the shared folder, without privilege.
  *
  * What keeps working is what was opened before: the shared folder's fd (the
- * guest's requests go through it, so the guest's view does not change), the
- * socket's folder (the socket's removal at exit), the session's /proc/self/fd,
- * the frontend's sockets and fds.  From here on no code may name a host path:
+ * guest's requests go through it, so the guest's view does not change; once
+ * sealed, the same number names the new root), the socket's folder (unless
+ * sealed: then a helper removes the socket), the session's /proc/self/fd, the
+ * frontend's sockets and fds.  From here on no code may name a host path:
  * absolute paths resolve inside the shared folder.  Calls that must name one
  * of our own fds by path (path-based xattr calls on O_PATH fds, the readlink of
  * an eventfd) take it from mountns_fd_path(): "/proc/self/fd/N" without the
  * namespace, "N" relative to the working directory inside it, which is then a
- * /proc/self/fd opened before the old root went (a detached mount: no way up
- * from it to the host's tree).
+ * /proc/self/fd opened before the old root went (a detached mount), or once
+ * sealed a detached copy of that folder alone.
  *
  * Main thread only, before any other thread exists (the namespace, root and
  * working directory are shared by the threads created later) and before the
