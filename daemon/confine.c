@@ -219,8 +219,13 @@ int confine_check_inside(int proc_fd, int root_fd, int fd)
                 return -EACCES;
         if ((size_t)rlen >= sizeof(deleted) - 1 && strcmp(root + rlen - (sizeof(deleted) - 1), deleted) == 0)
                 return -EACCES;
+        /* Sharing "/", or a root worker sealed in its mount namespace, whose
+         * "/" is the shared folder: everything it can name is inside, but
+         * the kernel names an object the host moved out of the bind mount's
+         * reach "/" too (it cannot name it from there), and only the root is
+         * "/" by right. */
         if (rlen == 1 && root[0] == '/')
-                return 0;             /* sharing "/": everything is inside */
+                return plen == 1 && path[0] == '/' && fd != root_fd ? -EACCES : 0;
         if (strncmp(path, root, (size_t)rlen) != 0)
                 return -EACCES;
         return path[rlen] == '\0' || path[rlen] == '/' ? 0 : -EACCES;
@@ -261,4 +266,17 @@ void confine_note_fd_metadata_only(void)
 bool confine_fd_metadata_only(void)
 {
         return fd_metadata_only;
+}
+
+/* Written once by the main thread before the queue threads exist, as landlock_active. */
+static bool in_sealed_namespace;
+
+void confine_note_sealed_namespace(void)
+{
+        in_sealed_namespace = true;
+}
+
+bool confine_sealed_namespace(void)
+{
+        return in_sealed_namespace;
 }

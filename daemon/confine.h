@@ -51,7 +51,9 @@ int confine_path_of_open_fd(int proc_fd, int open_fd);
  * removals (so renames away) anywhere below the socket's folder, for the
  * socket's own removal at exit: this guards those.  A deleted shared folder
  * also answers -EACCES (we cannot tell).  Renaming the shared folder itself
- * moves its inside with it: still 0.
+ * moves its inside with it: still 0.  In a sealed root worker (the shared
+ * folder is its "/") an object moved out of its reach answers -EACCES by the
+ * path the kernel gives it ("/"); pass the root as `root_fd` itself.
  *
  * A link longer than PATH_MAX cannot be read: then a directory `fd` is
  * walked up with ".." (openat O_PATH and statx, two calls a level, at most
@@ -85,6 +87,18 @@ int confine_have_openat2(void);
  * path-based calls (a path, even "" with AT_EMPTY_PATH on an O_PATH fd, can
  * name any file on the host: Landlock does not cover metadata nor O_PATH
  * opens).  Then the owner, mode and times of symlinks and special files,
- * which cannot be opened without effects, cannot be changed (sandbox.c). */
+ * which cannot be opened without effects, cannot be changed (sandbox.c),
+ * except a FIFO (opened for reading with O_NONBLOCK) and in a sealed
+ * namespace (below). */
 void confine_note_fd_metadata_only(void);
 bool confine_fd_metadata_only(void);
+
+/* Whether the seccomp sandbox also allows the metadata calls on an O_PATH fd
+ * (fchownat and utimensat with AT_EMPTY_PATH, fchmodat2 with AT_EMPTY_PATH,
+ * and fchmodat relative to the working directory, for our own fd's name
+ * there): set once by the sandbox, before any queue thread starts, for a
+ * root worker sealed in its mount namespace (mountns_sealed()), where no
+ * path it can name leads outside the shared folder.  Symlinks, sockets and
+ * device nodes change that way, never opened. */
+void confine_note_sealed_namespace(void);
+bool confine_sealed_namespace(void);

@@ -33,6 +33,10 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
                    struct fs_session **ret);
 void fs_session_free(struct fs_session *s);
 
+/* The session's O_PATH fd of /proc/self/fd (its inodes are reopened through
+ * it), for mountns_enter() to replace in place. */
+int fs_session_proc_fd(const struct fs_session *s);
+
 /* The frontend went away (or sent RESET_OWNER): forget every inode but the
  * root and close every handle, so that the next guest starts with FUSE INIT
  * from a clean slate.  Called with no queue thread running. */

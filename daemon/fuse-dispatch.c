@@ -293,6 +293,11 @@ void fs_session_set_queue_size(struct fs_session *s, unsigned queue_index, unsig
                 atomic_store_explicit(&s->queue_size[queue_index], num, memory_order_relaxed);
 }
 
+int fs_session_proc_fd(const struct fs_session *s)
+{
+        return s->fs.proc_fd;
+}
+
 bool fs_session_is_initialized(struct fs_session *s)
 {
         return atomic_load(&s->initialized);

@@ -50,6 +50,7 @@
 #include "options.h"
 #include "peer.h"
 #include "sandbox.h"
+#include "socket-remover.h"
 #include "stats.h"
 #include "util.h"
 #include "vhost-user.h"
@@ -68,6 +69,7 @@ struct app {
         int root_fd;               /* the shared folder, O_PATH; owned by the session */
         bool created_socket;       /* we made opts.socket_path: remove it on exit */
         int socket_dir_fd;         /* O_PATH of its folder: the exit unlinks the socket there */
+        int socket_remover_fd;     /* or a sealed worker's helper does (socket-remover.h) */
         const char *socket_name;   /* its last component, inside opts.socket_path */
         dev_t socket_dev;          /* the socket file we bound: never unlink another's */
         ino_t socket_ino;
@@ -425,6 +427,10 @@ static void remove_own_socket(struct app *app)
 {
         struct stat st;
 
+        if (app->socket_remover_fd >= 0) {
+                sockrm_remove(app->socket_remover_fd);
+                app->socket_remover_fd = -1;
+        }
         if (!app->created_socket || app->socket_dir_fd < 0)
                 return;
         app->created_socket = false;
@@ -559,6 +565,20 @@ static int setup_serving(struct app *app, int root_fd)
         return 0;
 }
 
+/* A sealed worker keeps no fd of the socket's folder (mount-namespace.h):
+ * the removal at exit goes to a helper (socket-remover.h).  Without one the
+ * socket stays at exit, as after a crash (the next start replaces it). */
+static void hand_over_socket(struct app *app)
+{
+        if (app->socket_dir_fd < 0)
+                return;
+        if (app->created_socket)
+                app->socket_remover_fd = sockrm_start(app->socket_dir_fd, app->socket_name,
+                                                      app->socket_dev, app->socket_ino);
+        close(app->socket_dir_fd);
+        app->socket_dir_fd = -1;
+}
+
 /* The last steps of the set-up, each needing what the next takes away: the
  * file-system view (CAP_SYS_ADMIN, /proc by path), the capabilities
  * (CAP_SETPCAP), the sandbox.  No queue thread exists yet (they start when a
@@ -569,9 +589,11 @@ static int confine(struct app *app)
         int r;
 
         if (creds_root_mode() && app->opts.sandbox == FS_SANDBOX_SECCOMP) {
-                r = mountns_enter(app->root_fd);
+                r = mountns_enter(app->root_fd, fs_session_proc_fd(app->session));
                 if (r < 0)
                         return r;
+                if (mountns_sealed())
+                        hand_over_socket(app);
         }
         r = caps_drop(&app->opts, creds_root_mode());
         if (r < 0)
@@ -587,15 +609,56 @@ static int confine(struct app *app)
 }
 
 #if SLUICE_TEST_HOOKS
+/* Logs what one planted call did; true when it changed something. */
+static bool planted_result(const char *what, int r)
+{
+        log_info("sandbox test: planted %s: %s", what, r == 0 ? "changed" : strerror(errno));
+        return r == 0;
+}
+
+/* The metadata calls a sealed root worker may make by path (sandbox.c),
+ * aimed as a code-execution bug would at the host file `victim` (absolute)
+ * and `from_share` (the same, relative to the shared folder), and at our
+ * executable through /proc.  Returns 0 when every one failed, 3 otherwise. */
+static int plant_metadata_calls(const struct app *app, const char *victim, const char *from_share)
+{
+        static const struct timespec ts[2] = { { .tv_sec = 1 }, { .tv_sec = 1 } };
+        _cleanup_close_ int outside = open(victim, O_PATH | O_CLOEXEC);
+        char via_root[PATH_MAX];
+        bool changed = false;
+
+        snprintf(via_root, sizeof(via_root), "%d/%s", app->root_fd, from_share);
+        changed |= planted_result("fchmodat by absolute path", fchmodat(AT_FDCWD, victim, 0777, 0));
+        changed |= planted_result("fchmodat from the shared folder",
+                                  fchmodat(app->root_fd, from_share, 0777, 0));
+        changed |= planted_result("fchmodat through /proc/self/fd", fchmodat(AT_FDCWD, via_root, 0777, 0));
+        changed |= planted_result("fchmodat of /proc/self/exe", fchmodat(AT_FDCWD, "../exe", 0777, 0));
+        changed |= planted_result("fchownat from the shared folder",
+                                  fchownat(app->root_fd, from_share, 4242, 4242, AT_EMPTY_PATH));
+        changed |= planted_result("utimensat from the shared folder",
+                                  utimensat(app->root_fd, from_share, ts, 0));
+        changed |= planted_result("fchownat of an O_PATH fd",
+                                  outside < 0 ? -1 : fchownat(outside, "", 4242, 4242, AT_EMPTY_PATH));
+        changed |= planted_result("utimensat of an O_PATH fd",
+                                  outside < 0 ? -1 : utimensat(outside, "", ts, AT_EMPTY_PATH));
+        return changed ? 3 : 0;
+}
+
 /* -Dtest_hooks=true builds only (make check's), for tests of the sandbox
  * from outside.  SLUICE_FS_TEST_SANDBOX=syscall makes one call the filter
  * denies (the worker dies with the report line); =landlock opens the shared
  * folder's parent, logs the result and asks the worker to exit (*ret_status):
- * 0 when refused, 3 when it opened.  Returns whether it asks that. */
+ * 0 when refused (or, in a sealed namespace, when ".." is the folder itself),
+ * 3 when it opened; =metadata runs plant_metadata_calls() on
+ * $SLUICE_FS_TEST_VICTIM and $SLUICE_FS_TEST_VICTIM_FROM_SHARE.  Returns
+ * whether it asks the worker to exit. */
 static bool sandbox_test_hook(const struct app *app, int *ret_status)
 {
         const char *what = getenv("SLUICE_FS_TEST_SANDBOX");
+        const char *victim = getenv("SLUICE_FS_TEST_VICTIM");
+        const char *from_share = getenv("SLUICE_FS_TEST_VICTIM_FROM_SHARE");
         _cleanup_close_ int fd = -1;
+        struct stat st, root;
 
         if (!what)
                 return false;
@@ -603,9 +666,19 @@ static bool sandbox_test_hook(const struct app *app, int *ret_status)
                 (void)syscall(SYS_getpgid, 0);
         } else if (strcmp(what, "landlock") == 0) {
                 fd = openat(app->root_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0 && fstat(fd, &st) == 0 && fstat(app->root_fd, &root) == 0 &&
+                    st.st_dev == root.st_dev && st.st_ino == root.st_ino) {
+                        log_info("sandbox test: opening the shared folder's parent: the shared "
+                                 "folder itself (sealed mount namespace)");
+                        *ret_status = 0;
+                        return true;
+                }
                 log_info("sandbox test: opening the shared folder's parent: %s",
                          fd >= 0 ? "opened" : strerror(errno));
                 *ret_status = fd >= 0 ? 3 : 0;
+                return true;
+        } else if (strcmp(what, "metadata") == 0 && victim && from_share) {
+                *ret_status = plant_metadata_calls(app, victim, from_share);
                 return true;
         }
         return false;
@@ -647,7 +720,8 @@ static void app_free(struct app *app)
 
 int main(int argc, char **argv)
 {
-        struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1, .peers.pidfd = -1 };
+        struct app app = { .listen_fd = -1, .root_fd = -1, .socket_dir_fd = -1,
+                           .socket_remover_fd = -1, .peers.pidfd = -1 };
         int root_fd = -1, r;
 
         r = options_parse(argc, argv, &app.opts);

@@ -12,11 +12,17 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "pseudo-fs.h"
 #include "util.h"
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1   /* Linux 5.2; Debian 12's glibc headers lack it */
+#endif
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define MOUNTNS_SANITIZER 1
@@ -46,17 +52,84 @@ static const char *reason_to_skip(void)
         return NULL;
 }
 
+/* A detached copy of the one folder `fd` names (not its submounts): a ".."
+ * walk stops at its top, as at a process's root.  -errno: the kernel (before
+ * 5.2) or the container refuses it.  Only a folder of our own mount
+ * namespace can be copied. */
+static int clone_folder(int fd)
+{
+        int r = (int)syscall(SYS_open_tree, fd, "", OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH);
+
+        return r >= 0 ? r : -errno;
+}
+
+/* Undoes mountinfo's octal escapes (\040 for a space …) in place. */
+static void unescape_mount_point(char *s)
+{
+        char *out = s;
+
+        for (; *s; s++) {
+                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+                    s[3] >= '0' && s[3] <= '7') {
+                        *out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+                        s += 3;
+                } else {
+                        *out++ = *s;
+                }
+        }
+        *out = '\0';
+}
+
+/* Whether the absolute path `mp` names something below the folder `dir`
+ * (len bytes, no trailing '/' unless it is "/"). */
+static bool strictly_below(const char *mp, const char *dir, size_t len)
+{
+        if (len == 1)
+                return mp[0] == '/' && mp[1] != '\0';
+        return strncmp(mp, dir, len) == 0 && mp[len] == '/' && mp[len + 1] != '\0';
+}
+
+/* Whether a pseudo file system (pseudo-fs.h) is mounted below `path` in our
+ * namespace (the guest never enters one; a path-based call could): then the
+ * folder fds are not sealed.  Unreadable mountinfo counts as yes. */
+static bool pseudo_fs_below(const char *path)
+{
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0, len = strlen(path);
+        bool found = false;
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        if (!f)
+                return true;
+        while (!found && getline(&line, &size, f) > 0) {
+                char mp[PATH_MAX];
+                struct statfs sfs;
+
+                /* id parent major:minor root mount-point … */
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+                        continue;
+                unescape_mount_point(mp);
+                if (!strictly_below(mp, path, len))
+                        continue;
+                found = statfs(mp, &sfs) == 0 && pseudo_fs_name((unsigned long)sfs.f_type) != NULL;
+        }
+        fclose(f);
+        return found;
+}
+
 /* The steps of mountns_enter(); on failure *ret_step names the one that
  * failed.  On success the process's root and working directory are the
  * shared folder and *ret_proc_fd is /proc/self/fd, opened before the old
- * root went (a detached mount from then on: no way up to the host's tree). */
-static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd)
+ * root went (a detached mount from then on: no way up to the host's tree);
+ * *ret_proc_clone a copy of that folder alone, or -errno. */
+static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd, int *ret_proc_clone)
 {
         char name[32], path[PATH_MAX];
         _cleanup_close_ int proc_fd = -1;
         struct stat want, got;
         ssize_t n;
 
+        *ret_proc_clone = -ENOENT;
         *ret_step = "finding the shared folder";
         if (fstat(root_fd, &want) < 0)
                 return -errno;
@@ -78,8 +151,10 @@ static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd)
         *ret_step = "making the mounts private";
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return -errno;
+        /* With the mounts below it, which the guest sees (a sealed worker
+         * serves them through this copy, as they are now). */
         *ret_step = "bind-mounting the shared folder";
-        if (mount(path, path, NULL, MS_BIND, NULL) < 0)
+        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
                 return -errno;
         *ret_step = "entering the shared folder";
         if (chdir(path) < 0)
@@ -93,6 +168,8 @@ static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd)
         proc_fd = open_proc_fd_dir();
         if (proc_fd < 0)
                 return proc_fd;
+        /* While /proc is still a mount of this namespace. */
+        *ret_proc_clone = pseudo_fs_below(path) ? -EXDEV : clone_folder(proc_fd);
         *ret_step = "pivot_root";
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return -errno;
@@ -105,11 +182,33 @@ static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd)
 }
 
 /* Written once by the main thread before any other thread exists. */
-static bool entered;
+static bool entered, sealed;
 
-int mountns_enter(int root_fd)
+/* After the pivot: the worker's folder fds from before (root_fd,
+ * session_proc_fd; -1: none) still walk the host's tree with "..".  They are
+ * replaced in place (same number, so their holders need not know) by ones
+ * that cannot: the new "/" and a detached copy of /proc/self/fd
+ * (proc_clone).  0, or -errno with nothing changed. */
+static int seal(int root_fd, int session_proc_fd, int proc_clone)
 {
-        _cleanup_close_ int proc_fd = -1;
+        _cleanup_close_ int new_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct stat want, got;
+
+        if (new_root < 0)
+                return -errno;
+        if (fstat(root_fd, &want) < 0 || fstat(new_root, &got) < 0)
+                return -errno;
+        if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
+                return -ESTALE;
+        if (dup3(new_root, root_fd, O_CLOEXEC) < 0 ||
+            (session_proc_fd >= 0 && dup3(proc_clone, session_proc_fd, O_CLOEXEC) < 0))
+                return -errno;   /* dup3 fails only for bad numbers: none of ours */
+        return 0;
+}
+
+int mountns_enter(int root_fd, int session_proc_fd)
+{
+        _cleanup_close_ int proc_fd = -1, proc_clone = -1;
         const char *skip = reason_to_skip(), *step = NULL;
         int r;
 
@@ -117,7 +216,7 @@ int mountns_enter(int root_fd)
                 log_info("mount namespace: not used (%s)", skip);
                 return 0;
         }
-        r = pivot_into(root_fd, &step, &proc_fd);
+        r = pivot_into(root_fd, &step, &proc_fd, &proc_clone);
         if (r < 0 && strcmp(step, "detaching the old root") == 0) {
                 /* Pivoted already: neither view works as the rest expects. */
                 log_error("mount namespace: %s failed: %s", step, strerror(-r));
@@ -129,15 +228,33 @@ int mountns_enter(int root_fd)
                             r == -ESTALE ? "the shared folder was moved" : strerror(-r));
                 return 0;
         }
-        if (fchdir(proc_fd) < 0) {
+        if (proc_clone >= 0) {
+                r = seal(root_fd, session_proc_fd, proc_clone);
+                if (r < 0)
+                        log_info("mount namespace: the folders held from before stay: %s",
+                                 strerror(-r));
+                sealed = r == 0;
+        } else {
+                log_info("mount namespace: the folders held from before stay: %s",
+                         proc_clone == -EXDEV ? "a pseudo file system is mounted below the "
+                                                "shared folder"
+                         : strerror(-proc_clone));
+        }
+        if (fchdir(sealed ? proc_clone : proc_fd) < 0) {
                 r = -errno;
                 log_error("mount namespace: cannot enter /proc/self/fd: %s", strerror(-r));
                 return r;
         }
         entered = true;
         log_info("mount namespace: the worker's / is the shared folder; nothing else of the "
-                 "host's file system is mounted there");
+                 "host's file system is mounted there%s",
+                 sealed ? ", nor reachable from any folder it holds" : "");
         return 1;
+}
+
+bool mountns_sealed(void)
+{
+        return sealed;
 }
 
 void mountns_fd_path(char *buf, size_t size, int fd)

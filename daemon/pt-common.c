@@ -123,7 +123,12 @@ int pt_check_inside(struct pt_fs *fs, const struct inode *i)
 
 int pt_check_inside_unconfined(struct pt_fs *fs, const struct inode *i)
 {
-        return confine_landlock_active() ? 0 : pt_check_inside(fs, i);
+        /* In a sealed root worker the Landlock rule sits on the root of the
+         * share's bind mount, and Linux 6.18 judges an object moved out of a
+         * bind mount's reach as if at that root (allowed): check ourselves. */
+        if (confine_landlock_active() && !confine_sealed_namespace())
+                return 0;
+        return pt_check_inside(fs, i);
 }
 
 int pt_reply_attr(struct pt_fs *fs, struct freq *r, const struct stat *st)

@@ -93,11 +93,12 @@ static int setattr_times(const struct fuse_setattr_in *in, struct timespec ts[2]
         return 0;
 }
 
-/* Without the seccomp sandbox only (confine.h): the path-based calls, for
- * every type (symlinks and special files cannot be opened, a mode 000 file
- * not by its owner, and an open costs three calls more).  The paths are our
- * own fds: "" or /proc/self/fd/N, whose magic link names exactly the object
- * the O_PATH fd holds (a symlink's mode is refused before this). */
+/* Without the seccomp sandbox, or in a root worker's sealed namespace
+ * (confine.h), the path-based calls, for every type (symlinks and special
+ * files cannot be opened, a mode 000 file not by its owner, and an open costs
+ * three calls more).  The paths are our own fds: "" or /proc/self/fd/N, whose
+ * magic link names exactly the object the O_PATH fd holds (a symlink's mode
+ * is refused before this).  Times go by "" where the kernel takes it (5.8). */
 static int setattr_by_path(struct pt_fs *fs, struct inode *i, const struct fuse_setattr_in *in,
                            mode_t mode, uid_t uid, gid_t gid, const struct timespec ts[2])
 {
@@ -111,15 +112,20 @@ static int setattr_by_path(struct pt_fs *fs, struct inode *i, const struct fuse_
                 return -errno;
         if (!(in->valid & PT_FATTR_TIMES))
                 return 0;
-        if (i->type == S_IFLNK)   /* symlink times: only where the kernel takes an empty path */
-                return utimensat(i->fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+        if (utimensat(i->fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0)
+                return 0;
+        if (errno != EINVAL || i->type == S_IFLNK)   /* a symlink has no other way */
+                return -errno;
         return utimensat(fs->proc_fd, name, ts, 0) < 0 ? -errno : 0;
 }
 
-/* Under the sandbox a symlink or special file has no fd to change it
- * through (opening a FIFO wakes its writers, a device runs its driver, a
- * socket cannot be opened): a change that changes nothing (mkfifo -m, cp -a
- * by the owner) succeeds, any other is not supported. */
+/* Under the sandbox a symlink, socket or device node has no fd to change it
+ * through (a device's open runs its driver, a socket cannot be opened), nor
+ * has a FIFO the worker may not read (setattr_apply()): a change that
+ * changes nothing (mkfifo -m, cp -a by the owner) succeeds, any other is not
+ * supported.  The O_PATH forms (fchownat, utimensat, fchmodat2 with
+ * AT_EMPTY_PATH) stay refused: a planted call could aim them at an O_PATH fd
+ * of any host file, which Landlock does not restrict (README.md). */
 static int setattr_unopenable(const struct inode *i, const struct fuse_setattr_in *in, mode_t mode,
                               uid_t uid, gid_t gid)
 {
@@ -136,7 +142,8 @@ static int setattr_unopenable(const struct inode *i, const struct fuse_setattr_i
                 log_ratelimited(&rl, LOG_LEVEL_INFO,
                                 "not supported under the sandbox: changing the mode, owner or times "
                                 "of a %s (--sandbox=none allows it)",
-                                i->type == S_IFLNK ? "symlink" : i->type == S_IFIFO ? "FIFO"
+                                i->type == S_IFLNK ? "symlink"
+                                : i->type == S_IFIFO ? "FIFO the worker may not read"
                                 : i->type == S_IFSOCK ? "socket" : "device node");
                 return -EOPNOTSUPP;
         }
@@ -208,6 +215,7 @@ static int setattr_apply(struct pt_fs *fs, struct freq *r, struct inode *i,
         _cleanup_href_ h = { fs->handles, NULL };
         _cleanup_close_ int own_fd = -1;
         _cleanup_creds_ group = { 0 };
+        const bool by_fd_only = confine_fd_metadata_only() && !confine_sealed_namespace();
         struct timespec ts[2];
         struct stat st;
         mode_t mode = 0;
@@ -252,27 +260,35 @@ static int setattr_apply(struct pt_fs *fs, struct freq *r, struct inode *i,
 
         /* Under the seccomp sandbox metadata changes only through an fd we
          * opened inside the folder (sandbox.c refuses the path-based calls):
-         * the handle's, or one re-open of the inode.  Without it, the calls
-         * by our own fd's name (setattr_by_path()) change the same object
-         * with no open, no identity check and no close: three system calls
-         * fewer.  A truncate needs a file open for writing either way. */
+         * the handle's, or one re-open of the inode.  A FIFO opened for
+         * reading with O_NONBLOCK never blocks and reads nothing: at most a
+         * writer waiting in open() goes on, as for a reader that came and
+         * went.  A device or socket is never opened.  A FIFO the worker
+         * may not read falls to setattr_unopenable().  Without the sandbox,
+         * or in a root worker's sealed namespace (where no path leads
+         * outside), the calls by our own fd's name (setattr_by_path())
+         * change the same object with no open, no identity check and no
+         * close: three system calls fewer.  A truncate needs a file open for
+         * writing either way. */
         if ((in->valid & FATTR_SIZE) && size_fd < 0) {
                 own_fd = confine_reopen(fs->proc_fd, i->fd, O_WRONLY | O_NONBLOCK);
                 if (own_fd < 0)
                         return own_fd;
                 size_fd = own_fd;
-        } else if (fd < 0 && confine_fd_metadata_only() &&
+        } else if (fd < 0 && by_fd_only &&
                    (in->valid & (FATTR_MODE | FATTR_UID | FATTR_GID | PT_FATTR_TIMES)) &&
-                   (i->type == S_IFREG || i->type == S_IFDIR)) {
+                   (i->type == S_IFREG || i->type == S_IFDIR || i->type == S_IFIFO)) {
                 own_fd = confine_reopen(fs->proc_fd, i->fd, O_RDONLY | O_NONBLOCK);
-                if (own_fd < 0)
+                if (own_fd == -EACCES && i->type == S_IFIFO)
+                        own_fd = -1;
+                else if (own_fd < 0)
                         return own_fd;
         }
         if (fd < 0)
                 fd = own_fd;
         if (fd < 0) {
-                err = confine_fd_metadata_only() ? setattr_unopenable(i, in, mode, uid, gid)
-                                                 : setattr_by_path(fs, i, in, mode, uid, gid, ts);
+                err = by_fd_only ? setattr_unopenable(i, in, mode, uid, gid)
+                                 : setattr_by_path(fs, i, in, mode, uid, gid, ts);
                 if (err < 0)
                         return err;
         } else {

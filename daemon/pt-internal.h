@@ -169,7 +169,8 @@ int pt_check_remove(const struct pt_fs *fs, const struct freq *r, const struct i
  * UNLINK, RMDIR and RENAME below the socket's folder). */
 int pt_check_inside(struct pt_fs *fs, const struct inode *i);
 /* pt_check_inside() for what Landlock covers (opens, creates, links): only
- * when Landlock does not confine this worker (--sandbox=none, an old kernel). */
+ * when Landlock does not confine this worker (--sandbox=none, an old kernel)
+ * or does not see moves out of the share (a sealed root worker). */
 int pt_check_inside_unconfined(struct pt_fs *fs, const struct inode *i);
 /* The open flags of OPEN/CREATE that reach the host (see pt-common.c). */
 int pt_open_flags(uint32_t guest_flags);

@@ -23,6 +23,7 @@
 #endif
 
 #include "log.h"
+#include "mount-namespace.h"
 #include "util.h"
 
 /* The worker was built with a sanitizer: its run-time needs more (below).
@@ -187,8 +188,9 @@ static const int allowed_syscalls[] = {
         /* tells a file from another that reuses its inode number, when a
          * dropped inode fd is reopened by name (only reads, as stat does) */
         SCMP_SYS(name_to_handle_at),
-        /* Metadata changes: by fd only (utimensat: add_filtered_rules).  The
-         * path-based fchmodat, fchmodat2, fchownat, setxattr, lsetxattr,
+        /* Metadata changes: by fd only (utimensat: add_filtered_rules; a
+         * sealed root worker's path-based calls: add_sealed_namespace_rules).
+         * The path-based fchmodat, fchmodat2, fchownat, setxattr, lsetxattr,
          * removexattr, lremovexattr and utimensat with a path are left out on
          * purpose: Landlock does not cover metadata, and a path (even "" with
          * AT_EMPTY_PATH, on an O_PATH fd that Landlock does not restrict
@@ -273,6 +275,28 @@ static struct scmp_arg_cmp sb_arg(unsigned int arg, enum scmp_compare op, scmp_d
         return (struct scmp_arg_cmp){ .arg = arg, .op = op, .datum_a = a, .datum_b = b };
 }
 
+/* A root worker sealed in its mount namespace (mount-namespace.h): no path
+ * it can name from any folder it holds, nor from its root or working
+ * directory, leads outside the shared folder, its /proc/self/fd and the
+ * socket's folder.  There the path-based metadata calls are as confined as
+ * the f* calls, and the only way to change a symlink, socket or device node,
+ * which must not be opened: fchownat with AT_EMPTY_PATH on an O_PATH fd,
+ * utimensat with AT_EMPTY_PATH (or of our fd's name in /proc/self/fd, on
+ * kernels before 5.8), fchmodat of our fd's name there.  A filter cannot
+ * read the path: the namespace is the bound, not these rules. */
+static int add_sealed_namespace_rules(scmp_filter_ctx ctx)
+{
+        int r;
+
+        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchownat), 1,
+                             sb_arg(4, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
+        if (r == 0)
+                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(utimensat), 0);
+        if (r == 0)
+                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchmodat), 0);
+        return r;
+}
+
 static int add_filtered_rules(scmp_filter_ctx ctx)
 {
         const scmp_datum_t self = (scmp_datum_t)getpid();
@@ -310,6 +334,8 @@ static int add_filtered_rules(scmp_filter_ctx ctx)
         if (r == 0)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(utimensat), 1,
                                      sb_arg(1, SCMP_CMP_EQ, 0, 0));
+        if (r == 0 && mountns_sealed())
+                r = add_sealed_namespace_rules(ctx);
         /* The daemon itself makes no ioctl; glibc's isatty() asks TCGETS (of
          * stderr, say): "not a terminal" is the right answer for a worker. */
         if (r == 0)
@@ -445,8 +471,12 @@ static int apply_seccomp(void)
         seccomp_release(ctx);
         if (r == 0) {
                 confine_note_fd_metadata_only();
+                if (mountns_sealed())
+                        confine_note_sealed_namespace();
                 log_info("sandbox: seccomp allow-list installed (%zu calls, plus kill/tgkill to "
-                         "ourselves, thread clone, fcntl and prctl by command, utimensat by fd)", n);
+                         "ourselves, thread clone, fcntl and prctl by command, utimensat by fd%s)",
+                         n, mountns_sealed() ? "; metadata calls on O_PATH fds: sealed mount "
+                                               "namespace" : "");
         }
         return r;
 }

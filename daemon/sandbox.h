@@ -13,8 +13,11 @@
  * frontend, without flags).  Landlock has no rights for
  * metadata, so the list holds no call that changes a mode, owner, time or
  * xattr by path: the passthrough changes them through fds it opened inside
- * the folder (confine_fd_metadata_only() tells it so).  A call outside the list kills the worker
- * with a last log line naming it.  Everything works unprivileged; Landlock is
+ * the folder (confine_fd_metadata_only() tells it so).  Except in a root
+ * worker sealed in its mount namespace (mountns_sealed()), where no path
+ * leads outside the folder: there fchownat, fchmodat and utimensat by path
+ * are allowed too (confine_sealed_namespace()).  A call outside the list
+ * kills the worker with a last log line naming it.  Everything works unprivileged; Landlock is
  * probed at run time and skipped (with a warning) on kernels without it.
  *
  * --sandbox=none leaves all of this out.  Built without libseccomp there is

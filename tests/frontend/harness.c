@@ -383,6 +383,16 @@ gboolean harness_wait_exit(Harness *h, int timeout_ms, int *ret_status)
         }
 }
 
+gboolean harness_daemon_pivoted(Harness *h)
+{
+        g_autofree char *link = g_strdup_printf("/proc/%d/ns/mnt", (int)h->pid);
+        g_autofree char *theirs = g_file_read_link(link, NULL);
+        g_autofree char *ours = g_file_read_link("/proc/self/ns/mnt", NULL);
+
+        /* Only mount-namespace.c makes one. */
+        return h->pid > 0 && theirs && ours && !g_str_equal(theirs, ours);
+}
+
 gboolean harness_daemon_alive(Harness *h)
 {
         int status;

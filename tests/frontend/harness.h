@@ -61,6 +61,10 @@ void harness_up(Harness *h, const char *const *extra);
 /* Waits up to timeout_ms for the daemon to exit; TRUE and its wait status if it did. */
 gboolean harness_wait_exit(Harness *h, int timeout_ms, int *ret_status);
 gboolean harness_daemon_alive(Harness *h);
+/* Whether the running daemon lives in a mount namespace of its own: a root
+ * worker pivoted into the share (and, where nothing stops it, sealed there:
+ * mount-namespace.h); FALSE in sanitizer builds, which leave it out. */
+gboolean harness_daemon_pivoted(Harness *h);
 /* Asserts the daemon is alive (did not crash). */
 void harness_assert_alive(Harness *h);
 /* Asserts the daemon exits with status 0 within timeout_ms (after `what`). */

@@ -54,8 +54,23 @@ static void fixture_setup(Fixture *f, gconstpointer data)
         harness_up(h, data ? data : xattr_opts);
 }
 
+/* The same share served by a root worker, which is sealed in its mount
+ * namespace and there changes metadata by path (mount-namespace.h). */
+static void fixture_setup_root(Fixture *f, gconstpointer data)
+{
+        if (!harness_daemon_as_root(TRUE)) {
+                f->h = NULL;
+                f->passwd = NULL;
+                return;
+        }
+        fixture_setup(f, data);
+        harness_daemon_as_root(FALSE);
+}
+
 static void fixture_teardown(Fixture *f, gconstpointer data)
 {
+        if (!f->h)
+                return;   /* skipped */
         harness_assert_alive(f->h);
         harness_assert_outside_untouched(f->h);
         g_autofree char *now = passwd_sum();
@@ -233,6 +248,8 @@ static void test_host_swaps_in_symlink(Fixture *f, gconstpointer data)
  * the fixture's check of outside/. */
 static void test_dir_moved_out(Fixture *f, gconstpointer data)
 {
+        if (!f->h)
+                return;   /* the root-worker variant without root */
         struct vmm *v = f->h->vmm;
         struct fuse_setattr_in chmod_in = { .valid = FATTR_MODE, .mode = S_IFREG | 0600 };
         struct fuse_setattr_in times_in = { .valid = FATTR_MTIME, .mtime = 12345 };
@@ -346,6 +363,8 @@ int main(int argc, char **argv)
         ADD("/confinement/rename-link-escape", test_rename_link_escape);
         ADD("/confinement/dir-moved-out", test_dir_moved_out);
         g_test_add("/confinement/dir-moved-out-unsandboxed", Fixture, unsandboxed_opts, fixture_setup,
+                   test_dir_moved_out, fixture_teardown);
+        g_test_add("/confinement/dir-moved-out-root-worker", Fixture, NULL, fixture_setup_root,
                    test_dir_moved_out, fixture_teardown);
         ADD("/confinement/forged-nodeids", test_forged_nodeids);
         return g_test_run();

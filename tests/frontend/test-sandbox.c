@@ -210,10 +210,63 @@ static void test_landlock_confines_to_share(void)
         g_autoptr(Harness) h = harness_new();
         g_autofree char *err = NULL, *err_none = NULL;
         g_assert_cmpint(run_landlock_hook(h, NULL, &err), ==, 0);
-        g_assert_nonnull(strstr(err, "opening the shared folder's parent: Permission denied"));
+        /* A root worker sealed in its mount namespace cannot even name it. */
+        g_assert_true(strstr(err, "opening the shared folder's parent: Permission denied") ||
+                      strstr(err, "opening the shared folder's parent: the shared folder itself"));
         const char *const none[] = { "--sandbox=none", NULL };
         g_assert_cmpint(run_landlock_hook(h, none, &err_none), ==, 3);
         g_assert_nonnull(strstr(err_none, "opening the shared folder's parent: opened"));
+}
+
+/* A root worker sealed in its mount namespace may change metadata by path
+ * (symlinks, sockets and device nodes have no other way): every such call a
+ * code-execution bug could plant against a host file outside the share, by
+ * absolute path, by ".." from the shared folder, through /proc/self/fd, on
+ * /proc/self/exe and on an O_PATH fd it opens, fails; the file is as it was. */
+static void test_sealed_root_worker_planted_metadata(void)
+{
+        if (!require_test_hook() || !harness_daemon_as_root(TRUE))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        g_autofree char *victim = g_build_filename(h->outside, "canary", NULL);
+        g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, NULL);
+        const char *exe = NULL;
+        g_autofree char *out = NULL, *err = NULL;
+        struct stat before, after, exe_before, exe_after;
+
+        for (guint i = 0; i < argv->len && argv->pdata[i] && !exe; i++)
+                if (g_str_has_suffix(argv->pdata[i], "/sluice-fs"))
+                        exe = argv->pdata[i];
+        g_assert_nonnull(exe);
+        g_assert_cmpint(stat(victim, &before), ==, 0);
+        g_assert_cmpint(stat(exe, &exe_before), ==, 0);
+        g_setenv("SLUICE_FS_TEST_SANDBOX", "metadata", TRUE);
+        g_setenv("SLUICE_FS_TEST_VICTIM", victim, TRUE);
+        g_setenv("SLUICE_FS_TEST_VICTIM_FROM_SHARE", "../outside/canary", TRUE);
+        int status = harness_run((const char *const *)argv->pdata, &out, &err);
+        g_unsetenv("SLUICE_FS_TEST_SANDBOX");
+        g_unsetenv("SLUICE_FS_TEST_VICTIM");
+        g_unsetenv("SLUICE_FS_TEST_VICTIM_FROM_SHARE");
+        g_test_message("status %#x, stderr:\n%s", status, err);
+        if (!strstr(err, "nor reachable from any folder it holds")) {
+                g_test_skip("the worker was not sealed in a mount namespace (see its log)");
+                harness_daemon_as_root(FALSE);
+                return;
+        }
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+        g_assert_null(strstr(err, ": changed"));
+        g_assert_nonnull(strstr(err, "metadata calls on O_PATH fds: sealed mount namespace"));
+        g_assert_cmpint(stat(victim, &after), ==, 0);
+        g_assert_cmpuint(after.st_mode, ==, before.st_mode);
+        g_assert_cmpuint(after.st_uid, ==, before.st_uid);
+        g_assert_cmpuint(after.st_gid, ==, before.st_gid);
+        g_assert_cmpint(after.st_mtim.tv_sec, ==, before.st_mtim.tv_sec);
+        g_assert_cmpint(after.st_mtim.tv_nsec, ==, before.st_mtim.tv_nsec);
+        g_assert_cmpint(stat(exe, &exe_after), ==, 0);
+        g_assert_cmpuint(exe_after.st_mode, ==, exe_before.st_mode);
+        harness_assert_outside_untouched(h);
+        harness_daemon_as_root(FALSE);
 }
 
 /* ---- metadata changes through fds ----
@@ -259,15 +312,16 @@ static void md_make_nodes(Harness *h)
 }
 
 /* What SETATTR answers: the kernel's own refusals first; then, under the
- * sandbox, a symlink or special file changes nothing it would have to open
- * (its owner stays as it is here, its mode and times would change). */
+ * sandbox, a symlink or socket changes nothing it would have to open (its
+ * owner stays as it is here, its mode and times would change).  A FIFO its
+ * owner may read changes through a non-blocking open. */
 static int md_expected(mode_t type, uint32_t valid, gboolean sandboxed)
 {
         if (type == S_IFLNK && (valid & FATTR_MODE))
                 return -EOPNOTSUPP;
         if ((valid & FATTR_SIZE) && type != S_IFREG)
                 return type == S_IFDIR ? -EISDIR : -EINVAL;
-        if (type == S_IFREG || type == S_IFDIR || !sandboxed)
+        if (type == S_IFREG || type == S_IFDIR || type == S_IFIFO || !sandboxed)
                 return 0;
         return (valid & (FATTR_MODE | MD_TIMES)) ? -EOPNOTSUPP : 0;
 }
@@ -293,9 +347,11 @@ static void md_setattr_matrix(Harness *h, MdNode *n, gboolean sandboxed)
                 for (unsigned b = 0; b < nfields; b++)
                         if (combo & (1u << b))
                                 in.valid |= md_fields[b];
-                /* Owner bits stay, so the next truncate may write; a special
-                 * file's mode always differs from what it has (0644). */
-                in.mode = n->type | (n->type == S_IFREG || n->type == S_IFDIR ? 0700 : 0200) |
+                /* Owner bits stay, so the next truncate may write and the
+                 * next FIFO change may open it; a symlink's or socket's mode
+                 * always differs from what it has (0644). */
+                in.mode = n->type | (n->type == S_IFREG || n->type == S_IFDIR ? 0700
+                                     : n->type == S_IFIFO ? 0600 : 0200) |
                           (combo & 077);
                 struct fuse_attr a;
                 int want = md_expected(n->type, in.valid, sandboxed);
@@ -369,12 +425,15 @@ static void md_run(gboolean as_root, gboolean sandboxed)
                 g_assert_cmpuint(e.attr.mode & S_IFMT, ==, nodes[i].type);
         }
         assert_ok(vmm_open(v, nodes[0].node, O_RDWR, &nodes[0].fh));
+        /* A root worker sealed in its mount namespace changes every type by
+         * path, as without the sandbox. */
+        gboolean by_fd_only = sandboxed && !harness_daemon_pivoted(h);
         for (unsigned i = 0; i < G_N_ELEMENTS(nodes); i++) {
                 MdNode without_fh = nodes[i];
                 without_fh.fh = 0;
-                md_setattr_matrix(h, &without_fh, sandboxed);
+                md_setattr_matrix(h, &without_fh, by_fd_only);
                 if (nodes[i].fh)
-                        md_setattr_matrix(h, &nodes[i], sandboxed);
+                        md_setattr_matrix(h, &nodes[i], by_fd_only);
                 md_xattrs(h, &nodes[i]);
         }
 
@@ -456,6 +515,8 @@ int main(int argc, char **argv)
         g_test_add_func("/sandbox/none-turns-it-off", test_none_turns_it_off);
         g_test_add_func("/sandbox/denied-call-is-reported", test_denied_call_is_reported);
         g_test_add_func("/sandbox/landlock-confines-to-share", test_landlock_confines_to_share);
+        g_test_add_func("/sandbox/sealed-root-worker-planted-metadata",
+                        test_sealed_root_worker_planted_metadata);
         g_test_add_func("/sandbox/metadata/desktop-user", test_metadata_desktop_user);
         g_test_add_func("/sandbox/metadata/root-worker", test_metadata_root_worker);
         g_test_add_func("/sandbox/metadata/desktop-user-no-sandbox",

@@ -5,6 +5,8 @@
  *    its name, and an OPEN of it, are refused by type before any open (as
  *    root, opening a tape rewinds it, a modem's hangs up).  inotify's IN_OPEN
  *    on the node tells whether anything opened it;
+ *  - under the default sandbox a FIFO takes chmod, chown and times (tar -x,
+ *    cp -a); a symlink, socket or device node answers EOPNOTSUPP, unchanged;
  *  - a pseudo file system (proc, sysfs) mounted below the shared folder is
  *    not entered: LOOKUP answers EACCES, READDIRPLUS lists the name without
  *    attributes, so the host's processes stay out of sight; an ordinary
@@ -20,8 +22,10 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static gboolean have_mount_ns;
@@ -117,6 +121,117 @@ static void test_device_never_opened(gconstpointer data)
         /* A regular file still opens through CREATE without O_EXCL, new or not. */
         assert_ok(vmm_create(h->vmm, VMM_ROOT, "plain", O_RDWR | O_CREAT, S_IFREG | 0644, NULL, NULL));
         assert_ok(vmm_create(h->vmm, VMM_ROOT, "plain", O_RDWR | O_CREAT | O_TRUNC, S_IFREG | 0644, NULL, NULL));
+        harness_assert_alive(h);
+        harness_daemon_as_root(FALSE);
+}
+
+/* What tar -x, cp -a and rsync -a do after mkfifo, under the default
+ * sandbox: chmod, chown and explicit times of a FIFO reach the host's FIFO
+ * (through a non-blocking open for reading, which nothing notices).  A
+ * symlink, a socket and a device node are never opened: a root worker sealed
+ * in its mount namespace changes them by path; any other worker answers
+ * EOPNOTSUPP cleanly and leaves them as they were (README.md says why). */
+static void check_fifo_takes_metadata(Harness *h, gboolean worker_is_root)
+{
+        g_autofree char *path = harness_path(h, "fifo");
+        struct fuse_setattr_in in = {
+                .valid = FATTR_MODE | FATTR_UID | FATTR_GID | FATTR_ATIME | FATTR_MTIME,
+                .mode = S_IFIFO | 0640,
+                .uid = worker_is_root ? 4242 : harness_daemon_uid(),
+                .gid = worker_is_root ? 4243 : harness_daemon_gid(),
+                .atime = 1234567890, .atimensec = 5,
+                .mtime = 1234567891, .mtimensec = 7,
+        };
+        struct fuse_entry_out e;
+        struct fuse_attr a;
+        struct stat st;
+
+        assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "fifo", &e));
+        assert_ok(vmm_setattr(h->vmm, e.nodeid, &in, &a));
+        g_assert_cmpint(lstat(path, &st), ==, 0);
+        g_assert_true(S_ISFIFO(st.st_mode));
+        g_assert_cmpuint(st.st_mode & 07777, ==, 0640);
+        g_assert_cmpuint(st.st_uid, ==, in.uid);
+        g_assert_cmpuint(st.st_gid, ==, in.gid);
+        g_assert_cmpint(st.st_atim.tv_sec, ==, 1234567890);
+        g_assert_cmpint(st.st_atim.tv_nsec, ==, 5);
+        g_assert_cmpint(st.st_mtim.tv_sec, ==, 1234567891);
+        g_assert_cmpint(st.st_mtim.tv_nsec, ==, 7);
+        g_assert_cmpuint(a.mode & 07777, ==, 0640);
+        g_assert_cmpuint(a.mtime, ==, 1234567891);
+}
+
+/* chmod (none for a symlink: Linux has no lchmod), chown -h and touch -h of
+ * a node that is never opened: done by a sealed root worker, refused with
+ * EOPNOTSUPP and left as it was by any other. */
+static void check_unopenable(Harness *h, const char *name, gboolean sealed)
+{
+        g_autofree char *path = harness_path(h, name);
+        struct fuse_setattr_in chmod_in = { .valid = FATTR_MODE, .mode = 0600 };
+        struct fuse_setattr_in chown_in = { .valid = FATTR_UID | FATTR_GID, .uid = 4242, .gid = 4243 };
+        struct fuse_setattr_in touch_in = { .valid = FATTR_ATIME | FATTR_MTIME,
+                                            .atime = 1234567890, .mtime = 1234567891,
+                                            .mtimensec = 9 };
+        struct fuse_entry_out e;
+        struct stat before, after;
+        gboolean is_link;
+
+        g_assert_cmpint(lstat(path, &before), ==, 0);
+        is_link = S_ISLNK(before.st_mode);
+        assert_ok(vmm_lookup(h->vmm, VMM_ROOT, name, &e));
+        chmod_in.mode |= before.st_mode & S_IFMT;
+        assert_errno(vmm_setattr(h->vmm, e.nodeid, &chmod_in, NULL),
+                     sealed && !is_link ? 0 : -EOPNOTSUPP);
+        assert_errno(vmm_setattr(h->vmm, e.nodeid, &touch_in, NULL), sealed ? 0 : -EOPNOTSUPP);
+        if (sealed)
+                assert_ok(vmm_setattr(h->vmm, e.nodeid, &chown_in, NULL));
+        g_assert_cmpint(lstat(path, &after), ==, 0);
+        if (!sealed) {
+                g_assert_cmpuint(after.st_mode, ==, before.st_mode);
+                g_assert_cmpint(after.st_mtim.tv_sec, ==, before.st_mtim.tv_sec);
+                return;
+        }
+        g_assert_cmpuint(after.st_mode & 07777, ==, is_link ? before.st_mode & 07777 : 0600);
+        g_assert_cmpuint(after.st_uid, ==, 4242);
+        g_assert_cmpuint(after.st_gid, ==, 4243);
+        g_assert_cmpint(after.st_atim.tv_sec, ==, 1234567890);
+        g_assert_cmpint(after.st_mtim.tv_sec, ==, 1234567891);
+        g_assert_cmpint(after.st_mtim.tv_nsec, ==, 9);
+}
+
+static void test_metadata_under_sandbox(gconstpointer data)
+{
+        gboolean as_root = GPOINTER_TO_INT(data);
+
+        if (!require_root() || !harness_daemon_as_root(as_root))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        g_autofree char *fifo = harness_path(h, "fifo");
+        g_autofree char *sock = harness_path(h, "sock");
+        g_autofree char *dev = harness_path(h, "null");
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int s;
+
+        g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+        harness_chown_to_user(fifo);
+        harness_symlink(h, "fifo", "link");
+        g_assert_cmpuint(strlen(sock), <, sizeof(sa.sun_path));
+        strcpy(sa.sun_path, sock);
+        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        g_assert_cmpint(s, >=, 0);
+        g_assert_cmpint(bind(s, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+        close(s);
+        harness_chown_to_user(sock);
+        g_assert_cmpint(mknod(dev, S_IFCHR | 0666, makedev(1, 3)), ==, 0);
+        harness_up(h, NULL);   /* the default: the sandbox on */
+
+        gboolean sealed = harness_daemon_pivoted(h);
+
+        g_test_message("worker %s", sealed ? "sealed in its mount namespace" : "not pivoted");
+        check_fifo_takes_metadata(h, as_root || harness_daemon_uid() == 0);
+        check_unopenable(h, "link", sealed);
+        check_unopenable(h, "sock", sealed);
+        check_unopenable(h, "null", sealed);
         harness_assert_alive(h);
         harness_daemon_as_root(FALSE);
 }
@@ -252,6 +367,10 @@ int main(int argc, char **argv)
                              test_device_never_opened);
         g_test_add_data_func("/special-files/device-never-opened-root-worker", GINT_TO_POINTER(TRUE),
                              test_device_never_opened);
+        g_test_add_data_func("/special-files/metadata-under-sandbox", GINT_TO_POINTER(FALSE),
+                             test_metadata_under_sandbox);
+        g_test_add_data_func("/special-files/metadata-under-sandbox-root-worker",
+                             GINT_TO_POINTER(TRUE), test_metadata_under_sandbox);
         g_test_add("/special-files/pseudo-fs-not-entered", MountFixture, NULL, mount_setup,
                    test_pseudo_fs_not_entered, mount_teardown);
         return g_test_run();

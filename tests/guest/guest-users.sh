@@ -7,7 +7,9 @@
 #   desktop: the worker runs as $SLUICE_TEST_USER (or the caller): every file
 #            is that user's, shown as guest user A through --translate-uid.
 # In both, guest users are kept apart and guest root makes no device, no
-# set-ID file and no file capability on the host.  The root mode needs root
+# set-ID file and no file capability on the host; guest root's tar -x, cp -a
+# and touch -h give special files their owner, mode and times (root mode), a
+# FIFO its mode and times (desktop mode), under the default sandbox.  The root mode needs root
 # (skipped otherwise).  Exit 77 when QEMU or the guest kernel is missing.
 . "$(dirname "$0")/guest-lib.sh"
 guest_tmp work users -d
@@ -38,7 +40,13 @@ run_mode() {
                 host_check "$mode-b-owner" "$b:$b" "$(stat -c %u:%g "$u/b-file" 2>&1)"
                 host_check "$mode-sgid-file" "$a:3000" "$(stat -c %u:%g "$u/sgid/f" 2>&1)"
                 host_check "$mode-suid-root" "0 755" "$(stat -c '%u %a' "$u/suid" 2>&1)"
+                # tar -x, cp -a and touch -h of special files (workload-users.sh)
+                host_check "$mode-tar-fifo" "1100:1101 640 981173106" \
+                        "$(stat -c '%u:%g %a %Y' "$u/tarx/fifo" 2>&1)"
+                host_check "$mode-cp-a-link" "1100:1101 $(date -u -d '2003-04-05 06:07:08' +%s)" \
+                        "$(stat -c '%u:%g %Y' "$u/cpa/link" 2>&1)"
         else
+                host_check "$mode-fifo" "$owner 640 981173106" "$(stat -c '%U %a %Y' "$u/dfifo" 2>&1)"
                 host_check "$mode-a-owner" "$owner" "$(stat -c %U "$u/a-file" 2>&1)"
                 host_check "$mode-b-owner" "$owner" "$(stat -c %U "$u/b-file" 2>&1)"
                 host_check "$mode-suid" 755 "$(stat -c %a "$u/suid" 2>&1)"
