@@ -95,8 +95,8 @@ gint64 sluice_vm_qemu_pid_read(const char *path, gint64 qemu_uid, GError **error
         proc = g_strdup_printf("/proc/%" G_GUINT64_FORMAT, pid);
         if (stat(proc, &st) < 0 || st.st_uid != want) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED,
-                            _("Process %" G_GUINT64_FORMAT " named by %s is gone or does not run as "
-                              "QEMU’s user (%u)"), pid, path, (unsigned)want);
+                            _("Process %u named by %s is gone or does not run as QEMU’s user (%u)"),
+                            (unsigned)pid, path, (unsigned)want);
                 return -1;
         }
         return (gint64)pid;
