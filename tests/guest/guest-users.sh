@@ -13,6 +13,15 @@
 # (skipped otherwise).  Exit 77 when QEMU or the guest kernel is missing.
 . "$(dirname "$0")/guest-lib.sh"
 guest_tmp work users -d
+# A sanitizer build's worker enters no mount namespace (mount-namespace.c: its
+# run-time reads /proc by path), so a root worker is not sealed and keeps the
+# sandbox's refusal of symlink metadata: the workload checks that instead.
+sealed=1
+worker=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
+if [ -n "$worker" ] && grep -qa -e __asan_init -e __tsan_init "$worker"; then
+        sealed=0
+        echo "note: $worker is a sanitizer build: its root worker is not sealed"
+fi
 chmod 0755 "$work"
 ran=0
 
@@ -28,7 +37,7 @@ run_mode() {
         fi
         echo "--- mode $mode: guest users $a and $b"
         "$here/run-guest.sh" --shared-dir "$share" --daemon-arg --xattr "$@" \
-                --env MODE="$mode" --env A_UID="$a" --env B_UID="$b" \
+                --env MODE="$mode" --env A_UID="$a" --env B_UID="$b" --env SEALED="$sealed" \
                 --daemon-log "$log" --timeout 150 "$here/workload-users.sh"
         local status=$?
         [ "$status" = 77 ] && exit 77
@@ -43,8 +52,9 @@ run_mode() {
                 # tar -x, cp -a and touch -h of special files (workload-users.sh)
                 host_check "$mode-tar-fifo" "1100:1101 640 981173106" \
                         "$(stat -c '%u:%g %a %Y' "$u/tarx/fifo" 2>&1)"
-                host_check "$mode-cp-a-link" "1100:1101 $(date -u -d '2003-04-05 06:07:08' +%s)" \
-                        "$(stat -c '%u:%g %Y' "$u/cpa/link" 2>&1)"
+                [ "$sealed" = 0 ] ||
+                        host_check "$mode-cp-a-link" "1100:1101 $(date -u -d '2003-04-05 06:07:08' +%s)" \
+                                "$(stat -c '%u:%g %Y' "$u/cpa/link" 2>&1)"
         else
                 host_check "$mode-fifo" "$owner 640 981173106" "$(stat -c '%U %a %Y' "$u/dfifo" 2>&1)"
                 host_check "$mode-a-owner" "$owner" "$(stat -c %U "$u/a-file" 2>&1)"

@@ -103,11 +103,19 @@ if [ "$MODE" = root ]; then
         mkdir tarx cpa
         check root-tar-x tar -xf /tmp/special.tar -C tarx
         same root-tar-x-as-local "$(cd "$R/tar" && describe_special)" "$(cd tarx && describe_special)"
-        check root-cp-a cp -a "$S/fifo" "$S/link" "$S/file" cpa
-        same root-cp-a-as-local "$(cd "$R/cp" && describe_special)" "$(cd cpa && describe_special)"
-        check root-touch-h touch -h -d '2003-04-05 06:07:08' cpa/link
-        same root-touch-h-mtime "$(date -d '2003-04-05 06:07:08' +%s)" "$(stat -c %Y cpa/link)"
-        same root-touch-h-target-kept 981173106 "$(stat -c %Y cpa/fifo)"
+        if [ "${SEALED:-1}" = 1 ]; then
+                check root-cp-a cp -a "$S/fifo" "$S/link" "$S/file" cpa
+                same root-cp-a-as-local "$(cd "$R/cp" && describe_special)" "$(cd cpa && describe_special)"
+                check root-touch-h touch -h -d '2003-04-05 06:07:08' cpa/link
+                same root-touch-h-mtime "$(date -d '2003-04-05 06:07:08' +%s)" "$(stat -c %Y cpa/link)"
+                same root-touch-h-target-kept 981173106 "$(stat -c %Y cpa/fifo)"
+        else
+                # A sanitizer build's root worker is not sealed (guest-users.sh
+                # tells): a symlink's owner and times stay, as README.md says.
+                ln -s fifo unsealed-link
+                fails_with root-touch-h-unsealed "Operation not supported" \
+                        touch -h -d '2003-04-05 06:07:08' unsealed-link
+        fi
 else
         # One owner on the host: the FIFO's mode and times still change.
         check desktop-mkfifo mkfifo -m 0600 dfifo
