@@ -18,6 +18,8 @@ DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static 
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients \
 	dbus dbus-x11 xvfb xauth xdotool imagemagick xfce4-panel dunst acl attr fio \
 	python3 passwd util-linux procps psmisc clang systemd
+# rsync in the test guest (tests/guest/build-image.sh): guest root's rsync -a into a share.
+DEPS_TEST += rsync
 # The session bus a systemd --user starts (dbus.socket): tests/session.
 DEPS_TEST += dbus-user-session
 # A font with Korean glyphs: the applet-translations test checks the Korean window is drawn, not tofu.

@@ -10,7 +10,8 @@
 #   OUTDIR/initrd.cpio  busybox-static, /bin/sluice-guest-tool (xattrs, locks, renameat2),
 #                       the virtio/virtiofs/9p/virtio_console modules, /init (init.sh),
 #                       Debian 12's QEMU guest agent /usr/sbin/qemu-ga with its libraries
-#                       (when it can be had) and /bin/sluice-qga-windows (qga-windows.c)
+#                       (when it can be had), /bin/sluice-qga-windows (qga-windows.c) and
+#                       the host's rsync with its libraries (when installed)
 #   OUTDIR/qemu-ga      present when the image carries qemu-ga (tests that need it
 #                       skip without it); OUTDIR/qemu-ga.missing says why not
 #   OUTDIR/kernel-version  the kernel release the modules belong to
@@ -82,6 +83,10 @@ if [ -z "$qga_deb" ]; then
 fi
 qga_c=$here/qga-windows.c
 [ -f "$qga_c" ] || qga_c=
+# rsync, the host's (make deps installs it), for guest root's rsync -a into a
+# share (workload-users.sh); optional: without it that check is skipped.
+rsync_bin=$(command -v rsync || true)
+[ -z "$rsync_bin" ] || ! ldd "$rsync_bin" | grep -q 'not found' || rsync_bin=
 
 # Everything the image is made from; a change in any of them rebuilds it.
 stamp=$( {
@@ -90,6 +95,7 @@ stamp=$( {
         cat "$here/build-image.sh" "$here/init.sh" "$here/guest-tool.c" "$here/extract-vmlinux.sh"
         [ -z "$qga_deb" ] || { echo "$qga_deb"; stat -L -c '%s %Y' "$qga_deb"; }
         [ -z "$qga_c" ] || cat "$qga_c"
+        [ -z "$rsync_bin" ] || { echo "$rsync_bin"; stat -L -c '%s %Y' "$rsync_bin"; }
 } | sha256sum | cut -d' ' -f1)
 if [ -f "$outdir/.stamp" ] && [ "$(cat "$outdir/.stamp")" = "$stamp" ] &&
    [ -s "$outdir/vmlinux" ] && [ -s "$outdir/bzImage" ] && [ -s "$outdir/initrd.cpio" ]; then
@@ -126,6 +132,19 @@ if [ -n "$qga_c" ] && ! "$cc" -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -static
         exit 1
 fi
 
+# libraries_of BINARY — the libraries BINARY links and the loader (ldd)
+libraries_of() {
+        ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
+}
+# copy_libraries LIB… — into the image at the same paths
+copy_libraries() {
+        local lib
+        for lib in "$@"; do
+                mkdir -p "$root$(dirname "$lib")"
+                cp -L "$lib" "$root$lib"
+        done
+}
+
 # The QEMU guest agent: the binary, the libraries it links and the loader.
 rm -f "$outdir/qemu-ga" "$outdir/qemu-ga.missing"
 if [ -n "$qga_deb" ]; then
@@ -134,16 +153,19 @@ fi
 if [ -z "$qga_why" ]; then
         mkdir -p "$root/usr/sbin"
         cp "$stage/qga/usr/sbin/qemu-ga" "$root/usr/sbin/qemu-ga"
-        libs=$(ldd "$stage/qga/usr/sbin/qemu-ga" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
+        libs=$(libraries_of "$stage/qga/usr/sbin/qemu-ga")
         if ldd "$stage/qga/usr/sbin/qemu-ga" | grep -q 'not found'; then
                 qga_why="qemu-ga needs libraries the host lacks: $(ldd "$stage/qga/usr/sbin/qemu-ga" | grep 'not found' | tr -s ' \t\n' ' ')"
                 rm -f "$root/usr/sbin/qemu-ga"
         else
-                for lib in $libs; do
-                        mkdir -p "$root$(dirname "$lib")"
-                        cp -L "$lib" "$root$lib"
-                done
+                # shellcheck disable=SC2086 # one path a word
+                copy_libraries $libs
         fi
+fi
+if [ -n "$rsync_bin" ]; then
+        cp -L "$rsync_bin" "$root/bin/rsync"
+        # shellcheck disable=SC2046 # one path a word
+        copy_libraries $(libraries_of "$rsync_bin")
 fi
 if [ -n "$qga_why" ]; then
         echo "build-image: the image has no QEMU guest agent: $qga_why" >&2

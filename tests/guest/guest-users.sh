@@ -7,8 +7,8 @@
 #   desktop: the worker runs as $SLUICE_TEST_USER (or the caller): every file
 #            is that user's, shown as guest user A through --translate-uid.
 # In both, guest users are kept apart and guest root makes no device, no
-# set-ID file and no file capability on the host; guest root's tar -x, cp -a
-# and touch -h give special files their owner, mode and times (root mode), a
+# set-ID file and no file capability on the host; guest root's tar -x, cp -a,
+# rsync -a and touch -h give special files their owner, mode and times (root mode), a
 # FIFO its mode and times (desktop mode), under the default sandbox.  The root mode needs root
 # (skipped otherwise).  Exit 77 when QEMU or the guest kernel is missing.
 . "$(dirname "$0")/guest-lib.sh"
@@ -52,9 +52,13 @@ run_mode() {
                 # tar -x, cp -a and touch -h of special files (workload-users.sh)
                 host_check "$mode-tar-fifo" "1100:1101 640 981173106" \
                         "$(stat -c '%u:%g %a %Y' "$u/tarx/fifo" 2>&1)"
-                [ "$sealed" = 0 ] ||
+                if [ "$sealed" = 1 ]; then
                         host_check "$mode-cp-a-link" "1100:1101 $(date -u -d '2003-04-05 06:07:08' +%s)" \
                                 "$(stat -c '%u:%g %Y' "$u/cpa/link" 2>&1)"
+                        [ ! -d "$u/rsyncd" ] ||
+                                host_check "$mode-rsync-a-link" "1100:1101 $(date -u -d '2002-03-04 05:06:07' +%s)" \
+                                        "$(stat -c '%u:%g %Y' "$u/rsyncd/link" 2>&1)"
+                fi
         else
                 host_check "$mode-fifo" "$owner 640 981173106" "$(stat -c '%U %a %Y' "$u/dfifo" 2>&1)"
                 host_check "$mode-a-owner" "$owner" "$(stat -c %U "$u/a-file" 2>&1)"

@@ -86,7 +86,7 @@ fails_with root-trusted-xattr "EPERM" sluice-guest-tool setxattr suid trusted.x 
 #    symlink), touch -h of a symlink.  The same commands on the guest's own root
 #    file system are the reference (busybox tar restores no symlink owner or
 #    time, cp -a no symlink time); the host checks owners and times as well.
-#    rsync is not in the busybox guest: tar and cp cover what it does here.
+#    rsync -a (the host's rsync in the image) likewise, symlink times included.
 describe_special() {
         stat -c '%n %F %u:%g %a %Y' fifo file
         stat -c '%n %F %u:%g' link
@@ -98,6 +98,7 @@ chown 1100:1101 fifo file && chown -h 1100:1101 link
 touch -d '2001-02-03 04:05:06' fifo file && touch -h -d '2002-03-04 05:06:07' link
 tar -cf /tmp/special.tar fifo link file
 tar -xf /tmp/special.tar -C "$R/tar" && cp -a fifo link file "$R/cp"
+[ -x /bin/rsync ] && rsync -a "$S/" "$R/rsync"
 cd "$U"
 if [ "$MODE" = root ]; then
         mkdir tarx cpa
@@ -109,6 +110,13 @@ if [ "$MODE" = root ]; then
                 check root-touch-h touch -h -d '2003-04-05 06:07:08' cpa/link
                 same root-touch-h-mtime "$(date -d '2003-04-05 06:07:08' +%s)" "$(stat -c %Y cpa/link)"
                 same root-touch-h-target-kept 981173106 "$(stat -c %Y cpa/fifo)"
+                if [ -x /bin/rsync ]; then
+                        check root-rsync-a rsync -a "$S/" rsyncd
+                        same root-rsync-a-as-local "$(cd "$R/rsync" && describe_special && stat -c %Y link)" \
+                                "$(cd rsyncd && describe_special && stat -c %Y link)"
+                else
+                        echo "SKIP root-rsync-a: the image has no rsync (build-image.sh)"
+                fi
         else
                 # A sanitizer build's root worker is not sealed (guest-users.sh
                 # tells): a symlink's owner and times stay, as README.md says.
