@@ -45,6 +45,7 @@
 #include "credentials.h"
 #include "fs-session.h"
 #include "log.h"
+#include "metadata-helper.h"
 #include "mount-namespace.h"
 #include "notify.h"
 #include "options.h"
@@ -594,6 +595,11 @@ static int confine(struct app *app)
                         return r;
                 if (mountns_sealed())
                         hand_over_socket(app);
+        } else if (app->opts.sandbox == FS_SANDBOX_SECCOMP) {
+                /* A desktop user's worker: what the sandbox refuses by path
+                 * goes to a helper alone with the shared folder.  Without
+                 * it (logged) those changes stay unsupported. */
+                (void)mdhelper_start(app->root_fd);
         }
         r = caps_drop(&app->opts, creds_root_mode());
         if (r < 0)

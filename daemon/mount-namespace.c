@@ -92,7 +92,7 @@ static bool strictly_below(const char *mp, const char *dir, size_t len)
 /* Whether a pseudo file system (pseudo-fs.h) is mounted below `path` in our
  * namespace (the guest never enters one; a path-based call could): then the
  * folder fds are not sealed.  Unreadable mountinfo counts as yes. */
-static bool pseudo_fs_below(const char *path)
+bool mountns_pseudo_fs_below(const char *path)
 {
         _cleanup_free_ char *line = NULL;
         size_t size = 0, len = strlen(path);
@@ -169,7 +169,7 @@ static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd, int 
         if (proc_fd < 0)
                 return proc_fd;
         /* While /proc is still a mount of this namespace. */
-        *ret_proc_clone = pseudo_fs_below(path) ? -EXDEV : clone_folder(proc_fd);
+        *ret_proc_clone = mountns_pseudo_fs_below(path) ? -EXDEV : clone_folder(proc_fd);
         *ret_step = "pivot_root";
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return -errno;
@@ -250,6 +250,15 @@ int mountns_enter(int root_fd, int session_proc_fd)
                  "host's file system is mounted there%s",
                  sealed ? ", nor reachable from any folder it holds" : "");
         return 1;
+}
+
+bool mountns_sanitizer_build(void)
+{
+#ifdef MOUNTNS_SANITIZER
+        return true;
+#else
+        return false;
+#endif
 }
 
 bool mountns_sealed(void)

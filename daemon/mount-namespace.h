@@ -71,3 +71,11 @@ bool mountns_sealed(void);
 /* The path naming our own fd `fd` through /proc, into buf (≥ 27 bytes): see
  * above.  Any thread, once mountns_enter() has returned. */
 void mountns_fd_path(char *buf, size_t size, int fd);
+
+/* Whether a pseudo file system (pseudo-fs.h) is mounted below the absolute
+ * path `path` in our mount namespace; unreadable mountinfo counts as yes.
+ * Also for the metadata helper (metadata-helper.h). */
+bool mountns_pseudo_fs_below(const char *path);
+
+/* Whether this is an ASan or TSan build, whose run-time reads /proc by path. */
+bool mountns_sanitizer_build(void);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -15,6 +16,7 @@
 #include "confine.h"
 #include "credentials.h"
 #include "log.h"
+#include "metadata-helper.h"
 
 /* ---- lookups and attributes ---- */
 
@@ -119,15 +121,44 @@ static int setattr_by_path(struct pt_fs *fs, struct inode *i, const struct fuse_
         return utimensat(fs->proc_fd, name, ts, 0) < 0 ? -errno : 0;
 }
 
+/* A desktop user's worker asks the metadata helper (metadata-helper.h),
+ * alone with the shared folder in its own namespaces, to make the change by
+ * the object's path inside the folder. */
+static int setattr_via_helper(struct pt_fs *fs, const struct inode *i,
+                              const struct fuse_setattr_in *in, mode_t mode, uid_t uid, gid_t gid,
+                              const struct timespec ts[2])
+{
+        _cleanup_iref_ root = PT_INODE(fs, INODE_ROOT_ID);
+        char rel[PATH_MAX];
+        unsigned ops = 0;
+        int err;
+
+        if (!root.p)
+                return -ESTALE;
+        err = mdhelper_rel_path(fs->proc_fd, root.p->fd, i->fd, rel, sizeof(rel));
+        if (err < 0)
+                return err;
+        if (in->valid & FATTR_MODE)
+                ops |= MDHELPER_CHMOD;   /* never a symlink's: refused before */
+        if (in->valid & (FATTR_UID | FATTR_GID))
+                ops |= MDHELPER_CHOWN;
+        if (in->valid & PT_FATTR_TIMES)
+                ops |= MDHELPER_TIMES;
+        return mdhelper_change(rel, ops, mode, uid, gid, ts);
+}
+
 /* Under the sandbox a symlink, socket or device node has no fd to change it
  * through (a device's open runs its driver, a socket cannot be opened), nor
  * has a FIFO the worker may not read (setattr_apply()): a change that
- * changes nothing (mkfifo -m, cp -a by the owner) succeeds, any other is not
- * supported.  The O_PATH forms (fchownat, utimensat, fchmodat2 with
- * AT_EMPTY_PATH) stay refused: a planted call could aim them at an O_PATH fd
- * of any host file, which Landlock does not restrict (README.md). */
-static int setattr_unopenable(const struct inode *i, const struct fuse_setattr_in *in, mode_t mode,
-                              uid_t uid, gid_t gid)
+ * changes nothing (mkfifo -m, cp -a by the owner) succeeds, any other goes to
+ * the metadata helper where it runs (a desktop user's worker), and is not
+ * supported otherwise.  The O_PATH forms (fchownat, utimensat, fchmodat2 with
+ * AT_EMPTY_PATH) stay refused in the worker: a planted call could aim them at
+ * an O_PATH fd of any host file, which Landlock does not restrict
+ * (README.md). */
+static int setattr_unopenable(struct pt_fs *fs, const struct inode *i,
+                              const struct fuse_setattr_in *in, mode_t mode, uid_t uid, gid_t gid,
+                              const struct timespec ts[2])
 {
         static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
         struct stat st;
@@ -139,6 +170,11 @@ static int setattr_unopenable(const struct inode *i, const struct fuse_setattr_i
             ((in->valid & FATTR_MODE) && mode != (st.st_mode & 07777)) ||
             ((in->valid & FATTR_UID) && uid != st.st_uid) ||
             ((in->valid & FATTR_GID) && gid != st.st_gid)) {
+                if (mdhelper_running()) {
+                        err = setattr_via_helper(fs, i, in, mode, uid, gid, ts);
+                        if (err != -EOPNOTSUPP)
+                                return err;   /* else it is gone now (logged) */
+                }
                 log_ratelimited(&rl, LOG_LEVEL_INFO,
                                 "not supported under the sandbox: changing the mode, owner or times "
                                 "of a %s (--sandbox=none allows it)",
@@ -264,7 +300,7 @@ static int setattr_apply(struct pt_fs *fs, struct freq *r, struct inode *i,
          * reading with O_NONBLOCK never blocks and reads nothing: at most a
          * writer waiting in open() goes on, as for a reader that came and
          * went.  A device or socket is never opened.  A FIFO the worker
-         * may not read falls to setattr_unopenable().  Without the sandbox,
+         * may not read falls to setattr_unopenable() (the metadata helper).  Without the sandbox,
          * or in a root worker's sealed namespace (where no path leads
          * outside), the calls by our own fd's name (setattr_by_path())
          * change the same object with no open, no identity check and no
@@ -287,7 +323,7 @@ static int setattr_apply(struct pt_fs *fs, struct freq *r, struct inode *i,
         if (fd < 0)
                 fd = own_fd;
         if (fd < 0) {
-                err = by_fd_only ? setattr_unopenable(i, in, mode, uid, gid)
+                err = by_fd_only ? setattr_unopenable(fs, i, in, mode, uid, gid, ts)
                                  : setattr_by_path(fs, i, in, mode, uid, gid, ts);
                 if (err < 0)
                         return err;

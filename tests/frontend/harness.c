@@ -393,6 +393,31 @@ gboolean harness_daemon_pivoted(Harness *h)
         return h->pid > 0 && theirs && ours && !g_str_equal(theirs, ours);
 }
 
+gboolean harness_daemon_metadata_helper(Harness *h)
+{
+        g_autoptr(GDir) dir = h->pid > 0 ? g_dir_open("/proc", 0, NULL) : NULL;
+        g_autofree char *our_ns = g_file_read_link("/proc/self/ns/user", NULL);
+        const char *name;
+
+        while (dir && our_ns && (name = g_dir_read_name(dir))) {
+                g_autofree char *status_path = g_strdup_printf("/proc/%s/status", name);
+                g_autofree char *ns_path = g_strdup_printf("/proc/%s/ns/user", name);
+                g_autofree char *ppid_line = g_strdup_printf("\nPPid:\t%d\n", (int)h->pid);
+                g_autofree char *status = NULL;
+                g_autofree char *ns = NULL;
+
+                if (!g_ascii_isdigit(name[0]) ||
+                    !g_file_get_contents(status_path, &status, NULL, NULL) ||
+                    !g_str_has_prefix(status, "Name:\tsluice-fs-meta\n") ||
+                    !strstr(status, ppid_line))
+                        continue;
+                ns = g_file_read_link(ns_path, NULL);
+                if (ns && !g_str_equal(ns, our_ns))
+                        return TRUE;
+        }
+        return FALSE;
+}
+
 gboolean harness_daemon_alive(Harness *h)
 {
         int status;

@@ -65,6 +65,11 @@ gboolean harness_daemon_alive(Harness *h);
  * worker pivoted into the share (and, where nothing stops it, sealed there:
  * mount-namespace.h); FALSE in sanitizer builds, which leave it out. */
 gboolean harness_daemon_pivoted(Harness *h);
+/* Whether the running daemon has a metadata helper (daemon/metadata-helper.h):
+ * a child named sluice-fs-meta in a user namespace of its own.  A desktop
+ * user's worker starts one before it serves, unless a sanitizer build or the
+ * system (unprivileged user namespaces refused) leaves it out. */
+gboolean harness_daemon_metadata_helper(Harness *h);
 /* Asserts the daemon is alive (did not crash). */
 void harness_assert_alive(Harness *h);
 /* Asserts the daemon exits with status 0 within timeout_ms (after `what`). */

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -26,7 +27,41 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZER_BUILD 1
+#endif
+#endif
+
+#ifndef SANITIZER_BUILD
+/* Whether the daemon's user may have a user namespace with its own mounts,
+ * as the metadata helper does (some kernels, AppArmor policies and containers
+ * refuse it): tried in a child with the daemon's ids. */
+static gboolean userns_allowed(void)
+{
+        int status;
+        pid_t pid = fork();
+
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                gid_t gid = harness_daemon_gid();
+
+                if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 ||
+                    setresuid(harness_daemon_uid(), harness_daemon_uid(), harness_daemon_uid()) < 0 ||
+                    unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 ||
+                    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                        _exit(1);
+                _exit(0);
+        }
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+#endif
 
 static gboolean have_mount_ns;
 
@@ -164,11 +199,23 @@ static void check_fifo_takes_metadata(Harness *h, gboolean worker_is_root)
 /* chmod (none for a symlink: Linux has no lchmod), chown -h and touch -h of
  * a node that is never opened: done by a sealed root worker, refused with
  * EOPNOTSUPP and left as it was by any other. */
-static void check_unopenable(Harness *h, const char *name, gboolean sealed)
+/* Who changes the metadata of what the sandboxed worker cannot open. */
+typedef enum {
+        CHANGER_NONE,      /* nobody: EOPNOTSUPP */
+        CHANGER_SEALED,    /* a root worker sealed in its mount namespace, by path */
+        CHANGER_HELPER,    /* a desktop user's worker's metadata helper */
+} Changer;
+
+static void check_unopenable(Harness *h, const char *name, Changer changer)
 {
         g_autofree char *path = harness_path(h, name);
+        gboolean sealed = changer == CHANGER_SEALED;
+        /* The helper maps only the worker's own ids: a desktop user keeps its files. */
+        uid_t to_uid = sealed ? 4242 : harness_daemon_uid();
+        gid_t to_gid = sealed ? 4243 : harness_daemon_gid();
         struct fuse_setattr_in chmod_in = { .valid = FATTR_MODE, .mode = 0600 };
-        struct fuse_setattr_in chown_in = { .valid = FATTR_UID | FATTR_GID, .uid = 4242, .gid = 4243 };
+        struct fuse_setattr_in chown_in = { .valid = FATTR_UID | FATTR_GID, .uid = to_uid,
+                                            .gid = to_gid };
         struct fuse_setattr_in touch_in = { .valid = FATTR_ATIME | FATTR_MTIME,
                                             .atime = 1234567890, .mtime = 1234567891,
                                             .mtimensec = 9 };
@@ -181,19 +228,20 @@ static void check_unopenable(Harness *h, const char *name, gboolean sealed)
         assert_ok(vmm_lookup(h->vmm, VMM_ROOT, name, &e));
         chmod_in.mode |= before.st_mode & S_IFMT;
         assert_errno(vmm_setattr(h->vmm, e.nodeid, &chmod_in, NULL),
-                     sealed && !is_link ? 0 : -EOPNOTSUPP);
-        assert_errno(vmm_setattr(h->vmm, e.nodeid, &touch_in, NULL), sealed ? 0 : -EOPNOTSUPP);
-        if (sealed)
+                     changer != CHANGER_NONE && !is_link ? 0 : -EOPNOTSUPP);
+        assert_errno(vmm_setattr(h->vmm, e.nodeid, &touch_in, NULL),
+                     changer != CHANGER_NONE ? 0 : -EOPNOTSUPP);
+        if (changer != CHANGER_NONE)
                 assert_ok(vmm_setattr(h->vmm, e.nodeid, &chown_in, NULL));
         g_assert_cmpint(lstat(path, &after), ==, 0);
-        if (!sealed) {
+        if (changer == CHANGER_NONE) {
                 g_assert_cmpuint(after.st_mode, ==, before.st_mode);
                 g_assert_cmpint(after.st_mtim.tv_sec, ==, before.st_mtim.tv_sec);
                 return;
         }
         g_assert_cmpuint(after.st_mode & 07777, ==, is_link ? before.st_mode & 07777 : 0600);
-        g_assert_cmpuint(after.st_uid, ==, 4242);
-        g_assert_cmpuint(after.st_gid, ==, 4243);
+        g_assert_cmpuint(after.st_uid, ==, to_uid);
+        g_assert_cmpuint(after.st_gid, ==, to_gid);
         g_assert_cmpint(after.st_atim.tv_sec, ==, 1234567890);
         g_assert_cmpint(after.st_mtim.tv_sec, ==, 1234567891);
         g_assert_cmpint(after.st_mtim.tv_nsec, ==, 9);
@@ -223,15 +271,26 @@ static void test_metadata_under_sandbox(gconstpointer data)
         close(s);
         harness_chown_to_user(sock);
         g_assert_cmpint(mknod(dev, S_IFCHR | 0666, makedev(1, 3)), ==, 0);
+        harness_chown_to_user(dev);
         harness_up(h, NULL);   /* the default: the sandbox on */
 
-        gboolean sealed = harness_daemon_pivoted(h);
+        gboolean worker_is_root = as_root || harness_daemon_uid() == 0;
+        Changer changer = harness_daemon_pivoted(h) ? CHANGER_SEALED
+                          : !worker_is_root && harness_daemon_metadata_helper(h) ? CHANGER_HELPER
+                          : CHANGER_NONE;
 
-        g_test_message("worker %s", sealed ? "sealed in its mount namespace" : "not pivoted");
-        check_fifo_takes_metadata(h, as_root || harness_daemon_uid() == 0);
-        check_unopenable(h, "link", sealed);
-        check_unopenable(h, "sock", sealed);
-        check_unopenable(h, "null", sealed);
+        g_test_message("worker %s", changer == CHANGER_SEALED ? "sealed in its mount namespace"
+                                    : changer == CHANGER_HELPER ? "not pivoted, with a metadata helper"
+                                    : "not pivoted, no metadata helper");
+#ifndef SANITIZER_BUILD
+        /* Only a system refusing unprivileged user namespaces leaves it out. */
+        if (!worker_is_root && changer == CHANGER_NONE && userns_allowed())
+                g_error("a desktop user's worker started no metadata helper");
+#endif
+        check_fifo_takes_metadata(h, worker_is_root);
+        check_unopenable(h, "link", changer);
+        check_unopenable(h, "sock", changer);
+        check_unopenable(h, "null", changer);
         harness_assert_alive(h);
         harness_daemon_as_root(FALSE);
 }
