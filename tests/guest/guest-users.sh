@@ -9,13 +9,16 @@
 # In both, guest users are kept apart and guest root makes no device, no
 # set-ID file and no file capability on the host; guest root's tar -x, cp -a,
 # rsync -a and touch -h give special files their owner, mode and times (root mode), a
-# FIFO its mode and times (desktop mode), under the default sandbox.  The root mode needs root
+# guest user's cp -a, rsync -a and touch -h a FIFO's mode and times and a symlink's
+# times (desktop mode, through the metadata helper), under the default sandbox.  The root mode needs root
 # (skipped otherwise).  Exit 77 when QEMU or the guest kernel is missing.
 . "$(dirname "$0")/guest-lib.sh"
 guest_tmp work users -d
 # A sanitizer build's worker enters no mount namespace (mount-namespace.c: its
 # run-time reads /proc by path), so a root worker is not sealed and keeps the
 # sandbox's refusal of symlink metadata: the workload checks that instead.
+# Nor does a desktop user's worker start its metadata helper there
+# (metadata-helper.h): HELPER=0 tells the workload.
 sealed=1
 worker=${SLUICE_FS:-${SLUICE_BUILD_ROOT:+$SLUICE_BUILD_ROOT/daemon/sluice-fs}}
 if [ -n "$worker" ] && grep -qa -e __asan_init -e __tsan_init "$worker"; then
@@ -37,7 +40,7 @@ run_mode() {
         fi
         echo "--- mode $mode: guest users $a and $b"
         "$here/run-guest.sh" --shared-dir "$share" --daemon-arg --xattr "$@" \
-                --env MODE="$mode" --env A_UID="$a" --env B_UID="$b" --env SEALED="$sealed" \
+                --env MODE="$mode" --env A_UID="$a" --env B_UID="$b" --env SEALED="$sealed" --env HELPER="$sealed" \
                 --daemon-log "$log" --timeout 150 "$here/workload-users.sh"
         local status=$?
         [ "$status" = 77 ] && exit 77
@@ -61,6 +64,13 @@ run_mode() {
                 fi
         else
                 host_check "$mode-fifo" "$owner 640 981173106" "$(stat -c '%U %a %Y' "$u/dfifo" 2>&1)"
+                if [ "$sealed" = 1 ]; then
+                        host_check "$mode-touch-h-link" "$owner $(date -u -d '2003-04-05 06:07:08' +%s)" \
+                                "$(stat -c '%U %Y' "$u/dcpa/link" 2>&1)"
+                        [ -L "$u/drsync/link" ] &&
+                                host_check "$mode-rsync-a-link" "$owner $(date -u -d '2002-03-04 05:06:07' +%s)" \
+                                        "$(stat -c '%U %Y' "$u/drsync/link" 2>&1)"
+                fi
                 host_check "$mode-a-owner" "$owner" "$(stat -c %U "$u/a-file" 2>&1)"
                 host_check "$mode-b-owner" "$owner" "$(stat -c %U "$u/b-file" 2>&1)"
                 host_check "$mode-suid" 755 "$(stat -c %a "$u/suid" 2>&1)"

@@ -130,6 +130,34 @@ else
         check desktop-fifo-chmod chmod 0640 dfifo
         check desktop-fifo-touch touch -d '2001-02-03 04:05:06' dfifo
         same desktop-fifo-attrs "640 981173106" "$(stat -c '%a %Y' dfifo)"
+        # A guest user's copies keep a symlink's times: the worker's metadata
+        # helper changes them (metadata-helper.h).  A sanitizer build starts
+        # none (guest-users.sh tells): then they are not supported, as before.
+        D=/tmp/desktop-src
+        mkdir -p "$D" && chown "$A_UID:$A_UID" "$D"
+        as_a sh -c "cd $D && mkfifo -m 0640 fifo && ln -s fifo link && echo data >file &&
+                touch -d '2001-02-03 04:05:06' fifo file && touch -h -d '2002-03-04 05:06:07' link"
+        check desktop-mkdir as_a mkdir dcpa
+        if [ "${HELPER:-1}" = 1 ]; then
+                check desktop-cp-a as_a cp -a "$D/fifo" "$D/link" "$D/file" dcpa
+                same desktop-cp-a-attrs "640 981173106 981173106" \
+                        "$(stat -c '%a %Y' dcpa/fifo) $(stat -c %Y dcpa/file)"
+                check desktop-touch-h as_a touch -h -d '2003-04-05 06:07:08' dcpa/link
+                same desktop-touch-h-mtime "$(date -d '2003-04-05 06:07:08' +%s)" "$(stat -c %Y dcpa/link)"
+                same desktop-touch-h-target-kept 981173106 "$(stat -c %Y dcpa/fifo)"
+                if [ -x /bin/rsync ]; then
+                        check desktop-rsync-a as_a rsync -a "$D/" drsync
+                        same desktop-rsync-a-link-mtime "$(date -d '2002-03-04 05:06:07' +%s)" \
+                                "$(stat -c %Y drsync/link)"
+                        same desktop-rsync-a-fifo "640 981173106" "$(stat -c '%a %Y' drsync/fifo)"
+                else
+                        echo "SKIP desktop-rsync-a: the image has no rsync (build-image.sh)"
+                fi
+        else
+                check desktop-link as_a ln -s fifo dcpa/link
+                fails_with desktop-touch-h-no-helper "Operation not supported" \
+                        as_a touch -h -d '2003-04-05 06:07:08' dcpa/link
+        fi
 fi
 
 # -- F_GETLK names the guest process holding the lock
