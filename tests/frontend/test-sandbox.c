@@ -311,9 +311,10 @@ static void md_make_nodes(Harness *h)
         harness_chown_to_user(sock);
 }
 
-/* What SETATTR answers: the kernel's own refusals first; then, under the
- * sandbox, a symlink or socket changes nothing it would have to open (its
- * owner stays as it is here, its mode and times would change).  A FIFO its
+/* What SETATTR answers: the kernel's own refusals first; then, by fd only
+ * (under the sandbox, neither sealed nor with a metadata helper), a symlink
+ * or socket changes nothing it would have to open (its owner stays as it is
+ * here, its mode and times would change).  A FIFO its
  * owner may read changes through a non-blocking open. */
 static int md_expected(mode_t type, uint32_t valid, gboolean sandboxed)
 {
@@ -426,8 +427,12 @@ static void md_run(gboolean as_root, gboolean sandboxed)
         }
         assert_ok(vmm_open(v, nodes[0].node, O_RDWR, &nodes[0].fh));
         /* A root worker sealed in its mount namespace changes every type by
-         * path, as without the sandbox. */
-        gboolean by_fd_only = sandboxed && !harness_daemon_pivoted(h);
+         * path, as without the sandbox; a desktop user's worker through its
+         * metadata helper (where the system lets it start one). */
+        gboolean helper = harness_daemon_metadata_helper(h);
+        gboolean by_fd_only = sandboxed && !harness_daemon_pivoted(h) && !helper;
+
+        g_test_message("metadata helper: %s", helper ? "running" : "none");
         for (unsigned i = 0; i < G_N_ELEMENTS(nodes); i++) {
                 MdNode without_fh = nodes[i];
                 without_fh.fh = 0;
