@@ -18,7 +18,9 @@
  * An ordinary user's worker gets no namespace: it would need a user namespace,
  * which many systems refuse to unprivileged users, and inside one it would
  * hold capabilities over its own files; Landlock (sandbox.h) already keeps
- * its file access inside the shared folder, without privilege.
+ * its file access inside the shared folder, without privilege.  What Landlock
+ * does not cover (metadata by path) it leaves to a helper process that does
+ * enter such namespaces, without capabilities (metadata-helper.h).
  *
  * What keeps working is what was opened before: the shared folder's fd (the
  * guest's requests go through it, so the guest's view does not change; once
