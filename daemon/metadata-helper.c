@@ -287,6 +287,7 @@ static _Noreturn void helper_main(int sock, int root_fd)
 
 static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
 static int helper_fd = -1;   /* guarded by helper_lock */
+static pid_t helper_pid;      /* for mdhelper_stop() */
 
 /* Waits up to timeout_ms for `fd` to be readable: 1, 0 (timed out), -errno. */
 static int wait_readable(int fd, int timeout_ms)
@@ -356,6 +357,7 @@ int mdhelper_start(int root_fd)
         }
         pthread_mutex_lock(&helper_lock);
         helper_fd = pair[0];
+        helper_pid = pid;
         pthread_mutex_unlock(&helper_lock);
         log_info("metadata helper: ready");
         return 0;
@@ -484,5 +486,9 @@ void mdhelper_stop(void)
         if (helper_fd >= 0)
                 close(helper_fd);
         helper_fd = -1;
+        /* It exits at the end of file (or is gone already: ECHILD). */
+        if (helper_pid > 0)
+                (void)waitpid(helper_pid, NULL, 0);
+        helper_pid = 0;
         pthread_mutex_unlock(&helper_lock);
 }

@@ -88,5 +88,6 @@ bool mdhelper_path_acceptable(const char *path);
 int mdhelper_change_unchecked(const char *path, unsigned ops, mode_t mode, uid_t uid, gid_t gid,
                               const struct timespec ts[2]);
 
-/* Stops the helper (end of file on its socket) and forgets it: for tests. */
+/* Stops the helper (end of file on its socket), waits for its exit and
+ * forgets it: for tests. */
 void mdhelper_stop(void);

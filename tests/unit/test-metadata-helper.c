@@ -13,7 +13,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "metadata-helper.h"
@@ -170,6 +172,63 @@ static void test_rel_path(Fixture *f, gconstpointer unused)
         close(proc_fd);
 }
 
+/* Our live helper child (named sluice-fs-meta), or 0. */
+static pid_t find_helper(void)
+{
+        g_autoptr(GDir) dir = g_dir_open("/proc", 0, NULL);
+        g_autofree char *ppid_line = g_strdup_printf("\nPPid:\t%d\n", (int)getpid());
+        const char *name;
+
+        while (dir && (name = g_dir_read_name(dir))) {
+                g_autofree char *path = g_strdup_printf("/proc/%s/status", name);
+                g_autofree char *status = NULL;
+
+                if (g_ascii_isdigit(name[0]) && g_file_get_contents(path, &status, NULL, NULL) &&
+                    g_str_has_prefix(status, "Name:\tsluice-fs-meta\n") && strstr(status, ppid_line) && !strstr(status, "\nState:\tZ"))
+                        return (pid_t)atoi(name);
+        }
+        return 0;
+}
+
+/* A helper that died: the request fails as unsupported, at once, and the
+ * helper is forgotten. */
+static void test_dead_helper(Fixture *f, gconstpointer unused)
+{
+        pid_t pid;
+
+        if (!require_helper(f))
+                return;
+        pid = find_helper();
+        g_assert_cmpint(pid, >, 0);
+        g_assert_cmpint(kill(pid, SIGKILL), ==, 0);
+        g_assert_cmpint(waitpid(pid, NULL, 0), ==, pid);
+        g_assert_cmpint(plant("inside", TRUE), ==, -EOPNOTSUPP);
+        g_assert_false(mdhelper_running());
+        g_assert_cmpint(plant("inside", TRUE), ==, -EOPNOTSUPP);
+}
+
+/* A helper that does not answer (stopped): the request fails as unsupported
+ * after the reply's bound (a few seconds), never hangs. */
+static void test_stuck_helper(Fixture *f, gconstpointer unused)
+{
+        gint64 start;
+        pid_t pid;
+
+        if (!require_helper(f))
+                return;
+        pid = find_helper();
+        g_assert_cmpint(pid, >, 0);
+        g_assert_cmpint(kill(pid, SIGSTOP), ==, 0);
+        g_assert_cmpint(waitpid(pid, NULL, WUNTRACED), ==, pid);
+        start = g_get_monotonic_time();
+        g_assert_cmpint(plant("inside", TRUE), ==, -EOPNOTSUPP);
+        g_assert_cmpint(g_get_monotonic_time() - start, <, 30 * G_USEC_PER_SEC);
+        g_assert_false(mdhelper_running());
+        g_assert_cmpint(kill(pid, SIGKILL), ==, 0);
+        g_assert_cmpint(waitpid(pid, NULL, 0), ==, pid);
+        assert_canary_untouched(f);
+}
+
 static void test_path_acceptable(void)
 {
         g_assert_true(mdhelper_path_acceptable("a/b"));
@@ -189,6 +248,10 @@ int main(int argc, char **argv)
                    test_inside_changes, fixture_tear_down);
         g_test_add("/metadata-helper/outside-unreachable", Fixture, NULL, fixture_set_up,
                    test_outside_unreachable, fixture_tear_down);
+        g_test_add("/metadata-helper/dead-helper", Fixture, NULL, fixture_set_up, test_dead_helper,
+                   fixture_tear_down);
+        g_test_add("/metadata-helper/stuck-helper", Fixture, NULL, fixture_set_up,
+                   test_stuck_helper, fixture_tear_down);
         g_test_add("/metadata-helper/rel-path", Fixture, NULL, fixture_set_up, test_rel_path,
                    fixture_tear_down);
         return g_test_run();
