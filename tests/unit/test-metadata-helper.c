@@ -92,7 +92,8 @@ static void assert_canary_untouched(const Fixture *f)
 static gboolean require_helper(const Fixture *f)
 {
         if (!f->started)
-                g_test_skip("no metadata helper here (user namespaces refused: see the log)");
+                g_test_skip("no metadata helper here (a sanitizer build, or user namespaces "
+                            "refused: see the log)");
         return f->started;
 }
 
