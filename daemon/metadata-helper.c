@@ -27,6 +27,7 @@
 #include <seccomp.h>
 #endif
 
+#include "config.h"
 #include "confine.h"
 #include "log.h"
 #include "mount-namespace.h"
@@ -406,8 +407,8 @@ static int32_t exchange(const struct mdhelper_request *req)
         return err;
 }
 
-int mdhelper_change_unchecked(const char *path, unsigned ops, mode_t mode, uid_t uid, gid_t gid,
-                              const struct timespec ts[2])
+static int send_request(const char *path, unsigned ops, mode_t mode, uid_t uid, gid_t gid,
+                        const struct timespec ts[2])
 {
         static const struct timespec omit[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
         struct mdhelper_request req = {
@@ -430,7 +431,7 @@ int mdhelper_change(const char *rel_path, unsigned ops, mode_t mode, uid_t uid, 
 {
         if (!mdhelper_path_acceptable(rel_path))
                 return -EINVAL;
-        return mdhelper_change_unchecked(rel_path, ops, mode, uid, gid, ts);
+        return send_request(rel_path, ops, mode, uid, gid, ts);
 }
 
 static ssize_t read_fd_link(int proc_fd, int fd, char *buf, size_t size)
@@ -480,6 +481,13 @@ int mdhelper_rel_path(int proc_fd, int root_fd, int fd, char *buf, size_t size)
         return 0;
 }
 
+#if SLUICE_TEST_HOOKS
+int mdhelper_change_unchecked(const char *path, unsigned ops, mode_t mode, uid_t uid, gid_t gid,
+                              const struct timespec ts[2])
+{
+        return send_request(path, ops, mode, uid, gid, ts);
+}
+
 void mdhelper_stop(void)
 {
         pthread_mutex_lock(&helper_lock);
@@ -492,3 +500,4 @@ void mdhelper_stop(void)
         helper_pid = 0;
         pthread_mutex_unlock(&helper_lock);
 }
+#endif

@@ -83,11 +83,12 @@ int mdhelper_rel_path(int proc_fd, int root_fd, int fd, char *buf, size_t size);
  * ".." component.  For its tests. */
 bool mdhelper_path_acceptable(const char *path);
 
-/* Sends `path` to the helper as it is, without mdhelper_path_acceptable():
- * for tests that check what the helper itself refuses or cannot reach. */
+/* -Dtest_hooks=true builds only.  Sends `path` to the helper as it is,
+ * without mdhelper_path_acceptable(): for tests that check what the helper
+ * itself refuses or cannot reach. */
 int mdhelper_change_unchecked(const char *path, unsigned ops, mode_t mode, uid_t uid, gid_t gid,
                               const struct timespec ts[2]);
 
-/* Stops the helper (end of file on its socket), waits for its exit and
- * forgets it: for tests. */
+/* -Dtest_hooks=true builds only.  Stops the helper (end of file on its
+ * socket), waits for its exit and forgets it: for tests. */
 void mdhelper_stop(void);
