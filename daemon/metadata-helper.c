@@ -92,6 +92,34 @@ bool mdhelper_path_acceptable(const char *path)
 
 /* ---- the helper ---- */
 
+#define MDHELPER_NAME "sluice-fs-meta"
+
+/* A forked helper keeps the worker's command line, and what finds workers by
+ * it (ps, pgrep -f, the service's tests) would take it for a second worker:
+ * its argument strings, contiguous from argv[0] (/proc/self/cmdline is that
+ * area), are overwritten in place with its own name and NULs. */
+static void rename_command_line(void)
+{
+        char head[4096], rest[4096];
+        size_t first, total;
+        ssize_t n;
+        int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        n = read(fd, head, sizeof(head));
+        first = total = n > 0 ? (size_t)n : 0;
+        while ((n = read(fd, rest, sizeof(rest))) > 0)
+                total += (size_t)n;
+        close(fd);
+        /* Only where the area starts with argv[0] as glibc recorded it. */
+        if (total < sizeof(MDHELPER_NAME) || strnlen(head, first) >= first ||
+            strcmp(head, program_invocation_name) != 0)
+                return;
+        memset(program_invocation_name, 0, total);
+        memcpy(program_invocation_name, MDHELPER_NAME, sizeof(MDHELPER_NAME));
+}
+
 /* Every fd but `a` and `b` (a < b). */
 static void close_all_but(int a, int b)
 {
@@ -261,7 +289,8 @@ static _Noreturn void helper_main(int sock, int root_fd)
         enum setup_step step = STEP_FOLDER;
         struct mdhelper_request req;
 
-        (void)prctl(PR_SET_NAME, "sluice-fs-meta", 0, 0, 0);
+        (void)prctl(PR_SET_NAME, MDHELPER_NAME, 0, 0, 0);
+        rename_command_line();
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         close_all_but(sock < root_fd ? sock : root_fd, sock < root_fd ? root_fd : sock);
         ready.err = set_up(root_fd, &step);
