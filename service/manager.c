@@ -468,7 +468,6 @@ static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation 
 typedef struct {
         SluiceServiceManager *self;
         GDBusMethodInvocation *invocation;  /* NULL once answered */
-        gboolean force;
         char *vm;       /* the removed share's, for its /etc/fstab line */
         char *tag;
 } RemoveData;
@@ -500,7 +499,9 @@ static void on_remove_forgotten(GObject *source, GAsyncResult *result, gpointer 
 /* A share removed with MountAtBoot on leaves a line in its guest's
  * /etc/fstab that would mount a tag no device has at every boot (nofail:
  * harmless, but Sluice's to clean up): removed where the guest answers,
- * before RemoveShare answers; a guest out of reach keeps it (logged). */
+ * after RemoveShare answered (the share is gone by then; a guest that is
+ * slow to answer must not hold the caller); a guest out of reach keeps it
+ * (logged). */
 static void forget_guest_line(RemoveData *data, const SluiceShareConfig *config)
 {
         if (!config->mount_at_boot || *config->vm == '\0' || data->self->vms == NULL) {
@@ -538,9 +539,9 @@ static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer us
                 forget_share(data->self, share);
         if (!save_config(data->self, &error))
                 g_warning("%s", error->message);
-        /* forced: the user does not wait for the guest, the line goes after the reply */
-        if (data->force)
-                sluice_manager_complete_remove_share(NULL, g_steal_pointer(&data->invocation));
+        /* the share is out of its VM and forgotten: the caller waits no longer
+         * (a guest's fstab edit has a deadline of its own) */
+        sluice_manager_complete_remove_share(NULL, g_steal_pointer(&data->invocation));
         /* the task still holds the share: its config is there until we return */
         forget_guest_line(data, sluice_shared_folder_get_config(share));
 }
@@ -559,7 +560,6 @@ static void remove_share(SluiceServiceManager *self, GDBusMethodInvocation *invo
         data = g_new0(RemoveData, 1);
         data->self = g_object_ref(self);
         data->invocation = invocation;
-        data->force = force;
         /* The stop callback holds the share until it is done with it. */
         g_object_ref(share);
         sluice_shared_folder_stop_async(share, force, on_remove_stopped, data);

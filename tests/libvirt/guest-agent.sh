@@ -334,6 +334,7 @@ sluice_line() {
                               if (entry[i] && (line[i - 1] == mark || line[i + 1] == mark)) { print line[i]; found = 1 }
                       exit !found }'
 }
+no_sluice_mark() { local tab; tab=$(fstab "$1") && ! grep -q "# sluice" <<<"$tab"; }
 # switched on while detached; the line is written when the share is mounted
 set_shp "$shareG" MountAtBoot "<true>" || fail_later "setting MountAtBoot"
 mounted=$(count "$(console $G)" "^MOUNTED $mnt: ")
@@ -348,10 +349,11 @@ fi
 gone=$(count "$(console $G)" "^GONE ")
 if call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareG" >/dev/null; then
         wait_for 30 more_than "$(console $G)" "^GONE " "$gone" || fail_later "RemoveShare: the device did not leave $G"
-        if tab=$(fstab $G) && ! echo "$tab" | grep -q "# sluice"; then
+        # RemoveShare answers once the share is gone; the line follows
+        if wait_for 30 no_sluice_mark $G; then
                 pass "RemoveShare: Sluice's fstab line is gone from the guest"
         else
-                fail_later "RemoveShare left the fstab line (or no answer): $(echo "$tab" | tr '\n' '|')"
+                fail_later "RemoveShare left the fstab line (or no answer): $(fstab $G | tr '\n' '|')"
         fi
         after=$(last "$(console $G)" "^MOUNTS-AFTER-GONE: ")
         [ "$after" = "MOUNTS-AFTER-GONE: none" ] && pass "RemoveShare: unmounted before the unplug" ||
