@@ -120,16 +120,6 @@ static void rename_command_line(void)
         memcpy(program_invocation_name, MDHELPER_NAME, sizeof(MDHELPER_NAME));
 }
 
-/* Every fd but `a` and `b` (a < b). */
-static void close_all_but(int a, int b)
-{
-        if (a > 0)
-                (void)close_range(0, (unsigned)a - 1, 0);
-        if (b > a + 1)
-                (void)close_range((unsigned)a + 1, (unsigned)b - 1, 0);
-        (void)close_range((unsigned)b + 1, ~0U, 0);
-}
-
 static int write_proc_file(const char *path, const char *text)
 {
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -237,23 +227,15 @@ static int load_filter(void)
 
 static int set_up(int root_fd, enum setup_step *step)
 {
-        char name[32], path[PATH_MAX];
+        char path[PATH_MAX];
         struct stat want;
-        ssize_t n;
         int r;
 
         *step = STEP_FOLDER;
         if (fstat(root_fd, &want) < 0)
                 return -errno;
-        snprintf(name, sizeof(name), "/proc/self/fd/%d", root_fd);
-        n = readlink(name, path, sizeof(path));
-        if (n < 0)
-                return -errno;
-        if ((size_t)n >= sizeof(path))
-                return -ENAMETOOLONG;
-        path[n] = '\0';
-        if (path[0] != '/')
-                return -ENOENT;
+        if ((r = mountns_folder_path(root_fd, path, sizeof(path))) < 0)
+                return r;
         if ((r = enter_namespaces(step)) < 0 || (r = pivot_into(path, &want, step)) < 0)
                 return r;
         /* Its ".." would still lead up the host's tree. */
@@ -292,7 +274,7 @@ static _Noreturn void helper_main(int sock, int root_fd)
         (void)prctl(PR_SET_NAME, MDHELPER_NAME, 0, 0, 0);
         rename_command_line();
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        close_all_but(sock < root_fd ? sock : root_fd, sock < root_fd ? root_fd : sock);
+        util_close_all_but(sock, root_fd);
         ready.err = set_up(root_fd, &step);
         ready.step = step;
         if (write(sock, &ready, sizeof(ready)) != sizeof(ready) || ready.err < 0)
@@ -334,9 +316,8 @@ static int wait_readable(int fd, int timeout_ms)
 int mdhelper_start(int root_fd)
 {
         struct mdhelper_ready ready = { .err = -EIO, .step = STEP_FOLDER };
-        char name[32], path[PATH_MAX];
+        char path[PATH_MAX];
         int pair[2], r;
-        ssize_t n;
         pid_t pid;
 
         if (mountns_sanitizer_build()) {
@@ -344,16 +325,11 @@ int mdhelper_start(int root_fd)
                          "the times and owner of symlinks stay unchangeable under the sandbox");
                 return -EOPNOTSUPP;
         }
-        snprintf(name, sizeof(name), "/proc/self/fd/%d", root_fd);
-        n = readlink(name, path, sizeof(path) - 1);
-        if (n > 0) {
-                path[n] = '\0';
-                if (mountns_pseudo_fs_below(path)) {
-                        log_info("metadata helper: not used (a pseudo file system is mounted below "
-                                 "the shared folder); the times and owner of symlinks stay "
-                                 "unchangeable under the sandbox");
-                        return -EXDEV;
-                }
+        if (mountns_folder_path(root_fd, path, sizeof(path)) == 0 && mountns_pseudo_fs_below(path)) {
+                log_info("metadata helper: not used (a pseudo file system is mounted below "
+                         "the shared folder); the times and owner of symlinks stay "
+                         "unchangeable under the sandbox");
+                return -EXDEV;
         }
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
                 r = -errno;

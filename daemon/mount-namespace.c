@@ -117,6 +117,21 @@ bool mountns_pseudo_fs_below(const char *path)
         return found;
 }
 
+int mountns_folder_path(int fd, char *buf, size_t size)
+{
+        char name[32];
+        ssize_t n;
+
+        snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+        n = readlink(name, buf, size);
+        if (n < 0)
+                return -errno;
+        if ((size_t)n >= size)
+                return -ENAMETOOLONG;
+        buf[n] = '\0';
+        return buf[0] == '/' ? 0 : -ENOENT;   /* deleted, or not reachable from our root */
+}
+
 /* The steps of mountns_enter(); on failure *ret_step names the one that
  * failed.  On success the process's root and working directory are the
  * shared folder and *ret_proc_fd is /proc/self/fd, opened before the old
@@ -124,10 +139,10 @@ bool mountns_pseudo_fs_below(const char *path)
  * *ret_proc_clone a copy of that folder alone, or -errno. */
 static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd, int *ret_proc_clone)
 {
-        char name[32], path[PATH_MAX];
+        char path[PATH_MAX];
         _cleanup_close_ int proc_fd = -1;
         struct stat want, got;
-        ssize_t n;
+        int r;
 
         *ret_proc_clone = -ENOENT;
         *ret_step = "finding the shared folder";
@@ -135,15 +150,8 @@ static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd, int 
                 return -errno;
         /* Its path in our namespace, which the new one copies: mount(2) takes
          * paths, and a bind from the old namespace's fd is refused. */
-        snprintf(name, sizeof(name), "/proc/self/fd/%d", root_fd);
-        n = readlink(name, path, sizeof(path));
-        if (n < 0)
-                return -errno;
-        if ((size_t)n >= sizeof(path))
-                return -ENAMETOOLONG;
-        path[n] = '\0';
-        if (path[0] != '/')
-                return -ENOENT;   /* deleted, or not reachable from our root */
+        if ((r = mountns_folder_path(root_fd, path, sizeof(path))) < 0)
+                return r;
 
         *ret_step = "unshare(CLONE_NEWNS)";
         if (unshare(CLONE_NEWNS) < 0)

@@ -79,5 +79,10 @@ void mountns_fd_path(char *buf, size_t size, int fd);
  * Also for the metadata helper (metadata-helper.h). */
 bool mountns_pseudo_fs_below(const char *path);
 
+/* The path of the folder (or file) behind `fd` in our namespace, through
+ * /proc/self/fd, into buf: 0, -ENOENT when it has none there (deleted, or
+ * not reachable from our root), -ENAMETOOLONG, -errno.  Before a pivot. */
+int mountns_folder_path(int fd, char *buf, size_t size);
+
 /* Whether this is an ASan or TSan build, whose run-time reads /proc by path. */
 bool mountns_sanitizer_build(void);

@@ -12,19 +12,10 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 
 #define SOCKRM_REMOVE 'r'
 #define SOCKRM_DONE 'd'
-
-/* Every fd but `a` and `b` (a < b). */
-static void close_all_but(int a, int b)
-{
-        if (a > 0)
-                (void)close_range(0, (unsigned)a - 1, 0);
-        if (b > a + 1)
-                (void)close_range((unsigned)a + 1, (unsigned)b - 1, 0);
-        (void)close_range((unsigned)b + 1, ~0U, 0);
-}
 
 static _Noreturn void helper_main(int sock, int dir_fd, const char *name, dev_t dev, ino_t ino)
 {
@@ -33,7 +24,7 @@ static _Noreturn void helper_main(int sock, int dir_fd, const char *name, dev_t 
         ssize_t n;
 
         (void)prctl(PR_SET_NAME, "sluice-fs-sock", 0, 0, 0);
-        close_all_but(sock < dir_fd ? sock : dir_fd, sock < dir_fd ? dir_fd : sock);
+        util_close_all_but(sock, dir_fd);
         do
                 n = read(sock, &c, 1);
         while (n < 0 && errno == EINTR);

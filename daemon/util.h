@@ -36,5 +36,18 @@ static inline void util_freep(void *p)
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Closes every fd of the process but `x` and `y` (in either order, distinct):
+ * what a helper process forked from the worker keeps of it. */
+static inline void util_close_all_but(int x, int y)
+{
+        const int a = x < y ? x : y, b = x < y ? y : x;
+
+        if (a > 0)
+                (void)close_range(0, (unsigned)a - 1, 0);
+        if (b > a + 1)
+                (void)close_range((unsigned)a + 1, (unsigned)b - 1, 0);
+        (void)close_range((unsigned)b + 1, ~0U, 0);
+}
+
 /* The struct that holds `ptr` as its member `member`. */
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
