@@ -482,6 +482,10 @@ static void setup_process(void)
         sigaddset(&mask, SIGUSR1);
         sigprocmask(SIG_BLOCK, &mask, NULL);
         signal(SIGPIPE, SIG_IGN);
+        /* Our helpers (metadata-helper.h, socket-remover.h) are reaped by the
+         * kernel as they exit: the sandbox has no wait4, and none of them may
+         * linger as a zombie. */
+        signal(SIGCHLD, SIG_IGN);
         /* Before the socket exists too: whoever sees it may count on the limit. */
         raise_nofile_limit();
 }
@@ -712,6 +716,7 @@ static void app_free(struct app *app)
         app->accept_resume = sd_event_source_unref(app->accept_resume);
         vu_dev_free(app->dev);
         control_free(app->control);
+        mdhelper_stop();
         peer_policy_clear(&app->peers);
         if (app->session)
                 fs_session_free(app->session);

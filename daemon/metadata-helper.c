@@ -36,6 +36,10 @@
 /* How long the worker waits for the helper's set-up and for each answer: it
  * makes at most three system calls per request. */
 #define MDHELPER_START_TIMEOUT_MS 10000
+#define MDHELPER_STOP_TIMEOUT_MS 1000
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434   /* the same number on every architecture */
+#endif
 #define MDHELPER_REPLY_TIMEOUT_MS 5000
 
 struct mdhelper_request {
@@ -300,6 +304,7 @@ static _Noreturn void helper_main(int sock, int root_fd)
 static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
 static int helper_fd = -1;   /* guarded by helper_lock */
 static pid_t helper_pid;      /* for mdhelper_stop() */
+static int helper_pidfd = -1; /* likewise: readable once it has exited */
 
 /* Waits up to timeout_ms for `fd` to be readable: 1, 0 (timed out), -errno. */
 static int wait_readable(int fd, int timeout_ms)
@@ -364,6 +369,8 @@ int mdhelper_start(int root_fd)
         pthread_mutex_lock(&helper_lock);
         helper_fd = pair[0];
         helper_pid = pid;
+        /* before the sandbox, which allows pidfd_open too */
+        helper_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         pthread_mutex_unlock(&helper_lock);
         log_info("metadata helper: ready");
         return 0;
@@ -493,16 +500,28 @@ int mdhelper_change_unchecked(const char *path, unsigned ops, mode_t mode, uid_t
         return send_request(path, ops, mode, uid, gid, ts);
 }
 
+#endif
+
 void mdhelper_stop(void)
 {
         pthread_mutex_lock(&helper_lock);
         if (helper_fd >= 0)
                 close(helper_fd);
         helper_fd = -1;
-        /* It exits at the end of file (or is gone already: ECHILD). */
-        if (helper_pid > 0)
-                (void)waitpid(helper_pid, NULL, 0);
+        /* It exits at the end of file.  The kernel reaps it (main.c ignores
+         * SIGCHLD), so waiting for it here means no process of ours is left
+         * behind us, not even one a non-reaping init would keep as a zombie;
+         * a stopped helper is not waited for longer than this. */
+        if (helper_pidfd >= 0) {
+                struct pollfd pfd = { .fd = helper_pidfd, .events = POLLIN };
+                int r;
+
+                do
+                        r = poll(&pfd, 1, MDHELPER_STOP_TIMEOUT_MS);
+                while (r < 0 && errno == EINTR);
+                close(helper_pidfd);
+        }
+        helper_pidfd = -1;
         helper_pid = 0;
         pthread_mutex_unlock(&helper_lock);
 }
-#endif

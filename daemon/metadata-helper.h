@@ -89,6 +89,6 @@ bool mdhelper_path_acceptable(const char *path);
 int mdhelper_change_unchecked(const char *path, unsigned ops, mode_t mode, uid_t uid, gid_t gid,
                               const struct timespec ts[2]);
 
-/* -Dtest_hooks=true builds only.  Stops the helper (end of file on its
- * socket), waits for its exit and forgets it: for tests. */
+/* Stops the helper (end of file on its socket), waits a moment for its
+ * exit and forgets it: at the worker's exit, and in tests.  Main thread. */
 void mdhelper_stop(void);
