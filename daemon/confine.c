@@ -120,8 +120,7 @@ int confine_reopen(int proc_fd, int path_fd, int flags)
         return TAKE_FD(fd);
 }
 
-/* The current path of our fd `fd`; its length, or -errno (-ENAMETOOLONG when cut). */
-static ssize_t fd_path(int proc_fd, int fd, char buf[static PATH_MAX])
+ssize_t confine_fd_path(int proc_fd, int fd, char buf[static PATH_MAX])
 {
         char name[16];
         ssize_t n;
@@ -210,8 +209,8 @@ int confine_check_inside(int proc_fd, int root_fd, int fd)
         char root[PATH_MAX], path[PATH_MAX];
         ssize_t rlen, plen;
 
-        rlen = fd_path(proc_fd, root_fd, root);
-        plen = fd_path(proc_fd, fd, path);
+        rlen = confine_fd_path(proc_fd, root_fd, root);
+        plen = confine_fd_path(proc_fd, fd, path);
         /* The strings cannot tell: ask the tree itself (rare: paths of 4 KiB). */
         if (rlen == -ENAMETOOLONG || plen == -ENAMETOOLONG)
                 return inside_by_walk(root_fd, fd);

@@ -9,6 +9,7 @@
  * links other than the one that reopens our own O_PATH fd. */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 
 #include <stddef.h>
@@ -74,6 +75,11 @@ bool confine_landlock_active(void);
 
 /* Writes the name of `fd` inside /proc/self/fd ("17") into buf (≥ 16 bytes). */
 void confine_fd_name(char *buf, size_t size, int fd);
+
+/* The current path of our fd `fd` as /proc/self/fd (`proc_fd`) names it, into
+ * buf: its length, or -errno (-ENAMETOOLONG when cut).  A deleted object's
+ * ends in " (deleted)"; one out of our root's reach is not absolute. */
+ssize_t confine_fd_path(int proc_fd, int fd, char buf[static PATH_MAX]);
 
 /* Opens /proc/self/fd as an O_PATH directory; -errno when /proc is missing. */
 int confine_open_proc_fd(void);

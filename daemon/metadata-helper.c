@@ -56,10 +56,13 @@ struct mdhelper_ready {
         uint32_t step;
 };
 
+/* STEP_PRIVATE … STEP_DETACH: mountns_bind_and_enter()'s and
+ * mountns_pivot_here()'s steps, in enum mountns_step's order. */
 enum setup_step {
         STEP_FOLDER, STEP_USERNS, STEP_UID_MAP, STEP_SETGROUPS, STEP_GID_MAP, STEP_PRIVATE,
         STEP_BIND, STEP_ENTER, STEP_PIVOT, STEP_DETACH, STEP_CAPS, STEP_SECCOMP, STEP_COUNT
 };
+_Static_assert(STEP_DETACH - STEP_PRIVATE == MOUNTNS_STEP_DETACH, "the namespace steps' order");
 
 static const char *const step_names[STEP_COUNT] = {
         [STEP_FOLDER] = "finding the shared folder",
@@ -67,14 +70,16 @@ static const char *const step_names[STEP_COUNT] = {
         [STEP_UID_MAP] = "writing uid_map",
         [STEP_SETGROUPS] = "writing setgroups",
         [STEP_GID_MAP] = "writing gid_map",
-        [STEP_PRIVATE] = "making the mounts private",
-        [STEP_BIND] = "bind-mounting the shared folder",
-        [STEP_ENTER] = "entering the shared folder",
-        [STEP_PIVOT] = "pivot_root",
-        [STEP_DETACH] = "detaching the old root",
         [STEP_CAPS] = "dropping the capabilities",
         [STEP_SECCOMP] = "loading the seccomp filter",
 };
+
+static const char *step_name(uint32_t step)
+{
+        if (step >= STEP_PRIVATE && step <= STEP_DETACH)
+                return mountns_step_name((enum mountns_step)(step - STEP_PRIVATE));
+        return step < STEP_COUNT ? step_names[step] : "setting up";
+}
 
 bool mdhelper_path_acceptable(const char *path)
 {
@@ -161,35 +166,16 @@ static int enter_namespaces(enum setup_step *step)
         return write_proc_file("/proc/self/gid_map", map);
 }
 
-/* Pivots into the shared folder (its path is `path`, its identity `want`)
- * and detaches the old root, as mount-namespace.c does for a root worker;
- * leaves "/" as the working directory. */
+/* Into the shared folder `path` (still `want`), as mount-namespace.c does
+ * for a root worker; leaves "/" as the working directory. */
 static int pivot_into(const char *path, const struct stat *want, enum setup_step *step)
 {
-        struct stat got;
+        enum mountns_step at;
+        int r;
 
-        *step = STEP_PRIVATE;
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                return -errno;
-        /* MS_REC: the mounts below it come as a unit from the worker's
-         * namespace, which a non-recursive bind would have to split (refused). */
-        *step = STEP_BIND;
-        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-                return -errno;
-        *step = STEP_ENTER;
-        if (chdir(path) < 0)
-                return -errno;
-        if (stat(".", &got) < 0)
-                return -errno;
-        if (got.st_dev != want->st_dev || got.st_ino != want->st_ino)
-                return -ESTALE;   /* renamed or swapped meanwhile */
-        *step = STEP_PIVOT;
-        if (syscall(SYS_pivot_root, ".", ".") < 0)
-                return -errno;
-        *step = STEP_DETACH;
-        if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-                return -errno;
-        return 0;
+        if ((r = mountns_bind_and_enter(path, want, &at)) < 0 || (r = mountns_pivot_here(&at)) < 0)
+                *step = STEP_PRIVATE + (enum setup_step)at;   /* the same order */
+        return r;
 }
 
 /* It needs none: the user's own files take utimensat and chown from it. */
@@ -362,7 +348,7 @@ int mdhelper_start(int root_fd)
                 (void)waitpid(pid, NULL, 0);   /* it exits at once, or on our close */
                 log_info("metadata helper: not used (%s: %s); the times and owner of symlinks "
                          "stay unchangeable under the sandbox",
-                         ready.step < STEP_COUNT ? step_names[ready.step] : "setting up",
+                         step_name(ready.step),
                          strerror(-ready.err));
                 return ready.err;
         }
@@ -446,21 +432,6 @@ int mdhelper_change(const char *rel_path, unsigned ops, mode_t mode, uid_t uid, 
         return send_request(rel_path, ops, mode, uid, gid, ts);
 }
 
-static ssize_t read_fd_link(int proc_fd, int fd, char *buf, size_t size)
-{
-        char name[16];
-        ssize_t n;
-
-        confine_fd_name(name, sizeof(name), fd);
-        n = readlinkat(proc_fd, name, buf, size);
-        if (n < 0)
-                return -errno;
-        if ((size_t)n >= size)
-                return -ENAMETOOLONG;
-        buf[n] = '\0';
-        return buf[0] == '/' ? n : -ENOENT;
-}
-
 int mdhelper_rel_path(int proc_fd, int root_fd, int fd, char *buf, size_t size)
 {
         char root[PATH_MAX], obj[PATH_MAX];
@@ -468,10 +439,12 @@ int mdhelper_rel_path(int proc_fd, int root_fd, int fd, char *buf, size_t size)
         struct stat want, got;
         ssize_t rlen, olen;
 
-        if ((rlen = read_fd_link(proc_fd, root_fd, root, sizeof(root))) < 0)
+        if ((rlen = confine_fd_path(proc_fd, root_fd, root)) < 0)
                 return (int)rlen;
-        if ((olen = read_fd_link(proc_fd, fd, obj, sizeof(obj))) < 0)
+        if ((olen = confine_fd_path(proc_fd, fd, obj)) < 0)
                 return (int)olen;
+        if (root[0] != '/' || obj[0] != '/')
+                return -ENOENT;   /* out of our root's reach */
         if (rlen == 1)
                 rest = obj + 1;
         else if (strncmp(obj, root, (size_t)rlen) == 0 && obj[rlen] == '/')

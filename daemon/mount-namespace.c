@@ -132,6 +132,53 @@ int mountns_folder_path(int fd, char *buf, size_t size)
         return buf[0] == '/' ? 0 : -ENOENT;   /* deleted, or not reachable from our root */
 }
 
+const char *mountns_step_name(enum mountns_step step)
+{
+        static const char *const names[] = {
+                [MOUNTNS_STEP_PRIVATE] = "making the mounts private",
+                [MOUNTNS_STEP_BIND] = "bind-mounting the shared folder",
+                [MOUNTNS_STEP_ENTER] = "entering the shared folder",
+                [MOUNTNS_STEP_PIVOT] = "pivot_root",
+                [MOUNTNS_STEP_DETACH] = "detaching the old root",
+        };
+
+        return (unsigned)step < ELEMENTSOF(names) ? names[step] : "?";
+}
+
+int mountns_bind_and_enter(const char *path, const struct stat *want, enum mountns_step *ret_step)
+{
+        struct stat got;
+
+        *ret_step = MOUNTNS_STEP_PRIVATE;
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return -errno;
+        /* With the mounts below it (MS_REC), which the guest sees: they come
+         * as a unit from the namespace copied, which a non-recursive bind
+         * would have to split (refused in a user namespace's). */
+        *ret_step = MOUNTNS_STEP_BIND;
+        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+                return -errno;
+        *ret_step = MOUNTNS_STEP_ENTER;
+        if (chdir(path) < 0)
+                return -errno;
+        /* The path may name another folder by now (renamed, swapped for a link). */
+        if (stat(".", &got) < 0)
+                return -errno;
+        return got.st_dev == want->st_dev && got.st_ino == want->st_ino ? 0 : -ESTALE;
+}
+
+int mountns_pivot_here(enum mountns_step *ret_step)
+{
+        *ret_step = MOUNTNS_STEP_PIVOT;
+        if (syscall(SYS_pivot_root, ".", ".") < 0)
+                return -errno;
+        /* The old root now sits on top of the new one: detach it. */
+        *ret_step = MOUNTNS_STEP_DETACH;
+        if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+                return -errno;
+        return 0;
+}
+
 /* The steps of mountns_enter(); on failure *ret_step names the one that
  * failed.  On success the process's root and working directory are the
  * shared folder and *ret_proc_fd is /proc/self/fd, opened before the old
@@ -141,7 +188,8 @@ static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd, int 
 {
         char path[PATH_MAX];
         _cleanup_close_ int proc_fd = -1;
-        struct stat want, got;
+        enum mountns_step step;
+        struct stat want;
         int r;
 
         *ret_proc_clone = -ENOENT;
@@ -156,35 +204,20 @@ static int pivot_into(int root_fd, const char **ret_step, int *ret_proc_fd, int 
         *ret_step = "unshare(CLONE_NEWNS)";
         if (unshare(CLONE_NEWNS) < 0)
                 return -errno;
-        *ret_step = "making the mounts private";
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                return -errno;
-        /* With the mounts below it, which the guest sees (a sealed worker
-         * serves them through this copy, as they are now). */
-        *ret_step = "bind-mounting the shared folder";
-        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-                return -errno;
-        *ret_step = "entering the shared folder";
-        if (chdir(path) < 0)
-                return -errno;
-        /* The path may name another folder by now (renamed, swapped for a link). */
-        if (stat(".", &got) < 0)
-                return -errno;
-        if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
-                return -ESTALE;
+        if ((r = mountns_bind_and_enter(path, &want, &step)) < 0) {
+                *ret_step = mountns_step_name(step);
+                return r;
+        }
         *ret_step = "opening /proc/self/fd";
         proc_fd = open_proc_fd_dir();
         if (proc_fd < 0)
                 return proc_fd;
         /* While /proc is still a mount of this namespace. */
         *ret_proc_clone = mountns_pseudo_fs_below(path) ? -EXDEV : clone_folder(proc_fd);
-        *ret_step = "pivot_root";
-        if (syscall(SYS_pivot_root, ".", ".") < 0)
-                return -errno;
-        /* The old root now sits on top of the new one: detach it. */
-        *ret_step = "detaching the old root";
-        if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-                return -errno;
+        if ((r = mountns_pivot_here(&step)) < 0) {
+                *ret_step = mountns_step_name(step);
+                return r;
+        }
         *ret_proc_fd = TAKE_FD(proc_fd);
         return 0;
 }

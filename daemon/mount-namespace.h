@@ -42,6 +42,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 /* root_fd: the O_PATH fd of the shared folder being served;
  * session_proc_fd (or -1): the session's /proc/self/fd.  Returns 1 when the
@@ -83,6 +84,20 @@ bool mountns_pseudo_fs_below(const char *path);
  * /proc/self/fd, into buf: 0, -ENOENT when it has none there (deleted, or
  * not reachable from our root), -ENAMETOOLONG, -errno.  Before a pivot. */
 int mountns_folder_path(int fd, char *buf, size_t size);
+
+/* The steps a root worker and the metadata helper (metadata-helper.h) take
+ * into a namespace of their own, already unshared: */
+enum mountns_step {
+        MOUNTNS_STEP_PRIVATE, MOUNTNS_STEP_BIND, MOUNTNS_STEP_ENTER, MOUNTNS_STEP_PIVOT,
+        MOUNTNS_STEP_DETACH,
+};
+const char *mountns_step_name(enum mountns_step step);
+/* Makes every mount private, bind-mounts the folder `path` (with the mounts
+ * below it) and enters it, checking it is still `want` (-ESTALE if not). */
+int mountns_bind_and_enter(const char *path, const struct stat *want, enum mountns_step *ret_step);
+/* pivot_root into the working directory, detaching the old root: "/" is
+ * the folder entered. */
+int mountns_pivot_here(enum mountns_step *ret_step);
 
 /* Whether this is an ASan or TSan build, whose run-time reads /proc by path. */
 bool mountns_sanitizer_build(void);
