@@ -2,7 +2,8 @@
 # tests/session/fs-unit.sh — sluice-fs@NAME.service under the user manager,
 # for a QEMU started by hand: start returns once the socket accepts
 # (Type=notify), the options file is read, the watchdog restarts a worker
-# whose main loop hangs, stop ends it cleanly.  Sourced by in-namespace.sh.
+# whose main loop hangs, stop ends it cleanly; the worker's metadata helper
+# runs under the unit (RestrictNamespaces= lets it in).  Sourced by in-namespace.sh.
 #
 # The watchdog part adds a drop-in with WatchdogSec=3 (the unit's 30 s would
 # make the case wait half a minute); the unit is otherwise as installed.
@@ -53,6 +54,11 @@ CONF
                 grep -c '^Seccomp:[[:space:]]*2$' "/proc/$pid/status" >/dev/null ||
                 fail "the worker runs without no-new-privileges or a seccomp filter"
         pass "the worker (pid $pid) runs with no-new-privileges and its seccomp filter"
+        # The unit lets the worker's metadata helper (symlinks' times and
+        # owner under the sandbox) into its user and mount namespaces.
+        helper=$(pgrep -P "$pid" -x sluice-fs-meta) ||
+                fail "no metadata helper beside worker $pid under $unit: $(user_ctl status "$unit" 2>&1 | grep -i 'metadata helper' | tail -1)"
+        pass "the worker's metadata helper (pid $helper) runs under $unit"
 
         if [ -n "$vmm" ]; then
                 out=$(as_user "$vmm" --socket "$session_runtime/sluice-fs/$name/socket" read hello.txt 2>&1)
