@@ -5,32 +5,47 @@
 #include <glib/gi18n.h>
 
 #include "state-labels.h"
+#include "wire-enums.h"
 
 const char *sluice_share_state_label(const char *state)
 {
-        if (g_strcmp0(state, "stopped") == 0)
+        SluiceWireShareState s;
+
+        if (!sluice_wire_share_state_parse(state, &s))
+                return state != NULL ? state : "";
+        switch (s) {
+        case SLUICE_WIRE_SHARE_STOPPED:
                 return C_("share state", "Stopped");
-        if (g_strcmp0(state, "starting") == 0)
+        case SLUICE_WIRE_SHARE_STARTING:
                 return C_("share state", "Starting");
-        /* Running but not plugged into a VM: ready to be attached. */
-        if (g_strcmp0(state, "running") == 0)
+        case SLUICE_WIRE_SHARE_RUNNING:
+                /* Running but not plugged into a VM: ready to be attached. */
                 return C_("share state", "Ready");
-        if (g_strcmp0(state, "attached") == 0)
+        case SLUICE_WIRE_SHARE_ATTACHED:
                 return C_("share state", "Attached");
-        if (g_strcmp0(state, "failed") == 0)
+        case SLUICE_WIRE_SHARE_FAILED:
                 return C_("share state", "Failed");
-        return state != NULL ? state : "";
+        }
+        return state;
 }
 
 const char *sluice_vm_state_label(const char *state)
 {
-        if (g_strcmp0(state, "running") == 0)
+        SluiceWireVmState s;
+
+        if (!sluice_wire_vm_state_parse(state, &s))
+                return state != NULL ? state : "";
+        switch (s) {
+        case SLUICE_WIRE_VM_RUNNING:
                 return C_("vm state", "Running");
-        if (g_strcmp0(state, "paused") == 0)
+        case SLUICE_WIRE_VM_PAUSED:
                 return C_("vm state", "Paused");
-        if (g_strcmp0(state, "shutoff") == 0)
+        case SLUICE_WIRE_VM_SHUTOFF:
                 return C_("vm state", "Shut off");
-        if (g_strcmp0(state, "crashed") == 0)
+        case SLUICE_WIRE_VM_CRASHED:
                 return C_("vm state", "Crashed");
-        return state != NULL ? state : "";
+        case SLUICE_WIRE_VM_OTHER:
+                break;
+        }
+        return state;
 }

@@ -14,6 +14,7 @@
 #include "guest-place.h"
 #include "sluice-names.h"
 #include "state-labels.h"
+#include "wire-enums.h"
 
 static char *api_xml(void)
 {
@@ -94,6 +95,45 @@ static void test_state_labels(void)
         g_assert_cmpstr(sluice_vm_state_label("hibernating"), ==, "hibernating");
 }
 
+/* Every state word round-trips through its enum and is one the API's XML
+ * documents (quoted); a word this build does not know is refused and leaves
+ * the result alone, and an out-of-range value never reads past a table. */
+static void test_wire_enums(void)
+{
+        g_autofree char *xml = api_xml();
+        SluiceWireShareState s = SLUICE_WIRE_SHARE_FAILED;
+        SluiceWireGuestState g;
+        SluiceWireGuestAgent a;
+        SluiceWireVmState v;
+
+#define CHECK_WORDS(prefix, last, var)                                                   \
+        for (int i = 0; i <= (int)(last); i++) {                                          \
+                const char *w = prefix##_name(i);                                         \
+                g_autofree char *quoted = g_strdup_printf("\"%s\"", w);                    \
+                                                                                          \
+                g_assert_nonnull(strstr(xml, quoted));                                    \
+                g_assert_true(prefix##_parse(w, &var));                                   \
+                g_assert_cmpint(var, ==, i);                                              \
+                g_assert_true(prefix##_is(w, i));                                         \
+        }
+        CHECK_WORDS(sluice_wire_share_state, SLUICE_WIRE_SHARE_FAILED, s)
+        CHECK_WORDS(sluice_wire_guest_state, SLUICE_WIRE_GUEST_FAILED, g)
+        CHECK_WORDS(sluice_wire_guest_agent, SLUICE_WIRE_AGENT_RESTRICTED, a)
+        CHECK_WORDS(sluice_wire_vm_state, SLUICE_WIRE_VM_OTHER, v)
+#undef CHECK_WORDS
+
+        g_assert_cmpstr(sluice_wire_guest_state_name(SLUICE_WIRE_GUEST_MOUNTED), ==, "mounted");
+        g_assert_cmpstr(sluice_wire_guest_state_name(SLUICE_WIRE_GUEST_IDLE), ==, "");
+        s = SLUICE_WIRE_SHARE_FAILED;
+        g_assert_false(sluice_wire_share_state_parse("hibernating", &s));
+        g_assert_false(sluice_wire_share_state_parse(NULL, &s));
+        g_assert_false(sluice_wire_share_state_parse("Running", &s));
+        g_assert_cmpint(s, ==, SLUICE_WIRE_SHARE_FAILED);
+        g_assert_false(sluice_wire_guest_state_is(NULL, SLUICE_WIRE_GUEST_IDLE));
+        g_assert_false(sluice_wire_guest_agent_is("ready ", SLUICE_WIRE_AGENT_READY));
+        g_assert_cmpstr(sluice_wire_vm_state_name((SluiceWireVmState)77), ==, "running");
+}
+
 /* A drive is a letter and a colon, nothing more; anything else is a path. */
 /* Vm.Confinement's words and the enum, both ways; a newer service's word is refused. */
 static void test_confinement_model(void)
@@ -137,6 +177,7 @@ int main(int argc, char **argv)
         g_test_add_func("/client/error-names", test_error_names);
         g_test_add_func("/client/error-unknown-name", test_error_unknown_name);
         g_test_add_func("/client/state-labels", test_state_labels);
+        g_test_add_func("/client/wire-enums", test_wire_enums);
         g_test_add_func("/client/guest-place", test_guest_place);
         g_test_add_func("/client/confinement-model", test_confinement_model);
         return g_test_run();

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* wire-enums.h — the words of org.sluice.Sluice1's state properties
+ * (Share.State, Share.GuestState, Vm.State, Vm.GuestAgent) as enums.
+ *
+ * The API carries these states as fixed English words; this is the one place
+ * that turns them into enums and back.  The service publishes with _name(),
+ * clients read with _parse(), and everyone else compares enums: a word
+ * written out anywhere but here is a second spelling waiting to drift.
+ * _parse() returns FALSE, with *ret untouched, for a word this build does
+ * not know (a newer service): the caller shows the word as it is. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Share.State. */
+typedef enum {
+        SLUICE_WIRE_SHARE_STOPPED,   /* "stopped": no worker */
+        SLUICE_WIRE_SHARE_STARTING,  /* "starting": worker launched, not ready yet */
+        SLUICE_WIRE_SHARE_RUNNING,   /* "running": listening, not plugged into a VM */
+        SLUICE_WIRE_SHARE_ATTACHED,  /* "attached": plugged into the running VM */
+        SLUICE_WIRE_SHARE_FAILED,    /* "failed": Share.Error says why */
+} SluiceWireShareState;
+
+/* Share.GuestState: what Sluice does in the guest. */
+typedef enum {
+        SLUICE_WIRE_GUEST_IDLE,       /* "": nothing (no agent, AutoMount off, not attached) */
+        SLUICE_WIRE_GUEST_MOUNTING,   /* "mounting" */
+        SLUICE_WIRE_GUEST_MOUNTED,    /* "mounted": Share.GuestPath says where */
+        SLUICE_WIRE_GUEST_UNMOUNTING, /* "unmounting" */
+        SLUICE_WIRE_GUEST_FAILED,     /* "failed": mounting failed, Share.Error says why */
+} SluiceWireGuestState;
+
+/* Vm.GuestAgent. */
+typedef enum {
+        SLUICE_WIRE_AGENT_NONE,         /* "none": no agent channel in the definition */
+        SLUICE_WIRE_AGENT_DISCONNECTED, /* "disconnected": a channel, but no agent answers */
+        SLUICE_WIRE_AGENT_READY,        /* "ready" */
+        SLUICE_WIRE_AGENT_RESTRICTED,   /* "restricted": answers, but blocks what mounting needs */
+} SluiceWireGuestAgent;
+
+/* Vm.State. */
+typedef enum {
+        SLUICE_WIRE_VM_RUNNING,  /* "running" */
+        SLUICE_WIRE_VM_PAUSED,   /* "paused" */
+        SLUICE_WIRE_VM_SHUTOFF,  /* "shutoff" */
+        SLUICE_WIRE_VM_CRASHED,  /* "crashed" */
+        SLUICE_WIRE_VM_OTHER,    /* "other": any state libvirt has that Sluice does not tell apart */
+} SluiceWireVmState;
+
+const char *sluice_wire_share_state_name(SluiceWireShareState state);
+gboolean sluice_wire_share_state_parse(const char *word, SluiceWireShareState *ret);
+
+const char *sluice_wire_guest_state_name(SluiceWireGuestState state);
+gboolean sluice_wire_guest_state_parse(const char *word, SluiceWireGuestState *ret);
+
+const char *sluice_wire_guest_agent_name(SluiceWireGuestAgent agent);
+gboolean sluice_wire_guest_agent_parse(const char *word, SluiceWireGuestAgent *ret);
+
+const char *sluice_wire_vm_state_name(SluiceWireVmState state);
+gboolean sluice_wire_vm_state_parse(const char *word, SluiceWireVmState *ret);
+
+/* Shorthands for the questions clients ask most: a NULL or unknown word is
+ * not the state asked about. */
+gboolean sluice_wire_share_state_is(const char *word, SluiceWireShareState state);
+gboolean sluice_wire_guest_state_is(const char *word, SluiceWireGuestState state);
+gboolean sluice_wire_guest_agent_is(const char *word, SluiceWireGuestAgent agent);
+gboolean sluice_wire_vm_state_is(const char *word, SluiceWireVmState state);
+
+G_END_DECLS
