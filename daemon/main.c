@@ -335,6 +335,21 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
 
 #define ACCEPT_PAUSE_USEC 1000000
 
+/* The listening socket is served after the frontend connection, whenever both
+ * have something ready.  A frontend that reconnects closes its old socket
+ * before it connects the new one, and the kernel marks the old one hung up
+ * inside close(); so by the time the new connection can be accepted, the old
+ * one is ready (with its last messages, then end-of-file) in every turn of the
+ * loop that sees the new one.  sd-event dispatches one source per turn, the
+ * highest priority first and only then the longest waiting: the connection
+ * keeps being picked until its hang-up is handled, and only then is the next
+ * frontend accepted.  With equal priorities the listening socket, pending
+ * since an earlier turn, would win over a connection that still had a message
+ * to read, and the reconnect was refused as a second frontend.  (Checking the
+ * old socket with poll() in on_accept() would see the hang-up just as well,
+ * but would drop messages sent before it; this keeps them in order.) */
+#define ACCEPT_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 1)
+
 static int on_accept_resume(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct app *app = userdata;
@@ -383,6 +398,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 close(conn);
                 return 0;
         }
+        /* Not one that hung up: its hang-up is handled first (ACCEPT_PRIORITY). */
         if (app->dev) {
                 log_warning("refusing a second frontend: one is already connected");
                 close(conn);
@@ -556,6 +572,7 @@ static int setup_serving(struct app *app, int root_fd)
             (r = sd_event_add_signal(app->event, NULL, SIGUSR1, on_signal, app)) < 0 ||
             (r = sd_event_add_io(app->event, &app->accept_source, app->listen_fd, EPOLLIN,
                                  on_accept, app)) < 0 ||
+            (r = sd_event_source_set_priority(app->accept_source, ACCEPT_PRIORITY)) < 0 ||
             (r = sd_event_add_time_relative(app->event, &app->accept_resume, CLOCK_MONOTONIC,
                                             ACCEPT_PAUSE_USEC, 0, on_accept_resume, app)) < 0 ||
             (r = sd_event_source_set_enabled(app->accept_resume, SD_EVENT_OFF)) < 0) {
