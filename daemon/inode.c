@@ -1,519 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* inode.c — inode and handle tables (see inode.h). */
-#include "inode.h"
+/* inode.c — the inode table: nodeids, the (dev, ino) hash, the names inodes
+ * are reached by, lookup counts and FORGET (see inode.h).  Its slots are a
+ * slot table (slot-table.h), its structs come from inode-pool.h, which
+ * inodes keep a descriptor is fd-clock.h's, reopening a dropped one
+ * inode-fd.c's. */
+#include "inode-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "confine.h"
+#include "stable-memory.h"
 #include "util.h"
 
 /* The memory target (bench/README.md): 10,000 looked-up inodes cost at most
  * 3 MiB, slot and hash tables included. */
 _Static_assert(sizeof(struct inode) <= 104, "struct inode grew past 104 bytes");
-
-/* ---- memory that lock-free readers may touch ----
- *
- * Slot chunks, inode structs and hash buckets come straight from mmap() so
- * that whole pages of them can be given back with MADV_DONTNEED once nothing
- * lives there: the pages stay mapped, so a late lock-free reader never
- * faults, and they read as zeros from then on, which every such reader takes
- * as "nothing here" (a NULL slot item, an object whose refs is 0).  That is
- * how a table that held a million inodes shrinks back after the FORGETs. */
-
-#define UNIT_BYTES 4096u
-
-static void *map_zeroed(size_t bytes)
-{
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-        return p == MAP_FAILED ? NULL : p;
-}
-
-/* Gives the pages of [p, p + bytes) back; they read as zeros from now on.
- * Only where pages are the 4 KiB units the tables count in: with larger
- * pages the kernel would round up over live neighbours, so nothing goes. */
-static void release_pages(void *p, size_t bytes)
-{
-        /* Two tables (inodes, handles) may ask at once under their own locks. */
-        static _Atomic int page_ok = -1;
-        int ok = atomic_load_explicit(&page_ok, memory_order_relaxed);
-
-        if (ok < 0) {
-                ok = sysconf(_SC_PAGESIZE) == UNIT_BYTES;
-                atomic_store_explicit(&page_ok, ok, memory_order_relaxed);
-        }
-        if (ok)
-                (void) madvise(p, bytes, MADV_DONTNEED);
-}
-
-/* ---- slot tables: number -> object, with generations ----
- *
- * Readers (inode_get, handle_get) walk them without the table mutex; writers
- * hold it.  The slots live in chunks that are allocated once and never move
- * while the table lives: chunk 0 holds slots [0, SLOT_CHUNK0), chunk k >= 1
- * holds [SLOT_CHUNK0 << (k - 1), SLOT_CHUNK0 << k).  A chunk pointer is
- * published (release) before `next` moves past its first slot, so a reader
- * that sees idx < next (acquire) sees the chunk.
- *
- * Slots are counted in units of one page (SLOTS_PER_UNIT): a unit whose
- * slots are all free is given back (release_pages()), except one kept so
- * that a table going up and down across a unit's edge does not fault and
- * madvise on every lookup.  A released slot reads item NULL, generation 0.
- * So generations cannot live in the slots alone: every allocation takes the
- * next value of a table-wide counter, and a stale number matches a later
- * object only after 2^32 allocations.  The slot freed last is taken again
- * first; otherwise a free slot is found lowest first (a bit per unit that
- * may have one, a hint per unit), which packs the table into its low units
- * and lets the high ones empty out. */
-
-#define SLOT_MAX (1u << 30)
-#define SLOT_CHUNK0 1024u
-#define SLOT_CHUNKS 21          /* SLOT_CHUNK0 << 20 == SLOT_MAX */
-#define UNIT_NONE UINT32_MAX
-
-struct slot {
-        _Atomic(void *) item;
-        _Atomic uint32_t gen;
-};
-
-#define SLOTS_PER_UNIT (UNIT_BYTES / (uint32_t)sizeof(struct slot))
-_Static_assert(SLOT_CHUNK0 % SLOTS_PER_UNIT == 0, "a unit never straddles two chunks");
-
-struct slot_unit {
-        uint16_t used;          /* slots in use */
-        uint16_t hint;          /* no free slot below this one (in the unit) */
-};
-
-struct slot_table {
-        _Atomic(struct slot *) chunks[SLOT_CHUNKS];
-        _Atomic uint32_t next;  /* first never-used slot */
-        /* Under the table mutex only. */
-        uint32_t first;         /* the lowest slot ever handed out */
-        uint32_t gen;           /* the last generation handed out */
-        struct slot_unit *units;
-        uint64_t *open;         /* bit u: unit u may have a free slot below next */
-        uint32_t units_cap;     /* units and open have room for this many units */
-        uint32_t open_hint;     /* no bit set in the words of `open` below this one */
-        uint32_t kept;          /* an empty unit left in memory, or UNIT_NONE */
-        uint32_t recent;        /* the slot freed last (0: none), taken first if still free */
-};
-
-static unsigned slot_chunk(uint32_t idx, uint32_t *ret_base)
-{
-        unsigned k;
-
-        if (idx < SLOT_CHUNK0) {
-                *ret_base = 0;
-                return 0;
-        }
-        k = 32 - (unsigned)__builtin_clz(idx / SLOT_CHUNK0);
-        *ret_base = SLOT_CHUNK0 << (k - 1);
-        return k;
-}
-
-static uint32_t slot_chunk_size(unsigned k)
-{
-        return k == 0 ? SLOT_CHUNK0 : SLOT_CHUNK0 << (k - 1);
-}
-
-/* idx must be below next (readers) or be `next` with its chunk ensured (writers). */
-static struct slot *slot_at(const struct slot_table *st, uint32_t idx)
-{
-        uint32_t base;
-        unsigned k = slot_chunk(idx, &base);
-
-        return &atomic_load_explicit(&st->chunks[k], memory_order_acquire)[idx - base];
-}
-
-static int slot_table_init(struct slot_table *st, uint32_t first)
-{
-        memset(st, 0, sizeof(*st));
-        atomic_init(&st->next, first);  /* 0 is never a valid number */
-        st->first = first;
-        st->kept = UNIT_NONE;
-        return 0;
-}
-
-static void slot_table_fini(struct slot_table *st)
-{
-        for (unsigned k = 0; k < SLOT_CHUNKS; k++) {
-                struct slot *c = atomic_load_explicit(&st->chunks[k], memory_order_relaxed);
-
-                if (c)
-                        munmap(c, slot_chunk_size(k) * sizeof(*c));
-        }
-        free(st->units);
-        free(st->open);
-}
-
-static uint32_t slot_next(const struct slot_table *st)
-{
-        return atomic_load_explicit(&st->next, memory_order_acquire);
-}
-
-static void *slot_item(const struct slot_table *st, uint32_t idx)
-{
-        return atomic_load_explicit(&slot_at(st, idx)->item, memory_order_acquire);
-}
-
-static uint64_t slot_number(const struct slot_table *st, uint32_t idx)
-{
-        return ((uint64_t)atomic_load_explicit(&slot_at(st, idx)->gen, memory_order_relaxed) << 32) | idx;
-}
-
-/* Under the mutex: room in units and open for unit u. */
-static bool slot_units_reserve(struct slot_table *st, uint32_t u)
-{
-        uint32_t cap = st->units_cap ? st->units_cap : 64, old = st->units_cap;
-        struct slot_unit *units;
-        uint64_t *open;
-
-        if (u < old)
-                return true;
-        while (cap <= u)
-                cap *= 2;
-        units = realloc(st->units, cap * sizeof(*units));
-        if (!units)
-                return false;
-        st->units = units;
-        open = realloc(st->open, cap / 64 * sizeof(*open));
-        if (!open)
-                return false;
-        st->open = open;
-        memset(units + old, 0, (cap - old) * sizeof(*units));
-        memset(open + old / 64, 0, (cap - old) / 64 * sizeof(*open));
-        st->units_cap = cap;
-        return true;
-}
-
-/* Under the mutex: the lowest free slot below next (its slot in *ret), or 0. */
-static uint32_t slot_find_free(struct slot_table *st, uint32_t next, struct slot **ret)
-{
-        uint32_t words = (next + SLOTS_PER_UNIT * 64 - 1) / (SLOTS_PER_UNIT * 64);
-
-        if (words > st->units_cap / 64)
-                words = st->units_cap / 64;   /* none yet */
-        for (uint32_t w = st->open_hint; w < words; w++) {
-                while (st->open[w]) {
-                        uint32_t u = w * 64 + (uint32_t)__builtin_ctzll(st->open[w]);
-                        uint32_t base = u * SLOTS_PER_UNIT;
-                        uint32_t end = next - base < SLOTS_PER_UNIT ? next - base : SLOTS_PER_UNIT;
-                        uint32_t i = st->units[u].hint;
-                        /* A unit lies in one chunk. */
-                        struct slot *us = slot_at(st, base);
-
-                        if (base + i < st->first)
-                                i = st->first - base;
-                        for (; i < end; i++) {
-                                if (!atomic_load_explicit(&us[i].item, memory_order_relaxed)) {
-                                        st->units[u].hint = (uint16_t)(i + 1);
-                                        st->open_hint = w;
-                                        *ret = &us[i];
-                                        return base + i;
-                                }
-                        }
-                        st->units[u].hint = SLOTS_PER_UNIT;
-                        st->open[w] &= ~(1ull << (u % 64));
-                }
-        }
-        st->open_hint = words;
-        return 0;
-}
-
-/* Under the mutex.  Returns the slot index, or 0 when full or out of memory. */
-static uint32_t slot_alloc(struct slot_table *st, void *item)
-{
-        uint32_t next = atomic_load_explicit(&st->next, memory_order_relaxed);
-        struct slot *s = NULL;
-        uint32_t idx = st->recent, u;
-
-        /* A table that frees one and takes one (a LOOKUP of a new file, its
-         * FORGET) reuses that slot without a search.  Still free iff its item
-         * is NULL: a search may have taken it since. */
-        st->recent = 0;
-        if (idx && !atomic_load_explicit(&(s = slot_at(st, idx))->item, memory_order_relaxed)) {
-                /* That slot, then. */
-        } else {
-                idx = slot_find_free(st, next, &s);
-        }
-        if (!idx) {
-                uint32_t base;
-                unsigned k;
-
-                idx = next;
-                if (idx >= SLOT_MAX || !slot_units_reserve(st, idx / SLOTS_PER_UNIT))
-                        return 0;
-                k = slot_chunk(idx, &base);
-                if (!atomic_load_explicit(&st->chunks[k], memory_order_relaxed)) {
-                        struct slot *c = map_zeroed(slot_chunk_size(k) * sizeof(*c));
-
-                        if (!c)
-                                return 0;
-                        /* Published before next passes idx (below). */
-                        atomic_store_explicit(&st->chunks[k], c, memory_order_release);
-                }
-                s = slot_at(st, idx);
-        }
-        /* Generation 0 is the root's (nodeid 1) and no one else's. */
-        if (idx != INODE_ROOT_ID && ++st->gen == 0)
-                st->gen = 1;
-        atomic_store_explicit(&s->gen, idx == INODE_ROOT_ID ? 0 : st->gen, memory_order_relaxed);
-        atomic_store_explicit(&s->item, item, memory_order_release);
-        if (idx == next)
-                atomic_store_explicit(&st->next, idx + 1, memory_order_release);
-        u = idx / SLOTS_PER_UNIT;
-        if (st->units[u].used++ == 0 && st->kept == u)
-                st->kept = UNIT_NONE;
-        return idx;
-}
-
-/* Under the mutex. */
-static void slot_free(struct slot_table *st, uint32_t idx)
-{
-        uint32_t u = idx / SLOTS_PER_UNIT, in = idx % SLOTS_PER_UNIT;
-
-        atomic_store_explicit(&slot_at(st, idx)->item, NULL, memory_order_release);
-        st->recent = idx;
-        if (in < st->units[u].hint)
-                st->units[u].hint = (uint16_t)in;
-        st->open[u / 64] |= 1ull << (u % 64);
-        if (u / 64 < st->open_hint)
-                st->open_hint = u / 64;
-        if (--st->units[u].used > 0)
-                return;
-        if (st->kept == UNIT_NONE) {
-                st->kept = u;
-        } else {
-                /* Not one live slot: readers of it see item NULL, gen 0. */
-                release_pages(slot_at(st, u * SLOTS_PER_UNIT), UNIT_BYTES);
-        }
-}
-
-/* Without the mutex: the object in number's slot, unreferenced.  The caller
- * must take a reference with ref_if_live() and then check that the object
- * still carries `number`: the slot may be freed and reused meanwhile. */
-static void *slot_find(const struct slot_table *st, uint64_t number)
-{
-        uint32_t idx = (uint32_t)number, base;
-        struct slot *chunk;
-        unsigned k;
-
-        /* idx < next also bounds idx below SLOT_MAX, so k < SLOT_CHUNKS; the
-         * chunk may still be missing (a table that starts at slot 2). */
-        if (idx == 0 || idx >= slot_next(st))
-                return NULL;
-        k = slot_chunk(idx, &base);
-        chunk = atomic_load_explicit(&st->chunks[k], memory_order_acquire);
-        if (!chunk || atomic_load_explicit(&chunk[idx - base].gen, memory_order_relaxed) != (uint32_t)(number >> 32))
-                return NULL;
-        return atomic_load_explicit(&chunk[idx - base].item, memory_order_acquire);
-}
-
-/* Takes a reference unless refs is 0 (the object is dying or spare: it must
- * not come back).  Acquire on success: the holder sees the object's fields as
- * whoever published it (release) wrote them. */
-static bool ref_if_live(_Atomic uint32_t *refs)
-{
-        uint32_t n = atomic_load_explicit(refs, memory_order_relaxed);
-
-        while (n != 0)
-                if (atomic_compare_exchange_weak_explicit(refs, &n, n + 1, memory_order_acquire,
-                                                          memory_order_relaxed))
-                        return true;
-        return false;
-}
-
-/* Drops a reference; true when it was the last (the caller unlinks and
- * destroys).  Release so that our use of the object happens before its
- * destruction; acquire so that the last one sees everyone else's.  (acq_rel
- * on every put rather than release + an acquire fence on the last: the same
- * code on x86, and ThreadSanitizer understands it.) */
-static bool unref(_Atomic uint32_t *refs)
-{
-        return atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1;
-}
-
-/* ---- inodes ---- */
-
-/* Set in refs, under the table mutex, while an inode's descriptor is being
- * dropped: a lock-free inode_get() that sees it waits for the mutex, so no
- * request can start using an fd that is about to be closed. */
-#define REFS_DROPPING (1u << 31)
-
-/* Descriptors left to open files and the transport (memory regions, ring
- * eventfds, the socket) when the cap on inode descriptors comes from
- * RLIMIT_NOFILE. */
-#define FDS_RESERVE 64u
-/* Clock steps one trim may take: with most inodes pinned (open files), the
- * cap is exceeded a little rather than every lookup walking them all. */
-#define FDS_TRIM_STEPS 256u
-
-struct inode_table {
-        pthread_mutex_t mutex;
-        /* The clock of non-root inodes holding a descriptor, a ring through
-         * their `clock` links; under the mutex. */
-        uint32_t hand;           /* slot index the hand is on; 0: the ring is empty */
-        size_t n_fds;            /* inodes in the ring */
-        size_t max_fds;          /* 0: no cap */
-        _Atomic uint64_t drops, reopens;
-        /* Inode structs: never freed before the table, as lock-free
-         * readers may still touch them (type-stable memory), but in chunks
-         * that are given back whole once empty (ichunk_free()). */
-        struct ichunk *ichunks;  /* in the order they were made */
-        uint32_t *ichunk_by_addr; /* their indexes in address order (ichunk_of()) */
-        uint64_t *ichunk_room;   /* bit i: chunk i has a free struct */
-        uint32_t n_ichunks, ichunks_cap;
-        uint32_t ichunk_hint;    /* no bit set in the words of ichunk_room below this one */
-        uint32_t ichunk_kept;    /* an empty chunk left in memory, or UNIT_NONE */
-        struct slot_table slots;
-        uint32_t *buckets;       /* slot index of the first inode; 0 = empty */
-        uint32_t n_buckets;      /* power of two */
-        size_t count;
-        inode_destroy_fn destroy_fn;
-};
-
-/* ---- inode structs: type-stable, in chunks that are given back when empty ----
- *
- * A chunk is ICHUNK_BYTES of mmap()ed memory.  Its freed structs wait on its
- * own list for reuse; a chunk whose structs are all free is released
- * (release_pages(): zeros, refs 0, which inode_get() takes as dying), but for
- * one kept empty against faulting at a chunk's edge.  New structs come from
- * the oldest chunk with room (a bit per chunk), so the newer ones empty out. */
-
-#define ICHUNK_BYTES (64u << 10)
-#define ICHUNK_INODES (ICHUNK_BYTES / (uint32_t)sizeof(struct inode))
-
-struct ichunk {
-        char *mem;
-        struct inode *free;     /* freed structs, through dead_next */
-        uint32_t used;          /* structs handed out */
-        uint32_t carved;        /* structs taken from mem since it was last released */
-};
-
-/* Under the mutex: a new empty chunk; its index, or UNIT_NONE. */
-static uint32_t ichunk_new(struct inode_table *t)
-{
-        uint32_t i = t->n_ichunks, pos;
-        char *mem;
-
-        if (i == t->ichunks_cap) {
-                uint32_t cap = t->ichunks_cap ? t->ichunks_cap * 2 : 64;
-                struct ichunk *a = realloc(t->ichunks, cap * sizeof(*a));
-                uint32_t *by;
-                uint64_t *room;
-
-                if (!a)
-                        return UNIT_NONE;
-                t->ichunks = a;
-                by = realloc(t->ichunk_by_addr, cap * sizeof(*by));
-                if (!by)
-                        return UNIT_NONE;
-                t->ichunk_by_addr = by;
-                room = realloc(t->ichunk_room, cap / 64 * sizeof(*room));
-                if (!room)
-                        return UNIT_NONE;
-                memset(room + t->ichunks_cap / 64, 0, (cap - t->ichunks_cap) / 64 * sizeof(*room));
-                t->ichunk_room = room;
-                t->ichunks_cap = cap;
-        }
-        mem = map_zeroed(ICHUNK_BYTES);
-        if (!mem)
-                return UNIT_NONE;
-        t->ichunks[i] = (struct ichunk){ .mem = mem };
-        for (pos = i; pos > 0 && t->ichunks[t->ichunk_by_addr[pos - 1]].mem > mem; pos--)
-                t->ichunk_by_addr[pos] = t->ichunk_by_addr[pos - 1];
-        t->ichunk_by_addr[pos] = i;
-        t->ichunk_room[i / 64] |= 1ull << (i % 64);
-        if (i / 64 < t->ichunk_hint)
-                t->ichunk_hint = i / 64;
-        t->n_ichunks++;
-        return i;
-}
-
-/* Under the mutex (or before the table is shared): a struct with refs 0,
- * from the first chunk with room. */
-static struct inode *ichunk_alloc(struct inode_table *t)
-{
-        uint32_t words = (t->n_ichunks + 63) / 64, i = UNIT_NONE, w;
-        struct ichunk *c;
-        struct inode *inode;
-
-        for (w = t->ichunk_hint; w < words; w++) {
-                if (t->ichunk_room[w]) {
-                        i = w * 64 + (uint32_t)__builtin_ctzll(t->ichunk_room[w]);
-                        break;
-                }
-        }
-        t->ichunk_hint = w;
-        if (i == UNIT_NONE && (i = ichunk_new(t)) == UNIT_NONE)
-                return NULL;
-        c = &t->ichunks[i];
-        if (c->free) {
-                inode = c->free;
-                c->free = inode->dead_next;
-        } else {
-                inode = (struct inode *)c->mem + c->carved++;
-        }
-        if (c->used++ == 0 && t->ichunk_kept == i)
-                t->ichunk_kept = UNIT_NONE;
-        if (c->used == ICHUNK_INODES)
-                t->ichunk_room[i / 64] &= ~(1ull << (i % 64));
-        return inode;
-}
-
-static uint32_t ichunk_of(const struct inode_table *t, const struct inode *inode)
-{
-        uint32_t lo = 0, hi = t->n_ichunks;
-
-        /* The last chunk that starts at or below the inode. */
-        while (hi - lo > 1) {
-                uint32_t mid = lo + (hi - lo) / 2;
-
-                if ((const char *)inode >= t->ichunks[t->ichunk_by_addr[mid]].mem)
-                        lo = mid;
-                else
-                        hi = mid;
-        }
-        return t->ichunk_by_addr[lo];
-}
-
-/* Under the mutex: inode (refs 0, unlinked, closed) goes back to its chunk. */
-static void ichunk_free(struct inode_table *t, struct inode *inode)
-{
-        uint32_t i = ichunk_of(t, inode);
-        struct ichunk *c = &t->ichunks[i];
-
-        inode->dead_next = c->free;
-        c->free = inode;
-        t->ichunk_room[i / 64] |= 1ull << (i % 64);
-        if (i / 64 < t->ichunk_hint)
-                t->ichunk_hint = i / 64;
-        if (--c->used > 0)
-                return;
-        if (t->ichunk_kept == UNIT_NONE) {
-                t->ichunk_kept = i;
-        } else {
-                release_pages(c->mem, ICHUNK_BYTES);
-                c->free = NULL;
-                c->carved = 0;
-        }
-}
-
-static void ichunks_fini(struct inode_table *t)
-{
-        for (uint32_t i = 0; i < t->n_ichunks; i++)
-                munmap(t->ichunks[i].mem, ICHUNK_BYTES);
-        free(t->ichunks);
-        free(t->ichunk_by_addr);
-        free(t->ichunk_room);
-}
 
 static uint32_t hash_key(dev_t dev, ino_t ino, uint32_t n_buckets)
 {
@@ -522,20 +27,7 @@ static uint32_t hash_key(dev_t dev, ino_t ino, uint32_t n_buckets)
         return (uint32_t)(h >> 32) & (n_buckets - 1);
 }
 
-static struct inode *table_inode(struct inode_table *t, uint32_t idx)
-{
-        return slot_item(&t->slots, idx);
-}
-
-/* ---- the clock of descriptors (under the mutex) ---- */
-
-/* The name the inode is reachable by in its parent, NULL when none (under the mutex). */
-static const char *name_of(const struct inode *inode)
-{
-        return inode->name_inline ? inode->name_in : inode->name_ptr;
-}
-
-/* Forgets the name; returns what to free() (outside the mutex, or at once). */
+/* Forgets the name; returns what to free() (outside the lock, or at once). */
 static char *name_take(struct inode *inode)
 {
         char *heap = inode->name_inline ? NULL : inode->name_ptr;
@@ -543,138 +35,6 @@ static char *name_take(struct inode *inode)
         inode->name_inline = false;
         inode->name_ptr = NULL;
         return heap;
-}
-
-static bool in_clock(const struct inode *inode)
-{
-        return inode->nodeid != INODE_ROOT_ID && atomic_load_explicit(&inode->fd, memory_order_relaxed) >= 0;
-}
-
-/* Behind the hand: the last the hand comes to. */
-static void clock_insert(struct inode_table *t, struct inode *inode)
-{
-        uint32_t idx = (uint32_t)inode->nodeid;
-
-        if (!t->hand) {
-                inode->clock.prev = inode->clock.next = idx;
-                t->hand = idx;
-        } else {
-                struct inode *h = table_inode(t, t->hand);
-
-                inode->clock.next = t->hand;
-                inode->clock.prev = h->clock.prev;
-                table_inode(t, h->clock.prev)->clock.next = idx;
-                h->clock.prev = idx;
-        }
-        t->n_fds++;
-}
-
-static void clock_remove(struct inode_table *t, struct inode *inode)
-{
-        uint32_t idx = (uint32_t)inode->nodeid, prev = inode->clock.prev, next = inode->clock.next;
-
-        if (next == idx) {
-                t->hand = 0;
-        } else {
-                table_inode(t, prev)->clock.next = next;
-                table_inode(t, next)->clock.prev = prev;
-                if (t->hand == idx)
-                        t->hand = next;
-        }
-        t->n_fds--;
-}
-
-/* A hash of the file handle of fd (it carries the inode's generation where
- * the file system has one, unlike st_ino, which ext4 and others reuse), or
- * 0 when the file system gives none.  name_to_handle_at() needs no
- * privilege; open_by_handle_at() would (CAP_DAC_READ_SEARCH), so the handle
- * only ever identifies, and reopening goes by name. */
-static uint64_t handle_hash_of(int fd)
-{
-        union {
-                struct file_handle fh;
-                unsigned char room[sizeof(struct file_handle) + MAX_HANDLE_SZ];
-        } h;
-        const unsigned char *bytes = h.room + sizeof(struct file_handle);
-        uint64_t hash = 0xcbf29ce484222325ull;
-        int mount_id;
-
-        h.fh.handle_bytes = MAX_HANDLE_SZ;
-        if (name_to_handle_at(fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) < 0)
-                return 0;
-        hash = (hash ^ (uint32_t)h.fh.handle_type) * 0x100000001b3ull;
-        for (unsigned i = 0; i < h.fh.handle_bytes && i < MAX_HANDLE_SZ; i++)
-                hash = (hash ^ bytes[i]) * 0x100000001b3ull;
-        return hash ? hash : 1;
-}
-
-/* Descriptors to close once the mutex is released (close() of the last
- * reference to a dentry may do real work). */
-struct fd_batch {
-        int fds[8];
-        unsigned n;
-};
-
-static void fd_batch_add(struct fd_batch *b, int fd)
-{
-        if (b->n < ELEMENTSOF(b->fds))
-                b->fds[b->n++] = fd;
-        else
-                (void) close(fd);
-}
-
-static void fd_batch_close(struct fd_batch *b)
-{
-        for (unsigned i = 0; i < b->n; i++)
-                (void) close(b->fds[i]);
-        b->n = 0;
-}
-
-/* Drops the inode's descriptor when nothing but the table and its children
- * hold it (no request, no open file, no lock waiter: they hold a reference
- * and use the fd without the lock); returns the fd to close, or -1. */
-static int fd_drop_locked(struct inode_table *t, struct inode *inode)
-{
-        uint32_t base = (atomic_load_explicit(&inode->nlookup, memory_order_relaxed) > 0 ? 1u : 0u) +
-                        atomic_load_explicit(&inode->kids, memory_order_relaxed);
-        uint32_t expect = base;
-        int fd;
-
-        if (inode->keep_fd || !inode->parent || !name_of(inode) || base == 0)
-                return -1;
-        /* Holders take references without the lock: only if there are none
-         * now, and none can come while the bit is set, is the fd ours. */
-        if (!atomic_compare_exchange_strong_explicit(&inode->refs, &expect, base | REFS_DROPPING,
-                                                     memory_order_acquire, memory_order_relaxed))
-                return -1;
-        fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
-        clock_remove(t, inode);
-        /* The birth time, where there is one, identifies it at no cost. */
-        inode->handle_hash = inode->birth ? 0 : handle_hash_of(fd);
-        atomic_store_explicit(&inode->fd, -1, memory_order_relaxed);
-        atomic_store_explicit(&inode->refs, base, memory_order_release);
-        atomic_fetch_add_explicit(&t->drops, 1, memory_order_relaxed);
-        return fd;
-}
-
-/* Brings the ring back under the cap: the hand clears the second chance of
- * recently used inodes and drops the first it finds unused and unheld. */
-static void fds_trim_locked(struct inode_table *t, struct fd_batch *b)
-{
-        for (unsigned steps = 0; t->max_fds && t->n_fds > t->max_fds && t->hand &&
-                                 steps < FDS_TRIM_STEPS; steps++) {
-                struct inode *c = table_inode(t, t->hand);
-                int fd;
-
-                t->hand = c->clock.next;
-                if (atomic_load_explicit(&c->used, memory_order_relaxed)) {
-                        atomic_store_explicit(&c->used, false, memory_order_relaxed);
-                        continue;
-                }
-                fd = fd_drop_locked(t, c);
-                if (fd >= 0)
-                        fd_batch_add(b, fd);
-        }
 }
 
 /* A name an inode can be reopened by: one component (lookups of "." and
@@ -695,13 +55,13 @@ static bool is_ancestor_locked(const struct inode *inode, const struct inode *di
         return dir != NULL;
 }
 
-/* Under the mutex: `name` in `parent` (which the caller holds) is where the
+/* Under the lock: `name` in `parent` (which the caller holds) is where the
  * inode can be found from now on.  The parent it had is returned to be put
- * once the mutex is released. */
+ * once the lock is released. */
 static struct inode *set_name_locked(struct inode *inode, struct inode *parent, const char *name)
 {
         struct inode *old = inode->parent;
-        const char *cur = name_of(inode);
+        const char *cur = inode_name(inode);
         size_t len;
 
         /* Looked up again by the name it has: the common case, first. */
@@ -756,7 +116,7 @@ static void hash_remove(struct inode_table *t, struct inode *inode)
                 *p = inode->hash_next;
 }
 
-/* Under the mutex: the inode of (dev, ino) that is not dying (refs 0: its
+/* Under the lock: the inode of (dev, ino) that is not dying (refs 0: its
  * last holder is about to unlink it; a new lookup needs a new inode). */
 static struct inode *hash_find(struct inode_table *t, dev_t dev, ino_t ino)
 {
@@ -771,15 +131,21 @@ static struct inode *hash_find(struct inode_table *t, dev_t dev, ino_t ino)
         return NULL;
 }
 
+void inode_mark_stale_locked(struct inode_table *t, struct inode *inode)
+{
+        inode->stale = true;
+        hash_remove(t, inode);
+}
+
 /* Buckets come from mmap() (4 KiB at least): a big array given back goes
  * back to the system at once, not into malloc's heap. */
-#define BUCKETS_MIN (UNIT_BYTES / (uint32_t)sizeof(uint32_t))
+#define BUCKETS_MIN (STABLE_UNIT_BYTES / (uint32_t)sizeof(uint32_t))
 
-/* Under the mutex: n buckets (a power of two) for the inodes in the hash. */
+/* Under the lock: n buckets (a power of two) for the inodes in the hash. */
 static void hash_resize(struct inode_table *t, uint32_t n)
 {
         uint32_t *old = t->buckets, old_n = t->n_buckets;
-        uint32_t *b = map_zeroed((size_t)n * sizeof(*b));
+        uint32_t *b = stable_map_zeroed((size_t)n * sizeof(*b));
 
         if (!b)
                 return;   /* a longer chain is slower, not wrong */
@@ -809,14 +175,14 @@ static struct inode *inode_destroy(struct inode_table *t, struct inode *inode)
         if (fd >= 0)
                 close(fd);
         atomic_store_explicit(&inode->fd, -1, memory_order_relaxed);
-        pthread_mutex_lock(&t->mutex);
+        slot_table_lock(&t->slots);
         parent = inode->parent;
         inode->parent = NULL;
         if (parent)
                 atomic_fetch_sub_explicit(&parent->kids, 1, memory_order_relaxed);
         name = name_take(inode);
-        ichunk_free(t, inode);
-        pthread_mutex_unlock(&t->mutex);
+        inode_pool_free(&t->pool, inode);
+        slot_table_unlock(&t->slots);
         free(name);
         return parent;
 }
@@ -831,24 +197,44 @@ static void inode_destroy_up(struct inode_table *t, struct inode *inode)
                 struct inode *parent = inode_destroy(t, inode);
 
                 inode = NULL;
-                if (parent && unref(&parent->refs)) {
-                        pthread_mutex_lock(&t->mutex);
+                if (parent && slot_unref(&parent->refs)) {
+                        slot_table_lock(&t->slots);
                         inode_unlink(t, parent);
-                        pthread_mutex_unlock(&t->mutex);
+                        slot_table_unlock(&t->slots);
                         inode = parent;
                 }
         }
 }
 
+static bool forget_locked(struct inode_table *t, struct inode *inode, uint64_t n);
+
+static bool inode_drop_locked(void *owner, void *item)
+{
+        return forget_locked(owner, item, UINT64_MAX);
+}
+
+static void inode_unlink_locked(void *owner, void *item)
+{
+        inode_unlink(owner, item);
+}
+
+static void inode_destroy_item(void *owner, void *item)
+{
+        inode_destroy_up(owner, item);
+}
+
+static const struct slot_ops inode_ops = {
+        .drop_locked = inode_drop_locked,
+        .unlink_locked = inode_unlink_locked,
+        .destroy = inode_destroy_item,
+        .dead_next = offsetof(struct inode, dead_next),
+};
+
 /* Drops a reference to a parent that set_name_locked() replaced. */
 static void parent_put(struct inode_table *t, struct inode *parent)
 {
-        if (parent && unref(&parent->refs)) {
-                pthread_mutex_lock(&t->mutex);
-                inode_unlink(t, parent);
-                pthread_mutex_unlock(&t->mutex);
-                inode_destroy_up(t, parent);
-        }
+        if (parent && slot_unref(&parent->refs))
+                slot_table_gone(&t->slots, parent, &inode_ops, t);
 }
 
 /* Called with the table locked (or before it is shared).  The inode is not
@@ -856,7 +242,7 @@ static void parent_put(struct inode_table *t, struct inode *parent)
  * reference, so plain stores are fine; inode_publish() makes it live. */
 static struct inode *inode_alloc(struct inode_table *t, int fd, dev_t dev, ino_t ino, mode_t mode)
 {
-        struct inode *inode = ichunk_alloc(t);
+        struct inode *inode = inode_pool_alloc(&t->pool);
 
         if (!inode)
                 return NULL;
@@ -880,7 +266,7 @@ static struct inode *inode_alloc(struct inode_table *t, int fd, dev_t dev, ino_t
 }
 
 /* The table's own reference (the guest knows the nodeid): release, so that
- * whoever takes the next one (acquire, ref_if_live()) sees every field. */
+ * whoever takes the next one (acquire, slot_ref_if_live()) sees every field. */
 static void inode_publish(struct inode *inode)
 {
         atomic_store_explicit(&inode->refs, 1, memory_order_release);
@@ -889,14 +275,14 @@ static void inode_publish(struct inode *inode)
 /* Called with the table locked, for an inode whose refs reached 0. */
 static void inode_unlink(struct inode_table *t, struct inode *inode)
 {
-        if (in_clock(inode))
-                clock_remove(t, inode);
+        if (fd_clock_holds(inode))
+                fd_clock_remove(&t->clock, inode);
         if (!inode->stale)
                 hash_remove(t, inode);
         slot_free(&t->slots, (uint32_t)inode->nodeid);
         /* Fewer buckets once the table has shrunk well below them (a
          * quarter of as many, so that it takes many lookups to grow again). */
-        if (--t->count < t->n_buckets / 8 && t->n_buckets > BUCKETS_MIN)
+        if (t->slots.used < t->n_buckets / 8 && t->n_buckets > BUCKETS_MIN)
                 hash_resize(t, t->n_buckets / 4 < BUCKETS_MIN ? BUCKETS_MIN : t->n_buckets / 4);
 }
 
@@ -914,16 +300,16 @@ int inode_table_new(int root_fd, struct inode_table **ret)
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
-        pthread_mutex_init(&t->mutex, NULL);
         t->n_buckets = BUCKETS_MIN;
-        t->buckets = map_zeroed(BUCKETS_MIN * sizeof(*t->buckets));
-        t->ichunk_kept = UNIT_NONE;
-        slot_table_init(&t->slots, 1);
+        t->buckets = stable_map_zeroed(BUCKETS_MIN * sizeof(*t->buckets));
+        slot_table_init(&t->slots, INODE_ROOT_ID);
+        fd_clock_init(&t->clock, &t->slots);
+        inode_pool_init(&t->pool);
         root = t->buckets ? inode_alloc(t, root_fd, st.st_dev, st.st_ino, st.st_mode) : NULL;
         idx = root ? slot_alloc(&t->slots, root) : 0;   /* slot 1, generation 0: nodeid 1 */
         if (idx != INODE_ROOT_ID) {
                 /* The caller still owns root_fd on failure. */
-                ichunks_fini(t);
+                inode_pool_fini(&t->pool);
                 slot_table_fini(&t->slots);
                 if (t->buckets)
                         munmap(t->buckets, (size_t)t->n_buckets * sizeof(*t->buckets));
@@ -935,8 +321,7 @@ int inode_table_new(int root_fd, struct inode_table **ret)
         atomic_store_explicit(&root->nlookup, 1, memory_order_relaxed);
         hash_insert(t, root);
         inode_publish(root);   /* never dropped: inode_forget() leaves the root alone */
-        t->count = 1;
-        inode_fds_set_max(t, 0);
+        t->clock.max_fds = fd_clock_max_for(0);
         *ret = t;
         return 0;
 }
@@ -962,10 +347,9 @@ void inode_table_free(struct inode_table *t)
                         close(fd);
                 free(name_take(inode));
         }
-        ichunks_fini(t);
+        inode_pool_fini(&t->pool);
         slot_table_fini(&t->slots);
         munmap(t->buckets, (size_t)t->n_buckets * sizeof(*t->buckets));
-        pthread_mutex_destroy(&t->mutex);
         free(t);
 }
 
@@ -974,8 +358,8 @@ void inode_table_set_destroy_fn(struct inode_table *t, inode_destroy_fn fn)
         t->destroy_fn = fn;
 }
 
-/* ref_if_live() for inodes: while a descriptor is being dropped (under the
- * mutex), wait for the mutex and look again. */
+/* slot_ref_if_live() for inodes: while a descriptor is being dropped (under
+ * the lock), wait for the lock and look again. */
 static bool inode_ref_if_live(struct inode_table *t, struct inode *inode)
 {
         uint32_t n = atomic_load_explicit(&inode->refs, memory_order_relaxed);
@@ -984,8 +368,8 @@ static bool inode_ref_if_live(struct inode_table *t, struct inode *inode)
                 if (n == 0)
                         return false;
                 if (__builtin_expect(n & REFS_DROPPING, 0)) {
-                        pthread_mutex_lock(&t->mutex);
-                        pthread_mutex_unlock(&t->mutex);
+                        slot_table_lock(&t->slots);
+                        slot_table_unlock(&t->slots);
                         n = atomic_load_explicit(&inode->refs, memory_order_relaxed);
                         continue;
                 }
@@ -1019,22 +403,23 @@ void inode_ref(struct inode_table *t, struct inode *inode)
         atomic_fetch_add_explicit(&inode->refs, 1, memory_order_relaxed);
 }
 
-/* The last reference went: unlink under the lock, destroy outside it. */
-static void inode_gone(struct inode_table *t, struct inode *inode)
-{
-        pthread_mutex_lock(&t->mutex);
-        inode_unlink(t, inode);
-        pthread_mutex_unlock(&t->mutex);
-        inode_destroy_up(t, inode);
-}
-
 void inode_put(struct inode_table *t, struct inode *inode)
 {
-        if (inode && unref(&inode->refs))
-                inode_gone(t, inode);
+        if (inode && slot_unref(&inode->refs))
+                slot_table_gone(&t->slots, inode, &inode_ops, t);
 }
 
-/* Under the mutex: inode (known by its (dev, ino)) had its descriptor
+uint64_t inode_birth(const struct statx *x)
+{
+        uint64_t b;
+
+        if (!(x->stx_mask & STATX_BTIME))
+                return 0;
+        b = ((uint64_t)x->stx_btime.tv_sec << 30) ^ x->stx_btime.tv_nsec;
+        return b ? b : 1;
+}
+
+/* Under the lock: inode (known by its (dev, ino)) had its descriptor
  * dropped, and a lookup just opened `fd` for it.  Takes fd when it is the same
  * file (true); marks the inode stale when the file handle says it is another
  * that reuses the inode number (false: the caller makes a new inode). */
@@ -1048,13 +433,12 @@ static bool refill_locked(struct inode_table *t, struct inode *inode, int fd, ui
             statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BTIME, &x) == 0)
                 birth = inode_birth(&x);
         if ((inode->birth && birth && birth != inode->birth) ||
-            (!inode->birth && inode->handle_hash && handle_hash_of(fd) != inode->handle_hash)) {
-                inode->stale = true;
-                hash_remove(t, inode);
+            (!inode->birth && inode->handle_hash && fd_handle_hash(fd) != inode->handle_hash)) {
+                inode_mark_stale_locked(t, inode);
                 return false;
         }
         atomic_store_explicit(&inode->fd, fd, memory_order_relaxed);
-        clock_insert(t, inode);
+        fd_clock_insert(&t->clock, inode);
         return true;
 }
 
@@ -1067,21 +451,21 @@ int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mod
         struct inode *inode, *fresh, *old_parent = NULL;
         uint32_t idx;
 
-        pthread_mutex_lock(&t->mutex);
+        slot_table_lock(&t->slots);
         inode = hash_find(t, dev, ino);
         /* A forgotten inode still held by a request (or by its children)
          * comes back to the guest with its nodeid: the table takes its
          * reference again, unless the last holder just dropped it (then it
          * is dying: make a new one). */
         if (inode && atomic_load_explicit(&inode->nlookup, memory_order_relaxed) == 0 &&
-            !ref_if_live(&inode->refs))
+            !slot_ref_if_live(&inode->refs))
                 inode = NULL;
         if (inode && atomic_load_explicit(&inode->fd, memory_order_relaxed) < 0 &&
             !refill_locked(t, inode, fd, birth)) {
                 /* Another file now: the old inode is stale (its nodeid gives
                  * ESTALE) and this one gets its own. */
                 if (atomic_load_explicit(&inode->nlookup, memory_order_relaxed) == 0)
-                        (void) unref(&inode->refs);   /* the reference revived above; others remain */
+                        (void) slot_unref(&inode->refs);   /* the reference revived above; others remain */
                 inode = NULL;
         } else if (inode && atomic_load_explicit(&inode->fd, memory_order_relaxed) == fd) {
                 TAKE_FD(owned_fd);
@@ -1093,30 +477,30 @@ int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mod
                 if (idx == 0) {
                         if (fresh) {
                                 atomic_store_explicit(&fresh->fd, -1, memory_order_relaxed);
-                                ichunk_free(t, fresh);
+                                inode_pool_free(&t->pool, fresh);
                         }
-                        pthread_mutex_unlock(&t->mutex);
+                        slot_table_unlock(&t->slots);
                         return -ENOMEM;
                 }
                 TAKE_FD(owned_fd);
                 fresh->nodeid = slot_number(&t->slots, idx);
                 hash_insert(t, fresh);
-                if (++t->count > t->n_buckets && t->n_buckets <= SLOT_MAX / 2)
+                if (t->slots.used > t->n_buckets && t->n_buckets <= SLOT_MAX / 2)
                         hash_resize(t, t->n_buckets * 2);
                 inode = fresh;
                 inode->birth = birth;
-                clock_insert(t, inode);
+                fd_clock_insert(&t->clock, inode);
                 inode_publish(inode);
         }
         atomic_store_explicit(&inode->nlookup, atomic_load_explicit(&inode->nlookup, memory_order_relaxed) + 1,
                               memory_order_relaxed);
         old_parent = set_name_locked(inode, parent, name);
-        if (!name_of(inode))
+        if (!inode_name(inode))
                 inode->keep_fd = true;   /* nothing to reopen it by */
         *ret_nodeid = inode->nodeid;
-        if (t->max_fds && t->n_fds > t->max_fds)
-                fds_trim_locked(t, &closing);
-        pthread_mutex_unlock(&t->mutex);
+        if (fd_clock_over(&t->clock))
+                fd_clock_trim(&t->clock, &closing);
+        slot_table_unlock(&t->slots);
         fd_batch_close(&closing);
         parent_put(t, old_parent);
         return 0;
@@ -1127,11 +511,11 @@ void inode_note_name(struct inode_table *t, dev_t dev, ino_t ino, struct inode *
 {
         struct inode *inode, *old_parent = NULL;
 
-        pthread_mutex_lock(&t->mutex);
+        slot_table_lock(&t->slots);
         inode = hash_find(t, dev, ino);
         if (inode)
                 old_parent = set_name_locked(inode, parent, name);
-        pthread_mutex_unlock(&t->mutex);
+        slot_table_unlock(&t->slots);
         parent_put(t, old_parent);
 }
 
@@ -1139,170 +523,30 @@ void inode_note_removed(struct inode_table *t, dev_t dev, ino_t ino)
 {
         struct inode *inode;
 
-        pthread_mutex_lock(&t->mutex);
+        slot_table_lock(&t->slots);
         inode = hash_find(t, dev, ino);
         /* Its name (maybe the one just removed) may lead nowhere now: the fd
          * is the only way to it.  One already dropped stays reachable by
          * its name if that was another link; otherwise a reopen says ESTALE. */
         if (inode)
                 inode->keep_fd = true;
-        pthread_mutex_unlock(&t->mutex);
+        slot_table_unlock(&t->slots);
 }
 
 struct inode *inode_parent(struct inode_table *t, const struct inode *inode)
 {
         struct inode *parent;
 
-        pthread_mutex_lock(&t->mutex);
+        slot_table_lock(&t->slots);
         parent = inode->parent;
-        /* Held by inode's reference: live, and no drop runs while we hold the mutex. */
+        /* Held by inode's reference: live, and no drop runs while we hold the lock. */
         if (parent)
                 atomic_fetch_add_explicit(&parent->refs, 1, memory_order_relaxed);
-        pthread_mutex_unlock(&t->mutex);
+        slot_table_unlock(&t->slots);
         return parent;
 }
 
-/* ---- reopening dropped descriptors ---- */
-
-uint64_t inode_birth(const struct statx *x)
-{
-        uint64_t b;
-
-        if (!(x->stx_mask & STATX_BTIME))
-                return 0;
-        b = ((uint64_t)x->stx_btime.tv_sec << 30) ^ x->stx_btime.tv_nsec;
-        return b ? b : 1;
-}
-
-/* Errors of a reopen by name that mean "not the file the guest knows any
- * more".  ESTALE is what the guest's kernel turns into "Stale file handle"
- * for a nodeid whose file is gone: the same answer Rust virtiofsd gives for a
- * handle that no longer opens.  ENOENT would wrongly say that the name the
- * guest holds does not exist (the guest would cache it as negative). */
-static bool gone_errno(int e)
-{
-        return e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV || e == ESTALE;
-}
-
-static int reopen_at(struct inode_table *t, struct inode *inode, unsigned depth)
-{
-        struct fd_batch closing = { .n = 0 };
-        struct inode *parent;
-        struct statx x;
-        uint64_t want_hash;
-        char *name;
-        int pfd, fd, err = 0;
-
-        pthread_mutex_lock(&t->mutex);
-        fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
-        parent = inode->parent;
-        if (fd >= 0 || inode->stale || !parent || !name_of(inode) || depth > 4096) {
-                pthread_mutex_unlock(&t->mutex);
-                return fd >= 0 ? fd : -ESTALE;
-        }
-        /* Held by inode (its child reference): live, not being dropped. */
-        atomic_fetch_add_explicit(&parent->refs, 1, memory_order_relaxed);
-        name = strdup(name_of(inode));
-        want_hash = inode->handle_hash;
-        pthread_mutex_unlock(&t->mutex);
-        if (!name) {
-                inode_put(t, parent);
-                return -ENOMEM;
-        }
-
-        pfd = atomic_load_explicit(&parent->fd, memory_order_relaxed);
-        if (pfd < 0)
-                pfd = reopen_at(t, parent, depth + 1);
-        fd = pfd < 0 ? pfd : confine_open_child(pfd, name, O_PATH, 0);
-        if (fd < 0)
-                err = gone_errno(-fd) ? -ESTALE : fd;
-        else if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_BTIME,
-                       &x) < 0)
-                err = -errno;
-        else if (makedev(x.stx_dev_major, x.stx_dev_minor) != inode->dev || x.stx_ino != inode->ino ||
-                 (x.stx_mode & S_IFMT) != inode->type ||
-                 (inode->birth && inode_birth(&x) != inode->birth) ||
-                 (!inode->birth && want_hash && handle_hash_of(fd) != want_hash))
-                err = -ESTALE;   /* the name leads to another file now */
-
-        pthread_mutex_lock(&t->mutex);
-        if (err == -ESTALE && pfd >= 0 && !inode->stale &&
-            atomic_load_explicit(&inode->fd, memory_order_relaxed) < 0) {
-                inode->stale = true;
-                hash_remove(t, inode);
-        }
-        if (err == 0) {
-                if (atomic_load_explicit(&inode->fd, memory_order_relaxed) < 0) {
-                        atomic_store_explicit(&inode->fd, fd, memory_order_relaxed);
-                        clock_insert(t, inode);
-                        atomic_fetch_add_explicit(&t->reopens, 1, memory_order_relaxed);
-                        fds_trim_locked(t, &closing);
-                } else {
-                        fd_batch_add(&closing, fd);   /* another request was first */
-                }
-                fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
-        } else if (fd >= 0) {
-                fd_batch_add(&closing, fd);
-        }
-        pthread_mutex_unlock(&t->mutex);
-        atomic_store_explicit(&inode->used, true, memory_order_relaxed);
-        fd_batch_close(&closing);
-        free(name);
-        inode_put(t, parent);
-        return err < 0 ? err : fd;
-}
-
-int inode_reopen(struct inode_table *t, struct inode *inode)
-{
-        return reopen_at(t, inode, 0);
-}
-
-void inode_fds_set_max(struct inode_table *t, size_t max)
-{
-        struct fd_batch closing = { .n = 0 };
-        struct rlimit rl;
-
-        if (max == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-                /* Half the soft limit (main.c has raised it to the hard
-                 * one), less what open files and the transport need. */
-                size_t half = (size_t)rl.rlim_cur / 2;
-
-                max = half > 2 * FDS_RESERVE ? half - FDS_RESERVE : half / 2;
-        }
-        pthread_mutex_lock(&t->mutex);
-        t->max_fds = max == 0 ? 0 : max < 2 ? 2 : max;
-        fds_trim_locked(t, &closing);
-        pthread_mutex_unlock(&t->mutex);
-        fd_batch_close(&closing);
-}
-
-size_t inode_fds_max(struct inode_table *t)
-{
-        size_t n;
-
-        pthread_mutex_lock(&t->mutex);
-        n = t->max_fds;
-        pthread_mutex_unlock(&t->mutex);
-        return n;
-}
-
-size_t inode_fds_count(struct inode_table *t)
-{
-        size_t n;
-
-        pthread_mutex_lock(&t->mutex);
-        n = t->n_fds;
-        pthread_mutex_unlock(&t->mutex);
-        return n;
-}
-
-void inode_fds_stats(struct inode_table *t, uint64_t *ret_drops, uint64_t *ret_reopens)
-{
-        *ret_drops = atomic_load_explicit(&t->drops, memory_order_relaxed);
-        *ret_reopens = atomic_load_explicit(&t->reopens, memory_order_relaxed);
-}
-
-/* Under the mutex: drops n lookups; true when that dropped the last reference. */
+/* Under the lock: drops n lookups; true when that dropped the last reference. */
 static bool forget_locked(struct inode_table *t, struct inode *inode, uint64_t n)
 {
         uint64_t nl = atomic_load_explicit(&inode->nlookup, memory_order_relaxed);
@@ -1311,7 +555,7 @@ static bool forget_locked(struct inode_table *t, struct inode *inode, uint64_t n
                 return false;
         nl = n >= nl ? 0 : nl - n;
         atomic_store_explicit(&inode->nlookup, nl, memory_order_relaxed);
-        if (nl > 0 || !unref(&inode->refs))
+        if (nl > 0 || !slot_unref(&inode->refs))
                 return false;
         inode_unlink(t, inode);
         return true;
@@ -1322,49 +566,26 @@ void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
         struct inode *inode;
         bool gone = false;
 
-        pthread_mutex_lock(&t->mutex);
-        /* Under the mutex, a linked inode's slot is current: no re-check needed
+        slot_table_lock(&t->slots);
+        /* Under the lock, a linked inode's slot is current: no re-check needed
          * beyond the generation slot_find() compares. */
         inode = slot_find(&t->slots, nodeid);
         if (inode)
                 gone = forget_locked(t, inode, n);
-        pthread_mutex_unlock(&t->mutex);
+        slot_table_unlock(&t->slots);
         if (gone)
                 inode_destroy_up(t, inode);
 }
 
 void inode_forget_all(struct inode_table *t)
 {
-        struct inode *dead = NULL;
-        uint32_t next;
-
-        pthread_mutex_lock(&t->mutex);
-        next = slot_next(&t->slots);
-        for (uint32_t i = INODE_ROOT_ID + 1; i < next; i++) {
-                struct inode *inode = table_inode(t, i);
-
-                if (inode && forget_locked(t, inode, UINT64_MAX)) {
-                        inode->dead_next = dead;
-                        dead = inode;
-                }
-        }
-        pthread_mutex_unlock(&t->mutex);
-        while (dead) {
-                struct inode *n = dead->dead_next;
-
-                inode_destroy_up(t, dead);
-                dead = n;
-        }
+        /* forget_locked() leaves the root alone. */
+        slot_table_drop_all(&t->slots, &inode_ops, t);
 }
 
 size_t inode_count(struct inode_table *t)
 {
-        size_t n;
-
-        pthread_mutex_lock(&t->mutex);
-        n = t->count;
-        pthread_mutex_unlock(&t->mutex);
-        return n;
+        return slot_table_count(&t->slots);
 }
 
 uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid)
@@ -1372,213 +593,10 @@ uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid)
         struct inode *inode;
         uint64_t n = 0;
 
-        pthread_mutex_lock(&t->mutex);
+        slot_table_lock(&t->slots);
         inode = slot_find(&t->slots, nodeid);
         if (inode)
                 n = atomic_load_explicit(&inode->nlookup, memory_order_relaxed);
-        pthread_mutex_unlock(&t->mutex);
-        return n;
-}
-
-/* ---- handles ---- */
-
-struct handle_table {
-        pthread_mutex_t mutex;
-        struct handle *spare;    /* linked through dead_next; type-stable like inodes' */
-        struct slot_table slots;
-        struct inode_table *inodes;
-        size_t count;
-};
-
-int handle_table_new(struct inode_table *inodes, struct handle_table **ret)
-{
-        struct handle_table *t = calloc(1, sizeof(*t));
-
-        if (!t)
-                return -ENOMEM;
-        /* Start at slot 2 so that no fh looks like the root nodeid in a trace. */
-        slot_table_init(&t->slots, 2);
-        pthread_mutex_init(&t->mutex, NULL);
-        t->inodes = inodes;
-        *ret = t;
-        return 0;
-}
-
-/* Closes what h holds and keeps the struct for reuse; not under the lock. */
-static void handle_destroy(struct handle_table *t, struct handle *h)
-{
-        if (h->fd >= 0)
-                close(h->fd);
-        h->fd = -1;
-        pthread_mutex_destroy(&h->dir_mutex);
-        inode_put(t->inodes, h->inode);
-        h->inode = NULL;
-        pthread_mutex_lock(&t->mutex);
-        h->dead_next = t->spare;
-        t->spare = h;
-        pthread_mutex_unlock(&t->mutex);
-}
-
-void handle_table_free(struct handle_table *t)
-{
-        if (!t)
-                return;
-        handle_release_all(t);
-        while (t->spare) {
-                struct handle *next = t->spare->dead_next;
-
-                free(t->spare);
-                t->spare = next;
-        }
-        slot_table_fini(&t->slots);
-        pthread_mutex_destroy(&t->mutex);
-        free(t);
-}
-
-int handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
-               bool writable, uint64_t *ret_fh)
-{
-        struct handle *h;
-        uint32_t idx = 0;
-
-        inode_ref(t->inodes, inode);
-        pthread_mutex_lock(&t->mutex);
-        h = t->spare;
-        if (h) {
-                t->spare = h->dead_next;
-        } else {
-                h = calloc(1, sizeof(*h));
-                if (h) {
-                        atomic_init(&h->refs, 0);
-                        atomic_init(&h->released, false);
-                }
-        }
-        if (h) {
-                /* Not live yet (refs 0): see inode_alloc(). */
-                h->fd = fd;
-                h->inode = inode;
-                h->is_dir = is_dir;
-                h->writable = writable;
-                h->dead_next = NULL;
-                atomic_store_explicit(&h->released, false, memory_order_relaxed);
-                pthread_mutex_init(&h->dir_mutex, NULL);
-                idx = slot_alloc(&t->slots, h);
-                if (idx) {
-                        h->fh = slot_number(&t->slots, idx);
-                        t->count++;
-                        /* The table's reference, until RELEASE; publishes the fields. */
-                        atomic_store_explicit(&h->refs, 1, memory_order_release);
-                }
-        }
-        pthread_mutex_unlock(&t->mutex);
-        if (!h) {
-                close(fd);
-                inode_put(t->inodes, inode);
-                return -ENOMEM;
-        }
-        if (!idx) {
-                handle_destroy(t, h);
-                return -ENFILE;
-        }
-        *ret_fh = h->fh;
-        return 0;
-}
-
-struct handle *handle_get(struct handle_table *t, uint64_t fh, bool want_dir)
-{
-        struct handle *h = slot_find(&t->slots, fh);
-
-        if (!h || !ref_if_live(&h->refs))
-                return NULL;
-        /* As in inode_get(): the struct may have been reused for another fh. */
-        if (h->fh != fh || h->is_dir != want_dir ||
-            atomic_load_explicit(&h->released, memory_order_relaxed)) {
-                handle_put(t, h);
-                return NULL;
-        }
-        return h;
-}
-
-/* The last reference went: unlink under the lock, destroy outside it. */
-static void handle_gone(struct handle_table *t, struct handle *h)
-{
-        pthread_mutex_lock(&t->mutex);
-        slot_free(&t->slots, (uint32_t)h->fh);
-        t->count--;
-        pthread_mutex_unlock(&t->mutex);
-        handle_destroy(t, h);
-}
-
-void handle_put(struct handle_table *t, struct handle *h)
-{
-        if (h && unref(&h->refs))
-                handle_gone(t, h);
-}
-
-/* Under the mutex: marks h released and drops the table's reference; true
- * when that was the last one (the caller unlinks and destroys h). */
-static bool release_locked(struct handle *h)
-{
-        if (atomic_load_explicit(&h->released, memory_order_relaxed))
-                return false;
-        atomic_store_explicit(&h->released, true, memory_order_relaxed);
-        return unref(&h->refs);
-}
-
-int handle_release(struct handle_table *t, uint64_t fh, bool want_dir)
-{
-        struct handle *h;
-        bool gone = false;
-
-        pthread_mutex_lock(&t->mutex);
-        h = slot_find(&t->slots, fh);
-        if (h && !atomic_load_explicit(&h->released, memory_order_relaxed) && h->is_dir == want_dir) {
-                gone = release_locked(h);
-                if (gone) {
-                        slot_free(&t->slots, (uint32_t)h->fh);
-                        t->count--;
-                }
-        } else {
-                h = NULL;
-        }
-        pthread_mutex_unlock(&t->mutex);
-        if (gone)
-                handle_destroy(t, h);
-        return h ? 0 : -EBADF;
-}
-
-void handle_release_all(struct handle_table *t)
-{
-        struct handle *dead = NULL;
-        uint32_t next;
-
-        pthread_mutex_lock(&t->mutex);
-        next = slot_next(&t->slots);
-        for (uint32_t i = 2; i < next; i++) {
-                struct handle *h = slot_item(&t->slots, i);
-
-                if (h && release_locked(h)) {
-                        slot_free(&t->slots, i);
-                        t->count--;
-                        h->dead_next = dead;
-                        dead = h;
-                }
-        }
-        pthread_mutex_unlock(&t->mutex);
-        while (dead) {
-                struct handle *next_h = dead->dead_next;
-
-                handle_destroy(t, dead);
-                dead = next_h;
-        }
-}
-
-size_t handle_count(struct handle_table *t)
-{
-        size_t n;
-
-        pthread_mutex_lock(&t->mutex);
-        n = t->count;
-        pthread_mutex_unlock(&t->mutex);
+        slot_table_unlock(&t->slots);
         return n;
 }

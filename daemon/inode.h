@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* inode.h — the inode and handle tables of sluice-fs.
+/* inode.h — the inode table of sluice-fs (handles: handle.h).
  *
  * An inode is a host object the guest knows by a nodeid: an O_PATH|O_NOFOLLOW
  * fd, keyed by (st_dev, st_ino) so that two names of one file are one inode,
  * with the kernel's lookup count (LOOKUP/CREATE/MKDIR/… +1, FORGET −n) and
  * one name it can be reached by.  Only a bounded number of inodes keep their
- * fd; the others are reopened by that name when used (see "descriptors"
- * below).  A handle is an open file or directory the guest knows by an fh.
+ * fd; the others are reopened by that name when used (inode-fd.h).
  *
- * Nodeids and fhs are never pointers: the low 32 bits index a slot table and
- * the high 32 bits carry the slot's generation, so a stale or forged number
- * finds nothing (-EBADF) instead of memory.  The root is nodeid 1.
+ * Nodeids are never pointers but numbers of a slot table (slot-table.h): the
+ * low 32 bits index it and the high 32 bits carry the slot's generation, so a
+ * stale or forged number finds nothing (-EBADF) instead of memory.  The root
+ * is nodeid 1.
  *
  * Every lookup of a number returns a referenced object; the caller puts it
  * back when the request is done, so a concurrent FORGET/RELEASE on another
@@ -19,7 +19,7 @@
  * The per-request calls (inode_get/put/ref, handle_get/put) take no lock:
  * an object's refs counts the table's own reference (while the guest knows
  * the number: nlookup > 0, or not yet released) plus one per holder, and
- * whoever drops it to 0 unlinks the object under the table mutex.  A lookup
+ * whoever drops it to 0 unlinks the object under the table lock.  A lookup
  * reads the slot, takes a reference only if refs is not already 0 (a dying
  * object cannot come back), then re-checks that the object still carries the
  * number it was asked for.  That is safe because inode and handle structs
@@ -29,71 +29,17 @@
  * pages of free slots): it stays mapped and reads as zeros, which a reader
  * takes as "nothing there" (item NULL, refs 0).  Generations come from a
  * table-wide counter, so a slot that was zeroed never brings an old number
- * back to life.  Inserts, FORGET and RELEASE keep the mutex. */
+ * back to life.  Inserts, FORGET and RELEASE take the lock. */
 #pragma once
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#define INODE_ROOT_ID 1
-
-struct inode {
-        /* Ordered for size (104 bytes: a million looked-up inodes are ~130 MiB
-         * with their names and the slot and hash tables): the 8-byte fields,
-         * then the 4-byte ones. */
-        dev_t dev;
-        ino_t ino;
-        uint64_t nodeid;        /* set before the inode is published, then constant */
-        /* The fields below belong to the table: nlookup is written under its
-         * lock and read without it; refs is atomic (see above). */
-        _Atomic uint64_t nlookup;
-        /* One name the inode is reachable by: `name` in the directory
-         * `parent`, where it was last looked up, created, linked or renamed
-         * to through us (NULL for the root and an O_TMPFILE).  The parent is
-         * referenced, so it stays in the table while a child may need it to
-         * be reopened.  Under the table lock (inode_parent()). */
-        struct inode *parent;
-        union {
-                char *name_ptr;         /* !name_inline: on the heap, or NULL: none */
-                char name_in[16];       /* name_inline: short names, no allocation */
-        };
-        /* What the layer above hangs on the inode (the FUSE layer: its
-         * guest lock owners, pt-lock.h).  NULL in a new inode; the table
-         * never reads it, and calls the destroy function
-         * (inode_table_set_destroy_fn()) before the inode goes. */
-        void *private_data;
-        /* A mix of the file's birth time (statx), 0 when unknown: with
-         * (dev, ino) it tells the file from a later one that reuses the
-         * inode number (ext4 and others do), when a dropped fd is reopened. */
-        uint64_t birth;
-        union {
-                /* fd >= 0: the neighbours (slot indexes) in the clock of
-                 * inodes holding a descriptor (inode.c). */
-                struct { uint32_t prev, next; } clock;
-                /* fd < 0 and no birth time: a hash of the file handle the
-                 * descriptor had when it was dropped (0: the file system
-                 * gives none), for the same purpose as `birth`. */
-                uint64_t handle_hash;
-                /* Once no one holds it: inode_forget_all()'s list of inodes
-                 * to destroy, or its chunk's list of free structs. */
-                struct inode *dead_next;
-        };
-        /* O_PATH | O_NOFOLLOW, inside the shared folder; -1 while dropped
-         * (only when no request holds the inode: use inode_fd()). */
-        _Atomic int fd;
-        mode_t type;            /* S_IFMT bits: the type of an inode never changes */
-        _Atomic uint32_t refs;
-        uint32_t hash_next;     /* slot index of the next inode in the bucket; 0 ends */
-        _Atomic uint32_t kids;  /* inodes whose `parent` this is (written under the lock) */
-        atomic_bool used;       /* used since the clock hand last passed (second chance) */
-        bool keep_fd;           /* under the lock: never dropped (root, unlinked, no name) */
-        bool stale;             /* under the lock: no longer the file its name leads to */
-        bool name_inline;       /* under the lock: the name is in name_in */
-};
+#include "inode-types.h"
 
 struct inode_table;
 
@@ -153,34 +99,6 @@ static inline bool inode_has_kids(const struct inode *dir)
  * with inode_put()). */
 struct inode *inode_parent(struct inode_table *t, const struct inode *inode);
 
-/* ---- descriptors ----
- *
- * The table keeps an fd for at most inode_fds_max() inodes that no request
- * or open file holds: beyond, the least recently used give theirs back
- * (a clock with a second chance), and a later request reopens them by name
- * from their parent.  So the worker's descriptors stay bounded however many
- * inodes the guest knows. */
-
-/* The inode's O_PATH fd, valid while the caller holds the inode: reopened
- * when it was dropped.  -ESTALE when its name no longer leads to the same
- * file (removed or replaced on the host), -EMFILE, -ENOMEM. */
-int inode_reopen(struct inode_table *t, struct inode *inode);
-static inline int inode_fd(struct inode_table *t, struct inode *inode)
-{
-        int fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
-
-        if (__builtin_expect(fd < 0, 0))
-                return inode_reopen(t, inode);
-        if (!atomic_load_explicit(&inode->used, memory_order_relaxed))
-                atomic_store_explicit(&inode->used, true, memory_order_relaxed);
-        return fd;
-}
-/* At most `max` descriptors for inodes kept (0: no limit; at least 2). */
-void inode_fds_set_max(struct inode_table *t, size_t max);
-size_t inode_fds_max(struct inode_table *t);
-/* Inodes holding a descriptor now, and drops and reopens so far (stats, tests). */
-size_t inode_fds_count(struct inode_table *t);
-void inode_fds_stats(struct inode_table *t, uint64_t *ret_drops, uint64_t *ret_reopens);
 /* FORGET: drops n lookups; the inode goes when no lookup and no request holds it. */
 void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
 /* Forgets every inode but the root (DESTROY, session reset). */
@@ -189,37 +107,3 @@ void inode_forget_all(struct inode_table *t);
 size_t inode_count(struct inode_table *t);
 /* Current lookup count of nodeid (0 when unknown; tests). */
 uint64_t inode_lookup_count(struct inode_table *t, uint64_t nodeid);
-
-/* ---- handles ---- */
-
-struct handle {
-        int fd;                  /* opened for I/O (O_RDONLY/O_WRONLY/O_RDWR, or a directory) */
-        struct inode *inode;     /* referenced for the handle's lifetime */
-        bool is_dir;
-        bool writable;
-        /* directories: READDIR seeks and reads the fd, one request at a time */
-        pthread_mutex_t dir_mutex;
-        /* table fields (refs and released: read without the table lock) */
-        uint64_t fh;
-        _Atomic uint32_t refs;
-        atomic_bool released;
-        struct handle *dead_next;
-};
-
-struct handle_table;
-
-int handle_table_new(struct inode_table *inodes, struct handle_table **ret);
-void handle_table_free(struct handle_table *t);
-
-/* Wraps an open fd (consumed, also on failure) of `inode` (a reference is
- * taken) in a new handle; stores its fh in *ret_fh.  -ENOMEM, -ENFILE. */
-int handle_add(struct handle_table *t, int fd, struct inode *inode, bool is_dir,
-               bool writable, uint64_t *ret_fh);
-/* The referenced handle of `fh` when it exists and is a directory iff want_dir. */
-struct handle *handle_get(struct handle_table *t, uint64_t fh, bool want_dir);
-void handle_put(struct handle_table *t, struct handle *h);
-/* RELEASE/RELEASEDIR: the fh is invalid from now on; the fd closes when the
- * last in-flight request on it is done.  -EBADF for an unknown fh. */
-int handle_release(struct handle_table *t, uint64_t fh, bool want_dir);
-void handle_release_all(struct handle_table *t);
-size_t handle_count(struct handle_table *t);

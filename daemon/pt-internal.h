@@ -23,6 +23,8 @@
 #include "fuse-request.h"
 #include "guest-policy.h"
 #include "idmap.h"
+#include "handle.h"
+#include "inode-fd.h"
 #include "inode.h"
 #include "options.h"
 #include "perm.h"

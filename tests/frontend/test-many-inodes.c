@@ -25,7 +25,7 @@
 #define PRLIMIT "/usr/bin/prlimit"
 #define NOFILE  256
 #define FILES   3000u
-/* The cap sluice-fs derives from a soft limit of 256 (inode.c): a quarter. */
+/* The cap sluice-fs derives from a soft limit of 256 (fd-clock.c): a quarter. */
 #define CAP     64u
 
 static unsigned open_fds(GPid pid)

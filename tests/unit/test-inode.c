@@ -10,6 +10,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "handle.h"
+#include "inode-fd.h"
 #include "inode.h"
 
 struct fixture {
