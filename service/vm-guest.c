@@ -197,7 +197,11 @@ static gboolean guest_call_possible(SluiceVmDomain *vm, const GuestCall *c, gboo
 static void wrap_agent_error(const GuestCall *c, GError **error)
 {
         g_autofree char *what = op_failed(c);
-        g_autofree char *restricted = sluice_vm_domain_restricted_message(c->blocked);
+        /* a policy that blocks the command: the VM's own advice, naming what it blocks */
+        g_autofree char *restricted =
+                g_error_matches(*error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_DISABLED)
+                        ? sluice_vm_domain_restricted_message(c->blocked)
+                        : NULL;
         char *message = sluice_guest_agent_error_sentence(*error, what, restricted);
 
         g_clear_error(error);
