@@ -19,7 +19,6 @@
 #include "guest-agent.h"
 #include "sluice-dbus.h"
 #include "vm-connection.h"
-#include "vm-guest.h"
 
 G_BEGIN_DECLS
 

@@ -28,13 +28,6 @@
 #include "vm-domain.h"
 #include "vm-guest.h"
 
-const char *sluice_guest_agent_state_name(SluiceGuestAgentState state)
-{
-        static const char *const names[] = { "none", "disconnected", "ready", "restricted" };
-
-        return state < G_N_ELEMENTS(names) ? names[state] : "none";
-}
-
 static gboolean domain_guest_ready(const SluiceVmDomain *vm)
 {
         return vm->active && vm->guest_agent == SLUICE_GUEST_AGENT_READY &&

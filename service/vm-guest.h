@@ -24,19 +24,10 @@
 
 #include <gio/gio.h>
 
+#include "guest-agent.h"
 #include "vm-manager.h"
 
 G_BEGIN_DECLS
-
-/* The agent of a VM, as Vm.GuestAgent names it. */
-typedef enum {
-        SLUICE_GUEST_AGENT_NONE,          /* "none": no agent channel in the definition */
-        SLUICE_GUEST_AGENT_DISCONNECTED,  /* "disconnected": channel, but no agent answers */
-        SLUICE_GUEST_AGENT_READY,         /* "ready" */
-        SLUICE_GUEST_AGENT_RESTRICTED,    /* "restricted": answers, but blocks what mounting needs */
-} SluiceGuestAgentState;
-
-const char *sluice_guest_agent_state_name(SluiceGuestAgentState state);
 
 typedef struct {
         const char *tag;
