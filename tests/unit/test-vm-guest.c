@@ -109,10 +109,9 @@ static gboolean on_too_long(gpointer user_data)
         return G_SOURCE_REMOVE;
 }
 
-/* A Linux guest's agent that stops answering in the middle of an unmount:
- * the share's Error says the agent did not answer, and the VM asks its
- * agent anew (so that Vm.GuestAgent stops saying "ready"). */
-static void test_agent_gone_rechecks(void)
+/* Unmounts "docs" in a running Linux guest whose agent answers every
+ * guest-exec with libvirt's error AGENT_SAYS; returns the share's error. */
+static GError *unmount_with_agent_saying(const char *agent_says)
 {
         g_autoptr(SluiceVmManager) manager = g_object_new(SLUICE_TYPE_VM_MANAGER, NULL);
         SluiceVmDomain vm = { 0 };
@@ -120,6 +119,7 @@ static void test_agent_gone_rechecks(void)
         guint too_long;
 
         vm.name = (char *)"vm1";
+        vm.os = (char *)"";
         vm.active = TRUE;
         vm.guest_agent = SLUICE_GUEST_AGENT_READY;
         vm.guest_os_type = SLUICE_GUEST_OS_LINUX;
@@ -131,8 +131,7 @@ static void test_agent_gone_rechecks(void)
 
         fake_guest_reset();
         fake_guest_put_file("/proc/mounts", "docs /mnt/docs virtiofs rw,relatime 0 0\n", -1, 0444);
-        fake_guest_fail("guest-exec", 0,
-                        "Guest agent is not responding: Guest agent didn't respond to command, timed out");
+        fake_guest_fail("guest-exec", 0, agent_says);
         rechecks = 0;
 
         too_long = g_timeout_add_seconds(30, on_too_long, NULL);
@@ -142,20 +141,45 @@ static void test_agent_gone_rechecks(void)
         g_source_remove(too_long);
 
         g_assert_false(answer.ok);
-        g_assert_error(answer.error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT);
-        g_test_message("it says: %s", answer.error->message);
-        g_assert_nonnull(strstr(answer.error->message, "did not answer in time"));
-        g_assert_cmpuint(rechecks, ==, 1);
-
-        g_clear_error(&answer.error);
+        g_assert_true(g_queue_is_empty(vm.guest_calls));
         g_queue_free(vm.guest_calls);
         g_hash_table_unref(vm.guest_mounts);
         fake_guest_fail(NULL, 0, NULL);
+        return answer.error;
+}
+
+/* A Linux guest's agent that stops answering in the middle of an unmount:
+ * the share's Error says the agent did not answer, and the VM asks its
+ * agent anew (so that Vm.GuestAgent stops saying "ready"). */
+static void test_agent_gone_rechecks(void)
+{
+        g_autoptr(GError) error = unmount_with_agent_saying(
+                "Guest agent is not responding: Guest agent didn't respond to command, timed out");
+
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT);
+        g_test_message("it says: %s", error->message);
+        g_assert_nonnull(strstr(error->message, "did not answer in time"));
+        g_assert_cmpuint(rechecks, ==, 1);
+}
+
+/* An agent that answers, with an error of the guest's: said as the
+ * guest's words, and the agent is not asked anew (it is there). */
+static void test_agent_error_no_recheck(void)
+{
+        g_autoptr(GError) error = unmount_with_agent_saying(
+                "internal error: unable to execute QEMU agent command 'guest-exec': Permission denied");
+
+        g_assert_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT);
+        g_test_message("it says: %s", error->message);
+        g_assert_nonnull(strstr(error->message, "the guest said"));
+        g_assert_nonnull(strstr(error->message, "Permission denied"));
+        g_assert_cmpuint(rechecks, ==, 0);
 }
 
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/vm-guest/agent-gone-rechecks", test_agent_gone_rechecks);
+        g_test_add_func("/vm-guest/agent-error-no-recheck", test_agent_error_no_recheck);
         return g_test_run();
 }
