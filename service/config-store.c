@@ -14,9 +14,7 @@
 
 #include "config-store.h"
 #include "errors.h"
-#include "guest-linux.h"
-#include "guest-place.h"
-#include "guest-windows.h"
+#include "guest-os.h"
 #include "share-path.h"
 #include "share-tag.h"
 
@@ -109,18 +107,7 @@ gboolean sluice_config_check_queues(guint64 queues, GError **error)
 
 gboolean sluice_config_check_mount_point(const char *mount_point, GError **error)
 {
-        g_autofree char *shown = NULL;
-
-        if (*mount_point == '\0')
-                return TRUE;
-        if (mount_point[0] == '/')
-                return sluice_guest_linux_check_mount_point(mount_point, error);
-        if (sluice_guest_place_is_drive(mount_point))
-                return sluice_guest_windows_check_drive(mount_point, error);
-        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
-                    _("“%s” is not a place in a guest: give an absolute path for a Linux guest (such as /mnt/docs), a drive letter for a Windows guest (such as Z:), or nothing for the default"),
-                    shown = sluice_share_tag_printable(mount_point));
-        return FALSE;
+        return sluice_guest_os_check_place(mount_point, error);
 }
 
 char *sluice_config_default_path(void)

@@ -50,9 +50,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SluiceShareConfig, sluice_share_config_free)
 gboolean sluice_config_check_vm(const char *vm, GError **error);
 gboolean sluice_config_check_cache(const char *cache, GError **error);
 gboolean sluice_config_check_queues(guint64 queues, GError **error);
-/* Share.MountPoint: "" (the guest OS's default), a Linux guest's absolute
- * path (sluice_guest_linux_check_mount_point) or a Windows drive "X:"
- * (sluice_guest_windows_check_drive); which guest will take it is not known
+/* Share.MountPoint: "" (the guest OS's default), a Linux guest's mount
+ * point or a Windows drive "X:", by the one rule of guest-os.h
+ * (sluice_guest_os_check_place); which guest will take it is not known
  * here, so either is taken. */
 gboolean sluice_config_check_mount_point(const char *mount_point, GError **error);
 

@@ -6,6 +6,8 @@
 
 #include "domain-xml.h"
 #include "errors.h"
+#include "printable.h"
+#include "share-tag.h"
 
 #include <glib/gi18n.h>
 #include <libxml/parser.h>
@@ -17,7 +19,6 @@
 #include <sys/un.h>
 
 #define LIBOSINFO_NS "http://libosinfo.org/xmlns/libvirt/domain/1.0"
-#define TAG_MAX_BYTES 36
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(xmlDoc, xmlFreeDoc)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(xmlXPathContext, xmlXPathFreeContext)
@@ -251,11 +252,13 @@ static gboolean has_control_chars(const char *s)
 
 gboolean sluice_domain_xml_check_tag(const char *tag, GError **error)
 {
-        if (!tag || !*tag || strlen(tag) > TAG_MAX_BYTES || !g_utf8_validate(tag, -1, NULL) ||
+        if (!tag || !*tag || strlen(tag) > SLUICE_TAG_MAX_BYTES || !g_utf8_validate(tag, -1, NULL) ||
             has_control_chars(tag)) {
+                g_autofree char *shown = sluice_printable_escaped(tag);
+
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
                             _("The tag “%s” is not valid: use 1 to %d bytes of text without control characters."),
-                            tag && g_utf8_validate(tag, -1, NULL) ? tag : "?", TAG_MAX_BYTES);
+                            shown, SLUICE_TAG_MAX_BYTES);
                 return FALSE;
         }
         return TRUE;

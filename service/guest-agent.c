@@ -10,6 +10,7 @@
 #include <libvirt/virterror.h>
 
 #include "guest-agent.h"
+#include "printable.h"
 
 G_DEFINE_QUARK(sluice-guest-agent-error-quark, sluice_guest_agent_error)
 
@@ -61,29 +62,73 @@ void sluice_guest_agent_info_clear(SluiceGuestAgentInfo *info)
 
 char *sluice_guest_agent_printable(const char *text, gsize len, gsize max_chars)
 {
-        g_autofree char *valid = g_utf8_make_valid(text != NULL ? text : "", text != NULL ? (gssize)len : 0);
-        GString *out = g_string_new(NULL);
-        gsize n = 0;
+        return sluice_printable(text, text != NULL ? (gssize)len : 0, max_chars);
+}
 
-        for (const char *p = valid; *p != '\0'; p = g_utf8_next_char(p)) {
-                gunichar c = g_utf8_get_char(p);
+/* The most of libvirt's or the guest's words an agent error's sentence quotes. */
+#define SENTENCE_QUOTE_MAX_CHARS 300
 
-                if (n == max_chars) {
-                        g_string_append(out, "…");
-                        break;
-                }
-                /* escapes (ESC, C1's CSI) and what reorders or hides text (U+202E …) */
-                if (g_unichar_iscntrl(c) || !g_unichar_isprint(c) || c == 0x2028 || c == 0x2029)
-                        c = ' ';
-                /* runs of blanks (a command's line breaks) become one */
-                if (c == ' ' && (out->len == 0 || out->str[out->len - 1] == ' '))
-                        continue;
-                g_string_append_unichar(out, c);
-                n++;
+char *sluice_guest_agent_error_sentence(const GError *error, const char *what, const char *disabled_advice)
+{
+        g_autofree char *said = sluice_printable(error->message, -1, SENTENCE_QUOTE_MAX_CHARS);
+        g_autofree char *message = NULL;
+
+        if (error->domain != SLUICE_GUEST_AGENT_ERROR)
+                /* TRANSLATORS: what failed ("Mounting “docs” in “vm1” failed"), then why */
+                message = g_strdup_printf(_("%s: %s"), what, said);
+        else switch ((SluiceGuestAgentError)error->code) {
+        case SLUICE_GUEST_AGENT_ERROR_DISABLED:
+                if (disabled_advice != NULL)
+                        /* TRANSLATORS: what failed, what libvirt said, then what to do */
+                        message = g_strdup_printf(_("%s: the guest agent refused (%s). %s"), what, said,
+                                                  disabled_advice);
+                else
+                        /* TRANSLATORS: what failed, then what libvirt said */
+                        message = g_strdup_printf(_("%s: the guest agent's policy refuses the command (%s). Allow "
+                                                    "guest-exec, guest-exec-status and the guest-file commands in "
+                                                    "the guest, then restart qemu-guest-agent."),
+                                                  what, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_TIMEOUT:
+                /* TRANSLATORS: what failed, then what libvirt said */
+                message = g_strdup_printf(_("%s: the guest agent did not answer in time (%s). The guest may be "
+                                            "busy; try again, or restart qemu-guest-agent in the guest."),
+                                          what, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_NOT_CONFIGURED:
+                /* TRANSLATORS: what failed, then what libvirt said */
+                message = g_strdup_printf(_("%s: the VM has no guest agent channel (%s). Enable the guest agent "
+                                            "for this VM and restart it."),
+                                          what, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED:
+                /* TRANSLATORS: what failed, then what libvirt said */
+                message = g_strdup_printf(_("%s: the guest agent does not answer (%s). Check that "
+                                            "qemu-guest-agent runs in the guest."),
+                                          what, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_PROTOCOL:
+                /* TRANSLATORS: what failed, then what was wrong with the answer */
+                message = g_strdup_printf(_("%s: the guest agent's answer was not usable (%s)."), what, said);
+                break;
+        case SLUICE_GUEST_AGENT_ERROR_FAILED:
+        default:
+                /* TRANSLATORS: what failed, then what the guest said */
+                message = g_strdup_printf(_("%s: the guest said: %s"), what, said);
+                break;
         }
-        while (out->len > 0 && out->str[out->len - 1] == ' ')
-                g_string_truncate(out, out->len - 1);
-        return g_string_free(out, FALSE);
+        return sluice_printable(message, -1, SLUICE_GUEST_AGENT_MESSAGE_MAX_CHARS);
+}
+
+const char *sluice_guest_agent_state_name(SluiceGuestAgentState state)
+{
+        return sluice_wire_guest_agent_name((SluiceWireGuestAgent)state);
+}
+
+gboolean sluice_guest_agent_error_is_gone(const GError *error)
+{
+        return g_error_matches(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED) ||
+               g_error_matches(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_TIMEOUT);
 }
 
 void sluice_guest_agent_set_error(GError **error, GQuark domain, gint code, const char *format, ...)

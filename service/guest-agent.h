@@ -23,6 +23,8 @@
 #include <json-glib/json-glib.h>
 #include <libvirt/libvirt.h>
 
+#include "wire-enums.h"
+
 G_BEGIN_DECLS
 
 #define SLUICE_GUEST_AGENT_ERROR (sluice_guest_agent_error_quark())
@@ -90,6 +92,18 @@ GBytes *sluice_guest_agent_read_file(virDomainPtr domain, const char *path, gsiz
 /* Replaces the guest file PATH with DATA (mode "w": created when missing). */
 gboolean sluice_guest_agent_write_file(virDomainPtr domain, const char *path, GBytes *data, GError **error);
 
+/* What a VM's agent is, as Vm.GuestAgent names it: the wire's values
+ * (wire-enums.h), under the names the VM side uses. */
+typedef enum {
+        SLUICE_GUEST_AGENT_NONE = SLUICE_WIRE_AGENT_NONE,                 /* no agent channel in the definition */
+        SLUICE_GUEST_AGENT_DISCONNECTED = SLUICE_WIRE_AGENT_DISCONNECTED, /* a channel, but no agent answers */
+        SLUICE_GUEST_AGENT_READY = SLUICE_WIRE_AGENT_READY,
+        SLUICE_GUEST_AGENT_RESTRICTED = SLUICE_WIRE_AGENT_RESTRICTED,     /* answers, but blocks what mounting needs */
+} SluiceGuestAgentState;
+
+/* Vm.GuestAgent's word for STATE (sluice_wire_guest_agent_name). */
+const char *sluice_guest_agent_state_name(SluiceGuestAgentState state);
+
 typedef enum {
         SLUICE_GUEST_OS_UNKNOWN,
         SLUICE_GUEST_OS_LINUX,
@@ -117,9 +131,7 @@ SluiceGuestOsType sluice_guest_agent_os_type_from(JsonObject *osinfo, char **os_
 /* From a guest-info "return" object: fills can_exec, can_file, blocked, version. */
 void sluice_guest_agent_info_from(JsonObject *guest_info, SluiceGuestAgentInfo *info);
 /* A printable, single-line, bounded copy of text from the guest (for an
- * Error or a log line): control, format (bidi overrides …) and unassigned
- * characters become spaces, invalid UTF-8 is replaced, at most MAX_CHARS
- * characters ("…" when cut). */
+ * Error or a log line): sluice_printable (printable.h), the one rule. */
 char *sluice_guest_agent_printable(const char *text, gsize len, gsize max_chars);
 
 /* The most characters of an error message that quotes a guest. */
@@ -132,5 +144,17 @@ char *sluice_guest_agent_printable(const char *text, gsize len, gsize max_chars)
  * invalid UTF-8 into a share's Error (a D-Bus string must be UTF-8). */
 void sluice_guest_agent_set_error(GError **error, GQuark domain, gint code, const char *format, ...)
         G_GNUC_PRINTF(4, 5);
+
+/* The one wording of an agent error for a person: WHAT failed (a whole
+ * sentence: "Mounting “docs” in “vm1” failed"), what libvirt or the guest
+ * said (ERROR's message, quoted printable and bounded) and what to do for
+ * ERROR's code.  DISABLED_ADVICE: what to do when the agent's policy
+ * blocks the command (NULL: a general advice).  An ERROR of another domain
+ * is quoted after WHAT.  A new string, printable and bounded. */
+char *sluice_guest_agent_error_sentence(const GError *error, const char *what, const char *disabled_advice);
+
+/* Whether ERROR says the agent is not there (any more) or hangs: what the
+ * VM says of its agent is then out of date. */
+gboolean sluice_guest_agent_error_is_gone(const GError *error);
 
 G_END_DECLS

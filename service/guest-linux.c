@@ -10,6 +10,8 @@
 #include "errors.h"
 #include "guest-agent.h"
 #include "guest-linux.h"
+#include "guest-ops.h"
+#include "printable.h"
 
 #define MOUNT_POINT_MAX_BYTES 255
 
@@ -28,7 +30,7 @@ static const char *const system_trees[] = {
  * shown (printable, bounded), and answers FALSE. */
 #define refuse(error, path, format)                                                                               \
         ({                                                                                                         \
-                g_autofree char *shown_ = sluice_guest_agent_printable((path), strlen(path), 80);                   \
+                g_autofree char *shown_ = sluice_printable((path), -1, 80);                                         \
                 g_set_error((error), SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT, (format), shown_);               \
                 FALSE;                                                                                             \
         })
@@ -54,7 +56,7 @@ gboolean sluice_guest_linux_check_mount_point(const char *path, GError **error)
         for (const char *p = path; *p != '\0'; p = g_utf8_next_char(p)) {
                 gunichar c = g_utf8_get_char(p);
 
-                if (g_unichar_iscntrl(c) || !g_unichar_isprint(c) || c == 0x2028 || c == 0x2029)
+                if (!sluice_printable_char(c))
                         return refuse(error, path,
                                       _("The guest mount point “%s” holds a control or invisible character: choose a folder name made of readable characters"));
         }
@@ -313,59 +315,22 @@ static char *could_not(const Doing *d)
         }
 }
 
-/* What the user reads when the agent itself is in the way. */
+/* CAUSE after what could not be done.  An agent's own failure keeps its
+ * domain and code (guest-ops.h): vm-guest.c tells an agent that went away
+ * from one that said no, and words it (sluice_guest_agent_error_sentence). */
 static void set_agent_error(GError **error, GError *cause, const Doing *doing)
 {
-        g_autofree char *said = NULL;
         g_autofree char *what = NULL;
+        gboolean agent = cause->domain == SLUICE_GUEST_AGENT_ERROR;
 
         if (error == NULL)
                 return;
-        said = sluice_guest_agent_printable(cause->message, strlen(cause->message), SAID_MAX_CHARS);
         what = could_not(doing);
-        if (cause->domain != SLUICE_GUEST_AGENT_ERROR) {
-                /* TRANSLATORS: what could not be done ("Could not unmount /mnt/docs in the guest"), then what
-                 * libvirt or the guest said */
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s: %s"), what, said);
-                return;
-        }
-        switch ((SluiceGuestAgentError)cause->code) {
-        case SLUICE_GUEST_AGENT_ERROR_DISABLED:
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            /* TRANSLATORS: the first %s is what could not be done ("Could not unmount /mnt/docs in the
-                             * guest"), the second what libvirt said */
-                            _("%s: the guest agent's policy refuses the command (%s). Allow guest-exec, "
-                              "guest-exec-status and the guest-file commands in the guest: on RHEL, CentOS and Fedora "
-                              "in /etc/sysconfig/qemu-ga (BLACKLIST_RPC, FILTER_RPC_ARGS or QEMU_GA_ARGS, by version), "
-                              "elsewhere qemu-ga's --block-rpcs/--allow-rpcs options or block-rpcs/allow-rpcs in "
-                              "/etc/qemu/qemu-ga.conf; then restart qemu-guest-agent"),
-                            what, said);
-                break;
-        case SLUICE_GUEST_AGENT_ERROR_NOT_CONFIGURED:
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            /* TRANSLATORS: as above */
-                            _("%s: the VM has no guest agent channel (%s). Enable the guest agent for this VM "
-                              "and restart it"),
-                            what, said);
-                break;
-        case SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED:
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            /* TRANSLATORS: as above */
-                            _("%s: no guest agent answers in the VM (%s). Install and start "
-                              "qemu-guest-agent in the guest"),
-                            what, said);
-                break;
-        case SLUICE_GUEST_AGENT_ERROR_TIMEOUT:
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            /* TRANSLATORS: as above */
-                            _("%s: the guest agent did not answer in time (%s). Check that the guest is "
-                              "running normally and try again"),
-                            what, said);
-                break;
-        default:
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("%s: %s"), what, said);
-                break;
-        }
+        sluice_guest_agent_set_error(error, agent ? SLUICE_GUEST_AGENT_ERROR : SLUICE_ERROR,
+                                     agent ? cause->code : SLUICE_ERROR_GUEST_AGENT,
+                                     /* TRANSLATORS: what could not be done ("Could not unmount /mnt/docs in the
+                                      * guest"), then what libvirt or the guest said */
+                                     _("%s: %s"), what, cause->message);
 }
 
 /* Whether the agent failed because a path (a program, a file) is not there. */
@@ -639,7 +604,7 @@ static void users_by_proc(virDomainPtr domain, const char *mount_point, GArray *
 
 /* "sleep (pid 123), bash (pid 99)", or NULL when the guest cannot tell;
  * MORE is how many more processes there are than are named. */
-static char *busy_users(virDomainPtr domain, const char *mount_point, guint *more)
+static char *find_users(virDomainPtr domain, const char *mount_point, guint *more)
 {
         g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(guint64));
         g_autoptr(GString) names = g_string_new(NULL);
@@ -681,7 +646,7 @@ gboolean sluice_guest_linux_unmount(virDomainPtr domain, const char *tag, const 
                         return state == 0;
                 if (said_contains(&r, "busy")) {
                         guint more = 0;
-                        g_autofree char *users = busy_users(domain, mount_point, &more);
+                        g_autofree char *users = find_users(domain, mount_point, &more);
 
                         if (users != NULL && more > 0)
                                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_BUSY,
@@ -877,7 +842,7 @@ static gboolean replace_file(virDomainPtr domain, const char *target, GBytes *da
                 (void)run(domain, "rm", remove_args, &r, doing, NULL);
         }
         if (cause->domain == SLUICE_GUEST_AGENT_ERROR) {
-                /* the agent in the way: its own hint of what to do */
+                /* the agent in the way: said after what was being done, its code kept */
                 g_autoptr(GError) wrapped = NULL;
 
                 set_agent_error(&wrapped, cause, doing);
@@ -945,3 +910,47 @@ gboolean sluice_guest_linux_set_fstab(virDomainPtr domain, const char *tag, cons
         target = fstab_target(domain, doing);
         return replace_file(domain, target, data, existed, doing, error);
 }
+
+/* ---- the table (guest-ops.h) ---- */
+
+/* Share.GuestHint: the commands that mount TAG at /mnt/TAG by hand. */
+static char *linux_hint(const char *tag)
+{
+        gboolean plain = TRUE;
+        g_autofree char *quoted = NULL;
+        g_autofree char *dir = g_strdup(tag);
+
+        for (const char *c = tag; *c != '\0'; c++)
+                if (!g_ascii_isalnum(*c) && strchr("._-", *c) == NULL)
+                        plain = FALSE;
+        /* quoted for the shell only when the tag needs it */
+        quoted = plain ? g_strdup(tag) : g_shell_quote(tag);
+        /* a mount point named after the tag, without path separators */
+        g_strdelimit(dir, "/ \t'\"\\", '_');
+        return g_strdup_printf(_("In the guest: mkdir -p /mnt/%s && mount -t virtiofs %s /mnt/%s"), dir, quoted, dir);
+}
+
+static gboolean linux_check_place(const char *place, GError **error)
+{
+        return *place == '\0' || sluice_guest_linux_check_mount_point(place, error);
+}
+
+static char *linux_mount(virDomainPtr domain, const char *tag, const char *place, guint others, GError **error)
+{
+        (void)others;   /* every share is a mount of its own */
+        if (!sluice_guest_linux_mount(domain, tag, place, error))
+                return NULL;
+        return g_strdup(place);
+}
+
+const SluiceGuestOps sluice_guest_linux_ops = {
+        .name = "linux",
+        .check_place = linux_check_place,
+        .default_place = sluice_guest_linux_default_mount_point,
+        .hint = linux_hint,
+        .mount = linux_mount,
+        .unmount = sluice_guest_linux_unmount,
+        .release = sluice_guest_linux_release,
+        .find_users = find_users,
+        .set_at_boot = sluice_guest_linux_set_fstab,
+};

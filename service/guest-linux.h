@@ -11,9 +11,14 @@
  * output) is only parsed and quoted, printable and bounded, in error
  * messages (sluice_guest_agent_printable, sluice_guest_agent_set_error).
  *
- * Blocking: call from a worker thread.  Errors are SLUICE_ERROR (errors.h):
- * GUEST_AGENT with what the guest said and what to do, BUSY when an
- * unmount is refused because something uses the share (naming what). */
+ * Its procedures are also the table sluice_guest_linux_ops (guest-ops.h),
+ * through which vm-guest.c calls them.
+ *
+ * Blocking: call from a worker thread.  Errors: the agent's own failure in
+ * SLUICE_GUEST_AGENT_ERROR with its code, its message saying what was
+ * being done (guest-ops.h); else SLUICE_ERROR (errors.h): GUEST_AGENT with
+ * what the guest said and what to do, BUSY when an unmount is refused
+ * because something uses the share (naming what). */
 #pragma once
 
 #include <glib.h>

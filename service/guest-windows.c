@@ -8,7 +8,10 @@
 
 #include "errors.h"
 #include "guest-agent.h"
+#include "guest-ops.h"
+#include "guest-place.h"
 #include "guest-windows.h"
+#include "printable.h"
 #include "share-tag.h"
 
 /* A person types "z:" as often as "Z:"; anything longer ("Z:\", "Z:foo")
@@ -21,17 +24,16 @@ gboolean sluice_guest_windows_check_drive(const char *drive, GError **error)
         if (drive == NULL || *drive == '\0')
                 return TRUE;
         letter = g_ascii_toupper(drive[0]);
-        if (strlen(drive) == 2 && drive[1] == ':' && letter >= 'A' && letter <= 'C') {
+        if (sluice_guest_place_is_drive(drive) && letter >= 'A' && letter <= 'C') {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
                             letter == 'C'
                                     ? _("Drive C: is where Windows itself lives: choose a letter from D: to Z:, or leave it empty for the first free one from Z: down")
                                     : _("Drives A: and B: are kept for floppy disks in Windows: choose a letter from D: to Z:, or leave it empty for the first free one from Z: down"));
                 return FALSE;
         }
-        if (strlen(drive) == 2 && drive[1] == ':' && letter >= 'D' && letter <= 'Z')
+        if (sluice_guest_place_is_drive(drive))
                 return TRUE;
-        shown = g_utf8_validate(drive, -1, NULL) ? sluice_share_tag_printable(drive)
-                                                 : g_strdup(_("(not UTF-8 text)"));
+        shown = sluice_printable_escaped(drive);
         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
                     _("“%s” is not a drive letter: give one like “Z:” (D: to Z:), or leave it empty for the first free one from Z: down"),
                     shown);
@@ -214,8 +216,8 @@ char *sluice_guest_windows_drive_of(const char *out, gsize len, const char *tag,
         return g_steal_pointer(&found);
 }
 
-/* Runs ARGV in the guest; an agent failure becomes SLUICE_ERROR_GUEST_AGENT
- * saying what was being done. */
+/* Runs ARGV in the guest; an agent failure says what was being done and
+ * keeps its domain and code (guest-ops.h). */
 static gboolean run(virDomainPtr domain, const char *const *argv, SluiceGuestExec *result, GError **error)
 {
         g_autoptr(GError) local = NULL;
@@ -223,8 +225,8 @@ static gboolean run(virDomainPtr domain, const char *const *argv, SluiceGuestExe
         if (sluice_guest_agent_exec(domain, argv, EXEC_TIMEOUT_S, result, &local))
                 return TRUE;
         /* the agent's message quotes what Windows' agent said */
-        sluice_guest_agent_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("Running %s in the VM failed: %s"),
-                                     argv[0], local->message);
+        sluice_guest_agent_set_error(error, local->domain, local->code, _("Running %s in the VM failed: %s"), argv[0],
+                                     local->message);
         return FALSE;
 }
 
@@ -542,3 +544,41 @@ gboolean sluice_guest_windows_unmount(virDomainPtr domain, const char *tag, cons
         }
         return TRUE;
 }
+
+/* ---- the table (guest-ops.h) ---- */
+
+/* Share.GuestHint: what a Windows guest needs to show the share by itself. */
+static char *windows_hint(const char *tag)
+{
+        return g_strdup_printf(_("Windows guest: install the VirtIO-FS driver from virtio-win and WinFsp, and "
+                                 "set the “VirtIO-FS Service” to start Automatically; the shared folder “%s” "
+                                 "then appears as a drive letter (Z: unless it is taken)."),
+                               tag);
+}
+
+/* No letter chosen: Windows takes the first free one from Z: down. */
+static char *windows_default_place(const char *tag)
+{
+        (void)tag;
+        return g_strdup("");
+}
+
+static char *windows_mount(virDomainPtr domain, const char *tag, const char *place, guint others, GError **error)
+{
+        return sluice_guest_windows_mount(domain, tag, place, others > 0, error);
+}
+
+const SluiceGuestOps sluice_guest_windows_ops = {
+        .name = "windows",
+        .check_place = sluice_guest_windows_check_drive,
+        .default_place = windows_default_place,
+        .hint = windows_hint,
+        .mount = windows_mount,
+        .unmount = sluice_guest_windows_unmount,
+        /* no dead mount to detach: its instance is stopped, and started again by the next mount */
+        .release = sluice_guest_windows_unmount,
+        /* Windows' agent has no way Sluice uses to ask what holds a drive */
+        .find_users = NULL,
+        /* nothing of a share is kept across boots: the VirtIO-FS service's start type serves every share */
+        .set_at_boot = NULL,
+};

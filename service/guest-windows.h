@@ -10,8 +10,13 @@
  * tag is checked by share-tag.h and the drive letter by
  * sluice_guest_windows_check_drive.  What the guest answers is only parsed.
  *
- * Blocking: call from a worker thread.  Errors are SLUICE_ERROR (errors.h):
- * GUEST_AGENT with what is missing or what Windows said. */
+ * Its procedures are also the table sluice_guest_windows_ops (guest-ops.h),
+ * through which vm-guest.c calls them.
+ *
+ * Blocking: call from a worker thread.  Errors: the agent's own failure in
+ * SLUICE_GUEST_AGENT_ERROR with its code, its message saying what was
+ * being run (guest-ops.h); else SLUICE_ERROR (errors.h): GUEST_AGENT with
+ * what is missing or what Windows said. */
 #pragma once
 
 #include <glib.h>
@@ -19,8 +24,9 @@
 
 G_BEGIN_DECLS
 
-/* "D:" … "Z:" (a lower-case letter is taken too) or "" (the first free from
- * Z: down).  SLUICE_ERROR_INVALID_ARGUMENT otherwise. */
+/* "D:" … "Z:" (a lower-case letter is taken too; the form is
+ * sluice_guest_place_is_drive's) or "" (the first free from Z: down).
+ * SLUICE_ERROR_INVALID_ARGUMENT otherwise. */
 gboolean sluice_guest_windows_check_drive(const char *drive, GError **error);
 
 /* Mounts TAG: with no other share of Sluice mounted in this guest

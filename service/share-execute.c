@@ -10,6 +10,7 @@
 #include <glib/gi18n.h>
 
 #include "errors.h"
+#include "guest-os.h"
 #include "guest-place.h"
 #include "share-folder-check.h"
 #include "share-private.h"
@@ -159,21 +160,12 @@ static void on_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer
 
 /* ---- the guest ---- */
 
-/* The longest place a guest may name (Linux' PATH_MAX). */
-#define GUEST_PLACE_MAX 4096
-
 /* What the guest says is untrusted: a place is shown in properties and
  * notifications, and handed back to the guest, never used on the host.  It
- * must be an absolute path or a drive ("Z:"), valid UTF-8 without control
- * characters, and bounded. */
+ * must be one Share.MountPoint would take (guest-os.h), and not empty. */
 static gboolean guest_place_is_usable(const char *place)
 {
-        if (place == NULL || strlen(place) > GUEST_PLACE_MAX || !g_utf8_validate(place, -1, NULL))
-                return FALSE;
-        for (const char *p = place; *p != '\0'; p = g_utf8_next_char(p))
-                if (g_unichar_iscntrl(g_utf8_get_char(p)))
-                        return FALSE;
-        return place[0] == '/' || (g_ascii_isalpha(place[0]) && place[1] == ':');
+        return place != NULL && *place != '\0' && sluice_guest_os_check_place(place, NULL);
 }
 
 static void on_guest_mounted(GObject *source, GAsyncResult *result, gpointer user_data)

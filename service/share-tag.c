@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "errors.h"
+#include "printable.h"
 #include "share-tag.h"
 
 /* Tried before giving up on a suffix: more shares than anyone keeps. */
@@ -19,21 +20,7 @@ static gboolean tag_char_ok(char c)
 
 char *sluice_share_tag_printable(const char *text)
 {
-        g_autoptr(GString) out = g_string_new(NULL);
-
-        for (const char *p = text; *p != '\0'; p++) {
-                guchar c = (guchar)*p;
-
-                if (c == '\n')
-                        g_string_append(out, "\\n");
-                else if (c == '\t')
-                        g_string_append(out, "\\t");
-                else if (c < 0x20 || c == 0x7f)
-                        g_string_append_printf(out, "\\x%02x", c);
-                else
-                        g_string_append_c(out, (char)c);
-        }
-        return g_string_free(g_steal_pointer(&out), FALSE);
+        return sluice_printable_escaped(text);
 }
 
 gboolean sluice_share_tag_check(const char *tag, GError **error)
@@ -46,8 +33,7 @@ gboolean sluice_share_tag_check(const char *tag, GError **error)
                             SLUICE_TAG_MAX_BYTES);
                 return FALSE;
         }
-        shown = g_utf8_validate(tag, -1, NULL) ? sluice_share_tag_printable(tag)
-                                               : g_strdup(_("(not UTF-8 text)"));
+        shown = sluice_printable_escaped(tag);
         for (const char *p = tag; *p != '\0'; p++) {
                 if (!tag_char_ok(*p)) {
                         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,

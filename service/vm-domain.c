@@ -9,6 +9,7 @@
 #include "vm-domain.h"
 #include "domain-xml.h"
 #include "errors.h"
+#include "guest-os.h"
 #include "hotplug.h"
 #include "sluice-names.h"
 #include "vm-confinement.h"
@@ -97,7 +98,7 @@ SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain 
         vm->alias_to_tag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         vm->detaching = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         vm->tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-        vm->windows_mounts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        vm->guest_mounts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         vm->guest_calls = g_queue_new();
         vm->guest_os_name = g_strdup("");
         vm->server = server ? g_object_ref(server) : NULL;
@@ -145,7 +146,7 @@ static void vm_domain_clear(gpointer data)
         g_hash_table_unref(vm->alias_to_tag);
         g_hash_table_unref(vm->detaching);
         g_hash_table_unref(vm->tags);
-        g_hash_table_unref(vm->windows_mounts);
+        g_hash_table_unref(vm->guest_mounts);
         /* a queued call holds a reference: the queue is empty by now */
         g_queue_free(vm->guest_calls);
         g_free(vm->guest_os_name);
@@ -198,7 +199,7 @@ void sluice_vm_domain_set_tag(SluiceVmDomain *vm, const char *tag, gboolean plug
 void sluice_vm_domain_forget_devices(SluiceVmDomain *vm)
 {
         g_hash_table_remove_all(vm->tags);
-        g_hash_table_remove_all(vm->windows_mounts);
+        g_hash_table_remove_all(vm->guest_mounts);
         vm->tags_epoch++;
         sluice_socket_access_revoke(vm->uuid, NULL);
 }
@@ -673,27 +674,7 @@ void sluice_vm_domain_agent_recheck(SluiceVmDomain *vm)
 
 char *sluice_vm_domain_guest_hint(const SluiceVmDomain *vm, const char *tag)
 {
-        /* libosinfo's id when the VM's creator set one, else what its agent said */
-        gboolean windows = *vm->os != '\0' ? g_str_has_prefix(vm->os, "win")
-                                           : vm->guest_os_type == SLUICE_GUEST_OS_WINDOWS;
-
-        if (windows)
-                return g_strdup_printf(
-                        _("Windows guest: install the VirtIO-FS driver from virtio-win and WinFsp, and "
-                          "set the “VirtIO-FS Service” to start Automatically; the shared folder “%s” "
-                          "then appears as a drive letter (Z: unless it is taken)."),
-                        tag);
-        gboolean plain = TRUE;
-        for (const char *c = tag; *c; c++)
-                if (!g_ascii_isalnum(*c) && !strchr("._-", *c))
-                        plain = FALSE;
-        /* quote for the shell only when the tag needs it */
-        g_autofree char *quoted = plain ? g_strdup(tag) : g_shell_quote(tag);
-        g_autofree char *dir = g_strdup(tag);
-        /* a mount point named after the tag, without path separators */
-        g_strdelimit(dir, "/ \t'\"\\", '_');
-        return g_strdup_printf(_("In the guest: mkdir -p /mnt/%s && mount -t virtiofs %s /mnt/%s"),
-                               dir, quoted, dir);
+        return sluice_guest_os_hint(vm->os, vm->guest_os_type, tag);
 }
 
 /* ---- EnableSharedMemory, EnableGuestAgent -------------------------------------------- */

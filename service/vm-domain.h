@@ -19,7 +19,6 @@
 #include "guest-agent.h"
 #include "sluice-dbus.h"
 #include "vm-connection.h"
-#include "vm-guest.h"
 
 G_BEGIN_DECLS
 
@@ -55,9 +54,9 @@ struct _SluiceVmDomain {
         SluiceGuestOsType guest_os_type; /* the last an agent said; kept while it is away */
         char *guest_os_name;
         char *guest_agent_blocked; /* RESTRICTED: the commands its policy blocks */
-        /* vm-guest.c's: the tags Sluice mounted in a Windows guest (tag → drive),
+        /* vm-guest.c's: the tags Sluice mounted in the guest (tag → place),
          * and its guest operations, one at a time per VM */
-        GHashTable *windows_mounts;
+        GHashTable *guest_mounts;
         GQueue *guest_calls;      /* GTask * waiting */
         gboolean guest_busy;      /* one runs */
 

@@ -8,34 +8,30 @@
  * instead of the VirtIO-FS service).  What a call needs from the VM is
  * checked when it is queued (a stopped VM or a missing agent is said at
  * once) and again when it starts (the state may have changed behind the
- * call before it). */
+ * call before it).
+ *
+ * When it starts, a call takes its VM's table of guest-ops.h (guest-os.h
+ * says which) and the thread calls through it: nothing here asks which OS
+ * the guest runs.  This file keeps, per VM, what Sluice mounted there
+ * (SluiceVmDomain.guest_mounts, tag → place) and words every agent error
+ * once, an agent that went away making the VM ask its agent anew. */
 #include "config.h"
 
 #include <glib/gi18n.h>
 
-#include "domain-xml.h"
 #include "errors.h"
 #include "guest-agent.h"
-#include "guest-linux.h"
-#include "guest-windows.h"
+#include "guest-os.h"
+#include "printable.h"
+#include "share-tag.h"
 #include "vm-connection.h"
 #include "vm-domain.h"
 #include "vm-guest.h"
 
-/* the most of a guest's or libvirt's words quoted in an Error */
-#define QUOTE_MAX_CHARS 300
-
-const char *sluice_guest_agent_state_name(SluiceGuestAgentState state)
-{
-        static const char *const names[] = { "none", "disconnected", "ready", "restricted" };
-
-        return state < G_N_ELEMENTS(names) ? names[state] : "none";
-}
-
 static gboolean domain_guest_ready(const SluiceVmDomain *vm)
 {
         return vm->active && vm->guest_agent == SLUICE_GUEST_AGENT_READY &&
-               (vm->guest_os_type == SLUICE_GUEST_OS_LINUX || vm->guest_os_type == SLUICE_GUEST_OS_WINDOWS);
+               sluice_guest_os_ops(vm->os, vm->guest_os_type) != NULL;
 }
 
 gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm_id)
@@ -78,8 +74,8 @@ typedef struct {
         /* filled when it starts, in the main thread */
         virDomainPtr domain;
         char *vm_name;
-        SluiceGuestOsType os;
-        gboolean others_mounted;  /* Windows: another tag of Sluice's is mounted in this guest */
+        const SluiceGuestOps *ops; /* the guest OS's */
+        guint others;             /* other tags Sluice has mounted in this guest */
         char *blocked;            /* what the agent's policy blocks, for a DISABLED error */
         /* set by the thread */
         gboolean agent_gone;      /* the transport said the agent is not there (any more) */
@@ -172,7 +168,7 @@ static gboolean guest_call_possible(SluiceVmDomain *vm, const GuestCall *c, gboo
                 }
                 return FALSE;
         }
-        if (vm->guest_os_type != SLUICE_GUEST_OS_LINUX && vm->guest_os_type != SLUICE_GUEST_OS_WINDOWS) {
+        if (sluice_guest_os_ops(vm->os, vm->guest_os_type) == NULL) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
                             _("The guest agent of “%s” does not say which OS the guest runs (it may be older "
                               "than 2.10); Sluice mounts shares only in Linux and Windows guests it recognises. "
@@ -193,36 +189,14 @@ static gboolean guest_call_possible(SluiceVmDomain *vm, const GuestCall *c, gboo
  * failed, what libvirt or the guest said, what to do. */
 static void wrap_agent_error(const GuestCall *c, GError **error)
 {
-        GError *e = *error;
-        g_autofree char *said = sluice_guest_agent_printable(e->message, strlen(e->message), QUOTE_MAX_CHARS);
         g_autofree char *what = op_failed(c);
-        char *message;
+        /* a policy that blocks the command: the VM's own advice, naming what it blocks */
+        g_autofree char *restricted =
+                g_error_matches(*error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_DISABLED)
+                        ? sluice_vm_domain_restricted_message(c->blocked)
+                        : NULL;
+        char *message = sluice_guest_agent_error_sentence(*error, what, restricted);
 
-        switch (e->code) {
-        case SLUICE_GUEST_AGENT_ERROR_DISABLED: {
-                g_autofree char *restricted = sluice_vm_domain_restricted_message(c->blocked);
-                message = g_strdup_printf(_("%s: the guest agent refused (%s). %s"), what, said, restricted);
-                break;
-        }
-        case SLUICE_GUEST_AGENT_ERROR_TIMEOUT:
-                message = g_strdup_printf(_("%s: the guest agent did not answer in time (%s). The guest may be "
-                                            "busy; try again, or restart qemu-guest-agent in the guest."),
-                                          what, said);
-                break;
-        case SLUICE_GUEST_AGENT_ERROR_NOT_CONFIGURED:
-        case SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED:
-                message = g_strdup_printf(_("%s: the guest agent does not answer (%s). Check that "
-                                            "qemu-guest-agent runs in the guest."),
-                                          what, said);
-                break;
-        case SLUICE_GUEST_AGENT_ERROR_PROTOCOL:
-                message = g_strdup_printf(_("%s: the guest agent's answer was not usable (%s)."), what, said);
-                break;
-        case SLUICE_GUEST_AGENT_ERROR_FAILED:
-        default:
-                message = g_strdup_printf(_("%s: the guest said: %s"), what, said);
-                break;
-        }
         g_clear_error(error);
         g_set_error_literal(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, message);
         g_free(message);
@@ -246,84 +220,62 @@ static void normalise_error(const GuestCall *c, GError **error)
                 e->domain = SLUICE_ERROR;
                 e->code = SLUICE_ERROR_GUEST_AGENT;
         }
-        message = sluice_guest_agent_printable(e->message, strlen(e->message), SLUICE_GUEST_AGENT_MESSAGE_MAX_CHARS);
+        message = sluice_printable(e->message, -1, SLUICE_GUEST_AGENT_MESSAGE_MAX_CHARS);
         g_free(e->message);
         e->message = message;
 }
 
 /* ---- the worker thread ---------------------------------------------------------------- */
 
-static char *linux_mount(GuestCall *c, GError **error)
+/* Mounts C's tag where it asked, or at the OS's default place; the
+ * boot-time record first, so that a failure to keep what the user asked
+ * for is said before anything is mounted. */
+static char *guest_mount(GuestCall *c, GError **error)
 {
-        g_autofree char *mount_point = NULL;
-        g_autoptr(GError) fstab_error = NULL;
+        const SluiceGuestOps *ops = c->ops;
+        g_autoptr(GError) boot_error = NULL;
 
-        if (*c->place != '\0') {
-                if (!sluice_guest_linux_check_mount_point(c->place, error))
-                        return NULL;
-                mount_point = g_strdup(c->place);
-        } else {
-                mount_point = sluice_guest_linux_default_mount_point(c->tag);
+        if (!ops->check_place(c->place, error))
+                return NULL;
+        if (*c->place == '\0') {
+                g_free(c->place);
+                c->place = ops->default_place(c->tag);
         }
-        /* the boot-time line first: a failure to write what the user asked
-         * for is said before anything is mounted */
-        if (!sluice_guest_linux_set_fstab(c->domain, c->tag, mount_point, c->at_boot, &fstab_error)) {
-                if (c->at_boot) {
-                        g_propagate_error(error, g_steal_pointer(&fstab_error));
+        if (ops->set_at_boot != NULL && !ops->set_at_boot(c->domain, c->tag, c->place, c->at_boot, &boot_error)) {
+                if (c->at_boot || sluice_guest_agent_error_is_gone(boot_error)) {
+                        g_propagate_error(error, g_steal_pointer(&boot_error));
                         return NULL;
                 }
-                /* a stale line of Sluice's is nofail: mounting now matters more */
-                g_warning("%s: cannot remove the /etc/fstab line of %s: %s", c->vm_name, c->tag,
-                          fstab_error->message);
+                /* a stale line of Sluice's mounts nothing that is not there: mounting now matters more */
+                g_warning("%s: cannot forget the boot-time mount of %s: %s", c->vm_name, c->tag,
+                          boot_error->message);
         }
-        if (!sluice_guest_linux_mount(c->domain, c->tag, mount_point, error))
-                return NULL;
-        return g_steal_pointer(&mount_point);
+        return ops->mount(c->domain, c->tag, c->place, c->others, error);
 }
 
 static char *guest_call_run(GuestCall *c, GError **error)
 {
-        gboolean windows = c->os == SLUICE_GUEST_OS_WINDOWS;
+        const SluiceGuestOps *ops = c->ops;
 
-        if (!sluice_domain_xml_check_tag(c->tag, error))
+        if (!sluice_share_tag_check(c->tag, error))
                 return NULL;
+        if (c->op == GUEST_MOUNT)
+                return guest_mount(c, error);
         /* a caller that does not know the place (any more) means the default one */
-        if (!windows && c->op != GUEST_MOUNT && *c->place == '\0') {
+        if (*c->place == '\0') {
                 g_free(c->place);
-                c->place = sluice_guest_linux_default_mount_point(c->tag);
+                c->place = ops->default_place(c->tag);
         }
         switch (c->op) {
-        case GUEST_MOUNT:
-                if (!windows)
-                        return linux_mount(c, error);
-                if (!sluice_guest_windows_check_drive(c->place, error))
-                        return NULL;
-                return sluice_guest_windows_mount(c->domain, c->tag, c->place, c->others_mounted, error);
         case GUEST_UNMOUNT:
-                if (!windows ? sluice_guest_linux_unmount(c->domain, c->tag, c->place, error)
-                             : sluice_guest_windows_unmount(c->domain, c->tag, c->place, error))
-                        return g_strdup(c->place);
-                return NULL;
+                return ops->unmount(c->domain, c->tag, c->place, error) ? g_strdup(c->place) : NULL;
         case GUEST_RELEASE:
-                /* Windows has no dead mount to detach: its instance is stopped,
-                 * and started again by the next mount */
-                if (!windows ? sluice_guest_linux_release(c->domain, c->tag, c->place, error)
-                             : sluice_guest_windows_unmount(c->domain, c->tag, c->place, error))
-                        return g_strdup(c->place);
-                return NULL;
+                return ops->release(c->domain, c->tag, c->place, error) ? g_strdup(c->place) : NULL;
         case GUEST_FORGET:
         default:
-                /* Windows: nothing of a share's is kept across boots (the
-                 * VirtIO-FS service's start type serves every share) */
-                if (windows)
-                        return g_strdup("");
-                {
-                        g_autofree char *mount_point = sluice_guest_linux_default_mount_point(c->tag);
-
-                        if (sluice_guest_linux_set_fstab(c->domain, c->tag, mount_point, FALSE, error))
-                                return g_strdup("");
-                }
-                return NULL;
+                if (ops->set_at_boot != NULL && !ops->set_at_boot(c->domain, c->tag, c->place, FALSE, error))
+                        return NULL;
+                return g_strdup("");
         }
 }
 
@@ -355,8 +307,7 @@ static void guest_call_thread(GTask *task, gpointer source, gpointer task_data, 
                 g_set_error_literal(&error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, what);
         }
         /* the agent went away or hangs: what the VM says of it is asked anew */
-        c->agent_gone = g_error_matches(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED) ||
-                        g_error_matches(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_TIMEOUT);
+        c->agent_gone = sluice_guest_agent_error_is_gone(error);
         normalise_error(c, &error);
         g_task_return_error(task, error);
 }
@@ -374,11 +325,11 @@ static void guest_call_done(GObject *source, GAsyncResult *result, gpointer user
         g_autofree char *place = g_task_propagate_pointer(G_TASK(result), &error);
 
         vm->guest_busy = FALSE;
-        if (place != NULL && c->os == SLUICE_GUEST_OS_WINDOWS) {
+        if (place != NULL) {
                 if (c->op == GUEST_MOUNT)
-                        g_hash_table_insert(vm->windows_mounts, g_strdup(c->tag), g_strdup(place));
+                        g_hash_table_insert(vm->guest_mounts, g_strdup(c->tag), g_strdup(place));
                 else if (c->op == GUEST_UNMOUNT || c->op == GUEST_RELEASE)
-                        g_hash_table_remove(vm->windows_mounts, c->tag);
+                        g_hash_table_remove(vm->guest_mounts, c->tag);
         }
         if (c->agent_gone && !vm->removed)
                 sluice_vm_domain_agent_recheck(vm);
@@ -407,13 +358,11 @@ static void guest_call_start(SluiceVmDomain *vm, GTask *outer)
         }
         c->domain = sluice_vm_domain_get_raw(vm);
         c->vm_name = g_strdup(vm->name);
-        c->os = vm->guest_os_type;
+        /* the VM's OS, once per call: every step of it goes through one table */
+        c->ops = sluice_guest_os_ops(vm->os, vm->guest_os_type);
         c->blocked = g_strdup(vm->guest_agent_blocked);
-        if (c->os == SLUICE_GUEST_OS_WINDOWS) {
-                guint others = g_hash_table_size(vm->windows_mounts);
-
-                c->others_mounted = others > (g_hash_table_contains(vm->windows_mounts, c->tag) ? 1u : 0u);
-        }
+        c->others = g_hash_table_size(vm->guest_mounts) -
+                    (g_hash_table_contains(vm->guest_mounts, c->tag) ? 1u : 0u);
         vm->guest_busy = TRUE;
         /* the inner task owns nothing but the call's data; outer keeps the caller's */
         inner = g_task_new(NULL, NULL, guest_call_done, g_object_ref(outer));

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm-guest.h — a share's folder inside its VM's guest, through the guest's
  * QEMU guest agent: what the VM manager offers the share side (share.c,
- * share-execute.c).  The OS-specific steps are guest-linux.h and
- * guest-windows.h; the transport is guest-agent.h.
+ * share-execute.c).  The OS-specific steps are one table per guest OS
+ * (guest-ops.h), chosen by guest-os.h; the transport is guest-agent.h.
  *
  * The VM manager keeps, per VM, what its agent is (Vm.GuestAgent,
  * GuestAgentMessage, GuestOsType, GuestOsName): it probes the agent when the
@@ -14,24 +14,20 @@
  * Every call runs its agent commands in a worker thread, bounded by the
  * agent timeouts; results arrive in the main thread.  Nothing runs in a
  * guest but the fixed argument vectors of guest-linux.c/guest-windows.c,
- * for a share the user shared with that VM. */
+ * for a share the user shared with that VM.
+ *
+ * Errors are SLUICE_ERROR: an agent's failure worded once
+ * (sluice_guest_agent_error_sentence) as GUEST_AGENT, and when it says the
+ * agent went away or hangs, the VM asks its agent anew
+ * (sluice_vm_domain_agent_recheck). */
 #pragma once
 
 #include <gio/gio.h>
 
+#include "guest-agent.h"
 #include "vm-manager.h"
 
 G_BEGIN_DECLS
-
-/* The agent of a VM, as Vm.GuestAgent names it. */
-typedef enum {
-        SLUICE_GUEST_AGENT_NONE,          /* "none": no agent channel in the definition */
-        SLUICE_GUEST_AGENT_DISCONNECTED,  /* "disconnected": channel, but no agent answers */
-        SLUICE_GUEST_AGENT_READY,         /* "ready" */
-        SLUICE_GUEST_AGENT_RESTRICTED,    /* "restricted": answers, but blocks what mounting needs */
-} SluiceGuestAgentState;
-
-const char *sluice_guest_agent_state_name(SluiceGuestAgentState state);
 
 typedef struct {
         const char *tag;

@@ -26,6 +26,10 @@ static void quiet(void *data, virErrorPtr e)
 
 static const char *error_name(const GError *e)
 {
+        /* the agent's own failure keeps its domain (guest-ops.h); the
+         * service says it as GuestAgent */
+        if (e->domain == SLUICE_GUEST_AGENT_ERROR)
+                return "GuestAgent";
         if (e->domain != SLUICE_ERROR)
                 return "Other";
         switch (e->code) {
