@@ -30,7 +30,8 @@ static const Row table[SLUICE_AGENT_PROBE_N_STATES][SLUICE_AGENT_PROBE_N_EVENTS]
                 E(READ_NONE) = { GO(IDLE), DO(A(PUBLISH_NONE)) },
                 E(READ_DOWN) = { GO(IDLE), DO(A(PUBLISH_DISCONNECTED)) },
                 /* a paused guest cannot answer before it resumes */
-                E(READ_UP) = { GO(PROBING), DO(A(START_PROBE)) },
+                E(READ_PAUSED) = { DO(A(PUBLISH_CHANNEL)) },
+                E(READ_UP) = { GO(PROBING), DO(A(PUBLISH_CHANNEL) | A(START_PROBE)) },
                 E(AGENT_EVENT) = { DO(A(REFRESH)) },
                 E(RECHECK) = { DO(A(REFRESH)) },
                 E(REMOVED) = { GO(GONE) },
@@ -53,6 +54,9 @@ static const Row table[SLUICE_AGENT_PROBE_N_STATES][SLUICE_AGENT_PROBE_N_EVENTS]
         S(PROBING_STALE) = {
                 E(READ_NONE) = { DO(A(PUBLISH_NONE)) },
                 E(READ_DOWN) = { DO(A(PUBLISH_DISCONNECTED)) },
+                /* one probe at a time: the answer asks again */
+                E(READ_PAUSED) = { DO(A(PUBLISH_CHANNEL)) },
+                E(READ_UP) = { DO(A(PUBLISH_CHANNEL)) },
                 E(AGENT_EVENT) = { DO(A(REFRESH)) },
                 /* the answer is for a connection that has gone: ask the one there is now */
                 E(PROBE_READY) = { GO(UNASKED), DO(A(RECONSIDER)) },

@@ -51,7 +51,9 @@
  * PUBLISH_NONE "none", PUBLISH_DISCONNECTED "disconnected" (nothing to
  * quote), PUBLISH_NO_ANSWER "disconnected" quoting the probe's error,
  * PUBLISH_READY "ready", PUBLISH_RESTRICTED "restricted" (with what the
- * probe said of the guest's OS).
+ * probe said of the guest's OS); PUBLISH_CHANNEL turns "none" into
+ * "disconnected" (the channel is there, nobody answers yet) and leaves any
+ * other value until the answer.
  *
  * The RECHECK event is sluice_vm_domain_agent_recheck(): an agent command
  * failed as if the agent were gone; it is dropped while a probe is asked
@@ -112,10 +114,11 @@ typedef enum {
         SLUICE_AGENT_PROBE_ACTION_PUBLISH_NO_ANSWER = 1 << 3,
         SLUICE_AGENT_PROBE_ACTION_PUBLISH_READY = 1 << 4,
         SLUICE_AGENT_PROBE_ACTION_PUBLISH_RESTRICTED = 1 << 5,
-        SLUICE_AGENT_PROBE_ACTION_START_PROBE = 1 << 6,
-        SLUICE_AGENT_PROBE_ACTION_SCHEDULE_RETRY = 1 << 7,
-        SLUICE_AGENT_PROBE_ACTION_REFRESH = 1 << 8,    /* re-read the domain */
-        SLUICE_AGENT_PROBE_ACTION_RECONSIDER = 1 << 9, /* step again with the last read's READ_* */
+        SLUICE_AGENT_PROBE_ACTION_PUBLISH_CHANNEL = 1 << 6,
+        SLUICE_AGENT_PROBE_ACTION_START_PROBE = 1 << 7,
+        SLUICE_AGENT_PROBE_ACTION_SCHEDULE_RETRY = 1 << 8,
+        SLUICE_AGENT_PROBE_ACTION_REFRESH = 1 << 9,     /* re-read the domain */
+        SLUICE_AGENT_PROBE_ACTION_RECONSIDER = 1 << 10, /* step again with the last read's READ_* */
 } SluiceAgentProbeActions;
 
 typedef struct {

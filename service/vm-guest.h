@@ -20,18 +20,9 @@
 #include <gio/gio.h>
 
 #include "vm-manager.h"
+#include "wire-enums.h"
 
 G_BEGIN_DECLS
-
-/* The agent of a VM, as Vm.GuestAgent names it. */
-typedef enum {
-        SLUICE_GUEST_AGENT_NONE,          /* "none": no agent channel in the definition */
-        SLUICE_GUEST_AGENT_DISCONNECTED,  /* "disconnected": channel, but no agent answers */
-        SLUICE_GUEST_AGENT_READY,         /* "ready" */
-        SLUICE_GUEST_AGENT_RESTRICTED,    /* "restricted": answers, but blocks what mounting needs */
-} SluiceGuestAgentState;
-
-const char *sluice_guest_agent_state_name(SluiceGuestAgentState state);
 
 typedef struct {
         const char *tag;
@@ -42,8 +33,8 @@ typedef struct {
 /* Whether Sluice can mount in VM's guest now: its agent is READY and the
  * guest's OS is Linux or Windows. */
 gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm);
-/* The agent's state (NONE for a VM nobody knows). */
-SluiceGuestAgentState sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm);
+/* The agent's state, as Vm.GuestAgent (NONE for a VM nobody knows). */
+SluiceWireGuestAgent sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm);
 /* Vm.GuestAgentMessage: what to do when the agent is not READY (a new
  * string), or NULL for a VM nobody knows. */
 char *sluice_vm_manager_guest_agent_message(SluiceVmManager *self, const char *vm);

@@ -32,7 +32,8 @@ static const Expected expected[] = {
 
         { S(UNASKED), E(READ_NONE), S(IDLE), A(PUBLISH_NONE) },
         { S(UNASKED), E(READ_DOWN), S(IDLE), A(PUBLISH_DISCONNECTED) },
-        { S(UNASKED), E(READ_UP), S(PROBING), A(START_PROBE) },
+        { S(UNASKED), E(READ_PAUSED), S(UNASKED), A(PUBLISH_CHANNEL) },
+        { S(UNASKED), E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE) },
         { S(UNASKED), E(AGENT_EVENT), S(UNASKED), A(REFRESH) },
         { S(UNASKED), E(RECHECK), S(UNASKED), A(REFRESH) },
         { S(UNASKED), E(REMOVED), S(GONE), 0 },
@@ -51,6 +52,8 @@ static const Expected expected[] = {
 
         { S(PROBING_STALE), E(READ_NONE), S(PROBING_STALE), A(PUBLISH_NONE) },
         { S(PROBING_STALE), E(READ_DOWN), S(PROBING_STALE), A(PUBLISH_DISCONNECTED) },
+        { S(PROBING_STALE), E(READ_PAUSED), S(PROBING_STALE), A(PUBLISH_CHANNEL) },
+        { S(PROBING_STALE), E(READ_UP), S(PROBING_STALE), A(PUBLISH_CHANNEL) },
         { S(PROBING_STALE), E(AGENT_EVENT), S(PROBING_STALE), A(REFRESH) },
         { S(PROBING_STALE), E(PROBE_READY), S(UNASKED), A(RECONSIDER) },
         { S(PROBING_STALE), E(PROBE_RESTRICTED), S(UNASKED), A(RECONSIDER) },
@@ -166,7 +169,7 @@ static void test_silent_agent_gives_up(void)
         SluiceAgentProbe m = machine_in(S(UNASKED));
         guint probes = 0;
 
-        step(&m, E(READ_UP), S(PROBING), A(START_PROBE));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
         probes++;
         for (guint i = 1; i < SLUICE_AGENT_PROBE_ATTEMPTS; i++) {
                 step(&m, E(PROBE_NO_ANSWER), S(RETRY_WAIT), A(PUBLISH_NO_ANSWER) | A(SCHEDULE_RETRY));
@@ -179,7 +182,7 @@ static void test_silent_agent_gives_up(void)
         step(&m, E(RETRY_DUE), S(SILENT), 0);
         /* the agent reconnects: a full round of attempts again */
         step(&m, E(AGENT_EVENT), S(UNASKED), A(REFRESH));
-        step(&m, E(READ_UP), S(PROBING), A(START_PROBE));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
         for (guint i = 1; i < SLUICE_AGENT_PROBE_ATTEMPTS; i++) {
                 step(&m, E(PROBE_NO_ANSWER), S(RETRY_WAIT), A(PUBLISH_NO_ANSWER) | A(SCHEDULE_RETRY));
                 step(&m, E(RETRY_DUE), S(PROBING), A(START_PROBE));
@@ -192,14 +195,14 @@ static void test_attempts_count_per_connection(void)
 {
         SluiceAgentProbe m = machine_in(S(UNASKED));
 
-        step(&m, E(READ_UP), S(PROBING), A(START_PROBE));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
         for (guint i = 0; i < 3; i++) {
                 step(&m, E(PROBE_NO_ANSWER), S(RETRY_WAIT), A(PUBLISH_NO_ANSWER) | A(SCHEDULE_RETRY));
                 step(&m, E(RETRY_DUE), S(PROBING), A(START_PROBE));
         }
         step(&m, E(AGENT_EVENT), S(PROBING_STALE), A(REFRESH));
         step(&m, E(PROBE_NO_ANSWER), S(UNASKED), A(RECONSIDER));
-        step(&m, E(READ_UP), S(PROBING), A(START_PROBE));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
         for (guint i = 1; i < SLUICE_AGENT_PROBE_ATTEMPTS; i++) {
                 step(&m, E(PROBE_NO_ANSWER), S(RETRY_WAIT), A(PUBLISH_NO_ANSWER) | A(SCHEDULE_RETRY));
                 step(&m, E(RETRY_DUE), S(PROBING), A(START_PROBE));
@@ -213,12 +216,12 @@ static void test_stale_answer_is_dropped(void)
 {
         SluiceAgentProbe m = machine_in(S(UNASKED));
 
-        step(&m, E(READ_UP), S(PROBING), A(START_PROBE));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
         step(&m, E(AGENT_EVENT), S(PROBING_STALE), A(REFRESH));
         /* the re-read comes first: no second probe while one runs */
-        step(&m, E(READ_UP), S(PROBING_STALE), 0);
+        step(&m, E(READ_UP), S(PROBING_STALE), A(PUBLISH_CHANNEL));
         step(&m, E(PROBE_READY), S(UNASKED), A(RECONSIDER));
-        step(&m, E(READ_UP), S(PROBING), A(START_PROBE));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
         step(&m, E(PROBE_RESTRICTED), S(RESTRICTED), A(PUBLISH_RESTRICTED));
 }
 
@@ -235,7 +238,7 @@ static void test_recheck(void)
         step(&m, E(RETRY_DUE), S(PROBING), A(START_PROBE));
         step(&m, E(PROBE_READY), S(READY), A(PUBLISH_READY));
         step(&m, E(RECHECK), S(UNASKED), A(REFRESH));
-        step(&m, E(READ_UP), S(PROBING), A(START_PROBE));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
         step(&m, E(PROBE_FAILED), S(SILENT), A(PUBLISH_NO_ANSWER));
 }
 
@@ -248,7 +251,7 @@ static void test_pause(void)
         sluice_agent_probe_init(&m);
         step(&m, E(READ_PAUSED), S(UNASKED), A(PUBLISH_DISCONNECTED));
         step(&m, E(RESUMED), S(UNASKED), 0);
-        step(&m, E(READ_UP), S(PROBING), A(START_PROBE));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
         step(&m, E(PROBE_READY), S(READY), A(PUBLISH_READY));
         step(&m, E(READ_PAUSED), S(READY), 0);
         step(&m, E(RESUMED), S(READY), 0);
@@ -264,6 +267,18 @@ static void test_stop_while_probing(void)
         step(&m, E(READ_DOWN), S(PROBING_STALE), A(PUBLISH_DISCONNECTED));
         step(&m, E(PROBE_READY), S(UNASKED), A(RECONSIDER));
         step(&m, E(READ_DOWN), S(IDLE), A(PUBLISH_DISCONNECTED));
+}
+
+/* The channel goes and comes back while a probe runs: GuestAgent says
+ * "none", then "disconnected" again at once, not after the old answer. */
+static void test_channel_back_while_probing(void)
+{
+        SluiceAgentProbe m = machine_in(S(PROBING));
+
+        step(&m, E(READ_NONE), S(PROBING_STALE), A(PUBLISH_NONE));
+        step(&m, E(READ_UP), S(PROBING_STALE), A(PUBLISH_CHANNEL));
+        step(&m, E(PROBE_FAILED), S(UNASKED), A(RECONSIDER));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
 }
 
 /* A removed VM does nothing more, whatever arrives late. */
@@ -301,6 +316,7 @@ int main(int argc, char **argv)
         g_test_add_func("/vm-agent-probe/recheck", test_recheck);
         g_test_add_func("/vm-agent-probe/pause", test_pause);
         g_test_add_func("/vm-agent-probe/stop-while-probing", test_stop_while_probing);
+        g_test_add_func("/vm-agent-probe/channel-back-while-probing", test_channel_back_while_probing);
         g_test_add_func("/vm-agent-probe/removed", test_removed);
         g_test_add_func("/vm-agent-probe/unknown-values", test_unknown_values);
         return g_test_run();
