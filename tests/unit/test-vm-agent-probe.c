@@ -256,6 +256,17 @@ static void test_pause(void)
         step(&m, E(READ_PAUSED), S(READY), 0);
         step(&m, E(RESUMED), S(READY), 0);
         step(&m, E(READ_UP), S(READY), 0);
+
+        /* paused while waiting to ask again: no probe spent on a guest that
+         * cannot answer, a full round once it resumes */
+        m = machine_in(S(UNASKED));
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
+        step(&m, E(PROBE_NO_ANSWER), S(RETRY_WAIT), A(PUBLISH_NO_ANSWER) | A(SCHEDULE_RETRY));
+        step(&m, E(READ_PAUSED), S(UNASKED), A(CANCEL_RETRY));
+        step(&m, E(RETRY_DUE), S(UNASKED), 0);
+        step(&m, E(RESUMED), S(UNASKED), 0);
+        step(&m, E(READ_UP), S(PROBING), A(PUBLISH_CHANNEL) | A(START_PROBE));
+        g_assert_cmpuint(m.attempts, ==, 0);
 }
 
 /* The VM stops while its agent is asked: GuestAgent says so at once; the
