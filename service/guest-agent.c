@@ -120,11 +120,6 @@ char *sluice_guest_agent_error_sentence(const GError *error, const char *what, c
         return sluice_printable(message, -1, SLUICE_GUEST_AGENT_MESSAGE_MAX_CHARS);
 }
 
-const char *sluice_guest_agent_state_name(SluiceGuestAgentState state)
-{
-        return sluice_wire_guest_agent_name((SluiceWireGuestAgent)state);
-}
-
 gboolean sluice_guest_agent_error_is_gone(const GError *error)
 {
         return g_error_matches(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_NOT_CONNECTED) ||

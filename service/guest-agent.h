@@ -23,7 +23,6 @@
 #include <json-glib/json-glib.h>
 #include <libvirt/libvirt.h>
 
-#include "wire-enums.h"
 
 G_BEGIN_DECLS
 
@@ -91,18 +90,6 @@ gboolean sluice_guest_agent_exec(virDomainPtr domain, const char *const *argv, i
 GBytes *sluice_guest_agent_read_file(virDomainPtr domain, const char *path, gsize max, GError **error);
 /* Replaces the guest file PATH with DATA (mode "w": created when missing). */
 gboolean sluice_guest_agent_write_file(virDomainPtr domain, const char *path, GBytes *data, GError **error);
-
-/* What a VM's agent is, as Vm.GuestAgent names it: the wire's values
- * (wire-enums.h), under the names the VM side uses. */
-typedef enum {
-        SLUICE_GUEST_AGENT_NONE = SLUICE_WIRE_AGENT_NONE,                 /* no agent channel in the definition */
-        SLUICE_GUEST_AGENT_DISCONNECTED = SLUICE_WIRE_AGENT_DISCONNECTED, /* a channel, but no agent answers */
-        SLUICE_GUEST_AGENT_READY = SLUICE_WIRE_AGENT_READY,
-        SLUICE_GUEST_AGENT_RESTRICTED = SLUICE_WIRE_AGENT_RESTRICTED,     /* answers, but blocks what mounting needs */
-} SluiceGuestAgentState;
-
-/* Vm.GuestAgent's word for STATE (sluice_wire_guest_agent_name). */
-const char *sluice_guest_agent_state_name(SluiceGuestAgentState state);
 
 typedef enum {
         SLUICE_GUEST_OS_UNKNOWN,

@@ -34,7 +34,7 @@ static char *guest_refusal(SluiceSharedFolder *self)
 
         if (self->vms == NULL || !self->config->auto_mount ||
             self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_PLUGGED ||
-            sluice_vm_manager_guest_agent(self->vms, self->config->vm) != SLUICE_GUEST_AGENT_RESTRICTED)
+            sluice_vm_manager_guest_agent(self->vms, self->config->vm) != SLUICE_WIRE_AGENT_RESTRICTED)
                 return NULL;
         why = sluice_vm_manager_guest_agent_message(self->vms, self->config->vm);
         return g_strdup_printf(_("Sluice cannot mount “%s” in %s by itself: %s Until then, mount it there by hand: %s"),

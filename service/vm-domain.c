@@ -23,9 +23,11 @@ static gboolean on_enable_shared_memory(SluiceVm *iface, GDBusMethodInvocation *
                                         gpointer user_data);
 static gboolean on_enable_guest_agent(SluiceVm *iface, GDBusMethodInvocation *invocation,
                                       gpointer user_data);
-static void agent_update(SluiceVmDomain *vm);
 static void agent_publish(SluiceVmDomain *vm);
-static void agent_forget(SluiceVmDomain *vm);
+typedef struct ProbeData ProbeData;
+static SluiceAgentProbeEvent agent_read_event(const SluiceVmDomain *vm);
+static gboolean agent_step(SluiceVmDomain *vm, SluiceAgentProbeEvent event, const ProbeData *probe);
+static void agent_report(SluiceVmDomain *vm, gboolean changed);
 
 /* ---- the entry ------------------------------------------------------------------ */
 
@@ -39,22 +41,23 @@ static char *object_path_for(const char *uuid)
         return g_string_free(g_steal_pointer(&path), FALSE);
 }
 
-static const char *state_name(int state)
+/* libvirt's state as Vm.State tells it apart. */
+static SluiceWireVmState wire_state(int state)
 {
         switch (state) {
         case VIR_DOMAIN_RUNNING:
         case VIR_DOMAIN_BLOCKED:
         case VIR_DOMAIN_SHUTDOWN: /* still running while it shuts down */
-                return "running";
+                return SLUICE_WIRE_VM_RUNNING;
         case VIR_DOMAIN_PAUSED:
         case VIR_DOMAIN_PMSUSPENDED:
-                return "paused";
+                return SLUICE_WIRE_VM_PAUSED;
         case VIR_DOMAIN_SHUTOFF:
-                return "shutoff";
+                return SLUICE_WIRE_VM_SHUTOFF;
         case VIR_DOMAIN_CRASHED:
-                return "crashed";
+                return SLUICE_WIRE_VM_CRASHED;
         default:
-                return "other";
+                return SLUICE_WIRE_VM_OTHER;
         }
 }
 
@@ -73,7 +76,7 @@ void sluice_vm_domain_set_domain(SluiceVmDomain *vm, GVirDomain *domain)
                 g_signal_handlers_disconnect_by_data(vm->domain, vm);
                 g_clear_object(&vm->domain);
                 /* libvirtd went away: its agent may be another one when it is back */
-                agent_forget(vm);
+                (void)agent_step(vm, SLUICE_AGENT_PROBE_EVENT_LIBVIRT_LOST, NULL);
         }
         if (!domain || vm->removed)
                 return;
@@ -95,6 +98,7 @@ SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain 
         vm->name = g_strdup(gvir_domain_get_name(domain));
         vm->os = g_strdup("");
         vm->qemu_uid = -1;
+        sluice_agent_probe_init(&vm->probe);
         vm->alias_to_tag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         vm->detaching = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         vm->tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -112,7 +116,7 @@ SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain 
         sluice_vm_set_name(vm->iface, vm->name);
         sluice_vm_set_uuid(vm->iface, vm->uuid);
         sluice_vm_set_uri(vm->iface, sluice_vm_connection_get_uri(connection));
-        sluice_vm_set_state(vm->iface, "other");
+        sluice_vm_set_state(vm->iface, sluice_wire_vm_state_name(SLUICE_WIRE_VM_OTHER));
         sluice_vm_set_shared_memory(vm->iface, FALSE);
         sluice_vm_set_os(vm->iface, "");
         sluice_vm_set_confinement(vm->iface, sluice_confinement_model_to_wire(SLUICE_CONFINEMENT_MODEL_NONE));
@@ -170,7 +174,7 @@ void sluice_vm_domain_remove(SluiceVmDomain *vm)
                 return;
         sluice_vm_domain_set_domain(vm, NULL);
         vm->removed = TRUE;
-        g_clear_handle_id(&vm->probe_retry, g_source_remove);
+        (void)agent_step(vm, SLUICE_AGENT_PROBE_EVENT_REMOVED, NULL);
         g_signal_handlers_disconnect_by_data(vm->iface, vm);
         if (vm->ready && vm->server) {
                 g_autofree char *path = object_path_for(vm->uuid);
@@ -293,8 +297,9 @@ void sluice_vm_domain_set_confinement_refused(SluiceVmDomain *vm, const char *pr
         confinement_publish(vm);
 }
 
-/* Applies a refresh; returns whether the VM started (1) or stopped (-1). */
-static int vm_apply(SluiceVmDomain *vm, RefreshData *d)
+/* Applies a refresh; returns whether the VM started (1) or stopped (-1).
+ * *GUEST_CHANGED: set when what the share side sees of the agent changed. */
+static int vm_apply(SluiceVmDomain *vm, RefreshData *d, gboolean *guest_changed)
 {
         gboolean was_active = vm->active;
         gboolean was_paused = vm->paused;
@@ -303,9 +308,9 @@ static int vm_apply(SluiceVmDomain *vm, RefreshData *d)
         vm->active = d->state != VIR_DOMAIN_SHUTOFF && d->state != VIR_DOMAIN_CRASHED &&
                      d->state != VIR_DOMAIN_NOSTATE;
         vm->paused = d->state == VIR_DOMAIN_PAUSED || d->state == VIR_DOMAIN_PMSUSPENDED;
-        /* what a paused guest's agent said (or could not say) is asked again */
-        if (was_paused && !vm->paused && vm->guest_agent != SLUICE_GUEST_AGENT_READY)
-                agent_forget(vm);
+        /* what a paused guest's agent said (or could not say) may be asked again */
+        if (was_paused && !vm->paused)
+                *guest_changed |= agent_step(vm, SLUICE_AGENT_PROBE_EVENT_RESUMED, NULL);
         if (parsed) {
                 GHashTableIter iter;
                 gpointer value;
@@ -346,7 +351,7 @@ static int vm_apply(SluiceVmDomain *vm, RefreshData *d)
 
         g_object_freeze_notify(G_OBJECT(vm->iface));
         sluice_vm_set_name(vm->iface, vm->name);
-        sluice_vm_set_state(vm->iface, state_name(d->state));
+        sluice_vm_set_state(vm->iface, sluice_wire_vm_state_name(wire_state(d->state)));
         sluice_vm_set_shared_memory(vm->iface, vm->shared_memory);
         sluice_vm_set_os(vm->iface, vm->os);
         confinement_publish(vm);
@@ -354,7 +359,7 @@ static int vm_apply(SluiceVmDomain *vm, RefreshData *d)
 
         if (vm->active != was_active && !vm->active)
                 sluice_vm_domain_forget_devices(vm);
-        agent_update(vm);
+        *guest_changed |= agent_step(vm, agent_read_event(vm), NULL);
         if (vm->active == was_active)
                 return 0;
         return vm->active ? 1 : -1;
@@ -367,6 +372,7 @@ static void on_refreshed(GObject *source, GAsyncResult *result, gpointer user_da
         g_autoptr(SluiceVmDomain) vm = sluice_vm_domain_ref(d->ref.vm);
         g_autoptr(GError) error = NULL;
         int change = 0;
+        gboolean guest_changed = FALSE;
 
         if (vm->removed)
                 return;
@@ -375,7 +381,7 @@ static void on_refreshed(GObject *source, GAsyncResult *result, gpointer user_da
                 g_debug("%s: %s: %s", sluice_vm_connection_get_uri(vm->connection), vm->name,
                         error->message);
         else
-                change = vm_apply(vm, d);
+                change = vm_apply(vm, d, &guest_changed);
         if (!vm->ready) {
                 vm->ready = TRUE;
                 if (vm->server)
@@ -388,11 +394,8 @@ static void on_refreshed(GObject *source, GAsyncResult *result, gpointer user_da
         /* last: a handler may remove this VM (our reference keeps it alive) */
         if (vm->changed)
                 vm->changed(vm, change, vm->changed_data);
-        if (vm->guest_dirty && !vm->removed) {
-                vm->guest_dirty = FALSE;
-                if (vm->guest_changed)
-                        vm->guest_changed(vm, vm->changed_data);
-        }
+        if (guest_changed)
+                agent_report(vm, TRUE);
 }
 
 void sluice_vm_domain_refresh(SluiceVmDomain *vm)
@@ -423,14 +426,12 @@ void sluice_vm_domain_refresh(SluiceVmDomain *vm)
 
 /* ---- the guest agent -------------------------------------------------------------- */
 
-/* How often, and how long after, a probe is tried again when the agent has
- * opened its channel but does not answer yet (it starts while the guest boots). */
+/* How long after a probe the agent is asked again when it has opened its
+ * channel but does not answer yet (it starts while the guest boots); how
+ * often: SLUICE_AGENT_PROBE_ATTEMPTS. */
 #define PROBE_RETRY_S 5
-#define PROBE_ATTEMPTS 6
 /* the most of a libvirt error quoted in GuestAgentMessage */
 #define AGENT_ERROR_MAX_CHARS 200
-
-static void agent_probe(SluiceVmDomain *vm);
 
 /* "sluicectl vm NAME …" with NAME as a shell would need it */
 static char *shell_word(const char *word)
@@ -441,33 +442,39 @@ static char *shell_word(const char *word)
         return g_strdup(word);
 }
 
-char *sluice_vm_domain_restricted_message(const char *blocked)
-{
-        return g_strdup_printf(
-                _("The guest agent answers, but its policy blocks %s, which Sluice needs to mount shares. "
-                  "In the guest, allow them and restart qemu-guest-agent: on Fedora, RHEL and their "
-                  "relatives in /etc/sysconfig/qemu-ga (add them to the --allow-rpcs list of "
-                  "FILTER_RPC_ARGS, or take them out of its --block-rpcs list or of BLACKLIST_RPC); "
-                  "elsewhere with qemu-ga's allow-rpcs or block-rpcs setting (/etc/qemu/qemu-ga.conf "
-                  "or its command line)."),
-                blocked != NULL && *blocked != '\0' ? blocked : "guest-exec, guest-file-*");
-}
+/* What the agent's words depend on besides its state. */
+typedef struct {
+        const char *vm_name;
+        gboolean active;
+        gboolean agent_next_boot; /* NONE: the saved definition has the channel */
+        const char *agent_error;  /* DISCONNECTED: why the last probe failed, or NULL */
+        const char *blocked;      /* RESTRICTED: what its policy blocks, or NULL */
+} AgentFacts;
 
-/* Why the agent is not ready, and what to do; "" when it is. */
-static char *agent_message(SluiceVmDomain *vm)
+/* Why the agent is not ready, and what to do; "" when it is.  The one
+ * place vm-domain.c words the agent's state (Vm.GuestAgentMessage, and the
+ * policy advice vm-guest.c quotes). */
+static char *agent_words(SluiceWireGuestAgent state, const AgentFacts *f)
 {
         static const char *const install =
                 N_("Install and start qemu-guest-agent in the guest (Windows: the guest tools of virtio-win).");
 
-        switch (vm->guest_agent) {
-        case SLUICE_GUEST_AGENT_READY:
+        switch (state) {
+        case SLUICE_WIRE_AGENT_READY:
                 return g_strdup("");
-        case SLUICE_GUEST_AGENT_RESTRICTED:
-                return sluice_vm_domain_restricted_message(vm->guest_agent_blocked);
-        case SLUICE_GUEST_AGENT_NONE: {
-                g_autofree char *name = shell_word(vm->name);
+        case SLUICE_WIRE_AGENT_RESTRICTED:
+                return g_strdup_printf(
+                        _("The guest agent answers, but its policy blocks %s, which Sluice needs to mount shares. "
+                          "In the guest, allow them and restart qemu-guest-agent: on Fedora, RHEL and their "
+                          "relatives in /etc/sysconfig/qemu-ga (add them to the --allow-rpcs list of "
+                          "FILTER_RPC_ARGS, or take them out of its --block-rpcs list or of BLACKLIST_RPC); "
+                          "elsewhere with qemu-ga's allow-rpcs or block-rpcs setting (/etc/qemu/qemu-ga.conf "
+                          "or its command line)."),
+                        f->blocked != NULL && *f->blocked != '\0' ? f->blocked : "guest-exec, guest-file-*");
+        case SLUICE_WIRE_AGENT_NONE: {
+                g_autofree char *name = shell_word(f->vm_name != NULL ? f->vm_name : "");
 
-                if (vm->agent_next_boot)
+                if (f->agent_next_boot)
                         return g_strdup_printf(
                                 _("The channel for the QEMU guest agent is in the VM's definition and takes "
                                   "effect at the next boot. %s"), _(install));
@@ -477,16 +484,36 @@ static char *agent_message(SluiceVmDomain *vm)
                           "then install qemu-guest-agent in the guest."),
                         name);
         }
-        case SLUICE_GUEST_AGENT_DISCONNECTED:
+        case SLUICE_WIRE_AGENT_DISCONNECTED:
         default:
-                if (!vm->active)
+                if (!f->active)
                         return g_strdup(_("The VM is not running; Sluice asks its guest agent when it runs."));
-                if (vm->agent_error != NULL)
-                        return g_strdup_printf(_("The guest agent does not answer (%s). %s"), vm->agent_error,
+                if (f->agent_error != NULL)
+                        return g_strdup_printf(_("The guest agent does not answer (%s). %s"), f->agent_error,
                                                _(install));
                 return g_strdup_printf(_("No guest agent answers in the VM (while it boots, that is normal). %s"),
                                        _(install));
         }
+}
+
+char *sluice_vm_domain_restricted_message(const char *blocked)
+{
+        const AgentFacts facts = { .blocked = blocked };
+
+        return agent_words(SLUICE_WIRE_AGENT_RESTRICTED, &facts);
+}
+
+static char *agent_message(SluiceVmDomain *vm)
+{
+        const AgentFacts facts = {
+                .vm_name = vm->name,
+                .active = vm->active,
+                .agent_next_boot = vm->agent_next_boot,
+                .agent_error = vm->agent_error,
+                .blocked = vm->guest_agent_blocked,
+        };
+
+        return agent_words(vm->guest_agent, &facts);
 }
 
 const char *sluice_vm_domain_agent_message(SluiceVmDomain *vm)
@@ -502,7 +529,7 @@ static void agent_publish(SluiceVmDomain *vm)
                                                                              : "";
 
         g_object_freeze_notify(G_OBJECT(vm->iface));
-        sluice_vm_set_guest_agent(vm->iface, sluice_guest_agent_state_name(vm->guest_agent));
+        sluice_vm_set_guest_agent(vm->iface, sluice_wire_guest_agent_name(vm->guest_agent));
         sluice_vm_set_guest_agent_message(vm->iface, message);
         sluice_vm_set_guest_os_type(vm->iface, os_type);
         sluice_vm_set_guest_os_name(vm->iface, vm->guest_os_name);
@@ -510,10 +537,10 @@ static void agent_publish(SluiceVmDomain *vm)
 }
 
 /* Sets the state; TRUE when what the share side sees changed. */
-static gboolean agent_set(SluiceVmDomain *vm, SluiceGuestAgentState state)
+static gboolean agent_set(SluiceVmDomain *vm, SluiceWireGuestAgent state)
 {
         g_autofree char *before = g_strdup(sluice_vm_get_guest_agent_message(vm->iface));
-        SluiceGuestAgentState old = vm->guest_agent;
+        SluiceWireGuestAgent old = vm->guest_agent;
         SluiceGuestOsType old_os = vm->guest_os_type;
 
         vm->guest_agent = state;
@@ -522,47 +549,12 @@ static gboolean agent_set(SluiceVmDomain *vm, SluiceGuestAgentState state)
                old_os != vm->guest_os_type;
 }
 
-/* The agent went away (or the VM stopped): what was asked of it is stale. */
-static void agent_forget(SluiceVmDomain *vm)
-{
-        vm->agent_epoch++;
-        vm->agent_probed = FALSE;
-        vm->probe_attempts = 0;
-        g_clear_handle_id(&vm->probe_retry, g_source_remove);
-        g_clear_pointer(&vm->agent_error, g_free);
-}
-
-/* After a read: what the channel says decides, and a connected agent not
- * asked yet is asked. */
-static void agent_update(SluiceVmDomain *vm)
-{
-        SluiceGuestAgentState state;
-
-        if (!vm->active || vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_NONE ||
-            vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_DISCONNECTED) {
-                if (vm->agent_probed || vm->probing || vm->probe_retry)
-                        agent_forget(vm);
-                state = vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_NONE ? SLUICE_GUEST_AGENT_NONE
-                                                                              : SLUICE_GUEST_AGENT_DISCONNECTED;
-                if (agent_set(vm, state))
-                        vm->guest_dirty = TRUE;
-                return;
-        }
-        /* connected, or a channel whose state libvirt does not tell: ask
-         * (not a paused guest: it cannot answer before it resumes) */
-        if (!vm->agent_probed && !vm->probing && !vm->probe_retry && !vm->paused)
-                agent_probe(vm);
-        /* the channel is there: until the agent answers, nobody does */
-        if (vm->guest_agent == SLUICE_GUEST_AGENT_NONE && agent_set(vm, SLUICE_GUEST_AGENT_DISCONNECTED))
-                vm->guest_dirty = TRUE;
-}
-
-typedef struct {
+/* What a probe found, in the main thread. */
+struct ProbeData {
         DomainRef ref;
-        guint64 epoch;
         SluiceGuestAgentInfo info;
         GError *error;
-} ProbeData;
+};
 
 static void probe_data_free(gpointer data)
 {
@@ -574,6 +566,68 @@ static void probe_data_free(gpointer data)
         g_free(d);
 }
 
+/* What the last read says of the agent, as the probe's event. */
+static SluiceAgentProbeEvent agent_read_event(const SluiceVmDomain *vm)
+{
+        if (vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_NONE)
+                return SLUICE_AGENT_PROBE_EVENT_READ_NONE;
+        if (!vm->active || vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_DISCONNECTED)
+                return SLUICE_AGENT_PROBE_EVENT_READ_DOWN;
+        /* connected, or a channel whose state libvirt does not tell */
+        return vm->paused ? SLUICE_AGENT_PROBE_EVENT_READ_PAUSED : SLUICE_AGENT_PROBE_EVENT_READ_UP;
+}
+
+/* What a finished probe found, as the probe's event. */
+static SluiceAgentProbeEvent agent_probe_event(const SluiceVmDomain *vm, const ProbeData *d)
+{
+        if (d->error == NULL)
+                return d->info.can_exec && d->info.can_file ? SLUICE_AGENT_PROBE_EVENT_PROBE_READY
+                                                            : SLUICE_AGENT_PROBE_EVENT_PROBE_RESTRICTED;
+        /* it opened the channel but did not answer (yet): it may still be starting */
+        return vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_CONNECTED ? SLUICE_AGENT_PROBE_EVENT_PROBE_NO_ANSWER
+                                                                         : SLUICE_AGENT_PROBE_EVENT_PROBE_FAILED;
+}
+
+/* The probe answered: what the guest said of itself, kept while its agent is away. */
+static void agent_take_answer(SluiceVmDomain *vm, const ProbeData *d)
+{
+        g_clear_pointer(&vm->agent_error, g_free);
+        if (d == NULL)
+                return;
+        /* already bounded and printable (guest-agent.c): the guest's words */
+        g_free(vm->guest_os_name);
+        vm->guest_os_name = g_strdup(d->info.os_name != NULL ? d->info.os_name : "");
+        vm->guest_os_type = d->info.os_type;
+        g_free(vm->guest_agent_blocked);
+        vm->guest_agent_blocked = g_strdup(d->info.blocked);
+}
+
+/* An answer is worth a line in the log: which agent, and what it allows. */
+static void agent_log_answer(const SluiceVmDomain *vm, const ProbeData *d)
+{
+        if (d == NULL)
+                return;
+        g_message("%s: guest agent %s (%s), %s%s%s", vm->name, d->info.version ? d->info.version : "?",
+                  vm->guest_os_name, sluice_wire_guest_agent_name(vm->guest_agent),
+                  d->info.blocked ? ": blocks " : "", d->info.blocked ? d->info.blocked : "");
+}
+
+/* Tells the share side, when what it sees of the agent changed. */
+static void agent_report(SluiceVmDomain *vm, gboolean changed)
+{
+        if (changed && !vm->removed && vm->guest_changed)
+                vm->guest_changed(vm, vm->changed_data);
+}
+
+static gboolean on_probe_retry(gpointer data)
+{
+        SluiceVmDomain *vm = data;
+
+        vm->probe_retry = 0;
+        agent_report(vm, agent_step(vm, SLUICE_AGENT_PROBE_EVENT_RETRY_DUE, NULL));
+        return G_SOURCE_REMOVE;
+}
+
 static void probe_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
         ProbeData *d = task_data;
@@ -582,92 +636,95 @@ static void probe_thread(GTask *task, gpointer source, gpointer task_data, GCanc
         g_task_return_boolean(task, TRUE);
 }
 
-static gboolean on_probe_retry(gpointer data)
-{
-        SluiceVmDomain *vm = data;
-
-        vm->probe_retry = 0;
-        if (vm->active && !vm->agent_probed && !vm->probing && !vm->removed)
-                agent_probe(vm);
-        return G_SOURCE_REMOVE;
-}
-
 static void on_probed(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         ProbeData *d = g_task_get_task_data(G_TASK(result));
         g_autoptr(SluiceVmDomain) vm = sluice_vm_domain_ref(d->ref.vm);
-        SluiceGuestAgentState state;
 
-        vm->probing = FALSE;
-        if (vm->removed)
-                return;
-        if (d->epoch != vm->agent_epoch) {
-                /* the agent went away and maybe came back meanwhile: ask the new one */
-                agent_update(vm);
-                return;
-        }
-        if (d->error != NULL) {
+        if (d->error != NULL)
                 g_debug("%s: guest agent: %s", vm->name, d->error->message);
-                g_free(vm->agent_error);
-                vm->agent_error = sluice_guest_agent_printable(d->error->message, strlen(d->error->message),
-                                                               AGENT_ERROR_MAX_CHARS);
-                state = SLUICE_GUEST_AGENT_DISCONNECTED;
-                /* it opened the channel but did not answer (yet): it may still be starting */
-                if (vm->agent_channel == SLUICE_DOMAIN_AGENT_CHANNEL_CONNECTED &&
-                    ++vm->probe_attempts < PROBE_ATTEMPTS)
-                        vm->probe_retry = g_timeout_add_seconds(PROBE_RETRY_S, on_probe_retry, vm);
-                else
-                        vm->agent_probed = TRUE;
-        } else {
-                vm->agent_probed = TRUE;
-                g_clear_pointer(&vm->agent_error, g_free);
-                /* already bounded and printable (guest-agent.c): the guest's words */
-                g_free(vm->guest_os_name);
-                vm->guest_os_name = g_strdup(d->info.os_name != NULL ? d->info.os_name : "");
-                vm->guest_os_type = d->info.os_type;
-                g_free(vm->guest_agent_blocked);
-                vm->guest_agent_blocked = g_strdup(d->info.blocked);
-                state = d->info.can_exec && d->info.can_file ? SLUICE_GUEST_AGENT_READY
-                                                             : SLUICE_GUEST_AGENT_RESTRICTED;
-                g_message("%s: guest agent %s (%s), %s%s%s", vm->name, d->info.version ? d->info.version : "?",
-                          vm->guest_os_name, sluice_guest_agent_state_name(state),
-                          d->info.blocked ? ": blocks " : "", d->info.blocked ? d->info.blocked : "");
-        }
-        if (agent_set(vm, state) && vm->guest_changed)
-                vm->guest_changed(vm, vm->changed_data);
+        agent_report(vm, agent_step(vm, agent_probe_event(vm, d), d));
 }
 
-static void agent_probe(SluiceVmDomain *vm)
+/* Starts a probe in a worker thread; FALSE when there is no domain to ask. */
+static gboolean agent_probe(SluiceVmDomain *vm)
 {
         g_autoptr(GTask) task = NULL;
         ProbeData *d;
         virDomainPtr raw = sluice_vm_domain_get_raw(vm);
 
         if (raw == NULL)
-                return;
+                return FALSE;
         d = g_new0(ProbeData, 1);
         d->ref.vm = sluice_vm_domain_ref(vm);
         d->ref.domain = raw;
-        d->epoch = vm->agent_epoch;
-        vm->probing = TRUE;
         task = g_task_new(NULL, NULL, on_probed, NULL);
         g_task_set_task_data(task, d, probe_data_free);
         g_task_run_in_thread(task, probe_thread);
+        return TRUE;
+}
+
+/* Moves the probe by EVENT and carries out its actions (PROBE: what the
+ * probe that ended found, for the PUBLISH_* of its answer).  TRUE when what
+ * the share side sees changed: the caller reports it when it is due. */
+static gboolean agent_step(SluiceVmDomain *vm, SluiceAgentProbeEvent event, const ProbeData *probe)
+{
+        SluiceAgentProbeResult r = sluice_agent_probe_step(&vm->probe, event);
+        gboolean changed = FALSE;
+
+        if (r.actions & SLUICE_AGENT_PROBE_ACTION_CANCEL_RETRY)
+                g_clear_handle_id(&vm->probe_retry, g_source_remove);
+        if (r.actions & SLUICE_AGENT_PROBE_ACTION_PUBLISH_NONE) {
+                g_clear_pointer(&vm->agent_error, g_free);
+                changed |= agent_set(vm, SLUICE_WIRE_AGENT_NONE);
+        }
+        if (r.actions & SLUICE_AGENT_PROBE_ACTION_PUBLISH_DISCONNECTED) {
+                g_clear_pointer(&vm->agent_error, g_free);
+                changed |= agent_set(vm, SLUICE_WIRE_AGENT_DISCONNECTED);
+        }
+        if (r.actions & SLUICE_AGENT_PROBE_ACTION_PUBLISH_NO_ANSWER) {
+                g_free(vm->agent_error);
+                vm->agent_error = probe != NULL && probe->error != NULL
+                                          ? sluice_guest_agent_printable(probe->error->message,
+                                                                         strlen(probe->error->message),
+                                                                         AGENT_ERROR_MAX_CHARS)
+                                          : NULL;
+                changed |= agent_set(vm, SLUICE_WIRE_AGENT_DISCONNECTED);
+        }
+        if (r.actions & SLUICE_AGENT_PROBE_ACTION_PUBLISH_READY) {
+                agent_take_answer(vm, probe);
+                changed |= agent_set(vm, SLUICE_WIRE_AGENT_READY);
+                agent_log_answer(vm, probe);
+        }
+        if (r.actions & SLUICE_AGENT_PROBE_ACTION_PUBLISH_RESTRICTED) {
+                agent_take_answer(vm, probe);
+                changed |= agent_set(vm, SLUICE_WIRE_AGENT_RESTRICTED);
+                agent_log_answer(vm, probe);
+        }
+        if ((r.actions & SLUICE_AGENT_PROBE_ACTION_PUBLISH_CHANNEL) && vm->guest_agent == SLUICE_WIRE_AGENT_NONE)
+                changed |= agent_set(vm, SLUICE_WIRE_AGENT_DISCONNECTED);
+        if ((r.actions & SLUICE_AGENT_PROBE_ACTION_START_PROBE) && !agent_probe(vm))
+                changed |= agent_step(vm, SLUICE_AGENT_PROBE_EVENT_PROBE_NOT_STARTED, NULL);
+        if (r.actions & SLUICE_AGENT_PROBE_ACTION_SCHEDULE_RETRY) {
+                g_clear_handle_id(&vm->probe_retry, g_source_remove);
+                vm->probe_retry = g_timeout_add_seconds(PROBE_RETRY_S, on_probe_retry, vm);
+        }
+        if (r.actions & SLUICE_AGENT_PROBE_ACTION_REFRESH)
+                sluice_vm_domain_refresh(vm);
+        if (r.actions & SLUICE_AGENT_PROBE_ACTION_RECONSIDER)
+                changed |= agent_step(vm, agent_read_event(vm), NULL);
+        return changed;
 }
 
 void sluice_vm_domain_agent_event(SluiceVmDomain *vm, gboolean connected)
 {
-        /* a new connection of the agent (or none): what the old one said is stale */
-        agent_forget(vm);
-        sluice_vm_domain_refresh(vm);
+        /* connected or not: the new read says which, and a new connection is asked anew */
+        agent_report(vm, agent_step(vm, SLUICE_AGENT_PROBE_EVENT_AGENT_EVENT, NULL));
 }
 
 void sluice_vm_domain_agent_recheck(SluiceVmDomain *vm)
 {
-        if (vm->probing || vm->probe_retry)
-                return;
-        agent_forget(vm);
-        sluice_vm_domain_refresh(vm);
+        agent_report(vm, agent_step(vm, SLUICE_AGENT_PROBE_EVENT_RECHECK, NULL));
 }
 
 /* ---- guest hint -------------------------------------------------------------------- */

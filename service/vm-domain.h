@@ -2,8 +2,9 @@
 /* vm-domain.h — one libvirt domain the VM manager knows: its exported
  * org.sluice.Sluice1.Vm object, the state read from libvirtd (in worker
  * threads, applied in the main thread), the devices plugged into it, what
- * its guest agent is (asked in a worker thread whenever the agent connects),
- * whether the host's confinement keeps its QEMU from Sluice's sockets
+ * its guest agent is (asked in a worker thread whenever the agent connects:
+ * vm-agent-probe.h's table), whether the host's confinement keeps its QEMU
+ * from Sluice's sockets
  * (vm-confinement.h, checked with each read) and its Vm.EnableSharedMemory
  * and Vm.EnableGuestAgent methods.
  *
@@ -18,7 +19,9 @@
 #include "domain-xml.h"
 #include "guest-agent.h"
 #include "sluice-dbus.h"
+#include "vm-agent-probe.h"
 #include "vm-connection.h"
+#include "wire-enums.h"
 
 G_BEGIN_DECLS
 
@@ -50,7 +53,7 @@ struct _SluiceVmDomain {
         GHashTable *tags;         /* tags plugged in (running VM) */
 
         /* the guest agent, as Vm.GuestAgent* show it */
-        SluiceGuestAgentState guest_agent;
+        SluiceWireGuestAgent guest_agent;
         SluiceGuestOsType guest_os_type; /* the last an agent said; kept while it is away */
         char *guest_os_name;
         char *guest_agent_blocked; /* RESTRICTED: the commands its policy blocks */
@@ -70,13 +73,9 @@ struct _SluiceVmDomain {
         gpointer changed_data;
         SluiceDomainAgentChannel agent_channel; /* in the XML last read */
         gboolean agent_next_boot; /* running without it, but the saved definition has it */
-        gboolean agent_probed;    /* the agent's current connection was asked */
-        gboolean probing;         /* a probe is in flight */
-        guint64 agent_epoch;      /* bumped when the agent goes away: older probes lose */
-        guint probe_retry;        /* source: ask again (it connected, did not answer yet) */
-        guint probe_attempts;
+        SluiceAgentProbe probe;   /* asking the agent what it is (vm-agent-probe.h) */
+        guint probe_retry;        /* source: SCHEDULE_RETRY's timer, or 0 */
         char *agent_error;        /* why the last probe failed (printable), or NULL */
-        gboolean guest_dirty;     /* guest_changed is due after the current read */
         guint64 tags_epoch;       /* bumped when Sluice changes tags: older reads lose */
         char *confinement_blocked; /* what the last read found keeping QEMU out, or NULL */
         char *confinement_refused; /* why the last attach was refused, or NULL */
@@ -108,9 +107,11 @@ void sluice_vm_domain_set_tag(SluiceVmDomain *vm, const char *tag, gboolean plug
 /* The VM stopped: nothing is plugged in any more; QEMU's user loses its access. */
 void sluice_vm_domain_forget_devices(SluiceVmDomain *vm);
 
-/* libvirt says the guest agent (dis)connected: re-read, and ask it anew. */
+/* libvirt says the guest agent (dis)connected: re-read, and ask it anew
+ * (the probe's AGENT_EVENT). */
 void sluice_vm_domain_agent_event(SluiceVmDomain *vm, gboolean connected);
-/* An agent command failed as if the agent were gone: ask it anew. */
+/* An agent command failed as if the agent were gone: ask it anew, unless it
+ * is being asked already (the probe's RECHECK). */
 void sluice_vm_domain_agent_recheck(SluiceVmDomain *vm);
 /* What Vm.GuestAgentMessage says now ("" when the agent is ready). */
 const char *sluice_vm_domain_agent_message(SluiceVmDomain *vm);

@@ -30,7 +30,7 @@
 
 static gboolean domain_guest_ready(const SluiceVmDomain *vm)
 {
-        return vm->active && vm->guest_agent == SLUICE_GUEST_AGENT_READY &&
+        return vm->active && vm->guest_agent == SLUICE_WIRE_AGENT_READY &&
                sluice_guest_os_ops(vm->os, vm->guest_os_type) != NULL;
 }
 
@@ -48,11 +48,11 @@ char *sluice_vm_manager_guest_agent_message(SluiceVmManager *self, const char *v
         return vm != NULL ? g_strdup(sluice_vm_domain_agent_message(vm)) : NULL;
 }
 
-SluiceGuestAgentState sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm_id)
+SluiceWireGuestAgent sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm_id)
 {
         SluiceVmDomain *vm = sluice_vm_manager_find_domain(self, vm_id, NULL);
 
-        return vm != NULL ? vm->guest_agent : SLUICE_GUEST_AGENT_NONE;
+        return vm != NULL ? vm->guest_agent : SLUICE_WIRE_AGENT_NONE;
 }
 
 /* ---- one call ------------------------------------------------------------------------ */
@@ -138,7 +138,7 @@ static gboolean guest_call_possible(SluiceVmDomain *vm, const GuestCall *c, gboo
                               "agent answers."), vm->name);
                 return FALSE;
         }
-        if (vm->guest_agent != SLUICE_GUEST_AGENT_READY) {
+        if (vm->guest_agent != SLUICE_WIRE_AGENT_READY) {
                 const char *why = sluice_vm_domain_agent_message(vm);
 
                 switch (c->op) {

@@ -26,6 +26,7 @@
 
 #include "guest-agent.h"
 #include "vm-manager.h"
+#include "wire-enums.h"
 
 G_BEGIN_DECLS
 
@@ -38,8 +39,8 @@ typedef struct {
 /* Whether Sluice can mount in VM's guest now: its agent is READY and the
  * guest's OS is Linux or Windows. */
 gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm);
-/* The agent's state (NONE for a VM nobody knows). */
-SluiceGuestAgentState sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm);
+/* The agent's state, as Vm.GuestAgent (NONE for a VM nobody knows). */
+SluiceWireGuestAgent sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm);
 /* Vm.GuestAgentMessage: what to do when the agent is not READY (a new
  * string), or NULL for a VM nobody knows. */
 char *sluice_vm_manager_guest_agent_message(SluiceVmManager *self, const char *vm);

@@ -413,8 +413,8 @@ static void assert_agent(Fixture *f, const char *name, const char *agent, const 
 static void test_agent_none(Fixture *f, gconstpointer data)
 {
         assert_agent(f, "test", "none", "enable-agent");
-        g_assert_cmpint(sluice_vm_manager_guest_agent(f->manager, "test"), ==, SLUICE_GUEST_AGENT_NONE);
-        g_assert_cmpint(sluice_vm_manager_guest_agent(f->manager, "no-such-vm"), ==, SLUICE_GUEST_AGENT_NONE);
+        g_assert_cmpint(sluice_vm_manager_guest_agent(f->manager, "test"), ==, SLUICE_WIRE_AGENT_NONE);
+        g_assert_cmpint(sluice_vm_manager_guest_agent(f->manager, "no-such-vm"), ==, SLUICE_WIRE_AGENT_NONE);
         g_assert_false(sluice_vm_manager_guest_ready(f->manager, "no-such-vm"));
 }
 
@@ -427,7 +427,7 @@ static void test_agent_channel(Fixture *f, gconstpointer data)
         g_assert_true(wait_for(f, vm_known, "agent-vm"));
         /* off: the channel is there, nobody answers on it */
         assert_agent(f, "agent-vm", "disconnected", "not running");
-        g_assert_cmpint(sluice_vm_manager_guest_agent(f->manager, "agent-vm"), ==, SLUICE_GUEST_AGENT_DISCONNECTED);
+        g_assert_cmpint(sluice_vm_manager_guest_agent(f->manager, "agent-vm"), ==, SLUICE_WIRE_AGENT_DISCONNECTED);
 
         /* running: Sluice asks, this driver has no agent: the reason and what to do */
         g_assert_cmpint(virDomainCreate(dom), ==, 0);

@@ -66,7 +66,7 @@ virDomainPtr sluice_vm_domain_get_raw(SluiceVmDomain *vm)
 
 const char *sluice_vm_domain_agent_message(SluiceVmDomain *vm)
 {
-        return vm->guest_agent == SLUICE_GUEST_AGENT_READY ? "" : "The guest agent does not answer.";
+        return vm->guest_agent == SLUICE_WIRE_AGENT_READY ? "" : "The guest agent does not answer.";
 }
 
 char *sluice_vm_domain_restricted_message(const char *blocked)
@@ -121,7 +121,7 @@ static GError *unmount_with_agent_saying(const char *agent_says)
         vm.name = (char *)"vm1";
         vm.os = (char *)"";
         vm.active = TRUE;
-        vm.guest_agent = SLUICE_GUEST_AGENT_READY;
+        vm.guest_agent = SLUICE_WIRE_AGENT_READY;
         vm.guest_os_type = SLUICE_GUEST_OS_LINUX;
         vm.guest_calls = g_queue_new();
         vm.guest_mounts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
