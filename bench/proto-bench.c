@@ -49,61 +49,7 @@
 #define PAGE            PB_PAGE
 #define MAX_TARGETS     8
 
-struct pb_options pb_opt = {
-        .rows = "lat,ops,io,create,notify,win", .primary = "sluice",
-        .queues = { 1, 2, 4 }, .nqueues = 3, .reps = 1, .first_rep = 1, .rep = 1, .duration_ms = 500,
-        .copy_bytes = 2ull << 30, .max_opens = 50000,
-};
-const char *pb_label = "daemon";
 static pid_t cur_pid;                   /* the daemon whose figures are being taken */
-static FILE *out;
-
-const size_t pb_io_sizes[3] = { 4096, 128 << 10, 1 << 20 };
-const char *const pb_io_names[3] = { "4k", "128k", "1m" };
-
-int64_t pb_now_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-bool pb_row_wanted(const char *name)
-{
-        size_t n = strlen(name);
-        for (const char *p = pb_opt.rows; *p;) {
-                size_t len = strcspn(p, ",");
-                if (len == n && strncmp(p, name, n) == 0)
-                        return true;
-                p += len + (p[len] == ',');
-        }
-        return false;
-}
-
-void pb_emit(const char *group, const char *row, const char *unit, const char *better, double value)
-{
-        fprintf(out, "%u\t%s\t%s\t%s\t%s\t%s\t%.6g\n", pb_opt.rep, pb_label, group, row, unit, better, value);
-        fflush(out);
-        fprintf(stderr, "proto-bench: %-12s %-7s %-44s %12.6g %s\n", pb_label, group, row, value, unit);
-}
-
-void pb_emit_text(const char *group, const char *row, const char *fmt, ...)
-{
-        char buf[256];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        fprintf(out, "%u\t%s\t%s\t%s\ttext\t-\t%s\n", pb_opt.rep, pb_label, group, row, buf);
-        fflush(out);
-        fprintf(stderr, "proto-bench: %-12s %-7s %-44s %s\n", pb_label, group, row, buf);
-}
-
-int pb_fail(int err, const char *what)
-{
-        fprintf(stderr, "proto-bench: %s: %s: %s\n", pb_label, what, strerror(err < 0 ? -err : err));
-        return err < 0 ? err : -err;
-}
 
 /* ---- the daemon from outside: CPU time and memory ---- */
 
@@ -648,21 +594,6 @@ static int measure(struct conn *c, enum workload w, unsigned depth, size_t io_si
         ret->samples = loops[0].samples;
         ret->nsamples = loops[0].nsamples;
         return r;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-        return x < y ? -1 : x > y;
-}
-
-double pb_percentile_us(uint32_t *s, size_t n, double p)
-{
-        if (n == 0)
-                return NAN;
-        qsort(s, n, sizeof(*s), cmp_u32);
-        size_t i = (size_t)(p * (double)(n - 1) + 0.5);
-        return s[i] / 1000.0;
 }
 
 static void emit_cpu(const char *row, const struct measure *m)
@@ -1293,10 +1224,10 @@ int main(int argc, char **argv)
                         return usage();
                 targets[ntargets++] = (struct target){ .label = "bare" };
         }
-        out = stdout;
+        pb_out = stdout;
         if (pb_opt.out) {
-                out = fopen(pb_opt.out, "ae");
-                if (!out) {
+                pb_out = fopen(pb_opt.out, "ae");
+                if (!pb_out) {
                         (void)pb_fail(-errno, pb_opt.out);
                         return 1;
                 }
@@ -1307,7 +1238,7 @@ int main(int argc, char **argv)
         if (r >= 0)
                 r = run();
         pb_bare_close(bare);
-        if (out != stdout)
-                fclose(out);
+        if (pb_out != stdout)
+                fclose(pb_out);
         return r < 0 ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* proto-bench.h — what the protocol benchmark's files share (see proto-bench.c).
  *
+ *   proto-common.c   the options, the clock, the figure output (used by all three below)
  *   proto-bench.c    the frontend: rows on daemons over the test VMM, the run order
  *   proto-bare.c     the physical limit: the same work as host syscalls
  *   proto-summary.c  raw.tsv → medians, spreads, ratios (results.md, results.json) */
@@ -9,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define PB_DATA_FILE    "pb-data"       /* READ/WRITE target, prepared on the host */
@@ -35,6 +37,7 @@ struct pb_options {
 };
 extern struct pb_options pb_opt;
 extern const char *pb_label;            /* whose figures pb_emit writes */
+extern FILE *pb_out;                    /* where pb_emit writes them (stdout or --out) */
 
 int64_t pb_now_ns(void);
 bool pb_row_wanted(const char *name);
