@@ -60,7 +60,7 @@ static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer us
         } else {
                 (void)close(fd);
         }
-        sluice_shared_folder_step(self, &what);
+        self->driver->step(self, &what);
 }
 
 static void on_worker_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -68,7 +68,7 @@ static void on_worker_stopped(GObject *source, GAsyncResult *result, gpointer us
         g_autoptr(SluiceSharedFolder) self = user_data;
 
         sluice_worker_stop_finish(SLUICE_WORKER(source), result);
-        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_STOPPED });
+        self->driver->step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_STOPPED });
 }
 
 static void on_plugged(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -82,7 +82,7 @@ static void on_plugged(GObject *source, GAsyncResult *result, gpointer user_data
         if (hint == NULL)
                 what.event = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
                         ? SLUICE_SHARE_EVENT_PLUG_CANCELLED : SLUICE_SHARE_EVENT_PLUG_FAILED;
-        sluice_shared_folder_step(self, &what);
+        self->driver->step(self, &what);
 }
 
 static void plug_now(SluiceSharedFolder *self)
@@ -137,7 +137,7 @@ static void on_unplugged(GObject *source, GAsyncResult *result, gpointer user_da
                         error->message);
                 what = (Happening){ .event = SLUICE_SHARE_EVENT_UNPLUG_FAILED, .error = error };
         }
-        sluice_shared_folder_step(self, &what);
+        self->driver->step(self, &what);
 }
 
 static void on_let_go_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -191,20 +191,16 @@ static void on_guest_mounted(GObject *source, GAsyncResult *result, gpointer use
         }
         if (place == NULL)
                 what = (Happening){ .event = SLUICE_SHARE_EVENT_GUEST_MOUNT_FAILED, .error = error };
-        sluice_shared_folder_step(self, &what);
+        self->driver->step(self, &what);
 }
 
 /* The unmount's answer, or its deadline: whichever comes first is the
- * machine's event; the other finds the unmount no longer waited for. */
+ * machine's event; the other comes to a machine that has gone on (forced
+ * out, or the deadline passed), which it changes nothing. */
 static void unmount_answered(SluiceSharedFolder *self, const Happening *what)
 {
         g_clear_handle_id(&self->unmount_deadline, g_source_remove);
-        if (self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_UNMOUNTING) {
-                /* forced out, or the deadline passed: nobody waits for it */
-                g_debug("%s: the guest's late answer to the unmount is dropped", self->config->tag);
-                return;
-        }
-        sluice_shared_folder_step(self, what);
+        self->driver->step(self, what);
 }
 
 static gboolean on_unmount_deadline(gpointer user_data)
@@ -321,14 +317,14 @@ static void leave_guest_quietly(SluiceSharedFolder *self, gboolean release)
                 sluice_vm_manager_guest_unmount_async(self->vms, q->vm, q->tag, q->place, on_unmounted_quietly, q);
 }
 
-static void set_guest(SluiceSharedFolder *self, const char *place, const char *state)
+static void set_guest(SluiceSharedFolder *self, const char *place, SluiceWireGuestState state)
 {
         if (place != self->guest_place) {
                 g_free(self->guest_place);
                 self->guest_place = g_strdup(place);
         }
         sluice_share_set_guest_path(self->iface, self->guest_place != NULL ? self->guest_place : "");
-        sluice_share_set_guest_state(self->iface, state);
+        sluice_share_set_guest_state(self->iface, sluice_wire_guest_state_name(state));
 }
 
 static void mount_in_guest(SluiceSharedFolder *self)
@@ -340,14 +336,13 @@ static void mount_in_guest(SluiceSharedFolder *self)
                 .at_boot = self->config->mount_at_boot,
         };
 
-        set_guest(self, self->guest_place, "mounting");
+        set_guest(self, self->guest_place, SLUICE_WIRE_GUEST_MOUNTING);
         sluice_vm_manager_guest_mount_async(self->vms, self->config->vm, &spec, on_guest_mounted,
                                             g_object_ref(self));
 }
 
-/* The crashed worker's device is out: the dead mount it left answers
- * ENOTCONN now and is detached before the new device is mounted there (a
- * guest would take the dead mount for the share already mounted). */
+/* A failure is only logged: the mount that follows says whether the
+ * place is usable. */
 static void on_dead_mount_released(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(SluiceSharedFolder) self = user_data;
@@ -357,11 +352,22 @@ static void on_dead_mount_released(GObject *source, GAsyncResult *result, gpoint
                 g_message("%s: letting the dead mount go in the guest failed: %s", self->config->tag,
                           error->message);
         else
-                g_debug("%s: the dead mount at %s is gone from the guest", self->config->tag, self->guest_place);
-        /* stopped, or moved elsewhere, meanwhile: the machine has gone on */
-        if (self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_REMOUNTING)
-                return;
-        mount_in_guest(self);
+                g_debug("%s: the dead mount is gone from the guest", self->config->tag);
+        self->driver->step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_GUEST_RELEASED });
+}
+
+/* The crashed worker's device is out: the dead mount it left answers
+ * ENOTCONN now and is detached before the new device is mounted there (a
+ * guest would take the dead mount for the share already mounted).  FALSE:
+ * nothing was mounted, there is nothing to let go. */
+static gboolean release_dead_mount(SluiceSharedFolder *self)
+{
+        if (self->guest_place == NULL)
+                return FALSE;
+        set_guest(self, self->guest_place, SLUICE_WIRE_GUEST_MOUNTING);
+        sluice_vm_manager_guest_release_async(self->vms, self->config->vm, self->config->tag, self->guest_place,
+                                              on_dead_mount_released, g_object_ref(self));
+        return TRUE;
 }
 
 static void on_orphans_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -457,9 +463,15 @@ static void report_detached(SluiceSharedFolder *self, const Happening *what)
         sluice_shared_folder_emit_event(self, "detached", message);
 }
 
-/* One action; RELEASED collects the start waiters to ask again afterwards. */
+/* What one pass of actions leaves to do once they all ran. */
+typedef struct {
+        GList *released;         /* Waiter: start waiters, asked again */
+        gboolean nothing_to_release; /* RELEASE_DEAD_MOUNT found no mount: GUEST_RELEASED now */
+} After;
+
+/* One action. */
 static void execute(SluiceSharedFolder *self, SluiceShareActions action, const Happening *what,
-                    const GError *error, GList **released)
+                    const GError *error, After *after)
 {
         const char *tag = self->config->tag;
         const char *vm = self->config->vm;
@@ -481,7 +493,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 g_clear_object(&self->folder_check);
                 if (!self->config->folder.known)
                         self->config->folder = *what->folder;
-                sluice_shared_folder_ensure_worker(self);
+                self->driver->ensure_worker(self);
                 sluice_worker_set_peer_uid(self->worker, share_qemu_uid(self));
                 /* every launch, restarts too, serves this folder or fails (worker.h) */
                 sluice_worker_start(self->worker, &self->config->folder);
@@ -542,7 +554,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                                                               on_let_go_quietly, g_strdup(tag));
                 break;
         case A(CLEAR_GUEST):
-                set_guest(self, NULL, "");
+                set_guest(self, NULL, SLUICE_WIRE_GUEST_IDLE);
                 break;
         case A(UNPLUG_OLD_DEVICE):
                 if (self->machine.attachment.recovery_tries > 1)
@@ -563,17 +575,17 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 plug(self);
                 break;
         case A(UNPLUG):
-                if (self->machine.attachment.state == SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED) {
-                        g_message("%s: unplugging from %s without unmounting in the guest", tag, vm);
-                        g_free(self->unmount_skipped);
-                        self->unmount_skipped = g_strdup(what->error != NULL ? what->error->message
-                                                                             : _("the user chose to stop it anyway"));
-                }
                 unplug(self, on_unplugged, g_object_ref(self));
+                break;
+        case A(NOTE_UNMOUNT_SKIPPED):
+                g_message("%s: unplugging from %s without unmounting in the guest", tag, vm);
+                g_free(self->unmount_skipped);
+                self->unmount_skipped = g_strdup(what->error != NULL ? what->error->message
+                                                                     : _("the user chose to stop it anyway"));
                 break;
         case A(UNMOUNT_IN_GUEST):
                 /* a mount that ended while the Detach waited names the place */
-                set_guest(self, what->place != NULL ? what->place : self->guest_place, "unmounting");
+                set_guest(self, what->place != NULL ? what->place : self->guest_place, SLUICE_WIRE_GUEST_UNMOUNTING);
                 /* the guest's answer is waited for this long, however it is kept */
                 g_clear_handle_id(&self->unmount_deadline, g_source_remove);
                 self->unmount_deadline = g_timeout_add_seconds(SLUICE_SHARE_UNMOUNT_DEADLINE_S,
@@ -586,20 +598,17 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 sluice_share_set_guest_hint(self->iface, what->hint);
                 break;
         case A(MOUNT_IN_GUEST):
-                if (self->machine.attachment.state == SLUICE_SHARE_ATTACHMENT_REMOUNTING &&
-                    self->guest_place != NULL) {
-                        set_guest(self, self->guest_place, "mounting");
-                        sluice_vm_manager_guest_release_async(self->vms, vm, tag, self->guest_place,
-                                                              on_dead_mount_released, g_object_ref(self));
-                } else {
-                        mount_in_guest(self);
-                }
+                mount_in_guest(self);
+                break;
+        case A(RELEASE_DEAD_MOUNT):
+                if (!release_dead_mount(self))
+                        after->nothing_to_release = TRUE;
                 break;
         case A(SET_GUEST_PATH):
-                set_guest(self, what->place != NULL ? what->place : self->guest_place, "mounted");
+                set_guest(self, what->place != NULL ? what->place : self->guest_place, SLUICE_WIRE_GUEST_MOUNTED);
                 break;
         case A(REPORT_MOUNT_FAILED):
-                set_guest(self, NULL, "failed");
+                set_guest(self, NULL, SLUICE_WIRE_GUEST_FAILED);
                 message = g_strdup_printf(_("Could not mount “%s” in %s: %s"), tag, vm, why);
                 sluice_shared_folder_set_error(self, message);
                 break;
@@ -637,11 +646,11 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 report_detached(self, what);
                 break;
         case A(STOP_WORKER):
-                sluice_shared_folder_ensure_worker(self);
+                self->driver->ensure_worker(self);
                 sluice_worker_stop_async(self->worker, on_worker_stopped, g_object_ref(self));
                 break;
         case A(RELEASE_START_WAITERS):
-                *released = g_list_concat(*released, g_steal_pointer(&self->start_waiters));
+                after->released = g_list_concat(after->released, g_steal_pointer(&self->start_waiters));
                 break;
         case A(FAIL_START_WAITERS):
                 complete_waiters(&self->start_waiters, error, NULL);
@@ -675,6 +684,16 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                                           tag, vm, why, self->guest_place != NULL ? self->guest_place : tag);
                 sluice_shared_folder_set_error(self, message);
                 break;
+        case A(WRITE_BOOT_LINE):
+                sluice_shared_folder_write_boot_line(self);
+                break;
+        case A(FORGET_BOOT_LINE):
+                sluice_shared_folder_forget_boot_line(self, what->event == SLUICE_SHARE_EVENT_REMOVED);
+                break;
+        case A(REVOKE_ACCESS):
+                if (self->vms != NULL)
+                        sluice_vm_manager_revoke_access(self->vms, vm, tag);
+                break;
         default:
                 g_warn_if_reached();
         }
@@ -702,7 +721,7 @@ static void answer_caller(SluiceSharedFolder *self, const Happening *what, Sluic
                 add_waiter(&self->stop_waiters, what, FALSE);
                 return;
         case SLUICE_SHARE_CALLER_STOP_ORPHANS:
-                sluice_shared_folder_ensure_worker(self);
+                self->driver->ensure_worker(self);
                 sluice_worker_stop_async(self->worker, on_orphans_stopped, what->caller);
                 return;
         default:
@@ -724,25 +743,28 @@ void sluice_shared_folder_execute(SluiceSharedFolder *self, const SluiceShareLif
                                   const Happening *what)
 {
         g_autoptr(GError) error = result_error(self, what, r->error);
-        GList *released = NULL;
+        After after = { 0 };
 
         for (guint bit = 0; bit < SLUICE_SHARE_N_ACTIONS; bit++) {
                 SluiceShareActions action = G_GUINT64_CONSTANT(1) << bit;
 
                 if (r->actions & action)
-                        execute(self, action, what, error, &released);
+                        execute(self, action, what, error, &after);
         }
         if (what->caller != NULL)
                 answer_caller(self, what, r->caller, error);
+        /* once this step is done: the guest's answer, had there been anything to ask */
+        if (after.nothing_to_release)
+                self->driver->step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_GUEST_RELEASED });
         /* the worker runs: each call that waited for it is asked again */
-        for (GList *l = released; l != NULL; l = l->next) {
+        for (GList *l = after.released; l != NULL; l = l->next) {
                 Waiter *w = l->data;
 
-                sluice_shared_folder_step(self, &(Happening){
+                self->driver->step(self, &(Happening){
                         .event = w->call,
                         .caller = g_steal_pointer(&w->task),
                 });
                 waiter_free(w);
         }
-        g_list_free(released);
+        g_list_free(after.released);
 }
