@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-execute.c — carrying out what the share's state machine asks
- * (share-actions.h): the worker, the VM, the properties, the events and
- * the calls that wait; and turning what those report back into events. */
+ * (share-actions.h): the worker, the VM, the guest, the properties, the
+ * events and the calls that wait; and turning what those report back into
+ * events, fed to the machine through the driver (self->driver).  It asks
+ * the machine nothing: what to do in which state is the tables'. */
 #include "config.h"
 
 #include <string.h>

@@ -16,7 +16,11 @@
  *                                        when none is in the VM)
  *
  *   Also: FAILED --START, ATTACH--> CHECKING (Error cleared, checked again);
- *   STARTING --WORKER_CRASHED--> STARTING (a crash before it was ready).
+ *   STARTING --WORKER_CRASHED--> STARTING (a crash before it was ready);
+ *   MOUNT_AT_BOOT_OFF in any state, and REMOVED in STOPPED (RemoveShare
+ *   stops first): FORGET_BOOT_LINE, the guest's fstab line goes whatever
+ *   the device does (MOUNT_AT_BOOT_ON goes to the attachment: it writes
+ *   the line where the share is mounted).
  *
  *   CHECKING   the folder is checked (in a thread) before the worker starts
  *   STARTING   the worker is launched, or restarts after a crash (worker.c

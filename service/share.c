@@ -2,7 +2,8 @@
 /* share.c — one shared folder: drives its state machine (share-lifecycle.h).
  * What happens (calls, the worker's signals, the VM's events) becomes an
  * event for the machine; what the machine answers is carried out by
- * share-execute.c.  Nothing here decides what a share does next. */
+ * share-execute.c, which hears back through the SluiceShareDriver this
+ * file hands it.  Nothing here decides what a share does next. */
 #include "config.h"
 
 #include <glib/gi18n.h>
