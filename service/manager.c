@@ -270,33 +270,33 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
                                     key);
                         return FALSE;
                 }
-                if (!g_variant_is_of_type(value, G_VARIANT_TYPE(known[i].type))) {
+                if (!g_variant_is_of_type(owned, G_VARIANT_TYPE(known[i].type))) {
                         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
                                     _("The option “%s” must be of type “%s”, not “%s”"),
-                                    key, known[i].type, g_variant_get_type_string(value));
+                                    key, known[i].type, g_variant_get_type_string(owned));
                         return FALSE;
                 }
                 if (strcmp(key, "tag") == 0) {
                         g_free(out->tag);
-                        out->tag = g_variant_dup_string(value, NULL);
+                        out->tag = g_variant_dup_string(owned, NULL);
                 } else if (strcmp(key, "read-only") == 0) {
-                        out->readonly = g_variant_get_boolean(value);
+                        out->readonly = g_variant_get_boolean(owned);
                 } else if (strcmp(key, "autostart") == 0) {
-                        out->autostart = g_variant_get_boolean(value);
+                        out->autostart = g_variant_get_boolean(owned);
                 } else if (strcmp(key, "attach") == 0) {
-                        out->attach = g_variant_get_boolean(value);
+                        out->attach = g_variant_get_boolean(owned);
                 } else if (strcmp(key, "cache") == 0) {
                         g_free(out->cache);
-                        out->cache = g_variant_dup_string(value, NULL);
+                        out->cache = g_variant_dup_string(owned, NULL);
                 } else if (strcmp(key, "auto-mount") == 0) {
-                        out->auto_mount = g_variant_get_boolean(value);
+                        out->auto_mount = g_variant_get_boolean(owned);
                 } else if (strcmp(key, "mount-point") == 0) {
                         g_free(out->mount_point);
-                        out->mount_point = g_variant_dup_string(value, NULL);
+                        out->mount_point = g_variant_dup_string(owned, NULL);
                 } else if (strcmp(key, "mount-at-boot") == 0) {
-                        out->mount_at_boot = g_variant_get_boolean(value);
+                        out->mount_at_boot = g_variant_get_boolean(owned);
                 } else {
-                        out->queues = g_variant_get_uint32(value);
+                        out->queues = g_variant_get_uint32(owned);
                 }
         }
         return sluice_config_check_cache(out->cache, error) &&
