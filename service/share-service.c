@@ -142,24 +142,34 @@ static gboolean share_service_handle_start(SluiceShare *iface, GDBusMethodInvoca
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-/* Stop and Detach, with options or without: the share's call, by which. */
+/* Stop and Detach, with options or without: one way in (share_service_end)
+ * and one answer (answer_end); only the share's call differs. */
 typedef enum { END_STOP, END_DETACH } End;
 
-static void on_end_done(GObject *source, GAsyncResult *result, gpointer user_data)
+static void answer_end(GDBusMethodInvocation *invocation, gboolean done, GError *error)
 {
-        g_autoptr(GDBusMethodInvocation) invocation = user_data;
-        SluiceSharedFolder *folder = SLUICE_SHARED_FOLDER(source);
-        GError *error = NULL;
-        gboolean done = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(invocation), "sluice-end")) == END_STOP
-                ? sluice_shared_folder_stop_finish(folder, result, &error)
-                : sluice_shared_folder_detach_finish(folder, result, &error);
-
         /* only a guest that uses the share refuses (Busy): it runs on, mounted */
         if (!done)
-                g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
+                g_dbus_method_invocation_take_error(invocation, error);
         else
                 /* the four calls answer nothing */
-                g_dbus_method_invocation_return_value(g_steal_pointer(&invocation), NULL);
+                g_dbus_method_invocation_return_value(invocation, NULL);
+}
+
+static void on_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        GError *error = NULL;
+        gboolean done = sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result, &error);
+
+        answer_end(user_data, done, error);
+}
+
+static void on_detached(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        GError *error = NULL;
+        gboolean done = sluice_shared_folder_detach_finish(SLUICE_SHARED_FOLDER(source), result, &error);
+
+        answer_end(user_data, done, error);
 }
 
 /* OPTIONS: NULL for Stop and Detach (no force). */
@@ -175,11 +185,11 @@ static gboolean share_service_end(SluiceShareService *self, GDBusMethodInvocatio
         }
         if (refuse_when_removed(self, invocation))
                 return G_DBUS_METHOD_INVOCATION_HANDLED;
-        g_object_set_data(G_OBJECT(invocation), "sluice-end", GINT_TO_POINTER(end));
+        /* the reference taken here is the one answer_end's reply gives up */
         if (end == END_STOP)
-                sluice_shared_folder_stop_async(self->folder, opts.force, on_end_done, g_object_ref(invocation));
+                sluice_shared_folder_stop_async(self->folder, opts.force, on_stopped, g_object_ref(invocation));
         else
-                sluice_shared_folder_detach_async(self->folder, opts.force, on_end_done, g_object_ref(invocation));
+                sluice_shared_folder_detach_async(self->folder, opts.force, on_detached, g_object_ref(invocation));
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
