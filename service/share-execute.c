@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-execute.c — carrying out what the share's state machine asks
- * (share-actions.h): the worker, the VM, the guest, the properties, the
- * events and the calls that wait; and turning what those report back into
- * events, fed to the machine through the driver (self->driver).  It asks
- * the machine nothing: what to do in which state is the tables'. */
+ * (share-actions.h): the worker, the VM, the properties, the events and
+ * the calls that wait (the guest's actions: share-guest.c; its boot line:
+ * share-boot-line.c); and turning what those report back into events, fed
+ * to the machine through the driver (self->driver).  It asks the machine
+ * nothing: what to do in which state is the tables'. */
 #include "config.h"
 
-#include <string.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
@@ -142,234 +142,12 @@ static void on_unplugged(GObject *source, GAsyncResult *result, gpointer user_da
         self->driver->step(self, &what);
 }
 
-static void on_let_go_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autofree char *tag = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_guest_release_finish(SLUICE_VM_MANAGER(source), result, &error))
-                g_message("%s: letting the unplugged mount go in the guest: %s", tag, error->message);
-}
-
 static void on_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GError) error = NULL;
 
         if (!sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error))
                 g_message("Unplugging a share nothing uses: %s", error->message);
-}
-
-/* ---- the guest ---- */
-
-/* The longest place a guest may name (Linux' PATH_MAX). */
-#define GUEST_PLACE_MAX 4096
-
-/* What the guest says is untrusted: a place is shown in properties and
- * notifications, and handed back to the guest, never used on the host.  It
- * must be an absolute path or a drive ("Z:"), valid UTF-8 without control
- * characters, and bounded. */
-static gboolean guest_place_is_usable(const char *place)
-{
-        if (place == NULL || strlen(place) > GUEST_PLACE_MAX || !g_utf8_validate(place, -1, NULL))
-                return FALSE;
-        for (const char *p = place; *p != '\0'; p = g_utf8_next_char(p))
-                if (g_unichar_iscntrl(g_utf8_get_char(p)))
-                        return FALSE;
-        return place[0] == '/' || (g_ascii_isalpha(place[0]) && place[1] == ':');
-}
-
-static void on_guest_mounted(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-        g_autofree char *place = sluice_vm_manager_guest_mount_finish(SLUICE_VM_MANAGER(source), result,
-                                                                       &error);
-        Happening what = { .event = SLUICE_SHARE_EVENT_GUEST_MOUNTED, .place = place };
-
-        if (place != NULL && !guest_place_is_usable(place)) {
-                g_set_error(&error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            _("the guest named a place that is not a path or a drive"));
-                g_clear_pointer(&place, g_free);
-        }
-        if (place == NULL)
-                what = (Happening){ .event = SLUICE_SHARE_EVENT_GUEST_MOUNT_FAILED, .error = error };
-        self->driver->step(self, &what);
-}
-
-/* The unmount's answer, or its deadline: whichever comes first is the
- * machine's event; the other comes to a machine that has gone on (forced
- * out, or the deadline passed), which it changes nothing. */
-static void unmount_answered(SluiceSharedFolder *self, const Happening *what)
-{
-        g_clear_handle_id(&self->unmount_deadline, g_source_remove);
-        self->driver->step(self, what);
-}
-
-static gboolean on_unmount_deadline(gpointer user_data)
-{
-        SluiceSharedFolder *self = user_data;
-        g_autoptr(GError) error = g_error_new(SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                                              _("the guest did not answer within %d s"),
-                                              SLUICE_SHARE_UNMOUNT_DEADLINE_S);
-
-        self->unmount_deadline = 0;
-        g_message("%s: the guest's unmount passed its deadline", self->config->tag);
-        unmount_answered(self, &(Happening){ .event = SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED, .error = error });
-        return G_SOURCE_REMOVE;
-}
-
-static void on_guest_unmounted(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-        g_autoptr(GError) offered = NULL;
-        Happening what = { .event = SLUICE_SHARE_EVENT_GUEST_UNMOUNTED };
-
-        if (!sluice_vm_manager_guest_unmount_finish(SLUICE_VM_MANAGER(source), result, &error)) {
-                gboolean busy = g_error_matches(error, SLUICE_ERROR, SLUICE_ERROR_BUSY);
-
-                g_message("%s: %s the guest: %s", self->config->tag,
-                          busy ? "in use in" : "could not unmount it in", error->message);
-                /* the user who reads "busy" learns the way out */
-                if (busy)
-                        offered = g_error_new(SLUICE_ERROR, SLUICE_ERROR_BUSY,
-                                              /* TRANSLATORS: the guest's sentence, then the share's tag */
-                                              _("%s. To take it from the guest anyway, use force (“Stop Anyway”, or "
-                                                "“sluicectl stop --force %s”)"),
-                                              error->message, self->config->tag);
-                what = (Happening){
-                        .event = busy ? SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY : SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED,
-                        .error = busy ? offered : error,
-                };
-        }
-        unmount_answered(self, &what);
-}
-
-/* A guest step that nothing waits for, and the unplug with it: both in
- * the VM of the moment it was asked (the share may move to another).  A
- * live worker's mount is unmounted, then the device unplugged; a dead
- * worker's device is unplugged first, then its mount let go (see
- * share-attachment.h: touching it before would hang in the guest). */
-typedef struct {
-        SluiceVmManager *vms;
-        char *vm;
-        char *tag;
-        char *place;
-} QuietLeave;
-
-static void quiet_leave_free(QuietLeave *q)
-{
-        g_object_unref(q->vms);
-        g_free(q->vm);
-        g_free(q->tag);
-        g_free(q->place);
-        g_free(q);
-}
-
-static void on_unmounted_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        QuietLeave *q = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_guest_unmount_finish(q->vms, result, &error))
-                g_message("%s: leaving the guest of %s: %s; unplugging anyway", q->tag, q->vm, error->message);
-        sluice_vm_manager_detach_async(q->vms, q->vm, q->tag, NULL, on_unplugged_quietly, NULL);
-        quiet_leave_free(q);
-}
-
-static void on_released_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        QuietLeave *q = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_guest_release_finish(q->vms, result, &error))
-                g_message("%s: letting the dead mount go in the guest of %s: %s", q->tag, q->vm, error->message);
-        quiet_leave_free(q);
-}
-
-static void on_dead_device_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        QuietLeave *q = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_detach_finish(q->vms, result, &error)) {
-                /* still in the guest: touching the mount now would hang there */
-                g_message("Unplugging a share nothing uses: %s", error->message);
-                quiet_leave_free(q);
-                return;
-        }
-        sluice_vm_manager_guest_release_async(q->vms, q->vm, q->tag, q->place, on_released_quietly, q);
-}
-
-/* RELEASE: the worker is dead; else it serves and the guest unmounts. */
-static void leave_guest_quietly(SluiceSharedFolder *self, gboolean release)
-{
-        QuietLeave *q;
-
-        if (self->vms == NULL)
-                return;
-        q = g_new0(QuietLeave, 1);
-        q->vms = g_object_ref(self->vms);
-        q->vm = g_strdup(self->config->vm);
-        q->tag = g_strdup(self->config->tag);
-        q->place = g_strdup(self->guest_place != NULL ? self->guest_place : self->config->mount_point);
-        if (release)
-                sluice_vm_manager_detach_async(self->vms, q->vm, q->tag, NULL, on_dead_device_unplugged_quietly, q);
-        else
-                sluice_vm_manager_guest_unmount_async(self->vms, q->vm, q->tag, q->place, on_unmounted_quietly, q);
-}
-
-static void set_guest(SluiceSharedFolder *self, const char *place, SluiceWireGuestState state)
-{
-        if (place != self->guest_place) {
-                g_free(self->guest_place);
-                self->guest_place = g_strdup(place);
-        }
-        sluice_share_set_guest_path(self->iface, self->guest_place != NULL ? self->guest_place : "");
-        sluice_share_set_guest_state(self->iface, sluice_wire_guest_state_name(state));
-}
-
-static void mount_in_guest(SluiceSharedFolder *self)
-{
-        /* after a crash, at the same place as before */
-        SluiceGuestMountSpec spec = {
-                .tag = self->config->tag,
-                .mount_point = self->guest_place != NULL ? self->guest_place : self->config->mount_point,
-                .at_boot = self->config->mount_at_boot,
-        };
-
-        set_guest(self, self->guest_place, SLUICE_WIRE_GUEST_MOUNTING);
-        sluice_vm_manager_guest_mount_async(self->vms, self->config->vm, &spec, on_guest_mounted,
-                                            g_object_ref(self));
-}
-
-/* A failure is only logged: the mount that follows says whether the
- * place is usable. */
-static void on_dead_mount_released(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_guest_release_finish(SLUICE_VM_MANAGER(source), result, &error))
-                g_message("%s: letting the dead mount go in the guest failed: %s", self->config->tag,
-                          error->message);
-        else
-                g_debug("%s: the dead mount is gone from the guest", self->config->tag);
-        self->driver->step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_GUEST_RELEASED });
-}
-
-/* The crashed worker's device is out: the dead mount it left answers
- * ENOTCONN now and is detached before the new device is mounted there (a
- * guest would take the dead mount for the share already mounted).  FALSE:
- * nothing was mounted, there is nothing to let go. */
-static gboolean release_dead_mount(SluiceSharedFolder *self)
-{
-        if (self->guest_place == NULL)
-                return FALSE;
-        set_guest(self, self->guest_place, SLUICE_WIRE_GUEST_MOUNTING);
-        sluice_vm_manager_guest_release_async(self->vms, self->config->vm, self->config->tag, self->guest_place,
-                                              on_dead_mount_released, g_object_ref(self));
-        return TRUE;
 }
 
 static void on_orphans_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -543,20 +321,16 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                         unplug(self, on_unplugged_quietly, NULL);
                 break;
         case A(UNMOUNT_QUIETLY):
-                leave_guest_quietly(self, FALSE);
+                sluice_shared_folder_leave_guest_quietly(self, FALSE);
                 break;
         case A(RELEASE_QUIETLY):
-                leave_guest_quietly(self, TRUE);
+                sluice_shared_folder_leave_guest_quietly(self, TRUE);
                 break;
         case A(LET_GO_QUIETLY):
-                /* the device is out: the mount answers ENOTCONN and goes at once */
-                if (self->vms != NULL)
-                        sluice_vm_manager_guest_release_async(self->vms, vm, tag,
-                                                              self->guest_place != NULL ? self->guest_place : "",
-                                                              on_let_go_quietly, g_strdup(tag));
+                sluice_shared_folder_let_go_quietly(self);
                 break;
         case A(CLEAR_GUEST):
-                set_guest(self, NULL, SLUICE_WIRE_GUEST_IDLE);
+                sluice_shared_folder_set_guest(self, NULL, SLUICE_WIRE_GUEST_IDLE);
                 break;
         case A(UNPLUG_OLD_DEVICE):
                 if (self->machine.attachment.recovery_tries > 1)
@@ -586,31 +360,23 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                                                                      : _("the user chose to stop it anyway"));
                 break;
         case A(UNMOUNT_IN_GUEST):
-                /* a mount that ended while the Detach waited names the place */
-                set_guest(self, what->place != NULL ? what->place : self->guest_place, SLUICE_WIRE_GUEST_UNMOUNTING);
-                /* the guest's answer is waited for this long, however it is kept */
-                g_clear_handle_id(&self->unmount_deadline, g_source_remove);
-                self->unmount_deadline = g_timeout_add_seconds(SLUICE_SHARE_UNMOUNT_DEADLINE_S,
-                                                               on_unmount_deadline, self);
-                sluice_vm_manager_guest_unmount_async(self->vms, vm, tag,
-                                                      self->guest_place != NULL ? self->guest_place : "",
-                                                      on_guest_unmounted, g_object_ref(self));
+                sluice_shared_folder_unmount_in_guest(self, what->place);
                 break;
         case A(SET_HINT):
                 sluice_share_set_guest_hint(self->iface, what->hint);
                 break;
         case A(MOUNT_IN_GUEST):
-                mount_in_guest(self);
+                sluice_shared_folder_mount_in_guest(self);
                 break;
         case A(RELEASE_DEAD_MOUNT):
-                if (!release_dead_mount(self))
+                if (!sluice_shared_folder_release_dead_mount(self))
                         after->nothing_to_release = TRUE;
                 break;
         case A(SET_GUEST_PATH):
-                set_guest(self, what->place != NULL ? what->place : self->guest_place, SLUICE_WIRE_GUEST_MOUNTED);
+                sluice_shared_folder_set_guest(self, what->place != NULL ? what->place : self->guest_place, SLUICE_WIRE_GUEST_MOUNTED);
                 break;
         case A(REPORT_MOUNT_FAILED):
-                set_guest(self, NULL, SLUICE_WIRE_GUEST_FAILED);
+                sluice_shared_folder_set_guest(self, NULL, SLUICE_WIRE_GUEST_FAILED);
                 message = g_strdup_printf(_("Could not mount “%s” in %s: %s"), tag, vm, why);
                 sluice_shared_folder_set_error(self, message);
                 break;

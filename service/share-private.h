@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-private.h — what the files of one share have in common: share.c
- * (the driver: callbacks in, the machine's step), share-execute.c and
- * share-boot-line.c (the machine's actions out), share-notice.c (Error and
+ * (the driver: callbacks in, the machine's step), share-execute.c,
+ * share-guest.c and share-boot-line.c (the machine's actions out), share-notice.c (Error and
  * Event) and share-settings.c.  Not for any other file.
  *
  * The calls run one way: the driver calls the actions and the notices; the
@@ -83,6 +83,24 @@ void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what);
 /* share-execute.c: carries out R, the machine's answer to WHAT. */
 void sluice_shared_folder_execute(SluiceSharedFolder *self, const SluiceShareLifecycleResult *r,
                                   const Happening *what);
+
+/* share-guest.c: the guest actions.  set_guest: GuestPath (PLACE, kept
+ * as the place to mount again after a crash; NULL: forgotten) and
+ * GuestState.  mount_in_guest: at the remembered place, else the
+ * setting's; GUEST_MOUNTED or GUEST_MOUNT_FAILED follows.
+ * unmount_in_guest: PLACE (NULL: the remembered one); GUEST_UNMOUNTED,
+ * _BUSY or _FAILED follows, within SLUICE_SHARE_UNMOUNT_DEADLINE_S.
+ * release_dead_mount: GUEST_RELEASED follows; FALSE when nothing was
+ * mounted (nothing asked, nothing follows).  leave_guest_quietly: unmount
+ * then unplug (RELEASE: the worker is dead, unplug then let go);
+ * let_go_quietly: the device is out, its mount goes; nothing follows
+ * either. */
+void sluice_shared_folder_set_guest(SluiceSharedFolder *self, const char *place, SluiceWireGuestState state);
+void sluice_shared_folder_mount_in_guest(SluiceSharedFolder *self);
+void sluice_shared_folder_unmount_in_guest(SluiceSharedFolder *self, const char *place);
+gboolean sluice_shared_folder_release_dead_mount(SluiceSharedFolder *self);
+void sluice_shared_folder_leave_guest_quietly(SluiceSharedFolder *self, gboolean release);
+void sluice_shared_folder_let_go_quietly(SluiceSharedFolder *self);
 
 /* share-boot-line.c: the guest's line that mounts the share at boot
  * (WRITE_BOOT_LINE, FORGET_BOOT_LINE).  Nothing waits for either; a
