@@ -8,10 +8,10 @@
 
 #include "config-store.h"
 #include "errors.h"
-#include "guest-linux.h"
 #include "manager.h"
 #include "share-end-options.h"
 #include "share-path.h"
+#include "share-service.h"
 #include "share-tag.h"
 #include "share.h"
 #include "sluice-dbus.h"
@@ -270,33 +270,33 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
                                     key);
                         return FALSE;
                 }
-                if (!g_variant_is_of_type(value, G_VARIANT_TYPE(known[i].type))) {
+                if (!g_variant_is_of_type(owned, G_VARIANT_TYPE(known[i].type))) {
                         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
                                     _("The option “%s” must be of type “%s”, not “%s”"),
-                                    key, known[i].type, g_variant_get_type_string(value));
+                                    key, known[i].type, g_variant_get_type_string(owned));
                         return FALSE;
                 }
                 if (strcmp(key, "tag") == 0) {
                         g_free(out->tag);
-                        out->tag = g_variant_dup_string(value, NULL);
+                        out->tag = g_variant_dup_string(owned, NULL);
                 } else if (strcmp(key, "read-only") == 0) {
-                        out->readonly = g_variant_get_boolean(value);
+                        out->readonly = g_variant_get_boolean(owned);
                 } else if (strcmp(key, "autostart") == 0) {
-                        out->autostart = g_variant_get_boolean(value);
+                        out->autostart = g_variant_get_boolean(owned);
                 } else if (strcmp(key, "attach") == 0) {
-                        out->attach = g_variant_get_boolean(value);
+                        out->attach = g_variant_get_boolean(owned);
                 } else if (strcmp(key, "cache") == 0) {
                         g_free(out->cache);
-                        out->cache = g_variant_dup_string(value, NULL);
+                        out->cache = g_variant_dup_string(owned, NULL);
                 } else if (strcmp(key, "auto-mount") == 0) {
-                        out->auto_mount = g_variant_get_boolean(value);
+                        out->auto_mount = g_variant_get_boolean(owned);
                 } else if (strcmp(key, "mount-point") == 0) {
                         g_free(out->mount_point);
-                        out->mount_point = g_variant_dup_string(value, NULL);
+                        out->mount_point = g_variant_dup_string(owned, NULL);
                 } else if (strcmp(key, "mount-at-boot") == 0) {
-                        out->mount_at_boot = g_variant_get_boolean(value);
+                        out->mount_at_boot = g_variant_get_boolean(owned);
                 } else {
-                        out->queues = g_variant_get_uint32(value);
+                        out->queues = g_variant_get_uint32(owned);
                 }
         }
         return sluice_config_check_cache(out->cache, error) &&
@@ -311,8 +311,8 @@ static gboolean on_handle_set_vm(SluiceShare *iface, GDBusMethodInvocation *invo
 
 static SluiceSharedFolder *add_share(SluiceServiceManager *self, const SluiceShareConfig *config)
 {
-        SluiceSharedFolder *share = sluice_shared_folder_new(config, self->vms, self->socket_dir,
-                                                             self->stats_interval_ms);
+        SluiceSharedFolder *share = sluice_share_service_new_folder(config, self->vms, self->socket_dir,
+                                                                    self->stats_interval_ms);
 
         g_hash_table_insert(self->shares, g_strdup(sluice_shared_folder_get_object_path(share)),
                             share);
@@ -467,57 +467,13 @@ static gboolean on_handle_add_share(SluiceManager *iface, GDBusMethodInvocation 
 
 typedef struct {
         SluiceServiceManager *self;
-        GDBusMethodInvocation *invocation;  /* NULL once answered */
-        char *vm;       /* the removed share's, for its /etc/fstab line */
-        char *tag;
+        GDBusMethodInvocation *invocation;
 } RemoveData;
 
 static void remove_data_free(RemoveData *data)
 {
-        /* RemoveShare and RemoveShareWithOptions both answer nothing */
-        if (data->invocation != NULL)
-                sluice_manager_complete_remove_share(NULL, data->invocation);
         g_object_unref(data->self);
-        g_free(data->vm);
-        g_free(data->tag);
         g_free(data);
-}
-
-static void on_remove_forgotten(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        RemoveData *data = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (sluice_vm_manager_guest_forget_finish(SLUICE_VM_MANAGER(source), result, &error))
-                g_message("%s: removed its line from the /etc/fstab of VM %s", data->tag, data->vm);
-        else
-                g_warning(_("Could not remove the line of the removed share “%s” from the /etc/fstab of VM “%s” (%s): remove the line “%s: %s” and the line after it there by hand"),
-                          data->tag, data->vm, error->message, SLUICE_GUEST_FSTAB_MARK, data->tag);
-        remove_data_free(data);
-}
-
-/* A share removed with MountAtBoot on leaves a line in its guest's
- * /etc/fstab that would mount a tag no device has at every boot (nofail:
- * harmless, but Sluice's to clean up): removed where the guest answers,
- * after RemoveShare answered (the share is gone by then; a guest that is
- * slow to answer must not hold the caller); a guest out of reach keeps it
- * (logged). */
-static void forget_guest_line(RemoveData *data, const SluiceShareConfig *config)
-{
-        if (!config->mount_at_boot || *config->vm == '\0' || data->self->vms == NULL) {
-                remove_data_free(data);
-                return;
-        }
-        data->vm = g_strdup(config->vm);
-        data->tag = g_strdup(config->tag);
-        if (!sluice_vm_manager_guest_ready(data->self->vms, data->vm)) {
-                g_warning(_("The guest of VM “%s” cannot be reached now: its /etc/fstab keeps the line of the removed share “%s” (harmless: nofail); remove the line “%s: %s” and the line after it there by hand"),
-                          data->vm, data->tag, SLUICE_GUEST_FSTAB_MARK, data->tag);
-                remove_data_free(data);
-                return;
-        }
-        sluice_vm_manager_guest_forget_async(data->self->vms, data->vm, data->tag,
-                                             on_remove_forgotten, data);
 }
 
 static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -529,8 +485,7 @@ static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer us
         if (!sluice_shared_folder_stop_finish(share, result, &error)) {
                 /* the guest uses it (Busy): the share stays as it was */
                 g_dbus_method_invocation_return_gerror(data->invocation, error);
-                g_object_unref(data->self);
-                g_free(data);
+                remove_data_free(data);
                 return;
         }
         g_message("Removed share %s", sluice_shared_folder_get_config(share)->tag);
@@ -540,10 +495,12 @@ static void on_remove_stopped(GObject *source, GAsyncResult *result, gpointer us
         if (!save_config(data->self, &error))
                 g_warning("%s", error->message);
         /* the share is out of its VM and forgotten: the caller waits no longer
-         * (a guest's fstab edit has a deadline of its own) */
+         * (what the share still does in its guest has a deadline of its own);
+         * RemoveShare and RemoveShareWithOptions both answer nothing */
         sluice_manager_complete_remove_share(NULL, g_steal_pointer(&data->invocation));
-        /* the task still holds the share: its config is there until we return */
-        forget_guest_line(data, sluice_shared_folder_get_config(share));
+        /* the task still holds the share; what it still does holds it too */
+        sluice_shared_folder_removed(share);
+        remove_data_free(data);
 }
 
 static void remove_share(SluiceServiceManager *self, GDBusMethodInvocation *invocation, const char *path,

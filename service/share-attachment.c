@@ -17,6 +17,11 @@ typedef struct {
 
 /* A device of ours leaves the VM without a Detach: nothing of it stays shown. */
 #define GONE (A(CLEAR_HINT) | A(CLEAR_GUEST) | A(REPORT_DETACHED))
+/* ... taken out by someone else: nothing gave QEMU's access back (Sluice's
+ * own unplugs do, and report UNPLUG_DONE instead) */
+#define REMOVED (GONE | A(REVOKE_ACCESS))
+/* Out of the VM without the guest's unmount: Event "detached" says why. */
+#define UNPLUG_UNMOUNTED (A(UNPLUG) | A(NOTE_UNMOUNT_SKIPPED))
 
 /* An event a state does not list changes nothing (and a caller of PLUG or
  * UNPLUG there is answered by the row: every state lists those). */
@@ -54,7 +59,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 /* nothing of ours is mounted in the guest: the same */
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING), DO(A(UNPLUG)), CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(REMOVED) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE) },
                 /* the old VM loses the device; nothing waits for it */
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
@@ -80,7 +85,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGED), DO(A(UNPLUG_QUIETLY) | A(CLEAR_GUEST)),
                         CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST) | A(REVOKE_ACCESS)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_READY] = { GO(RECOVERING), DO(A(UNPLUG_OLD_DEVICE)) },
@@ -110,7 +115,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                         CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 /* the guest let the old device go at last */
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(REPLUGGING), DO(A(CLEAR_ERROR) | A(PLUG)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(REPLUGGING), DO(A(CLEAR_ERROR) | A(REVOKE_ACCESS) | A(PLUG)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE) },
@@ -142,14 +147,14 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 /* the mount under way ends first (UNMOUNTING) */
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNMOUNTING), CALLER(WAIT_UNPLUG) },
                 /* forced: out at once, whatever the guest does with its mount */
-                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(A(UNPLUG)),
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(UNPLUG_UNMOUNTED),
                         CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = { GO(MOUNTED),
                         DO(A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNT_FAILED] = { GO(PLUGGED),
                         DO(A(REPORT_MOUNT_FAILED) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS)) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(REMOVED | A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE | A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
                         DO(A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS)) },
@@ -160,21 +165,23 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
         [SLUICE_SHARE_ATTACHMENT_MOUNTED] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNMOUNTING), DO(A(UNMOUNT_IN_GUEST)), CALLER(WAIT_UNPLUG) },
-                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(A(UNPLUG)),
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(UNPLUG_UNMOUNTED),
                         CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(REMOVED) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE) },
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
                         DO(A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_LOST] = { GO(STALE_MOUNTED) },
                 [SLUICE_SHARE_ATTACHMENT_WORKER_GONE] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
+                /* switched on while mounted: the guest learns it now, not at the next mount */
+                [SLUICE_SHARE_ATTACHMENT_MOUNT_AT_BOOT_ON] = { DO(A(WRITE_BOOT_LINE)) },
         },
         [SLUICE_SHARE_ATTACHMENT_UNMOUNTING] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(HINT) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { CALLER(WAIT_UNPLUG) },
                 /* force while the guest is asked: its answer is not waited for */
-                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(A(UNPLUG)),
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(UNPLUG_UNMOUNTED),
                         CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNTED] = { GO(UNPLUGGING), DO(A(CLEAR_GUEST) | A(UNPLUG)) },
@@ -184,14 +191,18 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 /* no agent (any more), silence, garbage, the deadline: not "busy";
                  * unplugged all the same, and Error says why */
                 [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED] = { GO(UNPLUGGING_MOUNTED),
-                        DO(A(UNPLUG) | A(REPORT_UNMOUNT_FAILED)) },
+                        DO(UNPLUG_UNMOUNTED | A(REPORT_UNMOUNT_FAILED)) },
                 /* a Detach came while mounting: now that the mount ended, on */
                 [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = {
                         DO(A(UNMOUNT_IN_GUEST) | A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNT_FAILED] = { GO(UNPLUGGING),
                         DO(A(CLEAR_GUEST) | A(UNPLUG) | A(COMPLETE_ATTACH_WAITERS)) },
+                /* a Detach came while a crash's dead mount was let go: nothing
+                 * of ours is mounted now, so out it goes */
+                [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED] = { GO(UNPLUGGING),
+                        DO(A(CLEAR_GUEST) | A(UNPLUG) | A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED),
-                        DO(GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
+                        DO(REMOVED | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED),
                         DO(GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
@@ -201,16 +212,18 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
         [SLUICE_SHARE_ATTACHMENT_REMOUNTING] = {
                 [SLUICE_SHARE_ATTACHMENT_PLUG] = { CALLER(WAIT_PLUG) },
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG] = { GO(UNMOUNTING), CALLER(WAIT_UNPLUG) },
-                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(A(UNPLUG)),
+                [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGING_MOUNTED), DO(UNPLUG_UNMOUNTED),
                         CALLER(WAIT_UNPLUG) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(JOIN_PLUG) },
+                /* the dead mount is gone (or letting it go failed: the mount says) */
+                [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED] = { DO(A(MOUNT_IN_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED] = { GO(MOUNTED),
                         DO(A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
                            A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_GUEST_MOUNT_FAILED] = { GO(PLUGGED),
                         DO(A(REPORT_MOUNT_FAILED) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
                            A(COMPLETE_ATTACH_WAITERS)) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(GONE | A(COMPLETE_ATTACH_WAITERS)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(REMOVED | A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(GONE | A(COMPLETE_ATTACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
                         DO(A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS)) },
@@ -224,7 +237,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_FORCED] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)),
                         CALLER(DONE) },
                 [SLUICE_SHARE_ATTACHMENT_SETTLE] = { CALLER(DONE) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
+                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST) | A(REVOKE_ACCESS)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED), DO(A(CLEAR_GUEST)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED), DO(A(RELEASE_QUIETLY) | A(CLEAR_GUEST)) },
                 /* the dead mount is let go once the old device is out (a guest
@@ -246,8 +259,7 @@ static const Row table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_ATTACHMENT
                 /* still in the VM, still mounted there */
                 [SLUICE_SHARE_ATTACHMENT_UNPLUG_FAILED] = { GO(MOUNTED),
                         DO(A(COMPLETE_ATTACH_WAITERS) | A(FAIL_DETACH_WAITERS)) },
-                [SLUICE_SHARE_ATTACHMENT_DEVICE_REMOVED] = { GO(UNPLUGGED),
-                        DO(GONE | A(LET_GO_QUIETLY) | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
+                /* DEVICE_REMOVED: the unplug under way reports it too, and decides */
                 [SLUICE_SHARE_ATTACHMENT_VM_STOPPED] = { GO(UNPLUGGED),
                         DO(GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS)) },
                 [SLUICE_SHARE_ATTACHMENT_VM_UNASSIGNED] = { GO(UNPLUGGED),
@@ -268,8 +280,9 @@ static const Row managed_table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_AT
                 [SLUICE_SHARE_ATTACHMENT_GUEST_READY] = { GO(MOUNTING), DO(A(MOUNT_IN_GUEST)) },
         },
         [SLUICE_SHARE_ATTACHMENT_REPLUGGING] = {
+                /* the dead mount is let go first (GUEST_RELEASED), then mounted again */
                 [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(REMOUNTING),
-                        DO(A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST)) },
+                        DO(A(CLEAR_ERROR) | A(SET_HINT) | A(RELEASE_DEAD_MOUNT)) },
         },
 };
 
@@ -315,6 +328,8 @@ static const char *const event_names[] = {
         [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNTED] = "guest-unmounted",
         [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_BUSY] = "guest-unmount-busy",
         [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED] = "guest-unmount-failed",
+        [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED] = "guest-released",
+        [SLUICE_SHARE_ATTACHMENT_MOUNT_AT_BOOT_ON] = "mount-at-boot-on",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(state_names) == SLUICE_SHARE_ATTACHMENT_N_STATES);

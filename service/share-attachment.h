@@ -30,6 +30,12 @@
  *   that fails while replugging (REPLUGGING --PLUG_FAILED--> UNPLUGGED) says
  *   so in Error and Event "failed".
  *
+ *   DEVICE_REMOVED is every removal the VM reports, Sluice's own unplugs
+ *   too: where an unplug of ours is under way (UNPLUGGING,
+ *   UNPLUGGING_MOUNTED, RECOVERING) or done (UNPLUGGED) it changes nothing
+ *   (UNPLUG_DONE decides); elsewhere someone else took the device out, and
+ *   QEMU's access to the socket is revoked (REVOKE_ACCESS).
+ *
  * Why RECOVERING: QEMU cannot reconnect a vhost-user-fs device to a new
  * backend, so a restarted worker needs a fresh device: the old one is
  * unplugged first.  A busy or booting guest can miss an unplug request, so
@@ -55,16 +61,24 @@
  *                                                                    | WORKER_READY,
  *                                                                    v WORKER_RESTARTED
  *   REPLUGGING --PLUG_DONE (managed)--> REMOUNTING              RECOVERING ...
- *       ^          (Event "recovered"    (the dead mount let go,  | (the old device
- *       |           once mounted)         mounted again at the    |  is unplugged first)
- *       |                                 same place)             |
+ *       ^          RELEASE_DEAD_MOUNT     |  ^  GUEST_RELEASED:   | (the old device
+ *       |                                 |  |  MOUNT_IN_GUEST    |  is unplugged first)
+ *       |                                 +--+  at the same place |
+ *       |                                 (Event "recovered"      |
+ *       |                                  once mounted)          |
  *       +-------------------------------- UNPLUG_DONE ------------+
+ *
+ *   MountAtBoot switched on while MOUNTED writes the guest's boot line at
+ *   once (MOUNT_AT_BOOT_ON: WRITE_BOOT_LINE); otherwise the next mount
+ *   does.  Switching it off, and removing the share, forget the line
+ *   whatever the device does (the lifecycle's rows: FORGET_BOOT_LINE).
  *
  *   Without GUEST_MANAGED everything is as above the mount states.  A Detach
  *   while the mount is under way (MOUNTING, REMOUNTING) waits in UNMOUNTING
  *   for the mount to end, then unmounts.  VM_STOPPED and DEVICE_REMOVED
  *   lead from every mount state to UNPLUGGED; VM_UNASSIGNED unmounts quietly
- *   in the old VM, then unplugs there.  An unmount the guest refuses because
+ *   in the old VM, then unplugs there.  A Detach while a crash's dead mount
+ *   is let go (REMOUNTING, before GUEST_RELEASED) unplugs once it is gone.  An unmount the guest refuses because
  *   the share is in use (GUEST_UNMOUNT_BUSY) changes nothing but failing the
  *   Detach or Stop; any other failed unmount is logged and the unplug goes on.
  *
@@ -135,6 +149,9 @@ typedef enum {
         SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_BUSY,  /* in use in the guest: nothing changed */
         SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED, /* anything else (no agent, no answer in time,
                                                        * an answer that makes no sense) */
+        SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED,     /* RELEASE_DEAD_MOUNT ended (a failure is only logged) */
+        /* the share's settings */
+        SLUICE_SHARE_ATTACHMENT_MOUNT_AT_BOOT_ON,   /* MountAtBoot switched on */
         SLUICE_SHARE_ATTACHMENT_N_EVENTS,
 } SluiceShareAttachmentEvent;
 

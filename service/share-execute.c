@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-execute.c — carrying out what the share's state machine asks
  * (share-actions.h): the worker, the VM, the properties, the events and
- * the calls that wait; and turning what those report back into events. */
+ * the calls that wait (the guest's actions: share-guest.c; its boot line:
+ * share-boot-line.c); and turning what those report back into events, fed
+ * to the machine through the driver (self->driver).  It asks the machine
+ * nothing: what to do in which state is the tables'. */
 #include "config.h"
 
-#include <string.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
 
 #include "errors.h"
-#include "guest-os.h"
 #include "guest-place.h"
 #include "share-folder-check.h"
 #include "share-private.h"
@@ -61,7 +62,7 @@ static void on_folder_checked(GObject *source, GAsyncResult *result, gpointer us
         } else {
                 (void)close(fd);
         }
-        sluice_shared_folder_step(self, &what);
+        self->driver->step(self, &what);
 }
 
 static void on_worker_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -69,7 +70,7 @@ static void on_worker_stopped(GObject *source, GAsyncResult *result, gpointer us
         g_autoptr(SluiceSharedFolder) self = user_data;
 
         sluice_worker_stop_finish(SLUICE_WORKER(source), result);
-        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_STOPPED });
+        self->driver->step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_STOPPED });
 }
 
 static void on_plugged(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -83,7 +84,7 @@ static void on_plugged(GObject *source, GAsyncResult *result, gpointer user_data
         if (hint == NULL)
                 what.event = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
                         ? SLUICE_SHARE_EVENT_PLUG_CANCELLED : SLUICE_SHARE_EVENT_PLUG_FAILED;
-        sluice_shared_folder_step(self, &what);
+        self->driver->step(self, &what);
 }
 
 static void plug_now(SluiceSharedFolder *self)
@@ -138,16 +139,7 @@ static void on_unplugged(GObject *source, GAsyncResult *result, gpointer user_da
                         error->message);
                 what = (Happening){ .event = SLUICE_SHARE_EVENT_UNPLUG_FAILED, .error = error };
         }
-        sluice_shared_folder_step(self, &what);
-}
-
-static void on_let_go_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autofree char *tag = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_guest_release_finish(SLUICE_VM_MANAGER(source), result, &error))
-                g_message("%s: letting the unplugged mount go in the guest: %s", tag, error->message);
+        self->driver->step(self, &what);
 }
 
 static void on_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -156,204 +148,6 @@ static void on_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer
 
         if (!sluice_vm_manager_detach_finish(SLUICE_VM_MANAGER(source), result, &error))
                 g_message("Unplugging a share nothing uses: %s", error->message);
-}
-
-/* ---- the guest ---- */
-
-/* What the guest says is untrusted: a place is shown in properties and
- * notifications, and handed back to the guest, never used on the host.  It
- * must be one Share.MountPoint would take (guest-os.h), and not empty. */
-static gboolean guest_place_is_usable(const char *place)
-{
-        return place != NULL && *place != '\0' && sluice_guest_os_check_place(place, NULL);
-}
-
-static void on_guest_mounted(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-        g_autofree char *place = sluice_vm_manager_guest_mount_finish(SLUICE_VM_MANAGER(source), result,
-                                                                       &error);
-        Happening what = { .event = SLUICE_SHARE_EVENT_GUEST_MOUNTED, .place = place };
-
-        if (place != NULL && !guest_place_is_usable(place)) {
-                g_set_error(&error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            _("the guest named a place that is not a path or a drive"));
-                g_clear_pointer(&place, g_free);
-        }
-        if (place == NULL)
-                what = (Happening){ .event = SLUICE_SHARE_EVENT_GUEST_MOUNT_FAILED, .error = error };
-        sluice_shared_folder_step(self, &what);
-}
-
-/* The unmount's answer, or its deadline: whichever comes first is the
- * machine's event; the other finds the unmount no longer waited for. */
-static void unmount_answered(SluiceSharedFolder *self, const Happening *what)
-{
-        g_clear_handle_id(&self->unmount_deadline, g_source_remove);
-        if (self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_UNMOUNTING) {
-                /* forced out, or the deadline passed: nobody waits for it */
-                g_debug("%s: the guest's late answer to the unmount is dropped", self->config->tag);
-                return;
-        }
-        sluice_shared_folder_step(self, what);
-}
-
-static gboolean on_unmount_deadline(gpointer user_data)
-{
-        SluiceSharedFolder *self = user_data;
-        g_autoptr(GError) error = g_error_new(SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                                              _("the guest did not answer within %d s"),
-                                              SLUICE_SHARE_UNMOUNT_DEADLINE_S);
-
-        self->unmount_deadline = 0;
-        g_message("%s: the guest's unmount passed its deadline", self->config->tag);
-        unmount_answered(self, &(Happening){ .event = SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED, .error = error });
-        return G_SOURCE_REMOVE;
-}
-
-static void on_guest_unmounted(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-        g_autoptr(GError) offered = NULL;
-        Happening what = { .event = SLUICE_SHARE_EVENT_GUEST_UNMOUNTED };
-
-        if (!sluice_vm_manager_guest_unmount_finish(SLUICE_VM_MANAGER(source), result, &error)) {
-                gboolean busy = g_error_matches(error, SLUICE_ERROR, SLUICE_ERROR_BUSY);
-
-                g_message("%s: %s the guest: %s", self->config->tag,
-                          busy ? "in use in" : "could not unmount it in", error->message);
-                /* the user who reads "busy" learns the way out */
-                if (busy)
-                        offered = g_error_new(SLUICE_ERROR, SLUICE_ERROR_BUSY,
-                                              /* TRANSLATORS: the guest's sentence, then the share's tag */
-                                              _("%s. To take it from the guest anyway, use force (“Stop Anyway”, or "
-                                                "“sluicectl stop --force %s”)"),
-                                              error->message, self->config->tag);
-                what = (Happening){
-                        .event = busy ? SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY : SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED,
-                        .error = busy ? offered : error,
-                };
-        }
-        unmount_answered(self, &what);
-}
-
-/* A guest step that nothing waits for, and the unplug with it: both in
- * the VM of the moment it was asked (the share may move to another).  A
- * live worker's mount is unmounted, then the device unplugged; a dead
- * worker's device is unplugged first, then its mount let go (see
- * share-attachment.h: touching it before would hang in the guest). */
-typedef struct {
-        SluiceVmManager *vms;
-        char *vm;
-        char *tag;
-        char *place;
-} QuietLeave;
-
-static void quiet_leave_free(QuietLeave *q)
-{
-        g_object_unref(q->vms);
-        g_free(q->vm);
-        g_free(q->tag);
-        g_free(q->place);
-        g_free(q);
-}
-
-static void on_unmounted_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        QuietLeave *q = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_guest_unmount_finish(q->vms, result, &error))
-                g_message("%s: leaving the guest of %s: %s; unplugging anyway", q->tag, q->vm, error->message);
-        sluice_vm_manager_detach_async(q->vms, q->vm, q->tag, NULL, on_unplugged_quietly, NULL);
-        quiet_leave_free(q);
-}
-
-static void on_released_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        QuietLeave *q = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_guest_release_finish(q->vms, result, &error))
-                g_message("%s: letting the dead mount go in the guest of %s: %s", q->tag, q->vm, error->message);
-        quiet_leave_free(q);
-}
-
-static void on_dead_device_unplugged_quietly(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        QuietLeave *q = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_detach_finish(q->vms, result, &error)) {
-                /* still in the guest: touching the mount now would hang there */
-                g_message("Unplugging a share nothing uses: %s", error->message);
-                quiet_leave_free(q);
-                return;
-        }
-        sluice_vm_manager_guest_release_async(q->vms, q->vm, q->tag, q->place, on_released_quietly, q);
-}
-
-/* RELEASE: the worker is dead; else it serves and the guest unmounts. */
-static void leave_guest_quietly(SluiceSharedFolder *self, gboolean release)
-{
-        QuietLeave *q;
-
-        if (self->vms == NULL)
-                return;
-        q = g_new0(QuietLeave, 1);
-        q->vms = g_object_ref(self->vms);
-        q->vm = g_strdup(self->config->vm);
-        q->tag = g_strdup(self->config->tag);
-        q->place = g_strdup(self->guest_place != NULL ? self->guest_place : self->config->mount_point);
-        if (release)
-                sluice_vm_manager_detach_async(self->vms, q->vm, q->tag, NULL, on_dead_device_unplugged_quietly, q);
-        else
-                sluice_vm_manager_guest_unmount_async(self->vms, q->vm, q->tag, q->place, on_unmounted_quietly, q);
-}
-
-static void set_guest(SluiceSharedFolder *self, const char *place, const char *state)
-{
-        if (place != self->guest_place) {
-                g_free(self->guest_place);
-                self->guest_place = g_strdup(place);
-        }
-        sluice_share_set_guest_path(self->iface, self->guest_place != NULL ? self->guest_place : "");
-        sluice_share_set_guest_state(self->iface, state);
-}
-
-static void mount_in_guest(SluiceSharedFolder *self)
-{
-        /* after a crash, at the same place as before */
-        SluiceGuestMountSpec spec = {
-                .tag = self->config->tag,
-                .mount_point = self->guest_place != NULL ? self->guest_place : self->config->mount_point,
-                .at_boot = self->config->mount_at_boot,
-        };
-
-        set_guest(self, self->guest_place, "mounting");
-        sluice_vm_manager_guest_mount_async(self->vms, self->config->vm, &spec, on_guest_mounted,
-                                            g_object_ref(self));
-}
-
-/* The crashed worker's device is out: the dead mount it left answers
- * ENOTCONN now and is detached before the new device is mounted there (a
- * guest would take the dead mount for the share already mounted). */
-static void on_dead_mount_released(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(SluiceSharedFolder) self = user_data;
-        g_autoptr(GError) error = NULL;
-
-        if (!sluice_vm_manager_guest_release_finish(SLUICE_VM_MANAGER(source), result, &error))
-                g_message("%s: letting the dead mount go in the guest failed: %s", self->config->tag,
-                          error->message);
-        else
-                g_debug("%s: the dead mount at %s is gone from the guest", self->config->tag, self->guest_place);
-        /* stopped, or moved elsewhere, meanwhile: the machine has gone on */
-        if (self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_REMOUNTING)
-                return;
-        mount_in_guest(self);
 }
 
 static void on_orphans_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -449,9 +243,15 @@ static void report_detached(SluiceSharedFolder *self, const Happening *what)
         sluice_shared_folder_emit_event(self, "detached", message);
 }
 
-/* One action; RELEASED collects the start waiters to ask again afterwards. */
+/* What one pass of actions leaves to do once they all ran. */
+typedef struct {
+        GList *released;         /* Waiter: start waiters, asked again */
+        gboolean nothing_to_release; /* RELEASE_DEAD_MOUNT found no mount: GUEST_RELEASED now */
+} After;
+
+/* One action. */
 static void execute(SluiceSharedFolder *self, SluiceShareActions action, const Happening *what,
-                    const GError *error, GList **released)
+                    const GError *error, After *after)
 {
         const char *tag = self->config->tag;
         const char *vm = self->config->vm;
@@ -473,7 +273,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 g_clear_object(&self->folder_check);
                 if (!self->config->folder.known)
                         self->config->folder = *what->folder;
-                sluice_shared_folder_ensure_worker(self);
+                self->driver->ensure_worker(self);
                 sluice_worker_set_peer_uid(self->worker, share_qemu_uid(self));
                 /* every launch, restarts too, serves this folder or fails (worker.h) */
                 sluice_worker_start(self->worker, &self->config->folder);
@@ -521,20 +321,16 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                         unplug(self, on_unplugged_quietly, NULL);
                 break;
         case A(UNMOUNT_QUIETLY):
-                leave_guest_quietly(self, FALSE);
+                sluice_shared_folder_leave_guest_quietly(self, FALSE);
                 break;
         case A(RELEASE_QUIETLY):
-                leave_guest_quietly(self, TRUE);
+                sluice_shared_folder_leave_guest_quietly(self, TRUE);
                 break;
         case A(LET_GO_QUIETLY):
-                /* the device is out: the mount answers ENOTCONN and goes at once */
-                if (self->vms != NULL)
-                        sluice_vm_manager_guest_release_async(self->vms, vm, tag,
-                                                              self->guest_place != NULL ? self->guest_place : "",
-                                                              on_let_go_quietly, g_strdup(tag));
+                sluice_shared_folder_let_go_quietly(self);
                 break;
         case A(CLEAR_GUEST):
-                set_guest(self, NULL, "");
+                sluice_shared_folder_set_guest(self, NULL, SLUICE_WIRE_GUEST_IDLE);
                 break;
         case A(UNPLUG_OLD_DEVICE):
                 if (self->machine.attachment.recovery_tries > 1)
@@ -555,43 +351,32 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 plug(self);
                 break;
         case A(UNPLUG):
-                if (self->machine.attachment.state == SLUICE_SHARE_ATTACHMENT_UNPLUGGING_MOUNTED) {
-                        g_message("%s: unplugging from %s without unmounting in the guest", tag, vm);
-                        g_free(self->unmount_skipped);
-                        self->unmount_skipped = g_strdup(what->error != NULL ? what->error->message
-                                                                             : _("the user chose to stop it anyway"));
-                }
                 unplug(self, on_unplugged, g_object_ref(self));
                 break;
+        case A(NOTE_UNMOUNT_SKIPPED):
+                g_message("%s: unplugging from %s without unmounting in the guest", tag, vm);
+                g_free(self->unmount_skipped);
+                self->unmount_skipped = g_strdup(what->error != NULL ? what->error->message
+                                                                     : _("the user chose to stop it anyway"));
+                break;
         case A(UNMOUNT_IN_GUEST):
-                /* a mount that ended while the Detach waited names the place */
-                set_guest(self, what->place != NULL ? what->place : self->guest_place, "unmounting");
-                /* the guest's answer is waited for this long, however it is kept */
-                g_clear_handle_id(&self->unmount_deadline, g_source_remove);
-                self->unmount_deadline = g_timeout_add_seconds(SLUICE_SHARE_UNMOUNT_DEADLINE_S,
-                                                               on_unmount_deadline, self);
-                sluice_vm_manager_guest_unmount_async(self->vms, vm, tag,
-                                                      self->guest_place != NULL ? self->guest_place : "",
-                                                      on_guest_unmounted, g_object_ref(self));
+                sluice_shared_folder_unmount_in_guest(self, what->place);
                 break;
         case A(SET_HINT):
                 sluice_share_set_guest_hint(self->iface, what->hint);
                 break;
         case A(MOUNT_IN_GUEST):
-                if (self->machine.attachment.state == SLUICE_SHARE_ATTACHMENT_REMOUNTING &&
-                    self->guest_place != NULL) {
-                        set_guest(self, self->guest_place, "mounting");
-                        sluice_vm_manager_guest_release_async(self->vms, vm, tag, self->guest_place,
-                                                              on_dead_mount_released, g_object_ref(self));
-                } else {
-                        mount_in_guest(self);
-                }
+                sluice_shared_folder_mount_in_guest(self);
+                break;
+        case A(RELEASE_DEAD_MOUNT):
+                if (!sluice_shared_folder_release_dead_mount(self))
+                        after->nothing_to_release = TRUE;
                 break;
         case A(SET_GUEST_PATH):
-                set_guest(self, what->place != NULL ? what->place : self->guest_place, "mounted");
+                sluice_shared_folder_set_guest(self, what->place != NULL ? what->place : self->guest_place, SLUICE_WIRE_GUEST_MOUNTED);
                 break;
         case A(REPORT_MOUNT_FAILED):
-                set_guest(self, NULL, "failed");
+                sluice_shared_folder_set_guest(self, NULL, SLUICE_WIRE_GUEST_FAILED);
                 message = g_strdup_printf(_("Could not mount “%s” in %s: %s"), tag, vm, why);
                 sluice_shared_folder_set_error(self, message);
                 break;
@@ -629,11 +414,11 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 report_detached(self, what);
                 break;
         case A(STOP_WORKER):
-                sluice_shared_folder_ensure_worker(self);
+                self->driver->ensure_worker(self);
                 sluice_worker_stop_async(self->worker, on_worker_stopped, g_object_ref(self));
                 break;
         case A(RELEASE_START_WAITERS):
-                *released = g_list_concat(*released, g_steal_pointer(&self->start_waiters));
+                after->released = g_list_concat(after->released, g_steal_pointer(&self->start_waiters));
                 break;
         case A(FAIL_START_WAITERS):
                 complete_waiters(&self->start_waiters, error, NULL);
@@ -667,6 +452,16 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                                           tag, vm, why, self->guest_place != NULL ? self->guest_place : tag);
                 sluice_shared_folder_set_error(self, message);
                 break;
+        case A(WRITE_BOOT_LINE):
+                sluice_shared_folder_write_boot_line(self);
+                break;
+        case A(FORGET_BOOT_LINE):
+                sluice_shared_folder_forget_boot_line(self, what->event == SLUICE_SHARE_EVENT_REMOVED);
+                break;
+        case A(REVOKE_ACCESS):
+                if (self->vms != NULL)
+                        sluice_vm_manager_revoke_access(self->vms, vm, tag);
+                break;
         default:
                 g_warn_if_reached();
         }
@@ -694,7 +489,7 @@ static void answer_caller(SluiceSharedFolder *self, const Happening *what, Sluic
                 add_waiter(&self->stop_waiters, what, FALSE);
                 return;
         case SLUICE_SHARE_CALLER_STOP_ORPHANS:
-                sluice_shared_folder_ensure_worker(self);
+                self->driver->ensure_worker(self);
                 sluice_worker_stop_async(self->worker, on_orphans_stopped, what->caller);
                 return;
         default:
@@ -716,25 +511,28 @@ void sluice_shared_folder_execute(SluiceSharedFolder *self, const SluiceShareLif
                                   const Happening *what)
 {
         g_autoptr(GError) error = result_error(self, what, r->error);
-        GList *released = NULL;
+        After after = { 0 };
 
         for (guint bit = 0; bit < SLUICE_SHARE_N_ACTIONS; bit++) {
                 SluiceShareActions action = G_GUINT64_CONSTANT(1) << bit;
 
                 if (r->actions & action)
-                        execute(self, action, what, error, &released);
+                        execute(self, action, what, error, &after);
         }
         if (what->caller != NULL)
                 answer_caller(self, what, r->caller, error);
+        /* once this step is done: the guest's answer, had there been anything to ask */
+        if (after.nothing_to_release)
+                self->driver->step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_GUEST_RELEASED });
         /* the worker runs: each call that waited for it is asked again */
-        for (GList *l = released; l != NULL; l = l->next) {
+        for (GList *l = after.released; l != NULL; l = l->next) {
                 Waiter *w = l->data;
 
-                sluice_shared_folder_step(self, &(Happening){
+                self->driver->step(self, &(Happening){
                         .event = w->call,
                         .caller = g_steal_pointer(&w->task),
                 });
                 waiter_free(w);
         }
-        g_list_free(released);
+        g_list_free(after.released);
 }

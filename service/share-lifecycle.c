@@ -45,6 +45,11 @@ static const Row defaults[SLUICE_SHARE_N_EVENTS] = {
         [SLUICE_SHARE_EVENT_GUEST_UNMOUNTED] = { SET, FORWARD(GUEST_UNMOUNTED) },
         [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY] = { SET, FORWARD(GUEST_UNMOUNT_BUSY) },
         [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED] = { SET, FORWARD(GUEST_UNMOUNT_FAILED) },
+        [SLUICE_SHARE_EVENT_GUEST_RELEASED] = { SET, FORWARD(GUEST_RELEASED) },
+        /* a mounted share's guest learns it now; else the next mount writes the line */
+        [SLUICE_SHARE_EVENT_MOUNT_AT_BOOT_ON] = { SET, FORWARD(MOUNT_AT_BOOT_ON) },
+        /* the line may be there from any earlier mount, whatever the share does now */
+        [SLUICE_SHARE_EVENT_MOUNT_AT_BOOT_OFF] = { SET, DO(A(FORGET_BOOT_LINE)) },
 };
 
 #define START_ROW { SET, GO(CHECKING), DO(A(CLEAR_ERROR) | A(CHECK_FOLDER)), CALLER(WAIT_RUNNING) }
@@ -71,6 +76,9 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
                  * may still serve the share's VM: Stop ends it */
                 [SLUICE_SHARE_EVENT_STOP] = { SET, CALLER(STOP_ORPHANS) },
                 [SLUICE_SHARE_EVENT_STOP_FORCED] = { SET, CALLER(STOP_ORPHANS) },
+                /* stopped and forgotten: a line it left in the guest's fstab
+                 * would mount a tag no device has at every boot */
+                [SLUICE_SHARE_EVENT_REMOVED] = { SET, DO(A(FORGET_BOOT_LINE)) },
         },
         [SLUICE_SHARE_CHECKING] = {
                 [SLUICE_SHARE_EVENT_START] = { SET, CALLER(WAIT_RUNNING) },
@@ -141,14 +149,6 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
         },
 };
 
-static const char *const published_names[] = {
-        [SLUICE_SHARE_PUBLISHED_STOPPED] = "stopped",
-        [SLUICE_SHARE_PUBLISHED_STARTING] = "starting",
-        [SLUICE_SHARE_PUBLISHED_RUNNING] = "running",
-        [SLUICE_SHARE_PUBLISHED_ATTACHED] = "attached",
-        [SLUICE_SHARE_PUBLISHED_FAILED] = "failed",
-};
-
 static const char *const state_names[] = {
         [SLUICE_SHARE_STOPPED] = "stopped",
         [SLUICE_SHARE_CHECKING] = "checking",
@@ -188,9 +188,12 @@ static const char *const event_names[] = {
         [SLUICE_SHARE_EVENT_GUEST_UNMOUNTED] = "guest-unmounted",
         [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY] = "guest-unmount-busy",
         [SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED] = "guest-unmount-failed",
+        [SLUICE_SHARE_EVENT_GUEST_RELEASED] = "guest-released",
+        [SLUICE_SHARE_EVENT_MOUNT_AT_BOOT_ON] = "mount-at-boot-on",
+        [SLUICE_SHARE_EVENT_MOUNT_AT_BOOT_OFF] = "mount-at-boot-off",
+        [SLUICE_SHARE_EVENT_REMOVED] = "removed",
 };
 
-G_STATIC_ASSERT(G_N_ELEMENTS(published_names) == SLUICE_SHARE_PUBLISHED_FAILED + 1);
 G_STATIC_ASSERT(G_N_ELEMENTS(state_names) == SLUICE_SHARE_N_STATES);
 G_STATIC_ASSERT(G_N_ELEMENTS(event_names) == SLUICE_SHARE_N_EVENTS);
 
@@ -198,31 +201,31 @@ void sluice_share_lifecycle_init(SluiceShareLifecycle *self)
 {
         self->state = SLUICE_SHARE_STOPPED;
         sluice_share_attachment_init(&self->attachment);
-        self->published = SLUICE_SHARE_PUBLISHED_STOPPED;
+        self->published = SLUICE_WIRE_SHARE_STOPPED;
 }
 
-static SluiceSharePublished published_for(const SluiceShareLifecycle *self)
+static SluiceWireShareState published_for(const SluiceShareLifecycle *self)
 {
         gboolean in_vm = sluice_share_attachment_in_vm(self->attachment.state);
 
         switch (self->state) {
         case SLUICE_SHARE_STOPPED:
-                return SLUICE_SHARE_PUBLISHED_STOPPED;
+                return SLUICE_WIRE_SHARE_STOPPED;
         case SLUICE_SHARE_CHECKING:
         case SLUICE_SHARE_STARTING:
-                return SLUICE_SHARE_PUBLISHED_STARTING;
+                return SLUICE_WIRE_SHARE_STARTING;
         case SLUICE_SHARE_RUNNING:
-                return in_vm ? SLUICE_SHARE_PUBLISHED_ATTACHED : SLUICE_SHARE_PUBLISHED_RUNNING;
+                return in_vm ? SLUICE_WIRE_SHARE_ATTACHED : SLUICE_WIRE_SHARE_RUNNING;
         case SLUICE_SHARE_DETACHING:
         case SLUICE_SHARE_STOPPING:
                 /* a Stop shows what it was until it is stopped; the device
                  * leaving the VM is seen on the way */
-                if (self->published == SLUICE_SHARE_PUBLISHED_ATTACHED && !in_vm)
-                        return SLUICE_SHARE_PUBLISHED_RUNNING;
+                if (self->published == SLUICE_WIRE_SHARE_ATTACHED && !in_vm)
+                        return SLUICE_WIRE_SHARE_RUNNING;
                 return self->published;
         case SLUICE_SHARE_FAILED:
         default:
-                return SLUICE_SHARE_PUBLISHED_FAILED;
+                return SLUICE_WIRE_SHARE_FAILED;
         }
 }
 
@@ -279,11 +282,6 @@ SluiceShareLifecycleResult sluice_share_lifecycle_step(SluiceShareLifecycle *sel
         result.attachment = self->attachment.state;
         result.published = self->published;
         return result;
-}
-
-const char *sluice_share_published_name(SluiceSharePublished published)
-{
-        return published <= SLUICE_SHARE_PUBLISHED_FAILED ? published_names[published] : "?";
 }
 
 const char *sluice_share_state_name(SluiceShareState state)

@@ -16,7 +16,11 @@
  *                                        when none is in the VM)
  *
  *   Also: FAILED --START, ATTACH--> CHECKING (Error cleared, checked again);
- *   STARTING --WORKER_CRASHED--> STARTING (a crash before it was ready).
+ *   STARTING --WORKER_CRASHED--> STARTING (a crash before it was ready);
+ *   MOUNT_AT_BOOT_OFF in any state, and REMOVED in STOPPED (RemoveShare
+ *   stops first): FORGET_BOOT_LINE, the guest's fstab line goes whatever
+ *   the device does (MOUNT_AT_BOOT_ON goes to the attachment: it writes
+ *   the line where the share is mounted).
  *
  *   CHECKING   the folder is checked (in a thread) before the worker starts
  *   STARTING   the worker is launched, or restarts after a crash (worker.c
@@ -37,7 +41,8 @@
  * PLUG_DONE_WORKER_LOST; while the share stops, PLUG_DONE_UNWANTED).  The
  * actions of both are returned together (share-actions.h).
  *
- * The published State (D-Bus, stopped|starting|running|attached|failed):
+ * The published State (D-Bus, stopped|starting|running|attached|failed: the
+ * words of wire-enums.h, which the machine returns as SluiceWireShareState):
  *   STOPPED stopped; CHECKING, STARTING starting; FAILED failed;
  *   RUNNING attached while the device is in the VM (mounted in the guest
  *   or not), else running;
@@ -51,6 +56,7 @@
 
 #include "share-actions.h"
 #include "share-attachment.h"
+#include "wire-enums.h"
 
 G_BEGIN_DECLS
 
@@ -101,28 +107,24 @@ typedef enum {
         SLUICE_SHARE_EVENT_GUEST_UNMOUNTED,
         SLUICE_SHARE_EVENT_GUEST_UNMOUNT_BUSY, /* in use in the guest: a Stop fails, the share runs on */
         SLUICE_SHARE_EVENT_GUEST_UNMOUNT_FAILED,
+        SLUICE_SHARE_EVENT_GUEST_RELEASED,     /* what RELEASE_DEAD_MOUNT asked */
+        /* the share's settings and its end */
+        SLUICE_SHARE_EVENT_MOUNT_AT_BOOT_ON,   /* MountAtBoot switched on */
+        SLUICE_SHARE_EVENT_MOUNT_AT_BOOT_OFF,  /* ... off */
+        SLUICE_SHARE_EVENT_REMOVED,            /* RemoveShare: stopped, and forgotten by the service */
         SLUICE_SHARE_N_EVENTS,
 } SluiceShareEvent;
-
-/* The names of the D-Bus State property, in the order of this enum. */
-typedef enum {
-        SLUICE_SHARE_PUBLISHED_STOPPED,
-        SLUICE_SHARE_PUBLISHED_STARTING,
-        SLUICE_SHARE_PUBLISHED_RUNNING,
-        SLUICE_SHARE_PUBLISHED_ATTACHED,
-        SLUICE_SHARE_PUBLISHED_FAILED,
-} SluiceSharePublished;
 
 typedef struct {
         SluiceShareState state;
         SluiceShareAttachment attachment;
-        SluiceSharePublished published;
+        SluiceWireShareState published;
 } SluiceShareLifecycle;
 
 typedef struct {
         SluiceShareState next;
         SluiceShareAttachmentState attachment;  /* the sub-machine's state after the step */
-        SluiceSharePublished published;
+        SluiceWireShareState published;
         SluiceShareActions actions;
         SluiceShareCaller caller;
         SluiceShareResultError error;           /* for REFUSED and the FAIL_* actions */
@@ -136,7 +138,6 @@ void sluice_share_lifecycle_init(SluiceShareLifecycle *self);
 SluiceShareLifecycleResult sluice_share_lifecycle_step(SluiceShareLifecycle *self, SluiceShareEvent event,
                                                        gboolean vm_running, gboolean guest_managed);
 
-const char *sluice_share_published_name(SluiceSharePublished published);
 const char *sluice_share_state_name(SluiceShareState state);
 const char *sluice_share_event_name(SluiceShareEvent event);
 

@@ -142,40 +142,77 @@ static gboolean share_service_handle_start(SluiceShare *iface, GDBusMethodInvoca
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-static void on_stop_done(GObject *source, GAsyncResult *result, gpointer user_data)
+/* Stop and Detach, with options or without: one way in (share_service_end)
+ * and one answer (answer_end); only the share's call differs. */
+typedef enum { END_STOP, END_DETACH } End;
+
+static void answer_end(GDBusMethodInvocation *invocation, gboolean done, GError *error)
 {
-        g_autoptr(GDBusMethodInvocation) invocation = user_data;
+        /* only a guest that uses the share refuses (Busy): it runs on, mounted */
+        if (!done)
+                g_dbus_method_invocation_take_error(invocation, error);
+        else
+                /* the four calls answer nothing */
+                g_dbus_method_invocation_return_value(invocation, NULL);
+}
+
+static void on_stopped(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        GError *error = NULL;
+        gboolean done = sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result, &error);
+
+        answer_end(user_data, done, error);
+}
+
+static void on_detached(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        GError *error = NULL;
+        gboolean done = sluice_shared_folder_detach_finish(SLUICE_SHARED_FOLDER(source), result, &error);
+
+        answer_end(user_data, done, error);
+}
+
+/* OPTIONS: NULL for Stop and Detach (no force). */
+static gboolean share_service_end(SluiceShareService *self, GDBusMethodInvocation *invocation, GVariant *options,
+                                  End end)
+{
+        SluiceShareEndOptions opts;
         GError *error = NULL;
 
-        /* only a guest that uses the share refuses (Busy): it runs on */
-        if (!sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result, &error))
-                g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
+        if (!sluice_share_end_options_parse(options, &opts, &error)) {
+                g_dbus_method_invocation_take_error(invocation, error);
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+        if (refuse_when_removed(self, invocation))
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        /* the reference taken here is the one answer_end's reply gives up */
+        if (end == END_STOP)
+                sluice_shared_folder_stop_async(self->folder, opts.force, on_stopped, g_object_ref(invocation));
         else
-                sluice_share_complete_stop(NULL, g_steal_pointer(&invocation));
+                sluice_shared_folder_detach_async(self->folder, opts.force, on_detached, g_object_ref(invocation));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 static gboolean share_service_handle_stop(SluiceShare *iface, GDBusMethodInvocation *invocation)
 {
-        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
-
-        if (!refuse_when_removed(self, invocation))
-                sluice_shared_folder_stop_async(self->folder, FALSE, on_stop_done, g_object_ref(invocation));
-        return G_DBUS_METHOD_INVOCATION_HANDLED;
+        return share_service_end(SLUICE_SHARE_SERVICE(iface), invocation, NULL, END_STOP);
 }
 
 static gboolean share_service_handle_stop_with_options(SluiceShare *iface, GDBusMethodInvocation *invocation,
                                                        GVariant *options)
 {
-        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
-        SluiceShareEndOptions opts;
-        GError *error = NULL;
+        return share_service_end(SLUICE_SHARE_SERVICE(iface), invocation, options, END_STOP);
+}
 
-        if (!sluice_share_end_options_parse(options, &opts, &error))
-                g_dbus_method_invocation_take_error(invocation, error);
-        else if (!refuse_when_removed(self, invocation))
-                /* answered as Stop: its reply carries nothing either */
-                sluice_shared_folder_stop_async(self->folder, opts.force, on_stop_done, g_object_ref(invocation));
-        return G_DBUS_METHOD_INVOCATION_HANDLED;
+static gboolean share_service_handle_detach(SluiceShare *iface, GDBusMethodInvocation *invocation)
+{
+        return share_service_end(SLUICE_SHARE_SERVICE(iface), invocation, NULL, END_DETACH);
+}
+
+static gboolean share_service_handle_detach_with_options(SluiceShare *iface, GDBusMethodInvocation *invocation,
+                                                         GVariant *options)
+{
+        return share_service_end(SLUICE_SHARE_SERVICE(iface), invocation, options, END_DETACH);
 }
 
 static void on_attach_done(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -197,41 +234,6 @@ static gboolean share_service_handle_attach(SluiceShare *iface, GDBusMethodInvoc
 
         if (!refuse_when_removed(self, invocation))
                 sluice_shared_folder_attach_async(self->folder, on_attach_done, g_object_ref(invocation));
-        return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static void on_detach_done(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        g_autoptr(GDBusMethodInvocation) invocation = user_data;
-        GError *error = NULL;
-
-        if (!sluice_shared_folder_detach_finish(SLUICE_SHARED_FOLDER(source), result, &error))
-                g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
-        else
-                sluice_share_complete_detach(NULL, g_steal_pointer(&invocation));
-}
-
-static gboolean share_service_handle_detach(SluiceShare *iface, GDBusMethodInvocation *invocation)
-{
-        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
-
-        if (!refuse_when_removed(self, invocation))
-                sluice_shared_folder_detach_async(self->folder, FALSE, on_detach_done, g_object_ref(invocation));
-        return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static gboolean share_service_handle_detach_with_options(SluiceShare *iface, GDBusMethodInvocation *invocation,
-                                                         GVariant *options)
-{
-        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
-        SluiceShareEndOptions opts;
-        GError *error = NULL;
-
-        if (!sluice_share_end_options_parse(options, &opts, &error))
-                g_dbus_method_invocation_take_error(invocation, error);
-        else if (!refuse_when_removed(self, invocation))
-                sluice_shared_folder_detach_async(self->folder, opts.force, on_detach_done,
-                                                  g_object_ref(invocation));
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -287,8 +289,18 @@ static void on_autostart_changed(GObject *object, GParamSpec *pspec, gpointer us
                 sluice_shared_folder_set_autostart(self->folder, sluice_share_get_autostart(SLUICE_SHARE(self)));
 }
 
+static void sluice_share_service_finalize(GObject *object)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(object);
+
+        if (self->folder != NULL)
+                g_object_remove_weak_pointer(G_OBJECT(self->folder), (gpointer *)&self->folder);
+        G_OBJECT_CLASS(sluice_share_service_parent_class)->finalize(object);
+}
+
 static void sluice_share_service_class_init(SluiceShareServiceClass *klass)
 {
+        G_OBJECT_CLASS(klass)->finalize = sluice_share_service_finalize;
         G_DBUS_INTERFACE_SKELETON_CLASS(klass)->get_vtable = share_service_get_vtable;
 }
 
@@ -296,16 +308,16 @@ static void sluice_share_service_init(SluiceShareService *self)
 {
 }
 
-SluiceShare *sluice_share_service_new(SluiceSharedFolder *folder)
+SluiceSharedFolder *sluice_share_service_new_folder(const SluiceShareConfig *config, SluiceVmManager *vms,
+                                                    const char *socket_dir, guint stats_interval_ms)
 {
-        SluiceShareService *self = g_object_new(SLUICE_TYPE_SHARE_SERVICE, NULL);
-        const SluiceShareConfig *config;
+        g_autoptr(SluiceShareService) self = g_object_new(SLUICE_TYPE_SHARE_SERVICE, NULL);
+        SluiceSharedFolder *folder = sluice_shared_folder_new(config, SLUICE_SHARE(self), vms, socket_dir,
+                                                              stats_interval_ms);
 
+        /* the folder owns this object: calls that come after it went are refused */
         self->folder = folder;
-        config = sluice_shared_folder_get_config(folder);
-        sluice_share_set_auto_mount(SLUICE_SHARE(self), config->auto_mount);
-        sluice_share_set_mount_point(SLUICE_SHARE(self), config->mount_point);
-        sluice_share_set_mount_at_boot(SLUICE_SHARE(self), config->mount_at_boot);
+        g_object_add_weak_pointer(G_OBJECT(folder), (gpointer *)&self->folder);
         g_signal_connect(self, "handle-start", G_CALLBACK(share_service_handle_start), NULL);
         g_signal_connect(self, "handle-stop", G_CALLBACK(share_service_handle_stop), NULL);
         g_signal_connect(self, "handle-attach", G_CALLBACK(share_service_handle_attach), NULL);
@@ -318,10 +330,5 @@ SluiceShare *sluice_share_service_new(SluiceSharedFolder *folder)
         g_signal_connect(self, "handle-unwatch-stats", G_CALLBACK(share_service_handle_unwatch_stats), NULL);
         g_signal_connect(self, "handle-sample-stats", G_CALLBACK(share_service_handle_sample_stats), NULL);
         g_signal_connect(self, "notify::autostart", G_CALLBACK(on_autostart_changed), NULL);
-        return SLUICE_SHARE(self);
-}
-
-void sluice_share_service_forget_folder(SluiceShareService *self)
-{
-        self->folder = NULL;
+        return folder;
 }

@@ -9,8 +9,9 @@
  * so it goes to a handler that answers the invocation itself (and the
  * share sets the property once the worker has switched).  AutoMount,
  * MountPoint and MountAtBoot writes go the same way, to the share's setters
- * (share.h), so that a refused MountPoint is the caller's D-Bus error.  The
- * three start from the share's config. */
+ * (share.h), so that a refused MountPoint is the caller's D-Bus error.
+ * This file calls the share; the share calls nothing here (it sets its
+ * properties through the generated setters). */
 #pragma once
 
 #include "share.h"
@@ -21,10 +22,10 @@ G_BEGIN_DECLS
 #define SLUICE_TYPE_SHARE_SERVICE (sluice_share_service_get_type())
 G_DECLARE_FINAL_TYPE(SluiceShareService, sluice_share_service, SLUICE, SHARE_SERVICE, SluiceShareSkeleton)
 
-/* FOLDER: not a reference (it owns the service); it calls
- * sluice_share_service_forget_folder() before it goes. */
-SluiceShare *sluice_share_service_new(SluiceSharedFolder *folder);
-/* Calls and ReadOnly writes are refused from now on (the share is being removed). */
-void sluice_share_service_forget_folder(SluiceShareService *self);
+/* The share of CONFIG (share.h's arguments) with its Share object, which
+ * it owns: once the share is gone, calls and property writes still made on
+ * the object are refused (the share is being removed). */
+SluiceSharedFolder *sluice_share_service_new_folder(const SluiceShareConfig *config, SluiceVmManager *vms,
+                                                    const char *socket_dir, guint stats_interval_ms);
 
 G_END_DECLS

@@ -2,7 +2,8 @@
 /* share.c — one shared folder: drives its state machine (share-lifecycle.h).
  * What happens (calls, the worker's signals, the VM's events) becomes an
  * event for the machine; what the machine answers is carried out by
- * share-execute.c.  Nothing here decides what a share does next. */
+ * share-execute.c, which hears back through the SluiceShareDriver this
+ * file hands it.  Nothing here decides what a share does next. */
 #include "config.h"
 
 #include <glib/gi18n.h>
@@ -10,7 +11,6 @@
 #include "errors.h"
 #include "sluice-names.h"
 #include "share-private.h"
-#include "share-service.h"
 #include "vm-guest.h"
 
 G_DEFINE_TYPE(SluiceSharedFolder, sluice_shared_folder, G_TYPE_OBJECT)
@@ -21,70 +21,6 @@ static guint share_signals[N_SIGNALS];
 char *sluice_shared_folder_path_for_id(guint id)
 {
         return g_strdup_printf(SLUICE_SHARE_PATH_PREFIX "%u", id);
-}
-
-/* ---- Error and Event ---- */
-
-/* Why Sluice leaves the guest alone although the share should be mounted
- * there: plugged in, AutoMount on, but the guest's agent blocks what
- * mounting needs (RHEL's default policy); NULL otherwise. */
-static char *guest_refusal(SluiceSharedFolder *self)
-{
-        g_autofree char *why = NULL;
-
-        if (self->vms == NULL || !self->config->auto_mount ||
-            self->machine.attachment.state != SLUICE_SHARE_ATTACHMENT_PLUGGED ||
-            sluice_vm_manager_guest_agent(self->vms, self->config->vm) != SLUICE_WIRE_AGENT_RESTRICTED)
-                return NULL;
-        why = sluice_vm_manager_guest_agent_message(self->vms, self->config->vm);
-        return g_strdup_printf(_("Sluice cannot mount “%s” in %s by itself: %s Until then, mount it there by hand: %s"),
-                               self->config->tag, self->config->vm, why != NULL ? why : "",
-                               sluice_share_get_guest_hint(self->iface));
-}
-
-/* Error shows what went wrong; when nothing did, that the VM is missing or
- * that its guest refuses what mounting needs. */
-static void publish_error(SluiceSharedFolder *self)
-{
-        g_autofree char *notice = NULL;
-
-        if (self->error != NULL) {
-                sluice_share_set_error(self->iface, self->error);
-                return;
-        }
-        if (self->waiting_for_vm)
-                notice = g_strdup_printf(_("Waiting for VM “%s”: libvirt does not know it. Define it again, or choose another VM (sluicectl set %s vm NAME)"),
-                                         self->config->vm, self->config->tag);
-        else
-                notice = guest_refusal(self);
-        sluice_share_set_error(self->iface, notice != NULL ? notice : "");
-}
-
-void sluice_shared_folder_set_error(SluiceSharedFolder *self, const char *message)
-{
-        g_free(self->error);
-        self->error = message != NULL && *message != '\0' ? g_strdup(message) : NULL;
-        publish_error(self);
-}
-
-void sluice_shared_folder_vms_changed(SluiceSharedFolder *self)
-{
-        gboolean waiting = self->vms != NULL && *self->config->vm != '\0' &&
-                sluice_vm_manager_presence(self->vms, self->config->vm) == SLUICE_VM_PRESENCE_UNKNOWN;
-
-        if (waiting == self->waiting_for_vm)
-                return;
-        self->waiting_for_vm = waiting;
-        if (waiting)
-                g_message("%s: waiting for VM %s, which libvirt does not know", self->config->tag,
-                          self->config->vm);
-        publish_error(self);
-}
-
-void sluice_shared_folder_emit_event(SluiceSharedFolder *self, const char *kind, const char *message)
-{
-        g_message("%s: %s", self->config->tag, message);
-        sluice_share_emit_event(self->iface, kind, message);
 }
 
 /* ---- the share's VM ---- */
@@ -166,7 +102,7 @@ static void on_worker_peer_refused(SluiceWorker *worker, guint pid, guint uid, c
 
 /* ---- the worker, and the machine ---- */
 
-void sluice_shared_folder_ensure_worker(SluiceSharedFolder *self)
+static void ensure_worker(SluiceSharedFolder *self)
 {
         SluiceWorkerConfig wc = {
                 .shared_dir = self->config->path,
@@ -186,6 +122,11 @@ void sluice_shared_folder_ensure_worker(SluiceSharedFolder *self)
         g_signal_connect(self->worker, "peer-refused", G_CALLBACK(on_worker_peer_refused), self);
 }
 
+static const SluiceShareDriver driver = {
+        .step = sluice_shared_folder_step,
+        .ensure_worker = ensure_worker,
+};
+
 void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)
 {
         gboolean ready = what->event == SLUICE_SHARE_EVENT_WORKER_READY ||
@@ -195,15 +136,17 @@ void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)
         SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&self->machine, what->event,
                                                                    ready && vm_is_running(self),
                                                                    guest_managed(self));
-        g_autoptr(SluiceSharedFolder) hold = g_object_ref(self);  /* a waiter's callback may drop the last */
+        /* a waiter's callback may drop the last reference */
+        SluiceSharedFolder *hold = g_object_ref(self);
 
         g_debug("%s: %s: %s/%s -> %s/%s", self->config->tag, sluice_share_event_name(what->event),
                 sluice_share_state_name(before), sluice_share_attachment_state_name(attachment_before),
                 sluice_share_state_name(r.next), sluice_share_attachment_state_name(r.attachment));
-        sluice_share_set_state(self->iface, sluice_share_published_name(r.published));
+        sluice_share_set_state(self->iface, sluice_wire_share_state_name(r.published));
         sluice_shared_folder_execute(self, &r, what);
         /* plugged in or out, the agent's state known: the notice may change */
-        publish_error(self);
+        sluice_shared_folder_publish_error(self);
+        g_object_unref(hold);
 }
 
 /* ---- calls ---- */
@@ -348,11 +291,16 @@ void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *v
 
 void sluice_shared_folder_guest_changed(SluiceSharedFolder *self, const char *vm)
 {
-        if (vm == NULL || is_my_vm(self, vm))
+        if (is_my_vm(self, vm))
                 sluice_shared_folder_step(self, &(Happening){
                         .event = SLUICE_SHARE_EVENT_GUEST_READY,
                         .vm = vm,
                 });
+}
+
+void sluice_shared_folder_removed(SluiceSharedFolder *self)
+{
+        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_REMOVED });
 }
 
 /* ---- settings ---- */
@@ -413,7 +361,7 @@ void sluice_shared_folder_set_autostart(SluiceSharedFolder *self, gboolean autos
 
 /* ---- object ---- */
 
-SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
+SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config, SluiceShare *iface,
                                              SluiceVmManager *vms, const char *socket_dir,
                                              guint stats_interval_ms)
 {
@@ -425,20 +373,23 @@ SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
         self->socket_path = g_build_filename(socket_dir, socket_name, NULL);
         self->vms = vms != NULL ? g_object_ref(vms) : NULL;
 
-        self->iface = sluice_share_service_new(self);
+        self->iface = g_object_ref(iface);
         self->stats = sluice_share_stats_new(self->iface, stats_interval_ms, config->tag);
         sluice_share_set_path(self->iface, config->path);
         sluice_share_set_tag(self->iface, config->tag);
         sluice_share_set_vm(self->iface, config->vm);
         sluice_share_set_read_only(self->iface, config->readonly);
         sluice_share_set_autostart(self->iface, config->autostart);
+        sluice_share_set_auto_mount(self->iface, config->auto_mount);
+        sluice_share_set_mount_point(self->iface, config->mount_point);
+        sluice_share_set_mount_at_boot(self->iface, config->mount_at_boot);
         sluice_share_set_socket_path(self->iface, "");
         sluice_share_set_guest_hint(self->iface, "");
         sluice_share_set_guest_path(self->iface, "");
-        sluice_share_set_guest_state(self->iface, "");
+        sluice_share_set_guest_state(self->iface, sluice_wire_guest_state_name(SLUICE_WIRE_GUEST_IDLE));
         sluice_share_set_error(self->iface, "");
         sluice_share_set_stats(self->iface, g_variant_new("a{sv}", NULL));
-        sluice_share_set_state(self->iface, sluice_share_published_name(self->machine.published));
+        sluice_share_set_state(self->iface, sluice_wire_share_state_name(self->machine.published));
         sluice_shared_folder_vms_changed(self);
 
         self->object = sluice_object_skeleton_new(self->object_path);
@@ -479,8 +430,6 @@ static void sluice_shared_folder_dispose(GObject *object)
         g_clear_object(&self->folder_check);
         g_clear_handle_id(&self->unmount_deadline, g_source_remove);
         g_clear_object(&self->stats);
-        if (self->iface != NULL)
-                sluice_share_service_forget_folder(SLUICE_SHARE_SERVICE(self->iface));
         if (self->worker != NULL)
                 g_signal_handlers_disconnect_by_data(self->worker, self);
         g_clear_object(&self->worker);
@@ -516,5 +465,6 @@ static void sluice_shared_folder_class_init(SluiceSharedFolderClass *klass)
 
 static void sluice_shared_folder_init(SluiceSharedFolder *self)
 {
+        self->driver = &driver;
         sluice_share_lifecycle_init(&self->machine);
 }

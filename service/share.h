@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share.h — one shared folder: its worker and its device in its VM, driven
  * by the state machine of share-lifecycle.h (read that first); its
- * org.sluice.Sluice1.Share object (share-service.h) only translates calls
- * and properties into these functions.  Attached when the worker runs and
+ * org.sluice.Sluice1.Share object (share-service.h, which makes the share)
+ * only translates calls and properties into these functions.  Attached when the worker runs and
  * the VM runs, re-attached after a worker restart. */
 #pragma once
 
@@ -20,8 +20,11 @@ G_DECLARE_FINAL_TYPE(SluiceSharedFolder, sluice_shared_folder, SLUICE, SHARED_FO
 
 /* Signal "changed": a persisted setting changed (save the config). */
 
-/* vms may be NULL (no VM support); the socket is SOCKET_DIR/<id>.sock. */
-SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config,
+/* IFACE: the share's exported Share object (share-service.h makes both,
+ * and translates its calls into the functions below); the share keeps a
+ * reference and sets its properties.  vms may be NULL (no VM support); the
+ * socket is SOCKET_DIR/<id>.sock. */
+SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config, SluiceShare *iface,
                                              SluiceVmManager *vms, const char *socket_dir,
                                              guint stats_interval_ms);
 
@@ -87,10 +90,13 @@ void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm);
 void sluice_shared_folder_vm_started(SluiceSharedFolder *self, const char *vm);
 void sluice_shared_folder_vm_stopped(SluiceSharedFolder *self, const char *vm);
 void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *vm, const char *tag);
-/* "guest-changed" (VM: the VM's name), and AutoMount switched on (VM NULL:
- * the share's own VM): a share in the VM that Sluice did not mount is
- * mounted now if Sluice handles that guest. */
+/* "guest-changed" (VM: the VM's name): a share in the VM that Sluice did
+ * not mount is mounted now if Sluice handles that guest. */
 void sluice_shared_folder_guest_changed(SluiceSharedFolder *self, const char *vm);
+/* RemoveShare, once the share is stopped and forgotten by the service: a
+ * line it left in its guest's /etc/fstab is removed where the guest
+ * answers (the log says what is left to do by hand). */
+void sluice_shared_folder_removed(SluiceSharedFolder *self);
 /* "vms-changed": when libvirt does not know the share's VM (any more), the
  * share stays and its Error says that it waits for that VM. */
 void sluice_shared_folder_vms_changed(SluiceSharedFolder *self);

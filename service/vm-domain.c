@@ -100,7 +100,6 @@ SluiceVmDomain *sluice_vm_domain_new(SluiceVmConnection *connection, GVirDomain 
         vm->qemu_uid = -1;
         sluice_agent_probe_init(&vm->probe);
         vm->alias_to_tag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-        vm->detaching = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         vm->tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         vm->guest_mounts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         vm->guest_calls = g_queue_new();
@@ -148,7 +147,6 @@ static void vm_domain_clear(gpointer data)
         g_clear_object(&vm->object);
         g_clear_object(&vm->server);
         g_hash_table_unref(vm->alias_to_tag);
-        g_hash_table_unref(vm->detaching);
         g_hash_table_unref(vm->tags);
         g_hash_table_unref(vm->guest_mounts);
         /* a queued call holds a reference: the queue is empty by now */

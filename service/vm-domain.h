@@ -49,7 +49,6 @@ struct _SluiceVmDomain {
         SluiceConfinementModel confinement; /* AppArmor, SELinux or none, as last read */
         gboolean ready;           /* first state read: exported and visible to lookups */
         GHashTable *alias_to_tag; /* live devices, to name a removed one */
-        GHashTable *detaching;    /* tags Sluice itself is unplugging */
         GHashTable *tags;         /* tags plugged in (running VM) */
 
         /* the guest agent, as Vm.GuestAgent* show it */

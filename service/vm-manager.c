@@ -192,11 +192,9 @@ static void on_device_removed(SluiceVmConnection *connection, const char *uuid, 
         if (!tag)
                 return;
         sluice_vm_domain_set_tag(vm, tag, FALSE);
-        /* Sluice's own detach gives the access back itself */
-        if (!g_hash_table_contains(vm->detaching, tag)) {
-                sluice_socket_access_revoke(vm->uuid, tag);
-                g_signal_emit(self, signals[SIGNAL_DEVICE_REMOVED], 0, name, tag);
-        }
+        /* whether Sluice unplugged it is the share's to know (its attachment
+         * state), and so whether the access is given back here */
+        g_signal_emit(self, signals[SIGNAL_DEVICE_REMOVED], 0, name, tag);
 }
 
 static void on_agent_changed(SluiceVmConnection *connection, const char *uuid, gboolean connected,
@@ -575,7 +573,6 @@ static void hotplug_done(GObject *source, GAsyncResult *result, gpointer user_da
         if (vm) {
                 gboolean attach = g_task_get_source_tag(outer) == sluice_vm_manager_attach_async;
 
-                g_hash_table_remove(vm->detaching, d->tag);
                 /* is_attached answers from this at once; the refresh confirms it */
                 if (!g_task_had_error(inner))
                         sluice_vm_domain_set_tag(vm, d->tag, attach);
@@ -637,8 +634,6 @@ static gboolean start_hotplug(SluiceVmManager *self, GTask *outer, const char *v
         d->tag = g_strdup(tag);
         d->hint = sluice_vm_domain_guest_hint(vm, tag);
         d->domain = sluice_vm_domain_get_raw(vm);
-        if (!attach)
-                g_hash_table_add(vm->detaching, g_strdup(tag));
 
         inner = g_task_new(self, NULL, hotplug_done, g_object_ref(outer));
         g_task_set_task_data(inner, d, hotplug_data_free);
@@ -676,6 +671,14 @@ gboolean sluice_vm_manager_detach_finish(SluiceVmManager *self, GAsyncResult *re
 {
         g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
         return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+void sluice_vm_manager_revoke_access(SluiceVmManager *self, const char *vm_id, const char *tag)
+{
+        SluiceVmDomain *vm = find_vm(self, vm_id, NULL);
+
+        if (vm != NULL && tag != NULL)
+                sluice_socket_access_revoke(vm->uuid, tag);
 }
 
 /* From the state kept current by refreshes, device events and Sluice's own

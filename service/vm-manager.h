@@ -92,6 +92,10 @@ void sluice_vm_manager_detach_async(SluiceVmManager *self, const char *vm, const
                                     GAsyncReadyCallback callback, gpointer user_data);
 gboolean sluice_vm_manager_detach_finish(SluiceVmManager *self, GAsyncResult *result,
                                          GError **error);
+/* A device with TAG left VM without Sluice's unplug (which does this
+ * itself): QEMU's user may no longer reach its socket.  Queued behind any
+ * grant asked before; nothing when the VM is unknown. */
+void sluice_vm_manager_revoke_access(SluiceVmManager *self, const char *vm, const char *tag);
 /* Whether a device with TAG is currently plugged into the VM, from the state
  * the manager keeps current (device events, its own hot-plug results): it
  * never waits on libvirtd. */
@@ -106,8 +110,9 @@ SluiceVmDomain *sluice_vm_manager_find_domain(SluiceVmManager *self, const char 
 /* Signals:
  *   "vm-started" (const char *name)  — the domain entered the running state
  *   "vm-stopped" (const char *name)  — it stopped (any reason)
- *   "device-removed" (const char *name, const char *tag) — a device went away
- *     without Sluice asking (guest or user unplugged it)
+ *   "device-removed" (const char *name, const char *tag) — a device of
+ *     Sluice's went away: Sluice's own unplugs too (the share knows whether
+ *     it asked; sluice_vm_manager_revoke_access() when it did not)
  *   "vms-changed" — a VM was defined or undefined, or a connection listed its
  *     domains or went down: what sluice_vm_manager_presence() says may differ
  *   "guest-changed" (const char *name) — the VM's guest agent connected,

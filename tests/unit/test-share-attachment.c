@@ -9,6 +9,9 @@
 #define S(name) SLUICE_SHARE_ATTACHMENT_##name
 #define C(name) SLUICE_SHARE_CALLER_##name
 #define GONE (A(CLEAR_HINT) | A(CLEAR_GUEST) | A(REPORT_DETACHED))
+/* taken out by someone else: QEMU's access goes with it */
+#define REMOVED (GONE | A(REVOKE_ACCESS))
+#define UNPLUG_UNMOUNTED (A(UNPLUG) | A(NOTE_UNMOUNT_SKIPPED))
 
 typedef struct {
         SluiceShareAttachmentState state;
@@ -44,7 +47,7 @@ static const Expected expected[] = {
         { S(PLUGGED), S(UNPLUG), S(UNPLUGGING), A(UNPLUG), C(WAIT_UNPLUG) },
         { S(PLUGGED), S(UNPLUG_FORCED), S(UNPLUGGING), A(UNPLUG), C(WAIT_UNPLUG) },
         { S(PLUGGED), S(SETTLE), S(PLUGGED), 0, C(DONE) },
-        { S(PLUGGED), S(DEVICE_REMOVED), S(UNPLUGGED), GONE, C(NONE) },
+        { S(PLUGGED), S(DEVICE_REMOVED), S(UNPLUGGED), REMOVED, C(NONE) },
         { S(PLUGGED), S(VM_STOPPED), S(UNPLUGGED), GONE, C(NONE) },
         { S(PLUGGED), S(VM_UNASSIGNED), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST), C(NONE) },
         { S(PLUGGED), S(WORKER_LOST), S(STALE), 0, C(NONE) },
@@ -61,7 +64,7 @@ static const Expected expected[] = {
         { S(STALE), S(UNPLUG), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(STALE), S(UNPLUG_FORCED), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(STALE), S(SETTLE), S(STALE), 0, C(DONE) },
-        { S(STALE), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
+        { S(STALE), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_GUEST) | A(REVOKE_ACCESS), C(NONE) },
         { S(STALE), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(STALE), S(VM_UNASSIGNED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(STALE), S(WORKER_READY), S(RECOVERING), A(UNPLUG_OLD_DEVICE), C(NONE) },
@@ -83,7 +86,7 @@ static const Expected expected[] = {
         { S(AWAITING_OLD_DEVICE), S(UNPLUG), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(AWAITING_OLD_DEVICE), S(UNPLUG_FORCED), S(UNPLUGGED), A(UNPLUG_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(AWAITING_OLD_DEVICE), S(SETTLE), S(AWAITING_OLD_DEVICE), 0, C(DONE) },
-        { S(AWAITING_OLD_DEVICE), S(DEVICE_REMOVED), S(REPLUGGING), A(CLEAR_ERROR) | A(PLUG), C(NONE) },
+        { S(AWAITING_OLD_DEVICE), S(DEVICE_REMOVED), S(REPLUGGING), A(CLEAR_ERROR) | A(REVOKE_ACCESS) | A(PLUG), C(NONE) },
         { S(AWAITING_OLD_DEVICE), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(AWAITING_OLD_DEVICE), S(VM_UNASSIGNED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(AWAITING_OLD_DEVICE), S(WORKER_LOST), S(STALE), 0, C(NONE) },
@@ -108,13 +111,13 @@ static const Expected expected[] = {
         { S(MOUNTING), S(PLUG), S(MOUNTING), 0, C(WAIT_PLUG) },
         { S(MOUNTING), S(UNPLUG), S(UNMOUNTING), 0, C(WAIT_UNPLUG) },
         /* force: the guest is not asked, not even waited for */
-        { S(MOUNTING), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), A(UNPLUG), C(WAIT_UNPLUG) },
+        { S(MOUNTING), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), UNPLUG_UNMOUNTED, C(WAIT_UNPLUG) },
         { S(MOUNTING), S(SETTLE), S(MOUNTING), 0, C(JOIN_PLUG) },
         { S(MOUNTING), S(GUEST_MOUNTED), S(MOUNTED),
           A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(MOUNTING), S(GUEST_MOUNT_FAILED), S(PLUGGED),
           A(REPORT_MOUNT_FAILED) | A(REPORT_ATTACHED) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
-        { S(MOUNTING), S(DEVICE_REMOVED), S(UNPLUGGED), GONE | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(MOUNTING), S(DEVICE_REMOVED), S(UNPLUGGED), REMOVED | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(MOUNTING), S(VM_STOPPED), S(UNPLUGGED), GONE | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(MOUNTING), S(VM_UNASSIGNED), S(UNPLUGGED),
           A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
@@ -123,28 +126,33 @@ static const Expected expected[] = {
 
         { S(MOUNTED), S(PLUG), S(MOUNTED), 0, C(HINT) },
         { S(MOUNTED), S(UNPLUG), S(UNMOUNTING), A(UNMOUNT_IN_GUEST), C(WAIT_UNPLUG) },
-        { S(MOUNTED), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), A(UNPLUG), C(WAIT_UNPLUG) },
+        { S(MOUNTED), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), UNPLUG_UNMOUNTED, C(WAIT_UNPLUG) },
         { S(MOUNTED), S(SETTLE), S(MOUNTED), 0, C(DONE) },
-        { S(MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED), GONE, C(NONE) },
+        { S(MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED), REMOVED, C(NONE) },
         { S(MOUNTED), S(VM_STOPPED), S(UNPLUGGED), GONE, C(NONE) },
         { S(MOUNTED), S(VM_UNASSIGNED), S(UNPLUGGED), A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST), C(NONE) },
         { S(MOUNTED), S(WORKER_LOST), S(STALE_MOUNTED), 0, C(NONE) },
         { S(MOUNTED), S(WORKER_GONE), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
+        /* MountAtBoot switched on: the mounted share's guest writes its line now */
+        { S(MOUNTED), S(MOUNT_AT_BOOT_ON), S(MOUNTED), A(WRITE_BOOT_LINE), C(NONE) },
 
         { S(UNMOUNTING), S(PLUG), S(UNMOUNTING), 0, C(HINT) },
         { S(UNMOUNTING), S(UNPLUG), S(UNMOUNTING), 0, C(WAIT_UNPLUG) },
-        { S(UNMOUNTING), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), A(UNPLUG), C(WAIT_UNPLUG) },
+        { S(UNMOUNTING), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), UNPLUG_UNMOUNTED, C(WAIT_UNPLUG) },
         { S(UNMOUNTING), S(SETTLE), S(UNMOUNTING), 0, C(DONE) },
         { S(UNMOUNTING), S(GUEST_UNMOUNTED), S(UNPLUGGING), A(CLEAR_GUEST) | A(UNPLUG), C(NONE) },
         { S(UNMOUNTING), S(GUEST_UNMOUNT_BUSY), S(MOUNTED), A(SET_GUEST_PATH) | A(FAIL_DETACH_WAITERS), C(NONE) },
         /* silence, garbage, the deadline: not busy; out, and Error says why */
-        { S(UNMOUNTING), S(GUEST_UNMOUNT_FAILED), S(UNPLUGGING_MOUNTED), A(UNPLUG) | A(REPORT_UNMOUNT_FAILED),
+        { S(UNMOUNTING), S(GUEST_UNMOUNT_FAILED), S(UNPLUGGING_MOUNTED), UNPLUG_UNMOUNTED | A(REPORT_UNMOUNT_FAILED),
           C(NONE) },
         { S(UNMOUNTING), S(GUEST_MOUNTED), S(UNMOUNTING), A(UNMOUNT_IN_GUEST) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(UNMOUNTING), S(GUEST_MOUNT_FAILED), S(UNPLUGGING),
           A(CLEAR_GUEST) | A(UNPLUG) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        /* a Detach while a crash's dead mount was let go: nothing mounted, out */
+        { S(UNMOUNTING), S(GUEST_RELEASED), S(UNPLUGGING),
+          A(CLEAR_GUEST) | A(UNPLUG) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(UNMOUNTING), S(DEVICE_REMOVED), S(UNPLUGGED),
-          GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
+          REMOVED | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
         { S(UNMOUNTING), S(VM_STOPPED), S(UNPLUGGED),
           GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
         { S(UNMOUNTING), S(VM_UNASSIGNED), S(UNPLUGGED),
@@ -153,14 +161,16 @@ static const Expected expected[] = {
 
         { S(REMOUNTING), S(PLUG), S(REMOUNTING), 0, C(WAIT_PLUG) },
         { S(REMOUNTING), S(UNPLUG), S(UNMOUNTING), 0, C(WAIT_UNPLUG) },
-        { S(REMOUNTING), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), A(UNPLUG), C(WAIT_UNPLUG) },
+        { S(REMOUNTING), S(UNPLUG_FORCED), S(UNPLUGGING_MOUNTED), UNPLUG_UNMOUNTED, C(WAIT_UNPLUG) },
         { S(REMOUNTING), S(SETTLE), S(REMOUNTING), 0, C(JOIN_PLUG) },
         { S(REMOUNTING), S(GUEST_MOUNTED), S(MOUNTED),
           A(CLEAR_ERROR) | A(SET_GUEST_PATH) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) |
           A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(REMOUNTING), S(GUEST_MOUNT_FAILED), S(PLUGGED),
           A(REPORT_MOUNT_FAILED) | A(REPORT_ATTACHED) | A(REPORT_RECOVERED) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
-        { S(REMOUNTING), S(DEVICE_REMOVED), S(UNPLUGGED), GONE | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        { S(REMOUNTING), S(DEVICE_REMOVED), S(UNPLUGGED), REMOVED | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
+        /* the dead mount is gone: mounted again (at the same place) */
+        { S(REMOUNTING), S(GUEST_RELEASED), S(REMOUNTING), A(MOUNT_IN_GUEST), C(NONE) },
         { S(REMOUNTING), S(VM_STOPPED), S(UNPLUGGED), GONE | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
         { S(REMOUNTING), S(VM_UNASSIGNED), S(UNPLUGGED),
           A(UNMOUNT_QUIETLY) | A(CLEAR_HINT) | A(CLEAR_GUEST) | A(COMPLETE_ATTACH_WAITERS), C(NONE) },
@@ -171,7 +181,7 @@ static const Expected expected[] = {
         { S(STALE_MOUNTED), S(UNPLUG), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(STALE_MOUNTED), S(UNPLUG_FORCED), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(DONE) },
         { S(STALE_MOUNTED), S(SETTLE), S(STALE_MOUNTED), 0, C(DONE) },
-        { S(STALE_MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
+        { S(STALE_MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED), A(CLEAR_GUEST) | A(REVOKE_ACCESS), C(NONE) },
         { S(STALE_MOUNTED), S(VM_STOPPED), S(UNPLUGGED), A(CLEAR_GUEST), C(NONE) },
         { S(STALE_MOUNTED), S(VM_UNASSIGNED), S(UNPLUGGED), A(RELEASE_QUIETLY) | A(CLEAR_GUEST), C(NONE) },
         { S(STALE_MOUNTED), S(WORKER_READY), S(RECOVERING), A(UNPLUG_OLD_DEVICE), C(NONE) },
@@ -187,8 +197,7 @@ static const Expected expected[] = {
           GONE | A(LET_GO_QUIETLY) | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
         { S(UNPLUGGING_MOUNTED), S(UNPLUG_FAILED), S(MOUNTED),
           A(COMPLETE_ATTACH_WAITERS) | A(FAIL_DETACH_WAITERS), C(NONE) },
-        { S(UNPLUGGING_MOUNTED), S(DEVICE_REMOVED), S(UNPLUGGED),
-          GONE | A(LET_GO_QUIETLY) | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
+        /* DEVICE_REMOVED: Sluice's own unplug, which UNPLUG_DONE reports */
         { S(UNPLUGGING_MOUNTED), S(VM_STOPPED), S(UNPLUGGED),
           GONE | A(COMPLETE_ATTACH_WAITERS) | A(COMPLETE_DETACH_WAITERS), C(NONE) },
         { S(UNPLUGGING_MOUNTED), S(VM_UNASSIGNED), S(UNPLUGGED),
@@ -200,7 +209,7 @@ static const Expected expected[] = {
 static const Expected managed[] = {
         { S(PLUGGING), S(PLUG_DONE), S(MOUNTING), A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST), C(NONE) },
         { S(PLUGGED), S(GUEST_READY), S(MOUNTING), A(MOUNT_IN_GUEST), C(NONE) },
-        { S(REPLUGGING), S(PLUG_DONE), S(REMOUNTING), A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST), C(NONE) },
+        { S(REPLUGGING), S(PLUG_DONE), S(REMOUNTING), A(CLEAR_ERROR) | A(SET_HINT) | A(RELEASE_DEAD_MOUNT), C(NONE) },
 };
 
 static void check_every_event(gboolean guest_managed)
@@ -276,7 +285,7 @@ static void test_recovery_asks_three_times_then_waits(void)
 
         r = sluice_share_attachment_step(&machine, S(DEVICE_REMOVED), FALSE);
         g_assert_cmpint(r.next, ==, S(REPLUGGING));
-        g_assert_cmphex(r.actions, ==, A(CLEAR_ERROR) | A(PLUG));
+        g_assert_cmphex(r.actions, ==, A(CLEAR_ERROR) | A(REVOKE_ACCESS) | A(PLUG));
         r = sluice_share_attachment_step(&machine, S(PLUG_DONE), FALSE);
         g_assert_cmpint(r.next, ==, S(PLUGGED));
         g_assert_true(r.actions & A(REPORT_RECOVERED));
@@ -405,7 +414,7 @@ static void test_silent_guest_does_not_keep_it(void)
 
         (void)go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
         r = go(&machine, S(GUEST_UNMOUNT_FAILED), TRUE, S(UNPLUGGING_MOUNTED));
-        g_assert_cmphex(r.actions, ==, A(UNPLUG) | A(REPORT_UNMOUNT_FAILED));
+        g_assert_cmphex(r.actions, ==, UNPLUG_UNMOUNTED | A(REPORT_UNMOUNT_FAILED));
         g_assert_true(sluice_share_attachment_in_vm(r.next));
         r = go(&machine, S(GUEST_UNMOUNT_BUSY), TRUE, S(UNPLUGGING_MOUNTED));
         g_assert_cmphex(r.actions, ==, 0);
@@ -425,7 +434,7 @@ static void test_force_skips_the_guest(void)
                 SluiceShareAttachment machine = { .state = mounts[i] };
                 SluiceShareAttachmentResult r = go(&machine, S(UNPLUG_FORCED), TRUE, S(UNPLUGGING_MOUNTED));
 
-                g_assert_cmphex(r.actions, ==, A(UNPLUG));
+                g_assert_cmphex(r.actions, ==, UNPLUG_UNMOUNTED);
                 g_assert_false(r.actions & A(UNMOUNT_IN_GUEST));
                 g_assert_cmpint(r.caller, ==, C(WAIT_UNPLUG));
                 /* the guest's late answers are not waited for */
@@ -501,8 +510,11 @@ static void test_recovery_releases_and_remounts(void)
         r = go(&machine, S(UNPLUG_DONE), TRUE, S(REPLUGGING));
         g_assert_cmphex(r.actions, ==, A(PLUG));
         r = go(&machine, S(PLUG_DONE), TRUE, S(REMOUNTING));
-        g_assert_cmphex(r.actions, ==, A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST));
+        /* the dead mount is let go first: mounting over it would find it "mounted" */
+        g_assert_cmphex(r.actions, ==, A(CLEAR_ERROR) | A(SET_HINT) | A(RELEASE_DEAD_MOUNT));
         g_assert_false(r.actions & A(REPORT_RECOVERED));
+        r = go(&machine, S(GUEST_RELEASED), TRUE, S(REMOUNTING));
+        g_assert_cmphex(r.actions, ==, A(MOUNT_IN_GUEST));
         r = go(&machine, S(GUEST_MOUNTED), TRUE, S(MOUNTED));
         g_assert_true(r.actions & A(REPORT_RECOVERED));
         g_assert_true(r.actions & A(SET_GUEST_PATH));
@@ -531,6 +543,94 @@ static void test_recovery_releases_and_remounts(void)
         }
 }
 
+/* The VM reports Sluice's own unplugs as removals too: while an unplug of
+ * ours is under way (or done) the removal is not news, so the user hears
+ * "unplugged" (UNPLUG_DONE), not "removed outside Sluice", and the access
+ * the unplug gives back itself is not revoked a second time.  Elsewhere
+ * someone else took it: Event "detached", and the access goes. */
+static void test_own_unplug_is_not_a_removal(void)
+{
+        static const SluiceShareAttachmentState ours[] = {
+                S(UNPLUGGED), S(UNPLUGGING), S(UNPLUGGING_MOUNTED), S(RECOVERING),
+        };
+        static const SluiceShareAttachmentState theirs[] = {
+                S(PLUGGED), S(MOUNTING), S(MOUNTED), S(UNMOUNTING), S(REMOUNTING),
+        };
+        SluiceShareAttachmentResult r;
+
+        for (guint i = 0; i < G_N_ELEMENTS(ours); i++) {
+                for (gboolean handled = FALSE; handled <= TRUE; handled++) {
+                        SluiceShareAttachment m = { .state = ours[i] };
+
+                        r = go(&m, S(DEVICE_REMOVED), handled, ours[i]);
+                        g_assert_cmphex(r.actions, ==, 0);
+                }
+        }
+        for (guint i = 0; i < G_N_ELEMENTS(theirs); i++) {
+                SluiceShareAttachment m = { .state = theirs[i] };
+
+                r = go(&m, S(DEVICE_REMOVED), TRUE, S(UNPLUGGED));
+                g_assert_true(r.actions & A(REPORT_DETACHED));
+                g_assert_true(r.actions & A(REVOKE_ACCESS));
+        }
+        /* a forced Detach of a mounted share: out once UNPLUG_DONE says so */
+        {
+                SluiceShareAttachment m = { .state = S(MOUNTED) };
+
+                r = go(&m, S(UNPLUG_FORCED), TRUE, S(UNPLUGGING_MOUNTED));
+                g_assert_true(r.actions & A(NOTE_UNMOUNT_SKIPPED));
+                (void)go(&m, S(DEVICE_REMOVED), TRUE, S(UNPLUGGING_MOUNTED));
+                r = go(&m, S(UNPLUG_DONE), TRUE, S(UNPLUGGED));
+                g_assert_cmphex(r.actions & (A(REPORT_DETACHED) | A(LET_GO_QUIETLY) | A(COMPLETE_DETACH_WAITERS)), ==,
+                                A(REPORT_DETACHED) | A(LET_GO_QUIETLY) | A(COMPLETE_DETACH_WAITERS));
+                g_assert_false(r.actions & A(REVOKE_ACCESS));
+        }
+}
+
+/* A Detach (or Stop) while a crash's dead mount is being let go: nothing
+ * of ours is mounted then, so once the guest let go the device is
+ * unplugged (it used to wait for a mount nobody had asked for). */
+static void test_detach_while_releasing_dead_mount(void)
+{
+        SluiceShareAttachment machine = { .state = S(REPLUGGING) };
+        SluiceShareAttachmentResult r;
+
+        r = go(&machine, S(PLUG_DONE), TRUE, S(REMOUNTING));
+        g_assert_true(r.actions & A(RELEASE_DEAD_MOUNT));
+        r = go(&machine, S(UNPLUG), TRUE, S(UNMOUNTING));
+        g_assert_cmpint(r.caller, ==, C(WAIT_UNPLUG));
+        g_assert_false(r.actions & (A(MOUNT_IN_GUEST) | A(UNMOUNT_IN_GUEST)));
+        r = go(&machine, S(GUEST_RELEASED), TRUE, S(UNPLUGGING));
+        g_assert_cmphex(r.actions, ==, A(CLEAR_GUEST) | A(UNPLUG) | A(COMPLETE_ATTACH_WAITERS));
+        r = go(&machine, S(UNPLUG_DONE), TRUE, S(UNPLUGGED));
+        g_assert_true(r.actions & A(COMPLETE_DETACH_WAITERS));
+
+        /* a late answer (the share went on meanwhile) asks nothing */
+        for (guint state = 0; state < SLUICE_SHARE_ATTACHMENT_N_STATES; state++) {
+                SluiceShareAttachment m = { .state = state };
+
+                if (state == S(REMOUNTING) || state == S(UNMOUNTING))
+                        continue;
+                r = go(&m, S(GUEST_RELEASED), TRUE, state);
+                g_assert_cmphex(r.actions, ==, 0);
+        }
+}
+
+/* MountAtBoot switched on writes the guest's line at once only where the
+ * share is mounted (elsewhere the next mount does); the machine, not the
+ * setting's code, knows where that is. */
+static void test_mount_at_boot_on_writes_where_mounted(void)
+{
+        for (guint state = 0; state < SLUICE_SHARE_ATTACHMENT_N_STATES; state++) {
+                for (gboolean handled = FALSE; handled <= TRUE; handled++) {
+                        SluiceShareAttachment m = { .state = state };
+                        SluiceShareAttachmentResult r = go(&m, S(MOUNT_AT_BOOT_ON), handled, state);
+
+                        g_assert_cmphex(r.actions, ==, state == S(MOUNTED) ? A(WRITE_BOOT_LINE) : 0);
+                }
+        }
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -548,5 +648,10 @@ int main(int argc, char **argv)
         g_test_add_func("/share-attachment/force-skips-the-guest", test_force_skips_the_guest);
         g_test_add_func("/share-attachment/detach-while-mounting", test_detach_while_mounting);
         g_test_add_func("/share-attachment/recovery-releases-and-remounts", test_recovery_releases_and_remounts);
+        g_test_add_func("/share-attachment/own-unplug-is-not-a-removal", test_own_unplug_is_not_a_removal);
+        g_test_add_func("/share-attachment/detach-while-releasing-dead-mount",
+                        test_detach_while_releasing_dead_mount);
+        g_test_add_func("/share-attachment/mount-at-boot-on-writes-where-mounted",
+                        test_mount_at_boot_on_writes_where_mounted);
         return g_test_run();
 }

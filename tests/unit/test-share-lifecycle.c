@@ -106,6 +106,18 @@ static const Expected expected[] = {
         { L(FAILED), E(STOP), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
         { L(FAILED), E(STOP_FORCED), L(STOPPING), A(STOP_WORKER), C(WAIT_STOP), R(OK) },
         { L(FAILED), E(DETACH_FORCED), L(FAILED), 0, C(DONE), R(OK) },
+
+        /* MountAtBoot switched off: a line from any earlier mount goes,
+         * whatever the share does now */
+        { L(STOPPED), E(MOUNT_AT_BOOT_OFF), L(STOPPED), A(FORGET_BOOT_LINE), C(NONE), R(OK) },
+        { L(CHECKING), E(MOUNT_AT_BOOT_OFF), L(CHECKING), A(FORGET_BOOT_LINE), C(NONE), R(OK) },
+        { L(STARTING), E(MOUNT_AT_BOOT_OFF), L(STARTING), A(FORGET_BOOT_LINE), C(NONE), R(OK) },
+        { L(RUNNING), E(MOUNT_AT_BOOT_OFF), L(RUNNING), A(FORGET_BOOT_LINE), C(NONE), R(OK) },
+        { L(DETACHING), E(MOUNT_AT_BOOT_OFF), L(DETACHING), A(FORGET_BOOT_LINE), C(NONE), R(OK) },
+        { L(STOPPING), E(MOUNT_AT_BOOT_OFF), L(STOPPING), A(FORGET_BOOT_LINE), C(NONE), R(OK) },
+        { L(FAILED), E(MOUNT_AT_BOOT_OFF), L(FAILED), A(FORGET_BOOT_LINE), C(NONE), R(OK) },
+        /* RemoveShare stops the share first: the line it left goes */
+        { L(STOPPED), E(REMOVED), L(STOPPED), A(FORGET_BOOT_LINE), C(NONE), R(OK) },
 };
 
 static SluiceShareLifecycle machine_in(SluiceShareState state, SluiceShareAttachmentState attachment)
@@ -155,22 +167,22 @@ static void test_published_state(void)
         static const struct {
                 SluiceShareState state;
                 SluiceShareAttachmentState attachment;
-                SluiceSharePublished before;
+                SluiceWireShareState before;
                 const char *published;
         } cases[] = {
-                { L(STOPPED), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_RUNNING, "stopped" },
-                { L(CHECKING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_STOPPED, "starting" },
-                { L(STARTING), AT(STALE), SLUICE_SHARE_PUBLISHED_ATTACHED, "starting" },
-                { L(RUNNING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_STARTING, "running" },
-                { L(RUNNING), AT(PLUGGING), SLUICE_SHARE_PUBLISHED_RUNNING, "running" },
-                { L(RUNNING), AT(RECOVERING), SLUICE_SHARE_PUBLISHED_STARTING, "running" },
-                { L(RUNNING), AT(PLUGGED), SLUICE_SHARE_PUBLISHED_RUNNING, "attached" },
-                { L(RUNNING), AT(UNPLUGGING), SLUICE_SHARE_PUBLISHED_ATTACHED, "attached" },
-                { L(DETACHING), AT(UNPLUGGING), SLUICE_SHARE_PUBLISHED_ATTACHED, "attached" },
-                { L(STOPPING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_ATTACHED, "running" },
-                { L(STOPPING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_STARTING, "starting" },
-                { L(STOPPING), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_FAILED, "failed" },
-                { L(FAILED), AT(UNPLUGGED), SLUICE_SHARE_PUBLISHED_RUNNING, "failed" },
+                { L(STOPPED), AT(UNPLUGGED), SLUICE_WIRE_SHARE_RUNNING, "stopped" },
+                { L(CHECKING), AT(UNPLUGGED), SLUICE_WIRE_SHARE_STOPPED, "starting" },
+                { L(STARTING), AT(STALE), SLUICE_WIRE_SHARE_ATTACHED, "starting" },
+                { L(RUNNING), AT(UNPLUGGED), SLUICE_WIRE_SHARE_STARTING, "running" },
+                { L(RUNNING), AT(PLUGGING), SLUICE_WIRE_SHARE_RUNNING, "running" },
+                { L(RUNNING), AT(RECOVERING), SLUICE_WIRE_SHARE_STARTING, "running" },
+                { L(RUNNING), AT(PLUGGED), SLUICE_WIRE_SHARE_RUNNING, "attached" },
+                { L(RUNNING), AT(UNPLUGGING), SLUICE_WIRE_SHARE_ATTACHED, "attached" },
+                { L(DETACHING), AT(UNPLUGGING), SLUICE_WIRE_SHARE_ATTACHED, "attached" },
+                { L(STOPPING), AT(UNPLUGGED), SLUICE_WIRE_SHARE_ATTACHED, "running" },
+                { L(STOPPING), AT(UNPLUGGED), SLUICE_WIRE_SHARE_STARTING, "starting" },
+                { L(STOPPING), AT(UNPLUGGED), SLUICE_WIRE_SHARE_FAILED, "failed" },
+                { L(FAILED), AT(UNPLUGGED), SLUICE_WIRE_SHARE_RUNNING, "failed" },
         };
 
         for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -182,13 +194,13 @@ static void test_published_state(void)
                 r = sluice_share_lifecycle_step(&m, E(FOLDER_OK), FALSE, FALSE);
                 if (cases[i].state == L(CHECKING))
                         continue;  /* FOLDER_OK moves it on; CHECKING is "starting" below */
-                g_assert_cmpstr(sluice_share_published_name(r.published), ==, cases[i].published);
+                g_assert_cmpstr(sluice_wire_share_state_name(r.published), ==, cases[i].published);
         }
         {
                 SluiceShareLifecycle m = machine_in(L(STOPPED), AT(UNPLUGGED));
                 SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&m, E(START), FALSE, FALSE);
 
-                g_assert_cmpstr(sluice_share_published_name(r.published), ==, "starting");
+                g_assert_cmpstr(sluice_wire_share_state_name(r.published), ==, "starting");
         }
 }
 
@@ -201,7 +213,7 @@ static SluiceShareLifecycleResult step_guest(SluiceShareLifecycle *m, SluiceShar
         g_assert_cmpstr(sluice_share_state_name(r.next), ==, sluice_share_state_name(next));
         g_assert_cmpstr(sluice_share_attachment_state_name(r.attachment), ==,
                         sluice_share_attachment_state_name(attachment));
-        g_assert_cmpstr(sluice_share_published_name(r.published), ==, published);
+        g_assert_cmpstr(sluice_wire_share_state_name(r.published), ==, published);
         return r;
 }
 
@@ -246,7 +258,7 @@ static void test_stop_while_mounted_unmounts_first(void)
         SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         r = step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
         g_assert_cmphex(r.actions, ==, A(UNMOUNT_IN_GUEST));
         g_assert_cmpint(r.caller, ==, C(WAIT_STOP));
@@ -264,7 +276,7 @@ static void test_busy_guest_fails_stop_and_detach(void)
         SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
         r = step_guest(&m, E(GUEST_UNMOUNT_BUSY), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
         g_assert_true(r.actions & A(FAIL_STOP_WAITERS));
@@ -293,10 +305,10 @@ static void test_silent_guest_does_not_keep_it(void)
         SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
         r = step_guest(&m, E(GUEST_UNMOUNT_FAILED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
-        g_assert_cmphex(r.actions, ==, A(UNPLUG) | A(REPORT_UNMOUNT_FAILED));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG) | A(NOTE_UNMOUNT_SKIPPED) | A(REPORT_UNMOUNT_FAILED));
         g_assert_false(r.actions & A(FAIL_STOP_WAITERS));
         r = step_guest(&m, E(GUEST_UNMOUNT_BUSY), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
         g_assert_false(r.actions & A(FAIL_STOP_WAITERS));
@@ -315,9 +327,9 @@ static void test_forced_stop_skips_the_guest(void)
         SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         r = step_guest(&m, E(STOP_FORCED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
-        g_assert_cmphex(r.actions, ==, A(UNPLUG));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG) | A(NOTE_UNMOUNT_SKIPPED));
         g_assert_cmpint(r.caller, ==, C(WAIT_STOP));
         r = step_guest(&m, E(UNPLUG_DONE), TRUE, TRUE, L(STOPPING), AT(UNPLUGGED), "running");
         g_assert_true(r.actions & A(STOP_WORKER));
@@ -326,17 +338,17 @@ static void test_forced_stop_skips_the_guest(void)
 
         /* a guest that refuses the unplug too: the worker stops all the same */
         m = machine_in(L(RUNNING), AT(MOUNTED));
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         (void)step_guest(&m, E(STOP_FORCED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
         r = step_guest(&m, E(UNPLUG_FAILED), TRUE, TRUE, L(STOPPING), AT(MOUNTED), "attached");
         g_assert_true(r.actions & A(STOP_WORKER));
 
         /* force on a Stop that waits for the guest: it waits no more */
         m = machine_in(L(RUNNING), AT(MOUNTED));
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
         r = step_guest(&m, E(STOP_FORCED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
-        g_assert_cmphex(r.actions, ==, A(UNPLUG));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG) | A(NOTE_UNMOUNT_SKIPPED));
         g_assert_cmpint(r.caller, ==, C(WAIT_STOP));
         /* the guest's "busy" that comes after does not bring it back */
         r = step_guest(&m, E(GUEST_UNMOUNT_BUSY), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
@@ -344,7 +356,7 @@ static void test_forced_stop_skips_the_guest(void)
 
         /* after a busy Stop, the user's "Stop Anyway" */
         m = machine_in(L(RUNNING), AT(MOUNTED));
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
         (void)step_guest(&m, E(GUEST_UNMOUNT_BUSY), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
         (void)step_guest(&m, E(STOP_FORCED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING_MOUNTED), "attached");
@@ -357,9 +369,9 @@ static void test_forced_detach_skips_the_guest(void)
         SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         r = step_guest(&m, E(DETACH_FORCED), TRUE, TRUE, L(RUNNING), AT(UNPLUGGING_MOUNTED), "attached");
-        g_assert_cmphex(r.actions, ==, A(UNPLUG));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG) | A(NOTE_UNMOUNT_SKIPPED));
         g_assert_cmpint(r.caller, ==, C(WAIT_UNPLUG));
         r = step_guest(&m, E(UNPLUG_DONE), TRUE, TRUE, L(RUNNING), AT(UNPLUGGED), "running");
         g_assert_true(r.actions & A(COMPLETE_DETACH_WAITERS));
@@ -374,16 +386,59 @@ static void test_crash_while_mounted_remounts(void)
         SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         r = step_guest(&m, E(WORKER_CRASHED), TRUE, TRUE, L(STARTING), AT(STALE_MOUNTED), "starting");
         g_assert_cmphex(r.actions, ==, CRASH_ACTIONS);
         r = step_guest(&m, E(WORKER_RESTARTED), TRUE, TRUE, L(RUNNING), AT(RECOVERING), "running");
         g_assert_cmphex(r.actions, ==, READY_ACTIONS | A(UNPLUG_OLD_DEVICE));
         (void)step_guest(&m, E(UNPLUG_DONE), TRUE, TRUE, L(RUNNING), AT(REPLUGGING), "running");
         r = step_guest(&m, E(PLUG_DONE), TRUE, TRUE, L(RUNNING), AT(REMOUNTING), "attached");
-        g_assert_true(r.actions & A(MOUNT_IN_GUEST));
+        g_assert_true(r.actions & A(RELEASE_DEAD_MOUNT));
+        g_assert_false(r.actions & A(MOUNT_IN_GUEST));
+        r = step_guest(&m, E(GUEST_RELEASED), TRUE, TRUE, L(RUNNING), AT(REMOUNTING), "attached");
+        g_assert_cmphex(r.actions, ==, A(MOUNT_IN_GUEST));
         r = step_guest(&m, E(GUEST_MOUNTED), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
         g_assert_true(r.actions & A(REPORT_RECOVERED));
+}
+
+/* A Stop while the crash's dead mount is let go: once the guest let go,
+ * the device goes out and the worker stops (it used to wait for good). */
+static void test_stop_while_releasing_dead_mount(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(REMOUNTING));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
+        r = step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
+        g_assert_cmpint(r.caller, ==, C(WAIT_STOP));
+        r = step_guest(&m, E(GUEST_RELEASED), TRUE, TRUE, L(DETACHING), AT(UNPLUGGING), "attached");
+        g_assert_true(r.actions & A(UNPLUG));
+        r = step_guest(&m, E(UNPLUG_DONE), TRUE, TRUE, L(STOPPING), AT(UNPLUGGED), "running");
+        g_assert_true(r.actions & A(STOP_WORKER));
+}
+
+/* MountAtBoot: switched on, the line is written now only where the share
+ * is mounted; switched off or the share removed, it goes whatever the
+ * share does (the settings only store; the machine decides). */
+static void test_mount_at_boot(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
+        SluiceShareLifecycleResult r;
+
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
+        r = step_guest(&m, E(MOUNT_AT_BOOT_ON), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
+        g_assert_cmphex(r.actions, ==, A(WRITE_BOOT_LINE));
+        r = step_guest(&m, E(MOUNT_AT_BOOT_OFF), TRUE, TRUE, L(RUNNING), AT(MOUNTED), "attached");
+        g_assert_cmphex(r.actions, ==, A(FORGET_BOOT_LINE));
+
+        m = machine_in(L(RUNNING), AT(PLUGGED));
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
+        r = step_guest(&m, E(MOUNT_AT_BOOT_ON), TRUE, TRUE, L(RUNNING), AT(PLUGGED), "attached");
+        g_assert_cmphex(r.actions, ==, 0);
+
+        m = machine_in(L(STOPPED), AT(UNPLUGGED));
+        r = step_guest(&m, E(REMOVED), FALSE, FALSE, L(STOPPED), AT(UNPLUGGED), "stopped");
+        g_assert_cmphex(r.actions, ==, A(FORGET_BOOT_LINE));
 }
 
 /* The VM stops whatever the guest side does: unplugged, "running". */
@@ -404,7 +459,7 @@ static void test_vm_stops_in_mount_states(void)
         {
                 SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
 
-                m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+                m.published = SLUICE_WIRE_SHARE_ATTACHED;
                 (void)step_guest(&m, E(STOP), TRUE, TRUE, L(DETACHING), AT(UNMOUNTING), "attached");
                 (void)step_guest(&m, E(VM_STOPPED), FALSE, TRUE, L(STOPPING), AT(UNPLUGGED), "running");
         }
@@ -424,7 +479,7 @@ static void test_every_event_in_every_pair(void)
 
                                         g_assert_cmpint(r.next, <, SLUICE_SHARE_N_STATES);
                                         g_assert_cmpint(r.attachment, <, SLUICE_SHARE_ATTACHMENT_N_STATES);
-                                        if (r.published == SLUICE_SHARE_PUBLISHED_ATTACHED)
+                                        if (r.published == SLUICE_WIRE_SHARE_ATTACHED)
                                                 g_assert_true(sluice_share_attachment_in_vm(r.attachment));
                                 }
 }
@@ -467,7 +522,7 @@ static void test_crash_while_attached_recovers(void)
         SluiceShareLifecycle m = machine_in(L(RUNNING), AT(PLUGGED));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         r = step(&m, E(WORKER_CRASHED), TRUE, L(STARTING), AT(STALE), "starting");
         g_assert_cmphex(r.actions, ==, CRASH_ACTIONS);
         /* the old device goes first; no plug yet, no "restarted" event */
@@ -527,7 +582,7 @@ static void test_stop_while_starting(void)
         SluiceShareLifecycle m = machine_in(L(STARTING), AT(UNPLUGGED));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_STARTING;
+        m.published = SLUICE_WIRE_SHARE_STARTING;
         r = step(&m, E(STOP), FALSE, L(STOPPING), AT(UNPLUGGED), "starting");
         g_assert_cmphex(r.actions, ==, A(STOP_WORKER));
         r = step(&m, E(START), FALSE, L(STOPPING), AT(UNPLUGGED), "starting");
@@ -547,7 +602,7 @@ static void test_stop_while_attached(void)
         SluiceShareLifecycle m = machine_in(L(RUNNING), AT(PLUGGED));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_ATTACHED;
+        m.published = SLUICE_WIRE_SHARE_ATTACHED;
         r = step(&m, E(STOP), TRUE, L(DETACHING), AT(UNPLUGGING), "attached");
         g_assert_cmphex(r.actions, ==, A(UNPLUG));
         g_assert_cmpint(r.caller, ==, C(WAIT_STOP));
@@ -563,7 +618,7 @@ static void test_plug_completing_after_stop_is_undone(void)
         SluiceShareLifecycle m = machine_in(L(RUNNING), AT(PLUGGING));
         SluiceShareLifecycleResult r;
 
-        m.published = SLUICE_SHARE_PUBLISHED_RUNNING;
+        m.published = SLUICE_WIRE_SHARE_RUNNING;
         r = step(&m, E(STOP), TRUE, L(STOPPING), AT(PLUGGING), "running");
         g_assert_cmphex(r.actions, ==, A(STOP_WORKER));
         (void)step(&m, E(WORKER_STOPPED), TRUE, L(STOPPED), AT(PLUGGING), "stopped");
@@ -635,6 +690,8 @@ static void test_every_call_is_answered(void)
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
+        g_test_add_func("/share-lifecycle/stop-while-releasing-dead-mount", test_stop_while_releasing_dead_mount);
+        g_test_add_func("/share-lifecycle/mount-at-boot", test_mount_at_boot);
         g_test_add_func("/share-lifecycle/every-event-in-every-state", test_every_event_in_every_state);
         g_test_add_func("/share-lifecycle/published-state", test_published_state);
         g_test_add_func("/share-lifecycle/every-call-is-answered", test_every_call_is_answered);
