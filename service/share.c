@@ -195,7 +195,8 @@ void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)
         SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&self->machine, what->event,
                                                                    ready && vm_is_running(self),
                                                                    guest_managed(self));
-        g_autoptr(SluiceSharedFolder) hold = g_object_ref(self);  /* a waiter's callback may drop the last */
+        /* never read: a waiter's callback may drop the last reference */
+        G_GNUC_UNUSED g_autoptr(SluiceSharedFolder) hold = g_object_ref(self);
 
         g_debug("%s: %s: %s/%s -> %s/%s", self->config->tag, sluice_share_event_name(what->event),
                 sluice_share_state_name(before), sluice_share_attachment_state_name(attachment_before),
