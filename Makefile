@@ -18,6 +18,9 @@ DEPS_TEST = qemu-system-x86 qemu-system-common linux-image-amd64 busybox-static 
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients \
 	dbus dbus-x11 xvfb xauth xdotool imagemagick xfce4-panel dunst acl attr fio \
 	python3 passwd util-linux procps psmisc clang systemd
+# The other builds make check checks (tests/build): clang is above; ccache
+# keeps their objects across runs and fresh clones.
+DEPS_TEST += ccache
 # rsync in the test guest (tests/guest/build-image.sh): guest root's rsync -a into a share.
 DEPS_TEST += rsync
 # The session bus a systemd --user starts (dbus.socket): tests/session.

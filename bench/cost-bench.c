@@ -204,6 +204,10 @@ static int create(struct vmm *v, uint64_t parent, const char *name, uint64_t *re
         struct fuse_create_in in = { .flags = O_RDWR | O_CREAT, .mode = S_IFREG | 0644, .umask = 022 };
         struct { struct fuse_entry_out e; struct fuse_open_out o; } out;
         size_t len = 0;
+        /* Defined on every path: the callers test r < 0, and a reply's
+         * error field is not bounded to 0 or a negative errno. */
+        *ret_node = 0;
+        *ret_fh = 0;
         int r = req(v, FUSE_CREATE, parent, &in, sizeof(in), name, strlen(name) + 1, NULL, 0,
                     &out, sizeof(out), &len);
         if (r == 0 && len != sizeof(out))

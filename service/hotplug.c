@@ -96,7 +96,9 @@ gboolean sluice_hotplug_confinement_refusal(const char *libvirt_message, const S
 gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, const char *tag,
                                char **ret_confinement_problem, GError **error)
 {
-        g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
+        /* never read: it holds the lock until the scope ends (clang warns
+         * about an unread cleanup variable, gcc does not) */
+        G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
         g_autoptr(SluiceDomainXml) info = NULL;
         g_autofree char *device = NULL;
         const char *name = virDomainGetName(domain);
@@ -211,7 +213,9 @@ static gboolean detach_locked(virDomainPtr domain, const char *tag, GError **err
 
 gboolean sluice_hotplug_detach(virDomainPtr domain, const char *tag, GError **error)
 {
-        g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
+        /* never read: it holds the lock until the scope ends (clang warns
+         * about an unread cleanup variable, gcc does not) */
+        G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
         char uuid[VIR_UUID_STRING_BUFLEN];
 
         if (!detach_locked(domain, tag, error))

@@ -161,7 +161,7 @@ int main(int argc, char **argv)
                   N_("Track the VMs of this libvirt URI (repeatable; “none” for no VMs; default qemu:///session and qemu:///system, or $SLUICE_LIBVIRT_URIS)"),
                   N_("URI") },
                 { "version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version"), NULL },
-                { NULL },
+                G_OPTION_ENTRY_NULL,
         };
 
         setlocale(LC_ALL, "");

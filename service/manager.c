@@ -258,7 +258,7 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
         out->mount_point = g_strdup("");
         g_variant_iter_init(&iter, options);
         while (g_variant_iter_next(&iter, "{&sv}", &key, &value)) {
-                g_autoptr(GVariant) owned = value;
+                G_GNUC_UNUSED g_autoptr(GVariant) owned = value;  /* frees value */
                 gsize i;
 
                 for (i = 0; i < G_N_ELEMENTS(known); i++)

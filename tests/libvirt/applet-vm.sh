@@ -38,14 +38,9 @@ need_tools libvirtd virsh qemu-system-x86_64 dunst xvfb-run xdotool flock
 : "${SLUICE_APPLET:?}" "${SA_DRAG_SOURCE:?}"
 export SLUICE_TEST_USER=${SLUICE_TEST_USER:-sluice-test}
 
-. "$here/lock.sh"
-libvirt_test_lock "$0" "$@"
-
-image=$build/tests/libvirt/guest-image
-"$top/tests/guest/build-image.sh" "$image" >/dev/null
-rc=$?
-[ $rc = 77 ] && skip "no guest kernel/busybox"
-[ $rc = 0 ] || fail "build-image.sh failed"
+# One instance per machine (lock.sh says why), and the guest.
+. "$here/lib-libvirt.sh"
+libvirt_open "$0" "$@"
 
 # What the session reads, where the test user can read it: the guest in
 # guest/, the scripts in tests/ laid out as in the source tree (they find

@@ -47,23 +47,15 @@ top=${SLUICE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
 build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
 
 . "$top/tests/lib.sh"
-. "$here/system-libvirtd.sh"
+. "$here/lib-libvirt.sh"
 need_root "starts the system libvirtd"
 need_tools libvirtd virsh qemu-system-x86_64 dbus-daemon gdbus setfacl runuser setpriv flock base64
 
 user=${SLUICE_TEST_USER:-sluice-test}
 ensure_user "$user"
 
-# One instance per machine (lock.sh says why).
-. "$here/lock.sh"
-libvirt_test_lock "$0" "$@"
-
-image=$build/tests/libvirt/guest-image
-"$top/tests/guest/build-image.sh" "$image" >/dev/null
-rc=$?
-[ $rc = 77 ] && skip "no guest kernel/busybox"
-[ $rc = 0 ] || fail "build-image.sh failed"
-[ -f "$image/qemu-ga" ] || skip "the guest image has no QEMU guest agent: $(cat "$image/qemu-ga.missing" 2>/dev/null)"
+# One instance per machine (lock.sh says why); the guest with the agent.
+libvirt_open --agent "$0" "$@"
 windows_fake=
 # (the whole listing first: grep -q would end the pipe early, and pipefail)
 files=$(cpio -t --quiet < "$image/initrd.cpio" 2>/dev/null)
@@ -75,28 +67,7 @@ chmod 755 "$work"
 # ---- clean-up ------------------------------------------------------------
 service_pid= session_bus_pid=
 domains=()
-cleanup() {
-        local status=$?
-        set +e
-        for name in "${domains[@]}"; do
-                virsh -q -c qemu:///system destroy "$name" >/dev/null 2>&1
-                virsh -q -c qemu:///system undefine "$name" >/dev/null 2>&1
-        done
-        [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
-        [ -n "$session_bus_pid" ] && kill "$session_bus_pid" 2>/dev/null
-        [ -n "$session_bus_pid" ] && wait "$session_bus_pid" 2>/dev/null
-        system_libvirtd_cleanup
-        if [ "$status" != 0 ] || [ -n "${SLUICE_KEEP_LOGS:-}" ]; then
-                [ -f "$work/service.log" ] && { echo "---- $work/service.log"; cat "$work/service.log"; }
-                for f in "$work"/libvirtd.log "$work"/vm-*/console.log; do
-                        [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 60 "$f"; }
-                done
-        fi
-        sockets=$(readlink "$work/run/sluice/sockets" 2>/dev/null)
-        case $sockets in /tmp/sluice-*) rm -rf "$sockets" ;; esac
-        rm -rf "$work"
-}
-trap cleanup EXIT
+trap libvirt_cleanup EXIT
 
 # ---- system libvirtd ----------------------------------------------------------------------
 system_libvirtd_setup tests/libvirt/guest-agent.sh || exit 1
@@ -104,15 +75,7 @@ vsh() { virsh -q -c qemu:///system "$@"; }
 system_libvirtd_start "$user" || fail "no system libvirtd for $user"
 
 # ---- session bus and sluice-service as the test user ----------------------------
-mkdir -p "$work/bin" "$work/run" "$work/home" "$work/config"
-cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/service/sluicectl" "$work/bin/"
-chown "$user:" "$work/run" "$work/home" "$work/config"
-chmod 700 "$work/run"
-as_user_prefix as_user "$user"
-as_user+=(env XDG_RUNTIME_DIR="$work/run"
-         HOME="$work/home" XDG_CONFIG_HOME="$work/config" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus")
-runu() { "${as_user[@]}" "$@"; }
-start_session_bus "$work/run/bus" /dev/null "${as_user[@]}" || fail "the session bus did not start"
+libvirt_user_session
 "${as_user[@]}" SLUICE_FS="$work/bin/sluice-fs" SLUICE_LIBVIRT_URIS=qemu:///system \
         G_MESSAGES_DEBUG="${SLUICE_DEBUG:-}" "$work/bin/sluice-service" >>"$work/service.log" 2>&1 &
 service_pid=$!

@@ -28,20 +28,12 @@ top=${SLUICE_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
 build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
 
 . "$top/tests/lib.sh"
-. "$here/system-libvirtd.sh"
+. "$here/lib-libvirt.sh"
 need_root "starts the system libvirtd"
 need_tools libvirtd virsh qemu-system-x86_64 setpriv flock timeout
 
-# One instance per machine (lock.sh says why).
-. "$here/lock.sh"
-libvirt_test_lock "$0" "$@"
-
-image=$build/tests/libvirt/guest-image
-"$top/tests/guest/build-image.sh" "$image" >/dev/null
-rc=$?
-[ $rc = 77 ] && skip "no guest kernel/busybox"
-[ $rc = 0 ] || fail "build-image.sh failed"
-[ -f "$image/qemu-ga" ] || skip "the guest image has no QEMU guest agent: $(cat "$image/qemu-ga.missing" 2>/dev/null)"
+# One instance per machine (lock.sh says why); the guest with the agent.
+libvirt_open --agent "$0" "$@"
 tool=$build/tests/libvirt/guest-linux-tool
 
 work=$(mktemp -d /tmp/sluice-guest-linux.XXXXXX)
@@ -50,21 +42,8 @@ chmod 755 "$work"
 # ---- clean-up ------------------------------------------------------------
 fs_pid=
 D=sluice-guest-linux
-cleanup() {
-        local status=$?
-        set +e
-        virsh -q -c qemu:///system destroy $D >/dev/null 2>&1
-        virsh -q -c qemu:///system undefine $D >/dev/null 2>&1
-        [ -n "$fs_pid" ] && kill "$fs_pid" 2>/dev/null && wait "$fs_pid" 2>/dev/null
-        system_libvirtd_cleanup
-        if [ "$status" != 0 ] || [ -n "${SLUICE_KEEP_LOGS:-}" ]; then
-                for f in "$work"/fs-*.log "$work"/libvirtd.log "$work"/console.log; do
-                        [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 60 "$f"; }
-                done
-        fi
-        rm -rf "$work"
-}
-trap cleanup EXIT
+domains=("$D")
+trap libvirt_cleanup EXIT
 
 # ---- system libvirtd ----------------------------------------------------------------------
 system_libvirtd_setup tests/libvirt/guest-linux.sh || exit 1

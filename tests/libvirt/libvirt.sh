@@ -36,7 +36,7 @@ build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
 vmm=${SLUICE_TEST_VMM:-$build/tests/frontend/sluice-test-vmm}
 
 . "$top/tests/lib.sh"
-. "$here/system-libvirtd.sh"
+. "$here/lib-libvirt.sh"
 need_root "starts the system libvirtd"
 need_tools libvirtd virsh qemu-system-x86_64 dbus-daemon gdbus setfacl runuser setpriv flock
 
@@ -44,73 +44,36 @@ user=${SLUICE_TEST_USER:-sluice-test}
 ensure_user "$user"
 uid=$(id -u "$user")
 
-# One instance per machine (lock.sh says why).
-. "$here/lock.sh"
-libvirt_test_lock "$0" "$@"
+# One instance per machine (lock.sh says why), and the guest.
+libvirt_open "$0" "$@"
 
 # Each check reports PASS or FAIL and the run goes on (fail_later, finish);
 # a step the rest depends on stops it (fail).
 
 work=$(mktemp -d /tmp/sluice-libvirt.XXXXXX)
 chmod 755 "$work"
-image=$build/tests/libvirt/guest-image
-"$top/tests/guest/build-image.sh" "$image" >/dev/null
-rc=$?
-[ $rc = 77 ] && skip "no guest kernel/busybox"
-[ $rc = 0 ] || fail "build-image.sh failed"
 
 # ---- clean-up ------------------------------------------------------------
 service_pid= session_bus_pid=
 domains=()
-cleanup() {
-        local status=$?
-        set +e
-        for d in "${domains[@]}"; do
-                uri=${d%%|*} name=${d#*|}
-                vsh "$uri" destroy "$name" >/dev/null 2>&1
-                vsh "$uri" undefine "$name" >/dev/null 2>&1
-        done
-        [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
-        [ -n "$session_bus_pid" ] && kill "$session_bus_pid" 2>/dev/null
-        [ -n "$session_bus_pid" ] && wait "$session_bus_pid" 2>/dev/null
-        # the session libvirtd that the test user's connection auto-started
+# the session libvirtd that the test user's connection auto-started
+libvirt_cleanup_more() {
+        local pid
         for pid in $(pgrep -u "$user" -x libvirtd) $(pgrep -u "$user" -x virtlogd); do kill "$pid"; done
-        system_libvirtd_cleanup
-        if [ "$status" != 0 ] || [ -n "${SLUICE_KEEP_LOGS:-}" ]; then
-                # the service's log whole (a failure early in the run is far from its end)
-                [ -f "$work/service.log" ] && { echo "---- $work/service.log"; cat "$work/service.log"; }
-                for f in "$work"/libvirtd.log "$work"/vm-*/console.log; do
-                        [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 40 "$f"; }
-                done
-        fi
-        # the service's sockets' folder (/tmp/sluice-UID-XXXXXX), named by its link
-        sockets=$(readlink "$work/run/sluice/sockets" 2>/dev/null)
-        case $sockets in /tmp/sluice-*) rm -rf "$sockets" ;; esac
-        rm -rf "$work"
 }
-trap cleanup EXIT
+trap libvirt_cleanup EXIT
 
 # ---- system libvirtd ---------------------------------------------------------
 system_libvirtd_setup tests/libvirt/libvirt.sh || exit 1
 vsh() { local uri=$1; shift; if [ "$uri" = qemu:///session ]; then
                 runuser -u "$user" -- env XDG_RUNTIME_DIR="$work/run" HOME="$work/home" virsh -q -c "$uri" "$@"
         else virsh -q -c "$uri" "$@"; fi; }
+libvirt_virsh() { vsh "$@"; }   # the clean-up's (lib-libvirt.sh)
 system_libvirtd_start "$user" || fail "no system libvirtd for $user"
 [ -n "$started_libvirtd" ] || note "the running libvirtd is not restarted by this test: that check is skipped"
 
 # ---- session bus and sluice-service as the test user ----------------------------
-mkdir -p "$work/bin" "$work/run" "$work/home" "$work/config"
-cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/service/sluicectl" "$work/bin/"
-chown "$user:" "$work/run" "$work/home" "$work/config"
-chmod 700 "$work/run"
-# setpriv execs (runuser forks and stays the parent): started in the
-# background without a shell function around it, $! is the process itself
-as_user_prefix as_user "$user"
-as_user+=(env XDG_RUNTIME_DIR="$work/run"
-         HOME="$work/home" XDG_CONFIG_HOME="$work/config" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/bus")
-runu() { "${as_user[@]}" "$@"; }
-start_session_bus "$work/run/bus" /dev/null "${as_user[@]}" ||
-        fail "the session bus did not start"
+libvirt_user_session
 
 start_service() {
         "${as_user[@]}" SLUICE_FS="$work/bin/sluice-fs" SLUICE_LIBVIRT_URIS=qemu:///session,qemu:///system \

@@ -16,17 +16,15 @@
 # The user's session environment, as a terminal in that session has it.
 session_runtime=$session_work/run
 session_home=$(getent passwd "$session_user" | cut -d: -f6)
-session_uid=$(id -u "$session_user")
-session_gid=$(id -g "$session_user")
 session_path=/usr/local/bin:/usr/bin:/bin
 login_count=0
 manager_pid=
 
 # as_user COMMAND… — COMMAND as the user, in the session (its bus, its
 # runtime folder, its home), with nothing of the test's own environment.
+as_user_prefix session_as_user "$session_user"
 as_user() {
-        setpriv --reuid="$session_uid" --regid="$session_gid" --init-groups -- \
-                env -i HOME="$session_home" USER="$session_user" LOGNAME="$session_user" \
+        "${session_as_user[@]}" env -i HOME="$session_home" USER="$session_user" LOGNAME="$session_user" \
                 PATH="$session_path" LANG=C.UTF-8 XDG_RUNTIME_DIR="$session_runtime" \
                 DBUS_SESSION_BUS_ADDRESS="unix:path=$session_runtime/bus" \
                 ${DISPLAY:+DISPLAY="$DISPLAY"} "$@"
@@ -81,7 +79,7 @@ login_start() {
         mkdir "$login_cgroup" && chown -R "$session_user:" "$login_cgroup" || return 1
         (
                 echo "$BASHPID" >"$login_cgroup/cgroup.procs" || exit 1
-                exec setpriv --reuid="$session_uid" --regid="$session_gid" --init-groups -- \
+                exec "${session_as_user[@]}" \
                         env -i HOME="$session_home" USER="$session_user" LOGNAME="$session_user" \
                         SHELL=/bin/bash PATH="$session_path" LANG=C.UTF-8 \
                         XDG_RUNTIME_DIR="$session_runtime" ${session_manager_env[@]+"${session_manager_env[@]}"} \
