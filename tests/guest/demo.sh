@@ -135,7 +135,7 @@ say "what the demo needs"
 for tool in qemu-system-x86_64 libvirtd virsh dbus-daemon gdbus; do
         command -v "$tool" >/dev/null || missing "$tool is not installed (make deps installs it)"
 done
-for bin in daemon/sluice-fs service/sluice-service service/sluicectl; do
+for bin in daemon/sluice-fs service/sluice-service cli/sluicectl; do
         [ -x "$build/$bin" ] || missing "$build/$bin is not built (make build)"
 done
 if [ "$(id -u)" = 0 ]; then
@@ -167,7 +167,7 @@ as_user() { "${as_root[@]}" env -u SLUICE_FS "${user_env[@]}" "$@"; }
 # finds the build tree's sluice-fs itself), else copies.
 bin=$build/service fs=
 if ! as_user test -x "$build/service/sluice-service" -a -x "$build/daemon/sluice-fs"; then
-        cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/service/sluicectl" "$work/bin/"
+        cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/cli/sluicectl" "$work/bin/"
         bin=$work/bin fs=$work/bin/sluice-fs
 fi
 user_env+=(PATH="$bin:$PATH")

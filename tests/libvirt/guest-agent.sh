@@ -105,7 +105,7 @@ system_libvirtd_start "$user" || fail "no system libvirtd for $user"
 
 # ---- session bus and sluice-service as the test user ----------------------------
 mkdir -p "$work/bin" "$work/run" "$work/home" "$work/config"
-cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/service/sluicectl" "$work/bin/"
+cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/cli/sluicectl" "$work/bin/"
 chown "$user:" "$work/run" "$work/home" "$work/config"
 chmod 700 "$work/run"
 as_user_prefix as_user "$user"
