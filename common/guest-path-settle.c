@@ -160,6 +160,8 @@ void sluice_client_share_settle_guest_path(SluiceShare *share, guint timeout_ms,
         g_task_set_source_tag(task, sluice_client_share_settle_guest_path);
         settle->share = g_object_ref(share);
         settle->context = g_main_context_ref_thread_default();
+        /* nothing read yet: as busy as anyone knows, should the bound pass first */
+        settle->state = SLUICE_WIRE_GUEST_MOUNTING;
         g_task_set_task_data(task, settle, settle_free);
         /* subscribed before the first read: a change between the two is not missed */
         settle->subscription = g_dbus_connection_signal_subscribe(

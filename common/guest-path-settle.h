@@ -25,8 +25,8 @@ void sluice_client_share_settle_guest_path(SluiceShare *share, guint timeout_ms,
                                            GAsyncReadyCallback callback, gpointer user_data);
 /* Returns the place to show: GuestPath when GuestState is "mounted", else ""
  * (never NULL on success).  @state (may be NULL): the last GuestState read,
- * still MOUNTING or UNMOUNTING when the bound passed first; a word this
- * build does not know is IDLE.  Errors: the Properties call's. */
+ * still MOUNTING or UNMOUNTING when the bound passed first (MOUNTING when
+ * nothing was read by then); a word this build does not know is IDLE.  Errors: the Properties call's. */
 char *sluice_client_share_settle_guest_path_finish(SluiceShare *share, GAsyncResult *result,
                                                    SluiceWireGuestState *state, GError **error);
 /* The same, waiting in a main context of its own. */
