@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* sluicectl-shares.c — finding a share by tag, id or object path, and the
- * commands on shares: list, add, remove, start, stop, attach, detach, set. */
+/* sluicectl-shares.c — the commands on shares: list, add, remove, start,
+ * stop, attach, detach, set.  A call the service answered is checked
+ * against what it asked for (sluicectl-exit.c) before "done" is said. */
 #include "config.h"
 
 #include <string.h>

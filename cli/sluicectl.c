@@ -59,11 +59,7 @@ static const char vm_usage_text[] = N_(
 /* Its own text, so that the translations of the one above stay whole. */
 static const char slots_usage_text[] = N_(
         "  vm NAME add-slots [COUNT]         spare PCIe root ports (default 4): a VM needs a\n"
-        "                                    free one for every share plugged in while it runs\n"
-        "\n"
-        "Exit status: 0 done; 1 the service refused or failed, or what was asked did\n"
-        "not happen (add --attach, start: not plugged into the running VM; detach,\n"
-        "stop: still attached, still running), with the reason on stderr; 2 usage error.\n");
+        "                                    free one for every share plugged in while it runs\n");
 
 static gboolean ctl_connect(Ctl *ctl, GError **error)
 {
