@@ -48,7 +48,6 @@ G_DEFINE_TYPE(SaShareRow, sa_share_row, GTK_TYPE_LIST_BOX_ROW)
 enum { SIGNAL_REMOVE_REQUESTED, SIGNAL_MESSAGE, SIGNAL_TOAST, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-
 /* The share's VM as the service lists it, or NULL. (transfer none) */
 static SluiceVm *find_vm(SaShareRow *self)
 {
