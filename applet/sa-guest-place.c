@@ -5,13 +5,14 @@
 #include <glib/gi18n.h>
 
 #include "sa-guest-place.h"
+#include "wire-enums.h"
 
 void sa_guest_view_decide(const SaGuestFacts *facts, SaGuestView *view)
 {
-  gboolean failed = g_str_equal(facts->guest_state, "failed");
+  gboolean failed = sluice_wire_guest_state_is(facts->guest_state, SLUICE_WIRE_GUEST_FAILED);
   gboolean placed = *facts->guest_path != '\0' && !failed;
   /* A share the user stopped waits for nothing: no offers there. */
-  gboolean in_use = !g_str_equal(facts->share_state, "stopped");
+  gboolean in_use = !sluice_wire_share_state_is(facts->share_state, SLUICE_WIRE_SHARE_STOPPED);
 
   *view = (SaGuestView){ 0 };
   if (placed) {
@@ -20,7 +21,7 @@ void sa_guest_view_decide(const SaGuestFacts *facts, SaGuestView *view)
     view->place = g_strdup_printf(_("In the VM at %s"), facts->guest_path);
     return;
   }
-  if (g_str_equal(facts->guest_state, "mounting")) {
+  if (sluice_wire_guest_state_is(facts->guest_state, SLUICE_WIRE_GUEST_MOUNTING)) {
     view->mounting = TRUE;
     return;
   }
@@ -29,10 +30,11 @@ void sa_guest_view_decide(const SaGuestFacts *facts, SaGuestView *view)
   view->show_hint = *facts->guest_hint != '\0';
   if (!in_use || !facts->vm_known)
     return;
-  if (g_str_equal(facts->agent, "none"))
+  if (sluice_wire_guest_agent_is(facts->agent, SLUICE_WIRE_AGENT_NONE))
     view->offer_agent = TRUE;
-  else if (facts->vm_running && (g_str_equal(facts->agent, "disconnected") ||
-                                 g_str_equal(facts->agent, "restricted")) &&
+  else if (facts->vm_running &&
+           (sluice_wire_guest_agent_is(facts->agent, SLUICE_WIRE_AGENT_DISCONNECTED) ||
+            sluice_wire_guest_agent_is(facts->agent, SLUICE_WIRE_AGENT_RESTRICTED)) &&
            *facts->agent_message != '\0')
     view->agent_note = facts->agent_message;
 }

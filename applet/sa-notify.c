@@ -120,7 +120,7 @@ static void show_placed(AttachedNote *note)
 static void on_guest_path(GObject *source, GAsyncResult *result, gpointer user_data)
 {
   AttachedNote *note = user_data;
-  g_autofree char *path = sa_share_fetch_guest_path_finish(SA_SHARE(source), result, NULL);
+  g_autofree char *path = sa_share_settle_guest_path_finish(SA_SHARE(source), result, NULL);
   if (path == NULL || *path == '\0') {
     notify_with_hint(SA_SHARE(source), note);
     return;
@@ -136,12 +136,8 @@ static void notify_attached(SaNotify *self, SaShare *share, char *summary, const
   note->self = g_object_ref(self);
   note->summary = summary;
   note->fallback = g_strdup(message);
-  if (*sa_share_get_guest_path(share)) {
-    show_placed(note);
-    return;
-  }
-  /* the cache may be behind the event, as for the hint */
-  sa_share_fetch_guest_path(share, on_guest_path, note);
+  /* not the cache: it may be behind the event, as for the hint */
+  sa_share_settle_guest_path(share, on_guest_path, note);
 }
 
 static void on_share_event(SaClient *client, SaShare *share, const char *kind,

@@ -12,6 +12,7 @@
 #include "sa-guest-place.h"
 #include "sa-share-row.h"
 #include "sa-share-row-private.h"
+#include "wire-enums.h"
 
 /* Columns of the sync-queue table. */
 enum { COL_QUEUE, COL_REQUESTS, COL_KICKS, COL_POLLED, COL_BATCHES, N_COLS };
@@ -46,8 +47,6 @@ G_DEFINE_TYPE(SaShareRow, sa_share_row, GTK_TYPE_LIST_BOX_ROW)
 
 enum { SIGNAL_REMOVE_REQUESTED, SIGNAL_MESSAGE, SIGNAL_TOAST, N_SIGNALS };
 static guint signals[N_SIGNALS];
-
-static const char *const state_classes[] = { "stopped", "starting", "running", "attached", "failed" };
 
 /* The share's VM as the service lists it, or NULL. (transfer none) */
 static SluiceVm *find_vm(SaShareRow *self)
@@ -118,9 +117,12 @@ static void update_properties(SaShareRow *self)
   gtk_label_set_label(self->details_label, details);
 
   gtk_label_set_label(self->state_label, sluice_share_state_label(state));
-  for (guint i = 0; i < G_N_ELEMENTS(state_classes); i++)
-    gtk_widget_remove_css_class(GTK_WIDGET(self->state_label), state_classes[i]);
-  gtk_widget_add_css_class(GTK_WIDGET(self->state_label), state);
+  /* style.css styles each state by its word */
+  for (guint s = SLUICE_WIRE_SHARE_STOPPED; s <= SLUICE_WIRE_SHARE_FAILED; s++)
+    gtk_widget_remove_css_class(GTK_WIDGET(self->state_label), sluice_wire_share_state_name(s));
+  SluiceWireShareState known;
+  if (sluice_wire_share_state_parse(state, &known))
+    gtk_widget_add_css_class(GTK_WIDGET(self->state_label), sluice_wire_share_state_name(known));
 
   gboolean active = sa_share_is_active(self->share);
   gtk_button_set_icon_name(self->start_stop_button,
@@ -238,7 +240,7 @@ static void rebuild_menu(SaShareRow *self)
   const char *state = sa_share_get_state(self->share);
   const char *vm = sa_share_get_vm(self->share);
 
-  if (g_str_equal(state, "attached"))
+  if (sluice_wire_share_state_is(state, SLUICE_WIRE_SHARE_ATTACHED))
     g_menu_append(state_section, _("_Detach from VM"), "row.detach");
   else
     g_menu_append(state_section, _("_Attach to VM"), "row.attach");

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "errors.h"
+#include "guest-path-settle.h"
 #include "sa-share.h"
 #include "share-properties.h"
+#include "wire-enums.h"
 
 struct _SaShare {
   GObject parent_instance;
@@ -136,8 +138,9 @@ guint sa_share_get_history(SaShare *self, const SaSample **samples)
 gboolean sa_share_is_active(SaShare *self)
 {
   const char *state = sa_share_get_state(self);
-  return g_str_equal(state, "running") || g_str_equal(state, "attached") ||
-         g_str_equal(state, "starting");
+  return sluice_wire_share_state_is(state, SLUICE_WIRE_SHARE_RUNNING) ||
+         sluice_wire_share_state_is(state, SLUICE_WIRE_SHARE_ATTACHED) ||
+         sluice_wire_share_state_is(state, SLUICE_WIRE_SHARE_STARTING);
 }
 
 static void push_sample(SaShare *self)
@@ -361,8 +364,7 @@ static void on_set_auto_mount_done(GObject *source, GAsyncResult *result, gpoint
 {
   g_autoptr(SaShare) self = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = g_dbus_proxy_call_finish(G_DBUS_PROXY(source), result, &error);
-  if (reply == NULL) {
+  if (!sluice_client_share_set_finish(SLUICE_SHARE(source), result, &error)) {
     report_error(self, error);
     /* what the service really has (the menu shows the cached value) */
     g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
@@ -371,42 +373,30 @@ static void on_set_auto_mount_done(GObject *source, GAsyncResult *result, gpoint
 
 void sa_share_set_auto_mount(SaShare *self, gboolean auto_mount)
 {
-  /* Properties.Set by hand: the generated setter only logs a refusal. */
-  g_dbus_proxy_call(G_DBUS_PROXY(self->proxy), "org.freedesktop.DBus.Properties.Set",
-                    g_variant_new("(ssv)", g_dbus_proxy_get_interface_name(G_DBUS_PROXY(self->proxy)),
-                                  "AutoMount", g_variant_new_boolean(!!auto_mount)),
-                    G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_set_auto_mount_done, g_object_ref(self));
+  sluice_client_share_set_auto_mount(self->proxy, !!auto_mount, NULL, on_set_auto_mount_done,
+                                     g_object_ref(self));
 }
 
-static void on_fetch_guest_path_done(GObject *source, GAsyncResult *result, gpointer user_data)
+static void on_guest_path_settled(GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr(GTask) task = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = g_dbus_proxy_call_finish(G_DBUS_PROXY(source), result, &error);
-  g_autoptr(GVariant) value = NULL;
-  if (reply == NULL) {
-    g_task_return_error(task, g_steal_pointer(&error));
-    return;
-  }
-  g_variant_get(reply, "(v)", &value);
-  if (!g_variant_is_of_type(value, G_VARIANT_TYPE_STRING)) {
-    g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                            "The service sent GuestPath of the wrong type");
-    return;
-  }
-  g_task_return_pointer(task, g_variant_dup_string(value, NULL), g_free);
+  GError *error = NULL;
+  char *path = sluice_client_share_settle_guest_path_finish(SLUICE_SHARE(source), result, NULL, &error);
+  if (path == NULL)
+    g_task_return_error(task, error);
+  else
+    g_task_return_pointer(task, path, g_free);
 }
 
-void sa_share_fetch_guest_path(SaShare *self, GAsyncReadyCallback callback, gpointer user_data)
+void sa_share_settle_guest_path(SaShare *self, GAsyncReadyCallback callback, gpointer user_data)
 {
   GTask *task = g_task_new(self, NULL, callback, user_data);
-  g_dbus_proxy_call(G_DBUS_PROXY(self->proxy), "org.freedesktop.DBus.Properties.Get",
-                    g_variant_new("(ss)", g_dbus_proxy_get_interface_name(G_DBUS_PROXY(self->proxy)),
-                                  "GuestPath"),
-                    G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_fetch_guest_path_done, task);
+  /* the guest's mount and unmount are bounded by the service; so is this */
+  sluice_client_share_settle_guest_path(self->proxy, SA_SHARE_GUEST_SETTLE_MS, NULL,
+                                        on_guest_path_settled, task);
 }
 
-char *sa_share_fetch_guest_path_finish(SaShare *self, GAsyncResult *result, GError **error)
+char *sa_share_settle_guest_path_finish(SaShare *self, GAsyncResult *result, GError **error)
 {
   return g_task_propagate_pointer(G_TASK(result), error);
 }

@@ -44,10 +44,12 @@ const char *sa_share_get_guest_state(SaShare *self);
 gboolean sa_share_get_auto_mount(SaShare *self);
 /* Asks the service to set AutoMount; a refusal comes back as "error". */
 void sa_share_set_auto_mount(SaShare *self, gboolean auto_mount);
-/* GuestPath as the service has it now (the cache may be behind a signal
- * that arrived before the property change). */
-void sa_share_fetch_guest_path(SaShare *self, GAsyncReadyCallback callback, gpointer user_data);
-char *sa_share_fetch_guest_path_finish(SaShare *self, GAsyncResult *result, GError **error);
+/* Where Sluice mounted the share in the guest ("" when it has not), read
+ * from the service once GuestState has settled (guest-path-settle.h): the
+ * cache may be behind a signal that arrived before the property change. */
+#define SA_SHARE_GUEST_SETTLE_MS (30 * 1000)
+void sa_share_settle_guest_path(SaShare *self, GAsyncReadyCallback callback, gpointer user_data);
+char *sa_share_settle_guest_path_finish(SaShare *self, GAsyncResult *result, GError **error);
 
 gboolean sa_share_get_read_only(SaShare *self);
 /* Asks the service to flip ReadOnly; the "read-only" property follows the

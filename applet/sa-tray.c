@@ -14,6 +14,7 @@
 #include "sa-format.h"
 #include "sa-tray-menu.h"
 #include "sa-tray.h"
+#include "wire-enums.h"
 
 #define WATCHER_NAME "org.kde.StatusNotifierWatcher"
 #define WATCHER_PATH "/StatusNotifierWatcher"
@@ -259,7 +260,7 @@ static void update(SaTray *self)
   for (guint i = 0; i < n; i++) {
     g_autoptr(SaShare) share = g_list_model_get_item(shares, i);
     const char *state = sa_share_get_state(share);
-    if (g_str_equal(state, "failed"))
+    if (sluice_wire_share_state_is(state, SLUICE_WIRE_SHARE_FAILED))
       failed = TRUE;
     /* hidden, the applet watches no stats: old rates would show as now's */
     if (sa_share_stats_are_current(share)) {

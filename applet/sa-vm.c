@@ -6,6 +6,7 @@
 
 #include "errors.h"
 #include "sa-vm.h"
+#include "wire-enums.h"
 
 const char *sa_vm_get_name(SluiceVm *vm)
 {
@@ -21,7 +22,7 @@ const char *sa_vm_get_state(SluiceVm *vm)
 
 gboolean sa_vm_is_running(SluiceVm *vm)
 {
-  return g_str_equal(sa_vm_get_state(vm), "running");
+  return sluice_wire_vm_state_is(sa_vm_get_state(vm), SLUICE_WIRE_VM_RUNNING);
 }
 
 const char *sa_vm_get_guest_agent(SluiceVm *vm)

@@ -12,6 +12,7 @@
 #include "sa-vm-chooser.h"
 #include "sa-window.h"
 #include "sa-window-private.h"
+#include "wire-enums.h"
 
 struct _SaWindow {
   AdwApplicationWindow parent_instance;
@@ -282,7 +283,7 @@ static void on_remove_requested(SaShareRow *row, gpointer user_data)
     g_variant_builder_add(&options, "{sv}", "tag", g_variant_new_string(tag));
   g_variant_builder_add(&options, "{sv}", "read-only", g_variant_new_boolean(sa_share_get_read_only(share)));
   g_variant_builder_add(&options, "{sv}", "autostart", g_variant_new_boolean(autostart));
-  if (g_str_equal(state, "attached"))
+  if (sluice_wire_share_state_is(state, SLUICE_WIRE_SHARE_ATTACHED))
     g_variant_builder_add(&options, "{sv}", "attach", g_variant_new_boolean(TRUE));
 
   guint id = ++self->next_undo_id;

@@ -10,7 +10,7 @@
 #   sudo bench/idle-run.sh [--shares N] [--seconds S] [--applet] [--watch K]
 #                          [--libvirt URIS] [--threads] [--detail] BUILD
 #
-# BUILD: a build directory (service/sluice-service, service/sluicectl,
+# BUILD: a build directory (service/sluice-service, cli/sluicectl,
 # daemon/sluice-fs, applet/sluice-applet, tests/applet/sa-test-desktop).
 # Root runs the measurement (it reads every process's smaps); the stack runs
 # as $SLUICE_TEST_USER (default sluice-test) on its own session bus, the way
@@ -100,7 +100,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$tmp/bin" "$tmp/home" "$tmp/run" "$tmp/config" "$tmp/shares"
 chmod 0700 "$tmp/run"
-for f in service/sluice-service service/sluicectl daemon/sluice-fs; do
+for f in service/sluice-service cli/sluicectl daemon/sluice-fs; do
         cp "$build/$f" "$tmp/bin/" || exit 1
 done
 if [ "$applet" = 1 ]; then

@@ -8,6 +8,7 @@
 
 #define PROPERTIES_SET "org.freedesktop.DBus.Properties.Set"
 #define PROPERTIES_GET "org.freedesktop.DBus.Properties.Get"
+#define PROPERTIES_GET_ALL "org.freedesktop.DBus.Properties.GetAll"
 
 static GVariant *set_args(const char *property, gboolean value)
 {
@@ -167,4 +168,35 @@ char *sluice_client_share_fetch_finish(SluiceShare *share, GAsyncResult *result,
         g_autoptr(GVariant) reply = g_dbus_proxy_call_finish(G_DBUS_PROXY(share), result, error);
 
         return string_from_reply(reply, error);
+}
+
+void sluice_client_share_fetch_guest_place(SluiceShare *share, GCancellable *cancellable,
+                                           GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_dbus_proxy_call(G_DBUS_PROXY(share), PROPERTIES_GET_ALL,
+                          g_variant_new("(s)", SLUICE_SHARE_INTERFACE), G_DBUS_CALL_FLAGS_NONE, -1,
+                          cancellable, callback, user_data);
+}
+
+gboolean sluice_client_share_fetch_guest_place_finish(SluiceShare *share, GAsyncResult *result,
+                                                      char **guest_state, char **guest_path,
+                                                      GError **error)
+{
+        g_autoptr(GVariant) reply = g_dbus_proxy_call_finish(G_DBUS_PROXY(share), result, error);
+        g_autoptr(GVariant) all = NULL;
+        const char *state = NULL, *path = NULL;
+
+        if (reply == NULL)
+                return FALSE;
+        all = g_variant_get_child_value(reply, 0);
+        if (!g_variant_is_of_type(all, G_VARIANT_TYPE_VARDICT) ||
+            !g_variant_lookup(all, "GuestState", "&s", &state) ||
+            !g_variant_lookup(all, "GuestPath", "&s", &path)) {
+                g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                    "The service sent no GuestState or GuestPath of the right type");
+                return FALSE;
+        }
+        *guest_state = g_strdup(state);
+        *guest_path = g_strdup(path);
+        return TRUE;
 }

@@ -57,4 +57,14 @@ void sluice_client_share_fetch_guest_hint(SluiceShare *share, GCancellable *canc
 /* Returns the string fetched (never NULL on success). */
 char *sluice_client_share_fetch_finish(SluiceShare *share, GAsyncResult *result, GError **error);
 
+/* Properties.GetAll of GuestState and GuestPath: both in one answer, so the
+ * path is the one that goes with that state (guest-path-settle.h waits for a
+ * state that has settled).  A property missing or of the wrong type is
+ * G_IO_ERROR_INVALID_DATA. */
+void sluice_client_share_fetch_guest_place(SluiceShare *share, GCancellable *cancellable,
+                                           GAsyncReadyCallback callback, gpointer user_data);
+gboolean sluice_client_share_fetch_guest_place_finish(SluiceShare *share, GAsyncResult *result,
+                                                      char **guest_state, char **guest_path,
+                                                      GError **error);
+
 G_END_DECLS

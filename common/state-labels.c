@@ -49,3 +49,42 @@ const char *sluice_vm_state_label(const char *state)
         }
         return state;
 }
+
+const char *sluice_guest_agent_label(const char *agent)
+{
+        SluiceWireGuestAgent a;
+
+        if (!sluice_wire_guest_agent_parse(agent, &a))
+                return agent != NULL ? agent : "";
+        switch (a) {
+        case SLUICE_WIRE_AGENT_NONE:
+                return C_("guest agent", "none");
+        case SLUICE_WIRE_AGENT_DISCONNECTED:
+                return C_("guest agent", "not answering");
+        case SLUICE_WIRE_AGENT_READY:
+                return C_("guest agent", "ready");
+        case SLUICE_WIRE_AGENT_RESTRICTED:
+                return C_("guest agent", "restricted");
+        }
+        return agent;
+}
+
+const char *sluice_guest_state_label(const char *guest_state)
+{
+        SluiceWireGuestState s;
+
+        if (!sluice_wire_guest_state_parse(guest_state, &s))
+                return guest_state != NULL ? guest_state : "";
+        switch (s) {
+        case SLUICE_WIRE_GUEST_MOUNTING:
+                return _("mounting…");
+        case SLUICE_WIRE_GUEST_UNMOUNTING:
+                return _("unmounting…");
+        case SLUICE_WIRE_GUEST_FAILED:
+                return _("not mounted");
+        case SLUICE_WIRE_GUEST_IDLE:
+        case SLUICE_WIRE_GUEST_MOUNTED:
+                break;
+        }
+        return "";
+}

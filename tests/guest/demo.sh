@@ -135,7 +135,7 @@ say "what the demo needs"
 for tool in qemu-system-x86_64 libvirtd virsh dbus-daemon gdbus; do
         command -v "$tool" >/dev/null || missing "$tool is not installed (make deps installs it)"
 done
-for bin in daemon/sluice-fs service/sluice-service service/sluicectl; do
+for bin in daemon/sluice-fs service/sluice-service cli/sluicectl; do
         [ -x "$build/$bin" ] || missing "$build/$bin is not built (make build)"
 done
 if [ "$(id -u)" = 0 ]; then
@@ -165,12 +165,12 @@ as_user_prefix as_root "$user"
 as_user() { "${as_root[@]}" env -u SLUICE_FS "${user_env[@]}" "$@"; }
 # The build tree's programs where the demo user can run them (the service then
 # finds the build tree's sluice-fs itself), else copies.
-bin=$build/service fs=
-if ! as_user test -x "$build/service/sluice-service" -a -x "$build/daemon/sluice-fs"; then
-        cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/service/sluicectl" "$work/bin/"
-        bin=$work/bin fs=$work/bin/sluice-fs
+service_dir=$build/service ctl_dir=$build/cli fs=
+if ! as_user test -x "$build/service/sluice-service" -a -x "$build/cli/sluicectl" -a -x "$build/daemon/sluice-fs"; then
+        cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/cli/sluicectl" "$work/bin/"
+        service_dir=$work/bin ctl_dir=$work/bin fs=$work/bin/sluice-fs
 fi
-user_env+=(PATH="$bin:$PATH")
+user_env+=(PATH="$service_dir:$ctl_dir:$PATH")
 [ -z "$fs" ] || user_env+=(SLUICE_FS="$fs")
 # the same for programs started in the background: setpriv and env exec, so
 # without a shell function around them $! is the program itself (to stop it)
@@ -178,7 +178,7 @@ user_exec=("${as_root[@]}" env -u SLUICE_FS "${user_env[@]}")
 ctl() { as_user sluicectl "$@"; }
 vsh() { as_user virsh -q -c "$uri" "$@"; }
 echo "    user:      $user (sluice-service, sluice-fs and the commands below run as this user)"
-echo "    programs:  $bin/sluice-service, $bin/sluicectl"
+echo "    programs:  $service_dir/sluice-service, $ctl_dir/sluicectl"
 echo "    QEMU:      $(qemu-system-x86_64 --version | head -1)"
 echo "    libvirt:   $(libvirtd --version)"
 

@@ -44,7 +44,7 @@ libvirt_open() {
 
 libvirt_user_session() {
         mkdir -p "$work/bin" "$work/run" "$work/home" "$work/config"
-        cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/service/sluicectl" "$work/bin/"
+        cp "$build/daemon/sluice-fs" "$build/service/sluice-service" "$build/cli/sluicectl" "$work/bin/"
         chown "$user:" "$work/run" "$work/home" "$work/config"
         chmod 700 "$work/run"
         # setpriv execs (runuser forks and stays the parent): started in the

@@ -19,7 +19,7 @@ set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 build=${SLUICE_BUILD_ROOT:?SLUICE_BUILD_ROOT must point at the build directory}
 build=$(cd "$build" && pwd)
-service=$build/service/sluice-service sluicectl=$build/service/sluicectl worker=$build/daemon/sluice-fs
+service=$build/service/sluice-service sluicectl=$build/cli/sluicectl worker=$build/daemon/sluice-fs
 
 need_tools dbus-daemon gdbus meson
 for f in "$service" "$sluicectl" "$worker"; do [ -x "$f" ] || skip "$f is not built"; done

@@ -93,6 +93,19 @@ static void test_state_labels(void)
         g_assert_cmpstr(sluice_share_state_label("hibernating"), ==, "hibernating");
         g_assert_cmpstr(sluice_vm_state_label("shutoff"), !=, "shutoff");
         g_assert_cmpstr(sluice_vm_state_label("hibernating"), ==, "hibernating");
+        /* the guest agent: a label for each word, distinct; the guest side:
+         * what Sluice is doing there, nothing for "mounted" or "" (the
+         * place, or nothing, is shown then) */
+        g_assert_cmpstr(sluice_guest_agent_label("disconnected"), !=, "disconnected");
+        g_assert_cmpstr(sluice_guest_agent_label("ready"), !=, sluice_guest_agent_label("restricted"));
+        g_assert_cmpstr(sluice_guest_agent_label("hibernating"), ==, "hibernating");
+        g_assert_cmpstr(sluice_guest_agent_label(NULL), ==, "");
+        g_assert_cmpstr(sluice_guest_state_label("mounting"), !=, "");
+        g_assert_cmpstr(sluice_guest_state_label("unmounting"), !=, sluice_guest_state_label("mounting"));
+        g_assert_cmpstr(sluice_guest_state_label("failed"), !=, "");
+        g_assert_cmpstr(sluice_guest_state_label("mounted"), ==, "");
+        g_assert_cmpstr(sluice_guest_state_label(""), ==, "");
+        g_assert_cmpstr(sluice_guest_state_label("teleporting"), ==, "teleporting");
 }
 
 /* Every state word round-trips through its enum and is one the API's XML

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sluicectl — command-line client of org.sluice.Sluice1, for people and scripts.
  *
- * This file: the command table, global options, connecting, the exit
- * status.  sluicectl.h lists the other files, one per concern. */
+ * This file: the command table, global options, connecting.  sluicectl.h
+ * lists the other files, one per concern. */
 #include "config.h"
 
 #include <locale.h>
@@ -56,29 +56,10 @@ static const char vm_usage_text[] = N_(
         "                                    Sluice mount shares in the guest by itself\n"
         "  vm NAME enable-shared-memory      the shared memory virtiofs needs\n");
 
-int ctl_usage_error(const char *format, ...)
-{
-        va_list args;
-        g_autofree char *message = NULL;
-
-        va_start(args, format);
-        message = g_strdup_vprintf(format, args);
-        va_end(args);
-        g_printerr("sluicectl: %s\n%s", message, _("Try “sluicectl --help”.\n"));
-        return EXIT_USAGE;
-}
-
-int ctl_fail(GError *error)
-{
-        g_autofree char *remote = g_dbus_error_get_remote_error(error);
-
-        /* The service's own errors are sentences; a bus error's name (no
-         * service, timeout) tells what happened, so it stays. */
-        if (remote == NULL || g_str_has_prefix(remote, "org.sluice."))
-                g_dbus_error_strip_remote_error(error);
-        g_printerr("sluicectl: %s\n", error->message);
-        return EXIT_FAILED;
-}
+/* Its own text, so that the translations of the one above stay whole. */
+static const char slots_usage_text[] = N_(
+        "  vm NAME add-slots [COUNT]         spare PCIe root ports (default 4): a VM needs a\n"
+        "                                    free one for every share plugged in while it runs\n");
 
 static gboolean ctl_connect(Ctl *ctl, GError **error)
 {
@@ -141,7 +122,7 @@ int main(int argc, char **argv)
                 if (strcmp(argv[i], "--json") == 0) {
                         ctl.json = TRUE;
                 } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                        g_print("%s%s%s", _(usage_text), _(force_usage_text), _(vm_usage_text));
+                        g_print("%s%s%s%s", _(usage_text), _(force_usage_text), _(vm_usage_text), _(slots_usage_text));
                         return EXIT_OK;
                 } else if (strcmp(argv[i], "--version") == 0) {
                         g_print("sluicectl %s\n", PACKAGE_VERSION);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* sluicectl-shares.c — finding a share by tag, id or object path, and the
- * commands on shares: list, add, remove, start, stop, attach, detach, set. */
+/* sluicectl-shares.c — the commands on shares: list, add, remove, start,
+ * stop, attach, detach, set.  A call the service answered is checked
+ * against what it asked for (sluicectl-exit.c) before "done" is said. */
 #include "config.h"
 
 #include <string.h>
@@ -10,69 +11,7 @@
 #include "share-properties.h"
 #include "sluicectl.h"
 #include "state-labels.h"
-
-gint ctl_compare_objects(gconstpointer a, gconstpointer b)
-{
-        const char *pa = g_dbus_object_get_object_path(G_DBUS_OBJECT(a));
-        const char *pb = g_dbus_object_get_object_path(G_DBUS_OBJECT(b));
-
-        /* Shares in id order: compare the numeric tails. */
-        if (g_str_has_prefix(pa, SLUICE_SHARE_PATH_PREFIX) && g_str_has_prefix(pb, SLUICE_SHARE_PATH_PREFIX)) {
-                guint64 ia = g_ascii_strtoull(pa + strlen(SLUICE_SHARE_PATH_PREFIX), NULL, 10);
-                guint64 ib = g_ascii_strtoull(pb + strlen(SLUICE_SHARE_PATH_PREFIX), NULL, 10);
-
-                if (ia != ib)
-                        return ia < ib ? -1 : 1;
-        }
-        return strcmp(pa, pb);
-}
-
-GList *ctl_shares(Ctl *ctl)
-{
-        GList *objects = g_dbus_object_manager_get_objects(ctl->objects);
-        GList *shares = NULL;
-
-        for (GList *l = objects; l != NULL; l = l->next) {
-                SluiceShare *share = sluice_object_get_share(SLUICE_OBJECT(l->data));
-
-                if (share != NULL) {
-                        shares = g_list_prepend(shares, g_object_ref(l->data));
-                        g_object_unref(share);
-                }
-        }
-        g_list_free_full(objects, g_object_unref);
-        return g_list_sort(shares, ctl_compare_objects);
-}
-
-const char *ctl_share_id(SluiceShare *share)
-{
-        const char *path = g_dbus_proxy_get_object_path(G_DBUS_PROXY(share));
-
-        return g_str_has_prefix(path, SLUICE_SHARE_PATH_PREFIX) ? path + strlen(SLUICE_SHARE_PATH_PREFIX) : path;
-}
-
-/* SHARE: an object path, an id or a tag. */
-/* SHARE: an object path, an id or a tag. */
-SluiceShare *ctl_find_share(Ctl *ctl, const char *name, GError **error)
-{
-        g_autolist(GObject) shares = ctl_shares(ctl);
-        gboolean numeric = *name != '\0' && strspn(name, "0123456789") == strlen(name);
-
-        for (GList *l = shares; l != NULL; l = l->next) {
-                SluiceShare *share = sluice_object_get_share(SLUICE_OBJECT(l->data));
-                const char *path = g_dbus_proxy_get_object_path(G_DBUS_PROXY(share));
-
-                if (g_strcmp0(path, name) == 0 || (numeric && g_strcmp0(ctl_share_id(share), name) == 0) ||
-                    g_strcmp0(sluice_share_get_tag(share), name) == 0) {
-                        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(share), CTL_CALL_TIMEOUT_MS);
-                        return share;
-                }
-                g_object_unref(share);
-        }
-        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
-                    _("There is no share “%s”: see the shares with “sluicectl list”"), name);
-        return NULL;
-}
+#include "wire-enums.h"
 
 int ctl_cmd_list(Ctl *ctl, int argc, char **argv)
 {
@@ -115,11 +54,6 @@ int ctl_cmd_list(Ctl *ctl, int argc, char **argv)
         }
         ctl_table_print(table);
         return EXIT_OK;
-}
-
-gboolean ctl_parse_uint(const char *text, guint64 min, guint64 max, guint64 *out)
-{
-        return text != NULL && g_ascii_string_to_unsigned(text, 10, min, max, out, NULL);
 }
 
 /* After an attach: where the share is in the guest when Sluice mounted it
@@ -225,10 +159,15 @@ int ctl_cmd_add(Ctl *ctl, int argc, char **argv)
         }
         if (ctl->json) {
                 ctl_print_share_json(share);
-                return EXIT_OK;
+        } else {
+                g_print("%s\n", object_path);
+                print_where_in_guest(share, NULL);
         }
-        g_print("%s\n", object_path);
-        print_where_in_guest(share, NULL);
+        /* The share exists either way (its path is printed for a script to
+         * remove it); AddShare answers once the worker runs, also when
+         * plugging it into the VM failed: the share's Error says why. */
+        if (attach && !ctl_check_outcome(ctl, share, CTL_EXPECT_ATTACHED, &error))
+                return ctl_fail(error);
         return EXIT_OK;
 }
 
@@ -239,6 +178,44 @@ static GVariant *force_options(void)
 
         g_variant_builder_add(&b, "{sv}", "force", g_variant_new_boolean(TRUE));
         return g_variant_builder_end(&b);
+}
+
+/* The call succeeded: whether what it asked for happened, by the values
+ * the service has now; prints "done" when it did. */
+static int check_and_print_done(Ctl *ctl, SluiceShare *share, CtlExpect expect)
+{
+        g_autoptr(SluiceShare) fresh = NULL;
+        g_autoptr(GError) error = NULL;
+
+        fresh = ctl_fresh_share(share, &error);
+        if (fresh == NULL || !ctl_check_outcome(ctl, fresh, expect, &error))
+                return ctl_fail(error);
+        return ctl_print_done(ctl, fresh, NULL);
+}
+
+/* Attach answered: the device is in the VM.  Where it is in the guest
+ * once Sluice is done there; a mount that failed there is said on stderr
+ * (the hint says how to mount it by hand) but the attach happened. */
+static int attach_done(Ctl *ctl, SluiceShare *share, const char *hint)
+{
+        g_autoptr(SluiceShare) settled = NULL;
+        g_autoptr(GError) error = NULL;
+        const char *why;
+
+        settled = ctl_guest_settled_share(share, &error);
+        if (settled == NULL)
+                return ctl_fail(error);
+        why = sluice_share_get_error(settled);
+        if (sluice_wire_guest_state_is(sluice_share_get_guest_state(settled), SLUICE_WIRE_GUEST_FAILED) &&
+            why != NULL && *why != '\0') {
+                g_autofree char *printable = ctl_printable(why);
+
+                g_printerr("sluicectl: %s\n", printable);
+        }
+        if (ctl->json)
+                return ctl_print_done(ctl, settled, hint);
+        print_where_in_guest(settled, hint);
+        return EXIT_OK;
 }
 
 /* remove, stop, attach, detach: SHARE is the only argument; remove, stop
@@ -287,17 +264,12 @@ int ctl_cmd_share_action(Ctl *ctl, int argc, char **argv)
                 ok = sluice_share_call_detach_sync(share, NULL, &error);
         if (!ok)
                 return ctl_fail(error);
-        if (hint != NULL) {
-                g_autoptr(SluiceShare) settled = ctl_guest_settled_share(share, &error);
-
-                if (settled == NULL)
-                        return ctl_fail(error);
-                if (ctl->json)
-                        return ctl_print_done(ctl, settled, hint);
-                print_where_in_guest(settled, hint);
-                return EXIT_OK;
-        }
-        return ctl_print_done(ctl, share, hint);
+        if (hint != NULL)
+                return attach_done(ctl, share, hint);
+        if (strcmp(command, "remove") == 0)
+                return ctl_print_done(ctl, share, NULL);
+        return check_and_print_done(ctl, share,
+                                    strcmp(command, "stop") == 0 ? CTL_EXPECT_STOPPED : CTL_EXPECT_DETACHED);
 }
 
 int ctl_cmd_start(Ctl *ctl, int argc, char **argv)
@@ -326,7 +298,9 @@ int ctl_cmd_start(Ctl *ctl, int argc, char **argv)
                 return ctl_start_and_wait(ctl, share);
         if (!sluice_share_call_start_sync(share, NULL, &error))
                 return ctl_fail(error);
-        return ctl_print_done(ctl, share, NULL);
+        /* Start answers once the worker runs, also when plugging it into
+         * its running VM failed: the share's Error says why */
+        return check_and_print_done(ctl, share, CTL_EXPECT_STARTED);
 }
 
 static gboolean parse_on_off(const char *text, gboolean *value)

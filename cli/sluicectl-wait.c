@@ -16,6 +16,7 @@
 #include "share-properties.h"
 #include "sluicectl.h"
 #include "state-labels.h"
+#include "wire-enums.h"
 
 typedef struct {
         SluiceShare *share;
@@ -46,9 +47,9 @@ static void wait_check_state(Wait *wait, const char *state)
 {
         g_autofree char *message = NULL;
 
-        if (g_strcmp0(state, "stopped") == 0) {
+        if (sluice_wire_share_state_is(state, SLUICE_WIRE_SHARE_STOPPED)) {
                 wait_finish(wait, EXIT_OK, NULL);
-        } else if (g_strcmp0(state, "failed") == 0) {
+        } else if (sluice_wire_share_state_is(state, SLUICE_WIRE_SHARE_FAILED)) {
                 message = g_strdup_printf(_("The share “%s” failed: %s"), sluice_share_get_tag(wait->share),
                                           sluice_share_get_error(wait->share));
                 wait_finish(wait, EXIT_FAILED, message);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sluicectl-vms.c — "vms": the VMs the service follows, with their guest
  * agents and what the host's confinement keeps from them; "vm NAME
- * enable-agent | enable-shared-memory": the two changes the service makes to
- * a VM's definition. */
+ * enable-agent | enable-shared-memory | add-slots [COUNT]": the changes the
+ * service makes to a VM's definition. */
 #include "config.h"
 
 #include <string.h>
@@ -11,19 +11,14 @@
 
 #include "sluicectl.h"
 #include "state-labels.h"
+#include "wire-enums.h"
 
-/* Vm.GuestAgent in words (an unknown token, from a newer service, as it is). */
+/* Vm.GuestAgent in words; "-" when the service says nothing. */
 static const char *agent_label(const char *agent)
 {
-        if (g_strcmp0(agent, "none") == 0)
-                return C_("guest agent", "none");
-        if (g_strcmp0(agent, "disconnected") == 0)
-                return C_("guest agent", "not answering");
-        if (g_strcmp0(agent, "ready") == 0)
-                return C_("guest agent", "ready");
-        if (g_strcmp0(agent, "restricted") == 0)
-                return C_("guest agent", "restricted");
-        return agent != NULL && *agent != '\0' ? agent : "-";
+        const char *label = sluice_guest_agent_label(agent);
+
+        return *label != '\0' ? label : "-";
 }
 
 /* What the guest said it runs, else its kind, else "-". */
@@ -94,8 +89,10 @@ int ctl_cmd_vms(Ctl *ctl, int argc, char **argv)
                 message = sluice_vm_get_guest_agent_message(vm);
                 /* why the agent cannot help, under a VM where it matters now */
                 ctl_table_add(table,
-                              g_strcmp0(sluice_vm_get_state(vm), "running") == 0 &&
-                                              g_strcmp0(agent, "ready") != 0 ? message : NULL,
+                              sluice_wire_vm_state_is(sluice_vm_get_state(vm), SLUICE_WIRE_VM_RUNNING) &&
+                                              !sluice_wire_guest_agent_is(agent, SLUICE_WIRE_AGENT_READY)
+                                      ? message
+                                      : NULL,
                               sluice_vm_get_name(vm), sluice_vm_state_label(sluice_vm_get_state(vm)),
                               sluice_vm_get_shared_memory(vm) ? _("yes") : _("no"),
                               *sluice_vm_get_os(vm) != '\0' ? sluice_vm_get_os(vm) : "-", agent_label(agent),
@@ -115,31 +112,53 @@ int ctl_cmd_vms(Ctl *ctl, int argc, char **argv)
         return EXIT_OK;
 }
 
-/* The VM named NAME (or with that UUID or object path); NULL with a message. */
-static SluiceVm *find_vm(Ctl *ctl, const char *name, GError **error)
+/* How many hot-plug slots `vm NAME add-slots` asks for without a COUNT. */
+#define CTL_DEFAULT_SLOTS 4
+/* More than a VM's PCIe topology could take is a typing error. */
+#define CTL_MAX_SLOTS 64
+
+static void print_vm_json(SluiceVm *vm, const char *member, JsonNode *value)
 {
-        g_autolist(GObject) objects = g_dbus_object_manager_get_objects(ctl->objects);
-        g_autoptr(GString) known = g_string_new(NULL);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
 
-        for (GList *l = objects; l != NULL; l = l->next) {
-                g_autoptr(SluiceVm) vm = sluice_object_get_vm(SLUICE_OBJECT(l->data));
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "name");
+        json_builder_add_string_value(b, sluice_vm_get_name(vm));
+        json_builder_set_member_name(b, member);
+        json_builder_add_value(b, value);
+        json_builder_set_member_name(b, "ok");
+        json_builder_add_boolean_value(b, TRUE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        ctl_print_json(root);
+}
 
-                if (vm == NULL)
-                        continue;
-                if (g_strcmp0(sluice_vm_get_name(vm), name) == 0 ||
-                    g_ascii_strcasecmp(sluice_vm_get_uuid(vm) ?: "", name) == 0 ||
-                    g_strcmp0(g_dbus_object_get_object_path(l->data), name) == 0)
-                        return g_steal_pointer(&vm);
-                g_string_append_printf(known, "%s%s", known->len > 0 ? ", " : "", sluice_vm_get_name(vm));
+/* vm NAME add-slots [COUNT]: spare PCIe root ports in the saved definition,
+ * one per share a VM on q35 can take hot-plugged (next boot). */
+static int vm_add_slots(Ctl *ctl, SluiceVm *vm, guint32 count)
+{
+        g_autoptr(GError) error = NULL;
+        guint added = 0;
+
+        if (!sluice_vm_call_add_hotplug_slots_sync(vm, count, &added, NULL, &error))
+                return ctl_fail(error);
+        if (ctl->json) {
+                JsonNode *value = json_node_new(JSON_NODE_VALUE);
+
+                json_node_set_int(value, added);
+                print_vm_json(vm, "added", value);
+        } else if (added == 0) {
+                g_print(_("No hot-plug slots were added to %s: its definition has its spare ones already.\n"),
+                        sluice_vm_get_name(vm));
+        } else {
+                g_print(g_dngettext(GETTEXT_PACKAGE,
+                                    "Added %u hot-plug slot to %s; it takes effect at the VM's next boot.\n",
+                                    "Added %u hot-plug slots to %s; they take effect at the VM's next boot.\n",
+                                    added),
+                        added, sluice_vm_get_name(vm));
         }
-        if (known->len > 0)
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND, _("There is no VM “%s”; there are: %s."),
-                            name, known->str);
-        else
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NOT_FOUND,
-                            _("There is no VM “%s” (sluice-service looks in qemu:///session and qemu:///system)."),
-                            name);
-        return NULL;
+        return EXIT_OK;
 }
 
 int ctl_cmd_vm(Ctl *ctl, int argc, char **argv)
@@ -147,17 +166,28 @@ int ctl_cmd_vm(Ctl *ctl, int argc, char **argv)
         g_autoptr(GError) error = NULL;
         g_autoptr(SluiceVm) vm = NULL;
         g_autofree char *message = NULL;
+        guint64 count = CTL_DEFAULT_SLOTS;
         gboolean ok;
 
-        if (argc != 3 || (strcmp(argv[2], "enable-agent") != 0 && strcmp(argv[2], "enable-shared-memory") != 0))
-                return ctl_usage_error(_("Use “vm NAME enable-agent” or “vm NAME enable-shared-memory”"));
+        if (argc >= 3 && strcmp(argv[2], "add-slots") == 0) {
+                if (argc > 4)
+                        return ctl_usage_error(_("Use “vm NAME add-slots [COUNT]”"));
+                if (argc == 4 && !ctl_parse_uint(argv[3], 1, CTL_MAX_SLOTS, &count))
+                        return ctl_usage_error(_("COUNT must be a number from 1 to %d, not “%s”"), CTL_MAX_SLOTS,
+                                               argv[3]);
+        } else if (argc != 3 ||
+                   (strcmp(argv[2], "enable-agent") != 0 && strcmp(argv[2], "enable-shared-memory") != 0)) {
+                return ctl_usage_error(_("Use “vm NAME enable-agent”, “vm NAME enable-shared-memory” or “vm NAME add-slots [COUNT]”"));
+        }
         if (!g_utf8_validate(argv[1], -1, NULL))
                 return ctl_usage_error(_("The VM's name is not valid UTF-8"));
-        vm = find_vm(ctl, argv[1], &error);
+        vm = ctl_find_vm(ctl, argv[1], &error);
         if (vm == NULL)
                 return ctl_fail(error);
         /* the service answers within its own bound (it waits on libvirtd) */
         g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(vm), CTL_CALL_TIMEOUT_MS);
+        if (strcmp(argv[2], "add-slots") == 0)
+                return vm_add_slots(ctl, vm, (guint32)count);
         if (strcmp(argv[2], "enable-agent") == 0)
                 ok = sluice_vm_call_enable_guest_agent_sync(vm, &message, NULL, &error);
         else
@@ -165,19 +195,10 @@ int ctl_cmd_vm(Ctl *ctl, int argc, char **argv)
         if (!ok)
                 return ctl_fail(error);
         if (ctl->json) {
-                g_autoptr(JsonBuilder) b = json_builder_new();
-                g_autoptr(JsonNode) root = NULL;
+                JsonNode *value = json_node_new(JSON_NODE_VALUE);
 
-                json_builder_begin_object(b);
-                json_builder_set_member_name(b, "name");
-                json_builder_add_string_value(b, sluice_vm_get_name(vm));
-                json_builder_set_member_name(b, "message");
-                json_builder_add_string_value(b, message);
-                json_builder_set_member_name(b, "ok");
-                json_builder_add_boolean_value(b, TRUE);
-                json_builder_end_object(b);
-                root = json_builder_get_root(b);
-                ctl_print_json(root);
+                json_node_set_string(value, message);
+                print_vm_json(vm, "message", value);
         } else {
                 g_print("%s\n", message);
         }
