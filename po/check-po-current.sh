@@ -40,8 +40,8 @@ done <"$tmp/listed"
         cd "$top" || exit 1
         grep -rlE --include='*.c' --include='*.h' \
                 '(^|[^A-Za-z0-9_])(_|N_|C_|NC_|Q_|g_dgettext|g_dcgettext|g_dngettext|g_dpgettext2?)[[:space:]]*\(' \
-                common service applet 2>/dev/null
-        grep -rl --include='*.ui' 'translatable="yes"' common service applet 2>/dev/null
+                common service applet cli 2>/dev/null
+        grep -rl --include='*.ui' 'translatable="yes"' common service applet cli 2>/dev/null
         ls data/*.desktop.in data/*.metainfo.xml.in data/*.appdata.xml.in 2>/dev/null
 ) | sort -u >"$tmp/marked"
 while read -r f; do
