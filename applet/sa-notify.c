@@ -8,6 +8,7 @@
 #include "sa-format.h"
 #include "sa-notify.h"
 #include "share-properties.h"
+#include "wire-enums.h"
 
 struct _SaNotify {
   GObject parent_instance;
@@ -151,25 +152,34 @@ static void on_share_event(SaClient *client, SaShare *share, const char *kind,
   NotifyUrgency urgency = NOTIFY_URGENCY_NORMAL;
   const char *icon = "sluice-active-symbolic";
 
-  if (g_str_equal(kind, "attached")) {
+  SluiceWireEvent event;
+
+  if (!sluice_wire_event_parse(kind, &event))
+    return;  /* a kind new to this build */
+  switch (event) {
+  case SLUICE_WIRE_EVENT_ATTACHED:
     /* Translators: "Projects" is now in win11 */
     notify_attached(self, share, g_strdup_printf(_("“%s” is now in %s"), name, vm), message);
     return;
-  } else if (g_str_equal(kind, "crashed")) {
+  case SLUICE_WIRE_EVENT_CRASHED:
     summary = g_strdup_printf(_("Sharing “%s” stopped unexpectedly"), name);
     body = g_strdup(message);
     urgency = NOTIFY_URGENCY_CRITICAL;
     icon = "sluice-error-symbolic";
-  } else if (g_str_equal(kind, "recovered")) {
+    break;
+  case SLUICE_WIRE_EVENT_RECOVERED:
     summary = g_strdup_printf(_("“%s” is shared again"), name);
     body = g_strdup(message);
-  } else if (g_str_equal(kind, "failed")) {
+    break;
+  case SLUICE_WIRE_EVENT_FAILED:
     summary = g_strdup_printf(_("Could not share “%s”"), name);
     body = g_strdup(message);
     urgency = NOTIFY_URGENCY_CRITICAL;
     icon = "sluice-error-symbolic";
-  } else {
-    return;  /* "detached" is what the user just did; other kinds are new to us */
+    break;
+  case SLUICE_WIRE_EVENT_DETACHED:
+  default:
+    return;  /* "detached" is what the user just did */
   }
   NotifyNotification *n = make_note(self, summary, body, urgency, icon);
   if (urgency == NOTIFY_URGENCY_CRITICAL)

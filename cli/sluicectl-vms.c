@@ -25,14 +25,19 @@ static const char *agent_label(const char *agent)
 static const char *guest_os(SluiceVm *vm)
 {
         const char *name = sluice_vm_get_guest_os_name(vm);
-        const char *type = sluice_vm_get_guest_os_type(vm);
+        SluiceWireGuestOs os = SLUICE_WIRE_GUEST_OS_UNKNOWN;
 
         if (name != NULL && *name != '\0')
                 return name;
-        if (g_strcmp0(type, "linux") == 0)
+        (void)sluice_wire_guest_os_parse(sluice_vm_get_guest_os_type(vm), &os);
+        switch (os) {
+        case SLUICE_WIRE_GUEST_OS_LINUX:
                 return "Linux";
-        if (g_strcmp0(type, "windows") == 0)
+        case SLUICE_WIRE_GUEST_OS_WINDOWS:
                 return "Windows";
+        case SLUICE_WIRE_GUEST_OS_UNKNOWN:
+                break;
+        }
         return "-";
 }
 

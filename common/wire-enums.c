@@ -42,6 +42,22 @@ static const char *const vm_state_words[] = {
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(vm_state_words) == SLUICE_WIRE_VM_OTHER + 1);
 
+static const char *const guest_os_words[] = {
+        [SLUICE_WIRE_GUEST_OS_UNKNOWN] = "",
+        [SLUICE_WIRE_GUEST_OS_LINUX] = "linux",
+        [SLUICE_WIRE_GUEST_OS_WINDOWS] = "windows",
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(guest_os_words) == SLUICE_WIRE_GUEST_OS_WINDOWS + 1);
+
+static const char *const event_words[] = {
+        [SLUICE_WIRE_EVENT_ATTACHED] = "attached",
+        [SLUICE_WIRE_EVENT_DETACHED] = "detached",
+        [SLUICE_WIRE_EVENT_CRASHED] = "crashed",
+        [SLUICE_WIRE_EVENT_RECOVERED] = "recovered",
+        [SLUICE_WIRE_EVENT_FAILED] = "failed",
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(event_words) == SLUICE_WIRE_EVENT_FAILED + 1);
+
 /* The word at INDEX, or the table's first (its "nothing known") for an
  * index out of range: a caller's bad cast never reads past the table. */
 static const char *word_at(const char *const *words, guint n_words, guint index)
@@ -86,3 +102,5 @@ WIRE_ENUM_FUNCS(sluice_wire_share_state, SluiceWireShareState, share_state_words
 WIRE_ENUM_FUNCS(sluice_wire_guest_state, SluiceWireGuestState, guest_state_words)
 WIRE_ENUM_FUNCS(sluice_wire_guest_agent, SluiceWireGuestAgent, guest_agent_words)
 WIRE_ENUM_FUNCS(sluice_wire_vm_state, SluiceWireVmState, vm_state_words)
+WIRE_ENUM_FUNCS(sluice_wire_guest_os, SluiceWireGuestOs, guest_os_words)
+WIRE_ENUM_FUNCS(sluice_wire_event, SluiceWireEvent, event_words)

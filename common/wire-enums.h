@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wire-enums.h — the words of org.sluice.Sluice1's state properties
- * (Share.State, Share.GuestState, Vm.State, Vm.GuestAgent) as enums.
+ * (Share.State, Share.GuestState, Vm.State, Vm.GuestAgent, Vm.GuestOsType)
+ * and of Share.Event's kind, as enums.
  *
  * The API carries these states as fixed English words; this is the one place
  * that turns them into enums and back.  The service publishes with _name(),
@@ -49,6 +50,22 @@ typedef enum {
         SLUICE_WIRE_VM_OTHER,    /* "other": any state libvirt has that Sluice does not tell apart */
 } SluiceWireVmState;
 
+/* Vm.GuestOsType: the guest's OS as its agent says. */
+typedef enum {
+        SLUICE_WIRE_GUEST_OS_UNKNOWN, /* "": no agent answered yet */
+        SLUICE_WIRE_GUEST_OS_LINUX,   /* "linux" */
+        SLUICE_WIRE_GUEST_OS_WINDOWS, /* "windows" */
+} SluiceWireGuestOs;
+
+/* Share.Event's kind: what a user should hear about. */
+typedef enum {
+        SLUICE_WIRE_EVENT_ATTACHED,  /* "attached": plugged in (and mounted, where Sluice mounts) */
+        SLUICE_WIRE_EVENT_DETACHED,  /* "detached" */
+        SLUICE_WIRE_EVENT_CRASHED,   /* "crashed": the worker died */
+        SLUICE_WIRE_EVENT_RECOVERED, /* "recovered": served again after a crash */
+        SLUICE_WIRE_EVENT_FAILED,    /* "failed" */
+} SluiceWireEvent;
+
 const char *sluice_wire_share_state_name(SluiceWireShareState state);
 gboolean sluice_wire_share_state_parse(const char *word, SluiceWireShareState *ret);
 
@@ -61,11 +78,19 @@ gboolean sluice_wire_guest_agent_parse(const char *word, SluiceWireGuestAgent *r
 const char *sluice_wire_vm_state_name(SluiceWireVmState state);
 gboolean sluice_wire_vm_state_parse(const char *word, SluiceWireVmState *ret);
 
+const char *sluice_wire_guest_os_name(SluiceWireGuestOs os);
+gboolean sluice_wire_guest_os_parse(const char *word, SluiceWireGuestOs *ret);
+
+const char *sluice_wire_event_name(SluiceWireEvent event);
+gboolean sluice_wire_event_parse(const char *word, SluiceWireEvent *ret);
+
 /* Shorthands for the questions clients ask most: a NULL or unknown word is
  * not the state asked about. */
 gboolean sluice_wire_share_state_is(const char *word, SluiceWireShareState state);
 gboolean sluice_wire_guest_state_is(const char *word, SluiceWireGuestState state);
 gboolean sluice_wire_guest_agent_is(const char *word, SluiceWireGuestAgent agent);
 gboolean sluice_wire_vm_state_is(const char *word, SluiceWireVmState state);
+gboolean sluice_wire_guest_os_is(const char *word, SluiceWireGuestOs os);
+gboolean sluice_wire_event_is(const char *word, SluiceWireEvent event);
 
 G_END_DECLS

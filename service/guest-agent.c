@@ -484,30 +484,30 @@ gboolean sluice_guest_agent_write_file(virDomainPtr domain, const char *path, GB
         }
 }
 
-SluiceGuestOsType sluice_guest_agent_os_type_from(JsonObject *osinfo, char **os_name)
+SluiceWireGuestOs sluice_guest_agent_os_type_from(JsonObject *osinfo, char **os_name)
 {
         const char *id = get_string(osinfo, "id");
         const char *pretty = get_string(osinfo, "pretty-name");
         const char *kernel_name = get_string(osinfo, "kernel-name");  /* not in every agent */
         const char *kernel_release = get_string(osinfo, "kernel-release");
         const char *machine = get_string(osinfo, "machine");
-        SluiceGuestOsType type = SLUICE_GUEST_OS_UNKNOWN;
+        SluiceWireGuestOs type = SLUICE_WIRE_GUEST_OS_UNKNOWN;
         g_autofree char *name = NULL;
 
         if (g_strcmp0(id, "mswindows") == 0)
-                type = SLUICE_GUEST_OS_WINDOWS;
+                type = SLUICE_WIRE_GUEST_OS_WINDOWS;
         else if (id != NULL || g_strcmp0(kernel_name, "Linux") == 0 ||
                  (kernel_release != NULL && machine != NULL && strchr(kernel_release, '.') != NULL &&
                   g_str_has_prefix(machine, "x86_64")))
                 /* Linux's qemu-ga reports os-release's id (debian, fedora …)
                  * when there is one, and always uname's release and machine */
-                type = SLUICE_GUEST_OS_LINUX;
+                type = SLUICE_WIRE_GUEST_OS_LINUX;
 
         if (pretty != NULL && *pretty != '\0')
                 name = g_strdup(pretty);
         else if (get_string(osinfo, "name") != NULL && get_string(osinfo, "version") != NULL)
                 name = g_strdup_printf("%s %s", get_string(osinfo, "name"), get_string(osinfo, "version"));
-        else if (type == SLUICE_GUEST_OS_LINUX && kernel_release != NULL)
+        else if (type == SLUICE_WIRE_GUEST_OS_LINUX && kernel_release != NULL)
                 name = g_strdup_printf("Linux %s", kernel_release);
         if (os_name != NULL)
                 *os_name = sluice_guest_agent_printable(name, name != NULL ? strlen(name) : 0, 80);

@@ -23,6 +23,8 @@
 #include <json-glib/json-glib.h>
 #include <libvirt/libvirt.h>
 
+#include "wire-enums.h"
+
 
 G_BEGIN_DECLS
 
@@ -91,14 +93,8 @@ GBytes *sluice_guest_agent_read_file(virDomainPtr domain, const char *path, gsiz
 /* Replaces the guest file PATH with DATA (mode "w": created when missing). */
 gboolean sluice_guest_agent_write_file(virDomainPtr domain, const char *path, GBytes *data, GError **error);
 
-typedef enum {
-        SLUICE_GUEST_OS_UNKNOWN,
-        SLUICE_GUEST_OS_LINUX,
-        SLUICE_GUEST_OS_WINDOWS,
-} SluiceGuestOsType;
-
 typedef struct {
-        SluiceGuestOsType os_type;
+        SluiceWireGuestOs os_type;
         char *os_name;          /* "Debian GNU/Linux 12 (bookworm)", "Linux 6.1.0-28-amd64", "" */
         char *version;          /* the agent's version ("7.2.0") */
         gboolean can_exec;      /* guest-exec and guest-exec-status are enabled */
@@ -114,7 +110,7 @@ gboolean sluice_guest_agent_probe(virDomainPtr domain, SluiceGuestAgentInfo *inf
 
 /* Pure helpers, for the probe and the unit tests. */
 /* From a guest-get-osinfo "return" object. */
-SluiceGuestOsType sluice_guest_agent_os_type_from(JsonObject *osinfo, char **os_name);
+SluiceWireGuestOs sluice_guest_agent_os_type_from(JsonObject *osinfo, char **os_name);
 /* From a guest-info "return" object: fills can_exec, can_file, blocked, version. */
 void sluice_guest_agent_info_from(JsonObject *guest_info, SluiceGuestAgentInfo *info);
 /* A printable, single-line, bounded copy of text from the guest (for an

@@ -9,15 +9,15 @@
 #include "guest-place.h"
 #include "printable.h"
 
-const SluiceGuestOps *sluice_guest_os_ops(const char *osinfo_id, SluiceGuestOsType agent_os)
+const SluiceGuestOps *sluice_guest_os_ops(const char *osinfo_id, SluiceWireGuestOs agent_os)
 {
         /* the running guest's word first: the definition may be stale */
         switch (agent_os) {
-        case SLUICE_GUEST_OS_LINUX:
+        case SLUICE_WIRE_GUEST_OS_LINUX:
                 return &sluice_guest_linux_ops;
-        case SLUICE_GUEST_OS_WINDOWS:
+        case SLUICE_WIRE_GUEST_OS_WINDOWS:
                 return &sluice_guest_windows_ops;
-        case SLUICE_GUEST_OS_UNKNOWN:
+        case SLUICE_WIRE_GUEST_OS_UNKNOWN:
         default:
                 break;
         }
@@ -62,7 +62,7 @@ gboolean sluice_guest_os_check_place(const char *place, GError **error)
         return FALSE;
 }
 
-char *sluice_guest_os_hint(const char *osinfo_id, SluiceGuestOsType agent_os, const char *tag)
+char *sluice_guest_os_hint(const char *osinfo_id, SluiceWireGuestOs agent_os, const char *tag)
 {
         const SluiceGuestOps *ops = sluice_guest_os_ops(osinfo_id, agent_os);
 

@@ -18,7 +18,7 @@ G_BEGIN_DECLS
 /* The table for a VM whose agent said AGENT_OS and whose definition names
  * OSINFO_ID ("" or NULL: none); NULL when neither says an OS Sluice mounts
  * shares in. */
-const SluiceGuestOps *sluice_guest_os_ops(const char *osinfo_id, SluiceGuestOsType agent_os);
+const SluiceGuestOps *sluice_guest_os_ops(const char *osinfo_id, SluiceWireGuestOs agent_os);
 
 /* The table whose form PLACE has; NULL for "" and for anything else. */
 const SluiceGuestOps *sluice_guest_os_ops_for_place(const char *place);
@@ -31,6 +31,6 @@ gboolean sluice_guest_os_check_place(const char *place, GError **error);
 
 /* Share.GuestHint for TAG in that VM: its OS's hint, a Linux guest's
  * mount command when the OS is not known. */
-char *sluice_guest_os_hint(const char *osinfo_id, SluiceGuestOsType agent_os, const char *tag);
+char *sluice_guest_os_hint(const char *osinfo_id, SluiceWireGuestOs agent_os, const char *tag);
 
 G_END_DECLS

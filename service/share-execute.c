@@ -240,7 +240,7 @@ static void report_detached(SluiceSharedFolder *self, const Happening *what)
                 message = g_strdup_printf(_("“%s” was unplugged from %s"), self->config->tag,
                                           self->config->vm);
         g_clear_pointer(&self->unmount_skipped, g_free);
-        sluice_shared_folder_emit_event(self, "detached", message);
+        sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_DETACHED, message);
 }
 
 /* What one pass of actions leaves to do once they all ran. */
@@ -297,11 +297,11 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 sluice_shared_folder_set_error(self, what->message);
                 break;
         case A(REPORT_CRASH):
-                sluice_shared_folder_emit_event(self, "crashed", what->message);
+                sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_CRASHED, what->message);
                 break;
         case A(REPORT_FAILURE):
                 if (g_strcmp0(what->message, self->last_failure) != 0)
-                        sluice_shared_folder_emit_event(self, "failed", what->message);
+                        sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_FAILED, what->message);
                 g_free(self->last_failure);
                 self->last_failure = g_strdup(what->message);
                 break;
@@ -314,7 +314,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 break;
         case A(REPORT_RESTARTED):
                 message = g_strdup_printf(_("The worker of “%s” was restarted"), tag);
-                sluice_shared_folder_emit_event(self, "recovered", message);
+                sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_RECOVERED, message);
                 break;
         case A(UNPLUG_QUIETLY):
                 if (self->vms != NULL)
@@ -345,7 +345,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                           "It is plugged in again as soon as the guest lets it go: unmount “%s” in the guest, "
                           "or restart the VM."), tag, vm, why, tag);
                 sluice_shared_folder_set_error(self, message);
-                sluice_shared_folder_emit_event(self, "failed", message);
+                sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_FAILED, message);
                 break;
         case A(PLUG):
                 plug(self);
@@ -385,7 +385,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                         message = g_strdup_printf(_("“%s” is now shared with %s"), tag, vm);
                 else
                         message = sluice_guest_place_sentence(tag, self->guest_place, vm);
-                sluice_shared_folder_emit_event(self, "attached", message);
+                sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_ATTACHED, message);
                 break;
         case A(REPORT_RECOVERED):
                 if (self->guest_place == NULL)
@@ -397,7 +397,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 else
                         message = g_strdup_printf(_("“%s” was restarted and is back at %s in %s"),
                                                   tag, self->guest_place, vm);
-                sluice_shared_folder_emit_event(self, "recovered", message);
+                sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_RECOVERED, message);
                 break;
         case A(REPORT_PLUG_FAILED):
                 message = g_strdup_printf(_("Could not attach “%s” to %s: %s"), tag, vm, why);
@@ -408,7 +408,7 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                         _("The worker of “%s” was restarted, but plugging it into %s again failed: %s"),
                         tag, vm, why);
                 sluice_shared_folder_set_error(self, message);
-                sluice_shared_folder_emit_event(self, "failed", message);
+                sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_FAILED, message);
                 break;
         case A(REPORT_DETACHED):
                 report_detached(self, what);

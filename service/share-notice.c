@@ -64,8 +64,8 @@ void sluice_shared_folder_vms_changed(SluiceSharedFolder *self)
         sluice_shared_folder_publish_error(self);
 }
 
-void sluice_shared_folder_emit_event(SluiceSharedFolder *self, const char *kind, const char *message)
+void sluice_shared_folder_emit_event(SluiceSharedFolder *self, SluiceWireEvent event, const char *message)
 {
         g_message("%s: %s", self->config->tag, message);
-        sluice_share_emit_event(self->iface, kind, message);
+        sluice_share_emit_event(self->iface, sluice_wire_event_name(event), message);
 }

@@ -114,6 +114,6 @@ void sluice_shared_folder_forget_boot_line(SluiceSharedFolder *self, gboolean af
  * and Event. */
 void sluice_shared_folder_set_error(SluiceSharedFolder *self, const char *message);
 void sluice_shared_folder_publish_error(SluiceSharedFolder *self);
-void sluice_shared_folder_emit_event(SluiceSharedFolder *self, const char *kind, const char *message);
+void sluice_shared_folder_emit_event(SluiceSharedFolder *self, SluiceWireEvent event, const char *message);
 
 G_END_DECLS

@@ -97,7 +97,7 @@ static void on_worker_peer_refused(SluiceWorker *worker, guint pid, guint uid, c
                   "only the QEMU of %s may use it"), pid, uid, self->config->tag, self->config->vm);
 
         g_message("%s: sluice-fs refused process %u of user %u: %s", self->config->tag, pid, uid, reason);
-        sluice_shared_folder_emit_event(self, "failed", message);
+        sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_FAILED, message);
 }
 
 /* ---- the worker, and the machine ---- */

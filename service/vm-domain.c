@@ -522,14 +522,11 @@ const char *sluice_vm_domain_agent_message(SluiceVmDomain *vm)
 static void agent_publish(SluiceVmDomain *vm)
 {
         g_autofree char *message = agent_message(vm);
-        const char *os_type = vm->guest_os_type == SLUICE_GUEST_OS_LINUX     ? "linux"
-                              : vm->guest_os_type == SLUICE_GUEST_OS_WINDOWS ? "windows"
-                                                                             : "";
 
         g_object_freeze_notify(G_OBJECT(vm->iface));
         sluice_vm_set_guest_agent(vm->iface, sluice_wire_guest_agent_name(vm->guest_agent));
         sluice_vm_set_guest_agent_message(vm->iface, message);
-        sluice_vm_set_guest_os_type(vm->iface, os_type);
+        sluice_vm_set_guest_os_type(vm->iface, sluice_wire_guest_os_name(vm->guest_os_type));
         sluice_vm_set_guest_os_name(vm->iface, vm->guest_os_name);
         g_object_thaw_notify(G_OBJECT(vm->iface));
 }
@@ -539,7 +536,7 @@ static gboolean agent_set(SluiceVmDomain *vm, SluiceWireGuestAgent state)
 {
         g_autofree char *before = g_strdup(sluice_vm_get_guest_agent_message(vm->iface));
         SluiceWireGuestAgent old = vm->guest_agent;
-        SluiceGuestOsType old_os = vm->guest_os_type;
+        SluiceWireGuestOs old_os = vm->guest_os_type;
 
         vm->guest_agent = state;
         agent_publish(vm);

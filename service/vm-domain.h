@@ -53,7 +53,7 @@ struct _SluiceVmDomain {
 
         /* the guest agent, as Vm.GuestAgent* show it */
         SluiceWireGuestAgent guest_agent;
-        SluiceGuestOsType guest_os_type; /* the last an agent said; kept while it is away */
+        SluiceWireGuestOs guest_os_type; /* the last an agent said; kept while it is away */
         char *guest_os_name;
         char *guest_agent_blocked; /* RESTRICTED: the commands its policy blocks */
         /* vm-guest.c's: the tags Sluice mounted in the guest (tag → place),

@@ -118,6 +118,8 @@ static void test_wire_enums(void)
         SluiceWireGuestState g;
         SluiceWireGuestAgent a;
         SluiceWireVmState v;
+        SluiceWireGuestOs o;
+        SluiceWireEvent e;
 
 #define CHECK_WORDS(prefix, last, var)                                                   \
         for (int i = 0; i <= (int)(last); i++) {                                          \
@@ -133,6 +135,8 @@ static void test_wire_enums(void)
         CHECK_WORDS(sluice_wire_guest_state, SLUICE_WIRE_GUEST_FAILED, g)
         CHECK_WORDS(sluice_wire_guest_agent, SLUICE_WIRE_AGENT_RESTRICTED, a)
         CHECK_WORDS(sluice_wire_vm_state, SLUICE_WIRE_VM_OTHER, v)
+        CHECK_WORDS(sluice_wire_guest_os, SLUICE_WIRE_GUEST_OS_WINDOWS, o)
+        CHECK_WORDS(sluice_wire_event, SLUICE_WIRE_EVENT_FAILED, e)
 #undef CHECK_WORDS
 
         g_assert_cmpstr(sluice_wire_guest_state_name(SLUICE_WIRE_GUEST_MOUNTED), ==, "mounted");

@@ -13,15 +13,15 @@
 static void test_ops_for_vm(void)
 {
         /* the running guest's agent is believed first */
-        g_assert_true(sluice_guest_os_ops("", SLUICE_GUEST_OS_LINUX) == &sluice_guest_linux_ops);
-        g_assert_true(sluice_guest_os_ops(NULL, SLUICE_GUEST_OS_WINDOWS) == &sluice_guest_windows_ops);
-        g_assert_true(sluice_guest_os_ops("win11", SLUICE_GUEST_OS_LINUX) == &sluice_guest_linux_ops);
+        g_assert_true(sluice_guest_os_ops("", SLUICE_WIRE_GUEST_OS_LINUX) == &sluice_guest_linux_ops);
+        g_assert_true(sluice_guest_os_ops(NULL, SLUICE_WIRE_GUEST_OS_WINDOWS) == &sluice_guest_windows_ops);
+        g_assert_true(sluice_guest_os_ops("win11", SLUICE_WIRE_GUEST_OS_LINUX) == &sluice_guest_linux_ops);
         /* without its word, libosinfo's id names Windows… */
-        g_assert_true(sluice_guest_os_ops("win2k22", SLUICE_GUEST_OS_UNKNOWN) == &sluice_guest_windows_ops);
+        g_assert_true(sluice_guest_os_ops("win2k22", SLUICE_WIRE_GUEST_OS_UNKNOWN) == &sluice_guest_windows_ops);
         /* …but not Linux: its other ids name BSDs too */
-        g_assert_null(sluice_guest_os_ops("freebsd13.1", SLUICE_GUEST_OS_UNKNOWN));
-        g_assert_null(sluice_guest_os_ops("", SLUICE_GUEST_OS_UNKNOWN));
-        g_assert_null(sluice_guest_os_ops(NULL, SLUICE_GUEST_OS_UNKNOWN));
+        g_assert_null(sluice_guest_os_ops("freebsd13.1", SLUICE_WIRE_GUEST_OS_UNKNOWN));
+        g_assert_null(sluice_guest_os_ops("", SLUICE_WIRE_GUEST_OS_UNKNOWN));
+        g_assert_null(sluice_guest_os_ops(NULL, SLUICE_WIRE_GUEST_OS_UNKNOWN));
 }
 
 static void test_ops_for_place(void)
@@ -81,9 +81,9 @@ static void test_check_place(void)
 /* What a user reads in Share.GuestHint, by the VM's OS. */
 static void test_hint(void)
 {
-        g_autofree char *linux_hint = sluice_guest_os_hint("", SLUICE_GUEST_OS_LINUX, "docs");
-        g_autofree char *windows_hint = sluice_guest_os_hint("win10", SLUICE_GUEST_OS_UNKNOWN, "docs");
-        g_autofree char *unknown_hint = sluice_guest_os_hint("", SLUICE_GUEST_OS_UNKNOWN, "docs");
+        g_autofree char *linux_hint = sluice_guest_os_hint("", SLUICE_WIRE_GUEST_OS_LINUX, "docs");
+        g_autofree char *windows_hint = sluice_guest_os_hint("win10", SLUICE_WIRE_GUEST_OS_UNKNOWN, "docs");
+        g_autofree char *unknown_hint = sluice_guest_os_hint("", SLUICE_WIRE_GUEST_OS_UNKNOWN, "docs");
 
         g_assert_cmpstr(linux_hint, ==, "In the guest: mkdir -p /mnt/docs && mount -t virtiofs docs /mnt/docs");
         g_assert_nonnull(strstr(windows_hint, "WinFsp"));

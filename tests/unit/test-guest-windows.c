@@ -211,7 +211,7 @@ static void test_osinfo_printable(void)
 
         json_object_set_string_member(osinfo, "id", "mswindows");
         json_object_set_string_member(osinfo, "pretty-name", "Windows " HOSTILE_DESC);
-        g_assert_cmpint(sluice_guest_agent_os_type_from(osinfo, &name), ==, SLUICE_GUEST_OS_WINDOWS);
+        g_assert_cmpint(sluice_guest_agent_os_type_from(osinfo, &name), ==, SLUICE_WIRE_GUEST_OS_WINDOWS);
         assert_printable(name);
         g_assert_true(g_str_has_prefix(name, "Windows "));
         for (int i = 0; i < 200; i++)

@@ -122,7 +122,7 @@ static GError *unmount_with_agent_saying(const char *agent_says)
         vm.os = (char *)"";
         vm.active = TRUE;
         vm.guest_agent = SLUICE_WIRE_AGENT_READY;
-        vm.guest_os_type = SLUICE_GUEST_OS_LINUX;
+        vm.guest_os_type = SLUICE_WIRE_GUEST_OS_LINUX;
         vm.guest_calls = g_queue_new();
         vm.guest_mounts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         /* connected to libvirt: vm-guest.c only asks whether it is */
