@@ -12,6 +12,7 @@
 export SA_LIBVIRT_URI=qemu:///session
 vm=sluice-applet-vm
 avm=sluice-applet-agent   # the VM with the guest agent
+svm=sluice-applet-slots   # the VM without a free PCIe root port
 folder="$SA_WORK/appletdocs"   # its default tag is its name: the guest mounts that tag
 tag=appletdocs
 console="$SA_WORK/console.log"
@@ -29,7 +30,7 @@ vm_cleanup() {
                 wait_for 10 pid_gone "$service_pid"
         fi
         local d
-        for d in "$vm" "$avm"; do
+        for d in "$vm" "$avm" "$svm"; do
                 vsh destroy "$d" >/dev/null 2>&1
                 vsh undefine "$d" >/dev/null 2>&1
         done
@@ -221,5 +222,50 @@ else
         [ ${#not_run[@]} != 0 ] || not_run+=("the share mounted by the service (no qemu-ga in the guest image)")
         not_run+=("\"In the VM at …\", its copy button and the notification of where")
 fi
+
+# ---- a VM without a free PCIe root port: the row offers spare ones ------------------------------
+vsh destroy "$vm" >/dev/null 2>&1   # one TCG guest at a time
+vsh destroy "$avm" >/dev/null 2>&1
+# the rows before it go: the new share's row is then the first, in sight
+for s in "$share" "${ashare:-}"; do
+        [ -z "$s" ] || gdbus call --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 \
+                -m org.sluice.Sluice1.Manager.RemoveShare "$s" >/dev/null 2>&1
+done
+sfolder="$SA_WORK/slotsdocs"
+mkdir -p "$sfolder"
+sconsole="$SA_WORK/console-slots.log"
+: >"$sconsole"
+"$(dirname "$0")/../domain-xml.sh" --kernel "$SA_GUEST_DIR/vmlinux" --initrd "$SA_GUEST_DIR/initrd.cpio" \
+        --console "$sconsole" --tag slotsdocs --root-ports 0 "$svm" >"$SA_WORK/$svm.xml" || fail "domain-xml.sh failed"
+vsh define "$SA_WORK/$svm.xml" >/dev/null || fail "cannot define $svm"
+vsh start "$svm" >/dev/null || fail "cannot start $svm"
+saved_ports() { vsh dumpxml --inactive "$svm" | grep -c "model='pcie-root-port'"; }
+ports_before=$(saved_ports)
+no_slot() { [ "$(vm_prop "$svm" HotplugSlots)" = "(<uint32 0>,)" ]; }
+wait_for 60 no_slot || fail "$svm's Vm.HotplugSlots is not 0: $(vm_prop "$svm" HotplugSlots)"
+sshare=$(gdbus call --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 -m org.sluice.Sluice1.Manager.AddShare \
+        "$sfolder" "$svm" "{'attach': <true>}" | sed "s/^(objectpath '\(.*\)',)$/\1/")
+[ -n "$sshare" ] || fail "cannot add a share for $svm"
+wait_for 60 locate "hotplug-slots:$sfolder" ||
+        fail "the row offers no PCIe slots for $svm: $(hook_prop Labels) $(share_prop "$sshare" Error)"
+hook_prop Labels | grep -qF "no free PCIe root port" || fail "the row does not show why the folder is not in $svm: $(hook_prop Labels)"
+shot applet-vm-no-slot
+before=$(hook_prop LastMessage)
+click_widget "hotplug-slots:$sfolder"
+answered() { [ "$(hook_prop LastMessage)" != "$before" ]; }
+wait_for 20 answered || fail "the offer's answer was not shown"
+note "inline: $(hook_prop LastMessage)"
+hook_prop LastMessage | grep -qF "spare PCIe root ports were added to “$svm”" ||
+        fail "the answer does not say what was added: $(hook_prop LastMessage)"
+hook_prop LastMessage | grep -qF "start it again" || fail "the answer does not say to restart $svm: $(hook_prop LastMessage)"
+[ "$(saved_ports)" = $((ports_before + 4)) ] ||
+        fail "the click did not add 4 root ports to $svm's definition: $ports_before → $(saved_ports)"
+restart_said() { hook_prop Labels | grep -qF "shut it down and start it again to use them"; }
+wait_for 10 restart_said || fail "the row does not say to restart $svm: $(hook_prop Labels)"
+gone_slots_offer() { ! locate "hotplug-slots:$sfolder"; }
+wait_for 10 gone_slots_offer || fail "the row still offers to add slots once they were added"
+note "no free root port: the row's offer added $((ports_before + 4 - ports_before)) root ports to $svm's definition"
+vsh destroy "$svm" >/dev/null 2>&1
+
 for part in ${not_run[@]+"${not_run[@]}"}; do note "NOT RUN: $part"; done
 echo "PASS"

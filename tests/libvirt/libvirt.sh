@@ -22,7 +22,9 @@
 # takes over the socket, a re-plug reaches its worker;
 # libvirtd restarted → tracking resumes; VM without shared memory → the named
 # error, EnableSharedMemory, restart → works; Windows OS → the hint says what
-# Windows needs; libvirt launching sluice-fs itself (<binary path=…>) → boots
+# Windows needs; a q35 VM without a free PCIe root port → the named error
+# that says what to do, Vm.HotplugSlots 0, AddHotplugSlots adds root ports to
+# the saved definition, restart → attached; libvirt launching sluice-fs itself (<binary path=…>) → boots
 # and mounts; a qemu:///session VM → attach and read; libvirtd stopped (SIGSTOP)
 # with an EnableSharedMemory call in flight → the service still answers others;
 # libvirtd stalled longer than a D-Bus caller waits → the caller gets a named
@@ -471,6 +473,78 @@ if [ -n "$started_libvirtd" ]; then
 fi
 vsh qemu:///system destroy $B >/dev/null 2>&1
 call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareB" >/dev/null
+
+# ---- no free PCIe root port: the named error, AddHotplugSlots, restart → attached ------------------
+C=sluice-lvt-c
+slots_of() { prop "$1" org.sluice.Sluice1.Vm HotplugSlots | sed -n 's/^uint32 //p'; }
+has_slots() { [ "$(slots_of "$1")" = "$2" ]; }
+counted() { [ -n "$(slots_of "$1")" ] && [ "$(slots_of "$1")" != 4294967295 ]; }
+saved_ports() { vsh qemu:///system dumpxml --inactive "$1" | grep -c "model='pcie-root-port'"; }
+slot_dir() { # TAG → a folder of its own (one folder is shared with a VM once)
+        mkdir -p "$work/slots/$1" && cp "$share_dir/hello.txt" "$work/slots/$1/" &&
+                chown -R "$user:" "$work/slots" && echo "$work/slots/$1"
+}
+# no spare root ports of its own: libvirt adds those its devices (USB, balloon)
+# take and one more; shares use that up, as a user's hot-plugged folders would
+define qemu:///system $C "$(domain_xml $C --tag slotc --root-ports 0)" || fail_later "define $C"
+boot qemu:///system $C || fail_later "$C did not boot"
+wait_for 20 has_vm $C || fail_later "no Vm object for $C"
+vmC=$(vm_path $C)
+wait_for 20 counted "$vmC" || fail_later "Vm.HotplugSlots of $C not counted: $(prop "$vmC" org.sluice.Sluice1.Vm HotplugSlots)"
+note "$C starts with $(slots_of "$vmC") free root port(s)"
+fillers=()
+for i in 1 2 3 4; do
+        left=$(slots_of "$vmC")
+        [ "${left:-0}" -gt 0 ] || break
+        f=$(add_share "$(slot_dir "slotfill$i")" $C "slotfill$i")
+        fillers+=("$f")
+        call "$f" org.sluice.Sluice1.Share.Start >/dev/null
+        wait_for 10 has_share_state "$f" running attached || true
+        call "$f" org.sluice.Sluice1.Share.Attach >/dev/null || fail_later "attach slotfill$i: $(prop "$f" org.sluice.Sluice1.Share Error)"
+        wait_for 20 has_slots "$vmC" $((left - 1)) || fail_later "Vm.HotplugSlots after an attach: $(slots_of "$vmC"), not $((left - 1))"
+done
+has_slots "$vmC" 0 && pass "Vm.HotplugSlots once the spare root ports are used: 0" ||
+        fail_later "Vm.HotplugSlots of $C: $(slots_of "$vmC")"
+shareC=$(add_share "$(slot_dir slotc)" $C slotc)
+call "$shareC" org.sluice.Sluice1.Share.Start >/dev/null
+wait_for 10 has_share_state "$shareC" running attached failed || true
+err=$(call "$shareC" org.sluice.Sluice1.Share.Attach 2>&1)
+case $err in
+*org.sluice.Sluice1.Error.NoHotplugSlot*"no free PCIe root port"*"add-slots"*"next start"*"Add Hardware"*)
+        pass "attach without a free root port: NoHotplugSlot, says what to do" ;;
+*) fail_later "attach without a free root port: $err" ;;
+esac
+case $(prop "$shareC" org.sluice.Sluice1.Share Error) in
+*"no free PCIe root port"*) pass "the share's Error says the VM has no free root port" ;;
+*) fail_later "the share's Error: $(prop "$shareC" org.sluice.Sluice1.Share Error)" ;;
+esac
+err=$(call "$vmC" org.sluice.Sluice1.Vm.AddHotplugSlots 17 2>&1)
+case $err in *org.sluice.Sluice1.Error.InvalidArgument*) pass "AddHotplugSlots 17: refused" ;;
+        *) fail_later "AddHotplugSlots 17: $err" ;; esac
+ports_before=$(saved_ports $C)
+added=$(call "$vmC" org.sluice.Sluice1.Vm.AddHotplugSlots 0 2>&1)
+ports_after=$(saved_ports $C)
+if [ "$added" = "(uint32 4,)" ] && [ "$ports_after" = $((ports_before + 4)) ]; then
+        pass "AddHotplugSlots 0: 4 root ports added to the saved definition ($ports_before → $ports_after)"
+else
+        fail_later "AddHotplugSlots: $added; saved definition's root ports $ports_before → $ports_after"
+fi
+# the running VM is not changed: still no place until it restarts
+has_slots "$vmC" 0 || fail_later "HotplugSlots changed before a restart: $(slots_of "$vmC")"
+reads=$(count "$(console $C)" "PASS read")
+vsh qemu:///system destroy $C >/dev/null
+boot qemu:///system $C || fail_later "$C did not boot with the new root ports"
+# every share is plugged in at the start: the fillers and slotc, one port each
+if wait_for 20 has_share_state "$shareC" attached; then
+        pass "after AddHotplugSlots and a restart the share attaches"
+else
+        fail_later "share on $C after AddHotplugSlots: $(prop "$shareC" org.sluice.Sluice1.Share State) $(prop "$shareC" org.sluice.Sluice1.Share Error)"
+fi
+wait_for 40 more_than "$(console $C)" "PASS read" "$reads" || fail_later "the guest did not read after the restart: $(guest_failed $C)"
+wait_for 20 has_slots "$vmC" 3 && pass "Vm.HotplugSlots after the restart: 3 (4 added, 1 taken by the share)" ||
+        fail_later "Vm.HotplugSlots after the restart: $(slots_of "$vmC")"
+vsh qemu:///system destroy $C >/dev/null 2>&1
+for f in "$shareC" "${fillers[@]}"; do call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$f" >/dev/null; done
 
 # ---- qemu:///session: the test user's own libvirtd --------------------------------------------------
 S=sluice-lvt-s
