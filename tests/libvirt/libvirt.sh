@@ -24,7 +24,8 @@
 # error, EnableSharedMemory, restart → works; Windows OS → the hint says what
 # Windows needs; a q35 VM without a free PCIe root port → the named error
 # that says what to do, Vm.HotplugSlots 0, AddHotplugSlots adds root ports to
-# the saved definition, restart → attached; libvirt launching sluice-fs itself (<binary path=…>) → boots
+# the saved definition, restart → attached; an i440fx VM → AddHotplugSlots
+# says root ports do not help it; libvirt launching sluice-fs itself (<binary path=…>) → boots
 # and mounts; a qemu:///session VM → attach and read; libvirtd stopped (SIGSTOP)
 # with an EnableSharedMemory call in flight → the service still answers others;
 # libvirtd stalled longer than a D-Bus caller waits → the caller gets a named
@@ -549,6 +550,18 @@ wait_for 20 has_slots "$vmC" 3 && pass "Vm.HotplugSlots after the restart: 3 (4 
         fail_later "Vm.HotplugSlots after the restart: $(slots_of "$vmC")"
 vsh qemu:///system destroy $C >/dev/null 2>&1
 for f in "$shareC" "${fillers[@]}"; do call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$f" >/dev/null; done
+# an i440fx ("pc") VM plugs into its PCI bus: root ports do not help, and it says so
+P=sluice-lvt-pc
+define qemu:///system $P "<domain type='qemu'><name>$P</name><memory unit='MiB'>128</memory>
+  <os><type arch='x86_64' machine='pc'>hvm</type></os><devices/></domain>" || fail_later "define $P"
+wait_for 20 has_vm $P || fail_later "no Vm object for $P"
+vmP=$(vm_path $P)
+wait_for 20 counted "$vmP" && [ "$(slots_of "$vmP")" -gt 0 ] && pass "Vm.HotplugSlots of an i440fx VM: $(slots_of "$vmP") free PCI slots" ||
+        fail_later "Vm.HotplugSlots of $P: $(prop "$vmP" org.sluice.Sluice1.Vm HotplugSlots)"
+err=$(call "$vmP" org.sluice.Sluice1.Vm.AddHotplugSlots 0 2>&1)
+case $err in *org.sluice.Sluice1.Error.Unsupported*i440fx*) pass "AddHotplugSlots on an i440fx VM: Unsupported, says why" ;;
+        *) fail_later "AddHotplugSlots on an i440fx VM: $err" ;; esac
+vsh qemu:///system dumpxml --inactive $P | grep -q "pcie-root-port" && fail_later "root ports were added to the i440fx VM $P"
 
 # ---- qemu:///session: the test user's own libvirtd --------------------------------------------------
 S=sluice-lvt-s
