@@ -47,7 +47,7 @@ static void count_data_free(gpointer data)
         CountData *d = data;
 
         sluice_vm_domain_unref(d->vm);
-        virDomainFree(d->domain);
+        g_clear_pointer(&d->domain, virDomainFree);
         g_free(d);
 }
 
@@ -59,8 +59,12 @@ static void count_thread(GTask *task, gpointer source, gpointer task_data, GCanc
         SluiceHotplugSlots slots;
         GError *error = NULL;
 
-        if (!xml) {
+        if (!xml)
                 sluice_hotplug_set_libvirt_error(&error, "cannot read the definition");
+        /* here, not with the result: the connection is not kept open for a
+         * main loop that may not run again (a manager being disposed) */
+        g_clear_pointer(&d->domain, virDomainFree);
+        if (!xml) {
                 g_task_return_error(task, error);
                 return;
         }
@@ -136,7 +140,7 @@ static void add_call_free(gpointer data)
         AddCall *c = data;
 
         sluice_vm_domain_unref(c->vm);
-        virDomainFree(c->domain);
+        g_clear_pointer(&c->domain, virDomainFree);
         g_free(c->name);
         g_free(c->uri);
         g_clear_object(&c->invocation);
@@ -204,8 +208,12 @@ static gint64 add_root_ports(const AddCall *c, GError **error)
 
 static void add_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
+        AddCall *c = task_data;
         GError *error = NULL;
-        gint64 added = add_root_ports(task_data, &error);
+        gint64 added = add_root_ports(c, &error);
+
+        /* as count_thread: the domain's reference goes in the thread */
+        g_clear_pointer(&c->domain, virDomainFree);
 
         if (added < 0)
                 g_task_return_error(task, error);
