@@ -6,6 +6,7 @@
 #include <glib/gi18n.h>
 
 #include "state-labels.h"
+#include "wire-enums.h"
 #include "sa-vm.h"
 #include "sa-format.h"
 #include "sa-graph.h"
@@ -28,6 +29,11 @@ struct _SaShareRow {
   GtkWidget *place_box, *agent_offer_box;
   GtkLabel *place_label, *mounting_label, *agent_offer_label, *agent_note_label;
   GtkButton *copy_place_button, *agent_offer_button;
+  /* the offer of spare PCIe root ports when the VM has no place left */
+  GtkWidget *slots_offer_box;
+  GtkLabel *slots_offer_label;
+  GtkButton *slots_offer_button;
+  gboolean slots_added;  /* added for the VM's next start: not offered again until it has them */
   GtkLabel *read_label, *write_label, *ops_label, *latency_label;
   GtkButton *start_stop_button, *remove_button;
   GtkBox *busy_box;
@@ -97,6 +103,32 @@ static void update_guest(SaShareRow *self)
   sa_guest_view_clear(&view);
 }
 
+/* A share that could not be plugged in because its VM has no place left:
+ * offer the spare root ports (Vm.AddHotplugSlots), or say to restart it once added. */
+static void update_slots(SaShareRow *self)
+{
+  SluiceVm *vm = find_vm(self);
+  gboolean lacks = vm != NULL && sa_vm_lacks_hotplug_slot(vm);
+  gboolean failed = *sa_share_get_error(self->share) != '\0' &&
+                    !sluice_wire_share_state_is(sa_share_get_state(self->share), SLUICE_WIRE_SHARE_ATTACHED);
+
+  if (!lacks)
+    self->slots_added = FALSE;  /* restarted with them (or another VM) */
+  if (lacks && failed) {
+    g_autofree char *text = self->slots_added
+      /* Translators: %s is a VM's name */
+      ? g_strdup_printf(_("Spare PCIe slots were added to “%s”: shut it down and start it again to use them."),
+                        sa_vm_get_name(vm))
+      /* Translators: %s is a VM's name */
+      : g_strdup_printf(_("“%s” has no free PCIe slot for the folder. Sluice can add spare ones; they work "
+                          "from the VM's next start."),
+                        sa_vm_get_name(vm));
+    gtk_label_set_label(self->slots_offer_label, text);
+  }
+  gtk_widget_set_visible(GTK_WIDGET(self->slots_offer_button), !self->slots_added);
+  gtk_widget_set_visible(self->slots_offer_box, lacks && failed);
+}
+
 static void update_properties(SaShareRow *self)
 {
   const char *path = sa_share_get_path(self->share);
@@ -136,6 +168,7 @@ static void update_properties(SaShareRow *self)
   gtk_label_set_label(self->busy_label, busy != NULL ? busy : "");
   gtk_widget_set_visible(GTK_WIDGET(self->busy_box), busy != NULL);
   update_guest(self);
+  update_slots(self);
 }
 
 static GtkWidget *grid_label(const char *text, gboolean header)
@@ -280,6 +313,7 @@ static void on_vms_changed(GListModel *vms, guint pos, guint removed, guint adde
 {
   /* also a VM's properties: the list re-sorts (items-changed) on each change */
   update_guest(user_data);
+  update_slots(user_data);
   rebuild_menu(user_data);
 }
 
@@ -324,6 +358,23 @@ static void on_agent_offer_clicked(GtkButton *button, SaShareRow *self)
   SluiceVm *vm = find_vm(self);
   if (vm != NULL)
     sa_vm_enable_guest_agent(vm, G_CALLBACK(report_agent), g_object_ref(self));
+}
+
+static void report_slots(const char *message, gboolean is_error, gpointer user_data)
+{
+  g_autoptr(SaShareRow) self = user_data;
+  if (!is_error) {
+    self->slots_added = TRUE;
+    update_slots(self);
+  }
+  g_signal_emit(self, signals[SIGNAL_MESSAGE], 0, message, is_error);
+}
+
+static void on_slots_offer_clicked(GtkButton *button, SaShareRow *self)
+{
+  SluiceVm *vm = find_vm(self);
+  if (vm != NULL)
+    sa_vm_add_hotplug_slots(vm, G_CALLBACK(report_slots), g_object_ref(self));
 }
 
 static void on_set_vm(GSimpleAction *action, GVariant *param, gpointer user_data)
@@ -385,6 +436,8 @@ GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part)
     return GTK_WIDGET(self->copy_place_button);
   if (g_str_equal(part, "guest-agent"))
     return GTK_WIDGET(self->agent_offer_button);
+  if (g_str_equal(part, "hotplug-slots"))
+    return GTK_WIDGET(self->slots_offer_button);
   if (g_str_equal(part, "queues"))
     /* the expander's title row, not the (maybe hidden) table */
     return gtk_widget_get_first_child(GTK_WIDGET(self->queues_expander));
@@ -457,6 +510,9 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, agent_offer_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, agent_offer_button);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, agent_note_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, slots_offer_box);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, slots_offer_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, slots_offer_button);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, read_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, write_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, ops_label);
@@ -476,6 +532,7 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
   gtk_widget_class_bind_template_callback(widget_class, on_remove_clicked);
   gtk_widget_class_bind_template_callback(widget_class, on_copy_place_clicked);
   gtk_widget_class_bind_template_callback(widget_class, on_agent_offer_clicked);
+  gtk_widget_class_bind_template_callback(widget_class, on_slots_offer_clicked);
 
   signals[SIGNAL_REMOVE_REQUESTED] =
     g_signal_new("remove-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,

@@ -127,7 +127,7 @@ static gboolean is_dropdown(GtkWidget *widget, const char *unused)
 /* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), "label:TEXT",
  * "vm-chooser" (its drop-down), "vm-option:NAME" (a VM in the open drop-down's
  * list), or "PART:PATH" for a share row's part (read-only, remove, start-stop,
- * queues, guest-copy, guest-agent). */
+ * queues, guest-copy, guest-agent, hotplug-slots). */
 static GtkWidget *find_widget(SaWindow *window, const char *what)
 {
   if (g_str_equal(what, "drop-zone"))

@@ -85,3 +85,52 @@ void sa_vm_enable_guest_agent(SluiceVm *vm, GCallback report, gpointer user_data
   data->user_data = user_data;
   sluice_vm_call_enable_guest_agent(vm, NULL, on_enable_agent_done, data);
 }
+
+gboolean sa_vm_lacks_hotplug_slot(SluiceVm *vm)
+{
+  /* absent from the cache: a service that does not count them */
+  g_autoptr(GVariant) slots = g_dbus_proxy_get_cached_property(G_DBUS_PROXY(vm), "HotplugSlots");
+  return slots != NULL && g_variant_is_of_type(slots, G_VARIANT_TYPE_UINT32) && g_variant_get_uint32(slots) == 0;
+}
+
+typedef struct {
+  FixData fix;
+  char *name;
+} SlotsData;
+
+static void on_add_slots_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  SlotsData *data = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *name = data->name;
+  guint added = 0;
+  void (*report)(const char *, gboolean, gpointer) = (void *)data->fix.report;
+  gpointer report_data = data->fix.user_data;
+
+  g_free(data);
+  if (!sluice_vm_call_add_hotplug_slots_finish(SLUICE_VM(source), &added, result, &error)) {
+    g_autofree char *msg = sluice_error_dup_user_message(error);
+    report(msg, TRUE, report_data);
+    return;
+  }
+  g_autofree char *msg =
+    /* Translators: %u spare ports, %s the VM's name */
+    g_strdup_printf(g_dngettext(GETTEXT_PACKAGE,
+                                "%u spare PCIe root port was added to “%s”. It takes effect at the VM's next "
+                                "start: shut it down and start it again.",
+                                "%u spare PCIe root ports were added to “%s”. They take effect at the VM's next "
+                                "start: shut it down and start it again.",
+                                added),
+                    added, name);
+  report(msg, FALSE, report_data);
+}
+
+void sa_vm_add_hotplug_slots(SluiceVm *vm, GCallback report, gpointer user_data)
+{
+  SlotsData *data = g_new0(SlotsData, 1);
+  data->fix.report = report;
+  data->fix.user_data = user_data;
+  data->name = g_strdup(sa_vm_get_name(vm));
+  /* 0: the service's default */
+  sluice_vm_call_add_hotplug_slots(vm, 0, NULL, on_add_slots_done, data);
+}

@@ -28,4 +28,14 @@ void sa_vm_enable_shared_memory(SluiceVm *vm, GCallback report, gpointer user_da
 /* Calls Vm.EnableGuestAgent; @report as for sa_vm_enable_shared_memory. */
 void sa_vm_enable_guest_agent(SluiceVm *vm, GCallback report, gpointer user_data);
 
+/* Whether the VM is known to have no place left for another hot-plugged
+ * device (Vm.HotplugSlots is 0): FALSE while it is not counted, or from a
+ * service that does not publish it. */
+gboolean sa_vm_lacks_hotplug_slot(SluiceVm *vm);
+
+/* Calls Vm.AddHotplugSlots (the service's default count); @report as for
+ * sa_vm_enable_shared_memory, with what was added and that the VM must be
+ * restarted. */
+void sa_vm_add_hotplug_slots(SluiceVm *vm, GCallback report, gpointer user_data);
+
 G_END_DECLS

@@ -119,8 +119,8 @@ int ctl_cmd_vms(Ctl *ctl, int argc, char **argv)
 
 /* How many hot-plug slots `vm NAME add-slots` asks for without a COUNT. */
 #define CTL_DEFAULT_SLOTS 4
-/* More than a VM's PCIe topology could take is a typing error. */
-#define CTL_MAX_SLOTS 64
+/* The most Vm.AddHotplugSlots adds at once. */
+#define CTL_MAX_SLOTS 16
 
 static void print_vm_json(SluiceVm *vm, const char *member, JsonNode *value)
 {

@@ -23,6 +23,7 @@ static const GDBusErrorEntry sluice_error_entries[] = {
         { SLUICE_ERROR_UNKNOWN_VM, "org.sluice.Sluice1.Error.UnknownVm" },
         { SLUICE_ERROR_GUEST_AGENT, "org.sluice.Sluice1.Error.GuestAgent" },
         { SLUICE_ERROR_BUSY, "org.sluice.Sluice1.Error.Busy" },
+        { SLUICE_ERROR_NO_HOTPLUG_SLOT, "org.sluice.Sluice1.Error.NoHotplugSlot" },
         { SLUICE_ERROR_FAILED, "org.sluice.Sluice1.Error.Failed" },
 };
 

@@ -23,6 +23,7 @@ typedef enum {
         SLUICE_ERROR_UNKNOWN_VM,
         SLUICE_ERROR_GUEST_AGENT,
         SLUICE_ERROR_BUSY,
+        SLUICE_ERROR_NO_HOTPLUG_SLOT,
         SLUICE_ERROR_FAILED,
 } SluiceError;
 

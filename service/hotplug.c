@@ -4,6 +4,7 @@
 
 #include "hotplug.h"
 #include "hotplug-private.h"
+#include "hotplug-slots.h"
 #include "domain-xml.h"
 #include "errors.h"
 #include "vm-confinement.h"
@@ -33,7 +34,8 @@ void sluice_hotplug_set_libvirt_error(GError **error, const char *doing)
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT, "%s: %s", doing, what);
 }
 
-static SluiceDomainXml *live_xml(virDomainPtr domain, GError **error)
+/* The live XML parsed; its text in *RET_XML when not NULL. */
+static SluiceDomainXml *live_xml(virDomainPtr domain, char **ret_xml, GError **error)
 {
         g_autofree char *xml = virDomainGetXMLDesc(domain, 0);
         g_autoptr(GError) parse_error = NULL;
@@ -46,7 +48,38 @@ static SluiceDomainXml *live_xml(virDomainPtr domain, GError **error)
         info = sluice_domain_xml_parse(xml, &parse_error);
         if (!info)
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT, "%s", parse_error->message);
+        else if (ret_xml)
+                *ret_xml = g_steal_pointer(&xml);
         return info;
+}
+
+/* No place left for another device, counted before libvirt is asked: TRUE
+ * with ERROR set.  Only a count that proves it (no PCI bridge libvirt might
+ * use instead) refuses; libvirt's own refusal is recognised after the call. */
+static gboolean no_free_slot(const char *xml, const char *name, GError **error)
+{
+        SluiceHotplugSlots slots;
+
+        if (!sluice_hotplug_slots_count(xml, &slots, NULL) || slots.bus != SLUICE_HOTPLUG_BUS_PCIE ||
+            slots.free > 0 || slots.bridges)
+                return FALSE;
+        sluice_hotplug_slots_set_exhausted(error, name, slots.bus);
+        return TRUE;
+}
+
+/* Whether the VM plugs into PCIe root ports (q35) or its PCI bus (i440fx). */
+static SluiceHotplugBus machine_bus(const char *xml)
+{
+        SluiceHotplugSlots slots;
+
+        return sluice_hotplug_slots_count(xml, &slots, NULL) ? slots.bus : SLUICE_HOTPLUG_BUS_NONE;
+}
+
+/* libvirt's words (qemu_domain_address.c) when it found no place for the device */
+static gboolean is_no_slot_error(virErrorPtr err)
+{
+        return err && err->code == VIR_ERR_INTERNAL_ERROR && err->message &&
+               strstr(err->message, "No more available PCI slots");
 }
 
 static void set_no_shared_memory(GError **error, const char *name)
@@ -100,6 +133,7 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
          * about an unread cleanup variable, gcc does not) */
         G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
         g_autoptr(SluiceDomainXml) info = NULL;
+        g_autofree char *xml = NULL;
         g_autofree char *device = NULL;
         const char *name = virDomainGetName(domain);
         char uuid[VIR_UUID_STRING_BUFLEN];
@@ -113,7 +147,7 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
                             _("The VM “%s” is not running; the share is attached when it starts."), name);
                 return FALSE;
         }
-        info = live_xml(domain, error);
+        info = live_xml(domain, &xml, error);
         if (!info)
                 return FALSE;
         existing = g_hash_table_lookup(info->filesystems, tag);
@@ -129,6 +163,8 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
                 set_no_shared_memory(error, name);
                 return FALSE;
         }
+        if (no_free_slot(xml, name, error))
+                return FALSE;
         if (virDomainGetUUIDString(domain, uuid) < 0) {
                 sluice_hotplug_set_libvirt_error(error, _("Cannot read the VM's UUID"));
                 return FALSE;
@@ -145,6 +181,8 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
                 if (err && err->code == VIR_ERR_CONFIG_UNSUPPORTED && err->message &&
                     strstr(err->message, "shared memory"))
                         set_no_shared_memory(error, name);
+                else if (is_no_slot_error(err))
+                        sluice_hotplug_slots_set_exhausted(error, name, machine_bus(xml));
                 else if (!sluice_hotplug_confinement_refusal(err ? err->message : NULL, info, name, uuid,
                                                              socket_path, ret_confinement_problem, error))
                         sluice_hotplug_set_libvirt_error(error, _("libvirt could not plug the shared folder into the VM"));
@@ -156,7 +194,7 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
 
 static gboolean find_tag(virDomainPtr domain, const char *tag, char **ret_alias, GError **error)
 {
-        g_autoptr(SluiceDomainXml) info = live_xml(domain, error);
+        g_autoptr(SluiceDomainXml) info = live_xml(domain, NULL, error);
         SluiceDomainFilesystem *fs;
 
         if (!info)

@@ -18,8 +18,11 @@ G_BEGIN_DECLS
  * that blocks it (or may: vm-confinement.h), the error is
  * SLUICE_ERROR_PERMISSION_DENIED saying which rule is missing and how to add
  * it, and *ret_confinement_problem (when not NULL) is set to the problem in
- * words (Vm.ConfinementProblem); otherwise libvirt's message as
- * SLUICE_ERROR_LIBVIRT. */
+ * words (Vm.ConfinementProblem).  When the VM has no free place for the
+ * device (q35: no free PCIe root port; counted in its live XML before libvirt
+ * is asked, or libvirt's "No more available PCI slots"), the error is
+ * SLUICE_ERROR_NO_HOTPLUG_SLOT saying what to do (hotplug-slots.h).
+ * Otherwise libvirt's message as SLUICE_ERROR_LIBVIRT. */
 gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, const char *tag,
                                char **ret_confinement_problem, GError **error);
 /* Unplugs the device with TAG and waits (a few seconds at most) until the

@@ -14,6 +14,7 @@
 #include "hotplug.h"
 #include "vm-connection.h"
 #include "vm-domain.h"
+#include "vm-hotplug-slots.h"
 #include "vm-socket-access.h"
 
 #include <glib/gi18n.h>
@@ -68,6 +69,8 @@ static void on_vm_changed(SluiceVmDomain *vm, int transition, gpointer user_data
         SluiceVmManager *self = user_data;
         g_autofree char *name = g_strdup(vm->name);
 
+        /* a start, a stop or a device in or out: the free slots may differ */
+        sluice_vm_hotplug_slots_refresh(vm);
         if (transition)
                 g_signal_emit(self, signals[transition > 0 ? SIGNAL_VM_STARTED : SIGNAL_VM_STOPPED], 0, name);
         else
@@ -106,6 +109,7 @@ static void on_domain_added(SluiceVmConnection *connection, GVirDomain *domain, 
                 return;
         }
         vm = sluice_vm_domain_new(connection, domain, self->server, on_vm_changed, on_vm_guest_changed, self);
+        sluice_vm_hotplug_slots_export(vm);
         g_hash_table_insert(self->vms, vm->uuid, vm);
         g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }

@@ -20,6 +20,8 @@
 #   --device XML         an XML fragment inside <devices>, repeatable
 #   --agent              the QEMU guest agent's channel (org.qemu.guest_agent.0;
 #                        libvirt adds the virtio-serial controller and owns the socket)
+#   --root-ports N       spare PCIe root ports (default 8); with 0, libvirt adds only
+#                        those its own devices take: nothing can be hot-plugged
 #
 # Values are written as given, XML-escaped; --metadata and --device are XML.
 # Exit: 0, or 2 on a usage error.
@@ -29,7 +31,7 @@ usage() { sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 # text for an XML attribute or element
 esc() { local s=$1; s=${s//&/&amp;}; s=${s//</&lt;}; s=${s//>/&gt;}; s=${s//\'/&apos;}; printf '%s' "$s"; }
 
-kernel= initrd= console= tag= cmdline= memory=256 shared=1 metadata= devices=() agent=
+kernel= initrd= console= tag= cmdline= memory=256 shared=1 metadata= devices=() agent= root_ports=8
 while [ $# -gt 0 ]; do
         case $1 in
         --kernel) kernel=$2; shift ;;
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
         --metadata) metadata=$2; shift ;;
         --device) devices+=("$2"); shift ;;
         --agent) agent=1 ;;
+        --root-ports) root_ports=$2; shift ;;
         -h|--help) usage ;;
         -*) echo "domain-xml.sh: unknown option $1" >&2; usage ;;
         *) break ;;
@@ -50,6 +53,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# = 1 ] && [ -n "$kernel" ] && [ -n "$initrd" ] && [ -n "$console" ] || usage
 case $memory in ''|*[!0-9]*) echo "domain-xml.sh: --memory $memory: a number of MiB" >&2; exit 2 ;; esac
+case $root_ports in ''|*[!0-9]*) echo "domain-xml.sh: --root-ports $root_ports: a number" >&2; exit 2 ;; esac
 name=$1
 
 args="console=ttyS0 quiet panic=-1"
@@ -73,7 +77,7 @@ echo "  <devices>"
 # the devices at boot need: without spares a second share at once would find
 # "No more available PCI slots" (the devices at boot take some of these too)
 echo "    <controller type='pci' index='0' model='pcie-root'/>"
-for _ in 1 2 3 4 5 6 7 8; do echo "    <controller type='pci' model='pcie-root-port'/>"; done
+for ((i = 0; i < root_ports; i++)); do echo "    <controller type='pci' model='pcie-root-port'/>"; done
 echo "    <serial type='file'><source path='$(esc "$console")' append='on'/></serial>"
 [ -z "$agent" ] || echo "    <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
 for d in ${devices[@]+"${devices[@]}"}; do echo "    $d"; done

@@ -12,6 +12,7 @@
 export SA_LIBVIRT_URI=qemu:///session
 vm=sluice-applet-vm
 avm=sluice-applet-agent   # the VM with the guest agent
+svm=sluice-applet-slots   # the VM without a free PCIe root port
 folder="$SA_WORK/appletdocs"   # its default tag is its name: the guest mounts that tag
 tag=appletdocs
 console="$SA_WORK/console.log"
@@ -29,7 +30,7 @@ vm_cleanup() {
                 wait_for 10 pid_gone "$service_pid"
         fi
         local d
-        for d in "$vm" "$avm"; do
+        for d in "$vm" "$avm" "$svm"; do
                 vsh destroy "$d" >/dev/null 2>&1
                 vsh undefine "$d" >/dev/null 2>&1
         done
@@ -221,5 +222,75 @@ else
         [ ${#not_run[@]} != 0 ] || not_run+=("the share mounted by the service (no qemu-ga in the guest image)")
         not_run+=("\"In the VM at …\", its copy button and the notification of where")
 fi
+
+# ---- a VM without a free PCIe root port: the row offers spare ones ------------------------------
+# one TCG guest at a time (either may be off already)
+vsh destroy "$vm" >/dev/null 2>&1 || true
+vsh destroy "$avm" >/dev/null 2>&1 || true
+# the rows before it go (the first may be gone already): the new share's row
+# is then the first, in sight
+for s in "$share" "${ashare:-}"; do
+        [ -z "$s" ] || gdbus call --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 \
+                -m org.sluice.Sluice1.Manager.RemoveShare "$s" >/dev/null 2>&1 || true
+done
+sfolder="$SA_WORK/slotsdocs"
+mkdir -p "$sfolder"
+sconsole="$SA_WORK/console-slots.log"
+: >"$sconsole"
+"$(dirname "$0")/../domain-xml.sh" --kernel "$SA_GUEST_DIR/vmlinux" --initrd "$SA_GUEST_DIR/initrd.cpio" \
+        --console "$sconsole" --tag slotsdocs --root-ports 0 "$svm" >"$SA_WORK/$svm.xml" || fail "domain-xml.sh failed"
+vsh define "$SA_WORK/$svm.xml" >/dev/null || fail "cannot define $svm"
+vsh start "$svm" >/dev/null || fail "cannot start $svm"
+saved_ports() { vsh dumpxml --inactive "$svm" | grep -c "model='pcie-root-port'"; }
+ports_before=$(saved_ports)
+slots_left() { vm_prop "$svm" HotplugSlots | sed -n 's/^(<uint32 \([0-9]*\)>,)$/\1/p'; }
+counted() { [ -n "$(slots_left)" ] && [ "$(slots_left)" != 4294967295 ]; }
+wait_for 60 counted || fail "$svm's Vm.HotplugSlots is not counted: $(vm_prop "$svm" HotplugSlots)"
+# the spare port libvirt adds is taken by another device, as a user's own would
+cat >"$SA_WORK/rng.xml" <<'XML'
+<rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>
+XML
+slots_are() { [ "$(slots_left)" = "$1" ]; }
+for _ in 1 2 3 4; do
+        free_ports=$(slots_left)   # not "left": wait_for has a local of that name
+        [ "${free_ports:-0}" -gt 0 ] || break
+        vsh attach-device "$svm" "$SA_WORK/rng.xml" --live >/dev/null || fail "cannot plug a device into $svm"
+        wait_for 20 slots_are $((free_ports - 1)) ||
+                fail "$svm's Vm.HotplugSlots stayed $(slots_left) after a device was plugged in"
+done
+[ "$(slots_left)" = 0 ] || fail "$svm's Vm.HotplugSlots is not 0: $(vm_prop "$svm" HotplugSlots)"
+sshare=$(gdbus call --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 -m org.sluice.Sluice1.Manager.AddShare \
+        "$sfolder" "$svm" "{}" | sed "s/^(objectpath '\(.*\)',)$/\1/") || fail "cannot add a share for $svm"
+[ -n "$sshare" ] || fail "cannot add a share for $svm"
+gdbus call --session -d org.sluice.Sluice1 -o "$sshare" -m org.sluice.Sluice1.Share.Start >/dev/null ||
+        fail "cannot start the share for $svm: $(share_prop "$sshare" Error)"
+share_listening() { share_state_is "$sshare" running; }
+wait_for 20 share_listening || fail "the share for $svm does not run: $(share_prop "$sshare" State)"
+serr=$(gdbus call --session -d org.sluice.Sluice1 -o "$sshare" -m org.sluice.Sluice1.Share.Attach 2>&1) &&
+        fail "the attach into $svm, which has no free root port, succeeded: $serr"
+case $serr in *NoHotplugSlot*) ;; *) fail "the attach into $svm failed otherwise: $serr" ;; esac
+# the row's error is long: a taller window keeps the offer in sight, clear of the toasts
+locate drop-zone && xdotool windowsize "$loc_win" 640 880
+wait_for 60 locate "hotplug-slots:$sfolder" ||
+        fail "the row offers no PCIe slots for $svm: $(hook_prop Labels) $(share_prop "$sshare" Error)"
+hook_prop Labels | grep -qF "no free PCIe root port" || fail "the row does not show why the folder is not in $svm: $(hook_prop Labels)"
+shot applet-vm-no-slot
+before=$(hook_prop LastMessage)
+click_widget "hotplug-slots:$sfolder"
+answered() { [ "$(hook_prop LastMessage)" != "$before" ]; }
+wait_for 20 answered || fail "the offer's answer was not shown"
+note "inline: $(hook_prop LastMessage)"
+hook_prop LastMessage | grep -qF "spare PCIe root ports were added to “$svm”" ||
+        fail "the answer does not say what was added: $(hook_prop LastMessage)"
+hook_prop LastMessage | grep -qF "start it again" || fail "the answer does not say to restart $svm: $(hook_prop LastMessage)"
+[ "$(saved_ports)" = $((ports_before + 4)) ] ||
+        fail "the click did not add 4 root ports to $svm's definition: $ports_before → $(saved_ports)"
+restart_said() { hook_prop Labels | grep -qF "shut it down and start it again to use them"; }
+wait_for 10 restart_said || fail "the row does not say to restart $svm: $(hook_prop Labels)"
+gone_slots_offer() { ! locate "hotplug-slots:$sfolder"; }
+wait_for 10 gone_slots_offer || fail "the row still offers to add slots once they were added"
+note "no free root port: the row's offer added 4 root ports to $svm's definition ($ports_before → $(saved_ports))"
+vsh destroy "$svm" >/dev/null 2>&1 || true
+
 for part in ${not_run[@]+"${not_run[@]}"}; do note "NOT RUN: $part"; done
 echo "PASS"

@@ -20,7 +20,10 @@
 # process of the guest holds the mount: the row's Stop is refused, the row
 # says what uses it and offers Stop Anyway, whose click stops the share and
 # takes it out of the VM.  Without them that part is reported as not run
-# (the rest still has to pass).
+# (the rest still has to pass).  Last, a VM without a free PCIe root port:
+# the share's row says why the folder is not in it and offers spare ports,
+# whose click adds them to the VM's saved definition (Vm.AddHotplugSlots)
+# and says to restart the VM.
 #
 # This part (root) takes the machine-wide libvirt test lock (lock.sh: libvirt.sh
 # also drives the test user's session libvirtd), builds the guest, and runs

@@ -22,7 +22,10 @@
 # takes over the socket, a re-plug reaches its worker;
 # libvirtd restarted → tracking resumes; VM without shared memory → the named
 # error, EnableSharedMemory, restart → works; Windows OS → the hint says what
-# Windows needs; libvirt launching sluice-fs itself (<binary path=…>) → boots
+# Windows needs; a q35 VM without a free PCIe root port → the named error
+# that says what to do, Vm.HotplugSlots 0, AddHotplugSlots adds root ports to
+# the saved definition, restart → attached; an i440fx VM → AddHotplugSlots
+# says root ports do not help it; libvirt launching sluice-fs itself (<binary path=…>) → boots
 # and mounts; a qemu:///session VM → attach and read; libvirtd stopped (SIGSTOP)
 # with an EnableSharedMemory call in flight → the service still answers others;
 # libvirtd stalled longer than a D-Bus caller waits → the caller gets a named
@@ -434,6 +437,94 @@ if [ -n "$started_libvirtd" ]; then
 fi
 vsh qemu:///system destroy $B >/dev/null 2>&1
 call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareB" >/dev/null
+
+# ---- no free PCIe root port: the named error, AddHotplugSlots, restart → attached ------------------
+C=sluice-lvt-c
+slots_of() { prop "$1" org.sluice.Sluice1.Vm HotplugSlots | sed -n 's/^uint32 //p'; }
+has_slots() { [ "$(slots_of "$1")" = "$2" ]; }
+counted() { [ -n "$(slots_of "$1")" ] && [ "$(slots_of "$1")" != 4294967295 ]; }
+saved_ports() { vsh qemu:///system dumpxml --inactive "$1" | grep -c "model='pcie-root-port'"; }
+slot_dir() { # TAG → a folder of its own (one folder is shared with a VM once)
+        mkdir -p "$work/slots/$1" && cp "$share_dir/hello.txt" "$work/slots/$1/" &&
+                chown -R "$user:" "$work/slots" && echo "$work/slots/$1"
+}
+# no spare root ports of its own: libvirt adds those its devices (USB, balloon)
+# take and one more; shares use that up, as a user's hot-plugged folders would
+define qemu:///system $C "$(domain_xml $C --tag slotc --root-ports 0)" || fail_later "define $C"
+boot qemu:///system $C || fail_later "$C did not boot"
+wait_for 20 has_vm $C || fail_later "no Vm object for $C"
+vmC=$(vm_path $C)
+wait_for 20 counted "$vmC" || fail_later "Vm.HotplugSlots of $C not counted: $(prop "$vmC" org.sluice.Sluice1.Vm HotplugSlots)"
+# shares are plugged in until one is refused: the spare ports are used up
+fillers=() full=
+for i in 1 2 3 4 5; do
+        f=$(add_share "$(slot_dir "fill$i")" $C "fill$i")
+        call "$f" org.sluice.Sluice1.Share.Start >/dev/null
+        wait_for 10 has_share_state "$f" running attached failed || true
+        if ! call "$f" org.sluice.Sluice1.Share.Attach >/dev/null 2>&1; then
+                call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$f" >/dev/null
+                full=1
+                break
+        fi
+        fillers+=("$f")
+done
+note "$C took ${#fillers[@]} share(s) before one was refused"
+[ -n "$full" ] || fail_later "$C took five shares: its spare root ports were not used up"
+wait_for 20 has_slots "$vmC" 0 && pass "Vm.HotplugSlots once the spare root ports are used: 0" ||
+        fail_later "Vm.HotplugSlots of $C: $(slots_of "$vmC")"
+# the share the guest mounts (its tag is on the kernel command line)
+shareC=$(add_share "$(slot_dir slotc)" $C slotc)
+call "$shareC" org.sluice.Sluice1.Share.Start >/dev/null
+wait_for 10 has_share_state "$shareC" running attached failed || true
+err=$(call "$shareC" org.sluice.Sluice1.Share.Attach 2>&1)
+case $err in
+*org.sluice.Sluice1.Error.NoHotplugSlot*"no free PCIe root port"*"add-slots"*"next start"*"Add Hardware"*)
+        pass "attach without a free root port: NoHotplugSlot, says what to do" ;;
+*) fail_later "attach without a free root port: $err" ;;
+esac
+case $(prop "$shareC" org.sluice.Sluice1.Share Error) in
+*"no free PCIe root port"*) pass "the share's Error says the VM has no free root port" ;;
+*) fail_later "the share's Error: $(prop "$shareC" org.sluice.Sluice1.Share Error)" ;;
+esac
+err=$(call "$vmC" org.sluice.Sluice1.Vm.AddHotplugSlots 17 2>&1)
+case $err in *org.sluice.Sluice1.Error.InvalidArgument*) pass "AddHotplugSlots 17: refused" ;;
+        *) fail_later "AddHotplugSlots 17: $err" ;; esac
+ports_before=$(saved_ports $C)
+added=$(call "$vmC" org.sluice.Sluice1.Vm.AddHotplugSlots 0 2>&1)
+ports_after=$(saved_ports $C)
+if [ "$added" = "(uint32 4,)" ] && [ "$ports_after" = $((ports_before + 4)) ]; then
+        pass "AddHotplugSlots 0: 4 root ports added to the saved definition ($ports_before → $ports_after)"
+else
+        fail_later "AddHotplugSlots: $added; saved definition's root ports $ports_before → $ports_after"
+fi
+# the running VM is not changed: still no place until it restarts
+has_slots "$vmC" 0 || fail_later "HotplugSlots changed before a restart: $(slots_of "$vmC")"
+reads=$(count "$(console $C)" "PASS read")
+vsh qemu:///system destroy $C >/dev/null
+boot qemu:///system $C || fail_later "$C did not boot with the new root ports"
+# every share is plugged in at the start: the fillers and slotc, one port each
+if wait_for 20 has_share_state "$shareC" attached; then
+        pass "after AddHotplugSlots and a restart the share attaches"
+else
+        fail_later "share on $C after AddHotplugSlots: $(prop "$shareC" org.sluice.Sluice1.Share State) $(prop "$shareC" org.sluice.Sluice1.Share Error)"
+fi
+wait_for 40 more_than "$(console $C)" "PASS read" "$reads" || fail_later "the guest did not read after the restart: $(guest_failed $C)"
+wait_for 20 has_slots "$vmC" 3 && pass "Vm.HotplugSlots after the restart: 3 (4 added, 1 taken by the refused share)" ||
+        fail_later "Vm.HotplugSlots after the restart: $(slots_of "$vmC")"
+vsh qemu:///system destroy $C >/dev/null 2>&1
+for f in "$shareC" "${fillers[@]}"; do call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$f" >/dev/null; done
+# an i440fx ("pc") VM plugs into its PCI bus: root ports do not help, and it says so
+P=sluice-lvt-pc
+define qemu:///system $P "<domain type='qemu'><name>$P</name><memory unit='MiB'>128</memory>
+  <os><type arch='x86_64' machine='pc'>hvm</type></os><devices/></domain>" || fail_later "define $P"
+wait_for 20 has_vm $P || fail_later "no Vm object for $P"
+vmP=$(vm_path $P)
+wait_for 20 counted "$vmP" && [ "$(slots_of "$vmP")" -gt 0 ] && pass "Vm.HotplugSlots of an i440fx VM: $(slots_of "$vmP") free PCI slots" ||
+        fail_later "Vm.HotplugSlots of $P: $(prop "$vmP" org.sluice.Sluice1.Vm HotplugSlots)"
+err=$(call "$vmP" org.sluice.Sluice1.Vm.AddHotplugSlots 0 2>&1)
+case $err in *org.sluice.Sluice1.Error.Unsupported*i440fx*) pass "AddHotplugSlots on an i440fx VM: Unsupported, says why" ;;
+        *) fail_later "AddHotplugSlots on an i440fx VM: $err" ;; esac
+vsh qemu:///system dumpxml --inactive $P | grep -q "pcie-root-port" && fail_later "root ports were added to the i440fx VM $P"
 
 # ---- qemu:///session: the test user's own libvirtd --------------------------------------------------
 S=sluice-lvt-s
