@@ -66,3 +66,11 @@ char *sluice_printable_escaped(const char *text)
         }
         return g_string_free(out, FALSE);
 }
+
+char *sluice_shell_word(const char *word)
+{
+        for (const char *c = word; *c; c++)
+                if (!g_ascii_isalnum(*c) && !strchr("._-+:@", *c))
+                        return g_shell_quote(word);
+        return g_strdup(word);
+}

@@ -25,4 +25,9 @@ char *sluice_printable(const char *text, gssize len, gsize max_chars);
  * refused, so that a person sees what is wrong with it. */
 char *sluice_printable_escaped(const char *text);
 
+/* WORD as a shell needs it in a command line shown to a person ("sluicectl
+ * vm NAME …"): as it is when it is only letters, digits and ._-+:@, quoted
+ * otherwise. */
+char *sluice_shell_word(const char *word);
+
 G_END_DECLS

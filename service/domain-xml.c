@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "domain-xml.h"
+#include "domain-xml-doc.h"
 #include "errors.h"
 #include "printable.h"
 #include "share-tag.h"
@@ -20,7 +21,6 @@
 
 #define LIBOSINFO_NS "http://libosinfo.org/xmlns/libvirt/domain/1.0"
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(xmlDoc, xmlFreeDoc)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(xmlXPathContext, xmlXPathFreeContext)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(xmlXPathObject, xmlXPathFreeObject)
 
@@ -44,7 +44,7 @@ void sluice_domain_xml_free(SluiceDomainXml *info)
         g_free(info);
 }
 
-static xmlDoc *parse(const char *xml, GError **error)
+xmlDoc *sluice_domain_xml_read(const char *xml, GError **error)
 {
         xmlDoc *doc;
 
@@ -67,7 +67,7 @@ static xmlXPathContext *parse_for_xpath(const char *xml, xmlDoc **doc, GError **
 {
         xmlXPathContext *ctx;
 
-        *doc = parse(xml, error);
+        *doc = sluice_domain_xml_read(xml, error);
         if (!*doc)
                 return NULL;
         ctx = xmlXPathNewContext(*doc);
@@ -181,7 +181,7 @@ static void parse_confinement(xmlXPathContext *ctx, SluiceDomainXml *info)
 
 SluiceDomainXml *sluice_domain_xml_parse(const char *xml, GError **error)
 {
-        g_autoptr(xmlDoc) doc = parse(xml, error);
+        g_autoptr(xmlDoc) doc = sluice_domain_xml_read(xml, error);
         g_autoptr(xmlXPathContext) ctx = NULL;
         g_autoptr(xmlXPathObject) devices = NULL;
         g_autofree char *label = NULL;
@@ -291,22 +291,22 @@ char *sluice_domain_xml_filesystem(const char *socket_path, const char *tag)
                                socket_esc, tag_esc);
 }
 
-static xmlNode *child_element(xmlNode *parent, const char *name)
+xmlNode *sluice_domain_xml_child(xmlNode *parent, const char *name)
 {
-        for (xmlNode *n = parent->children; n; n = n->next)
+        for (xmlNode *n = parent ? parent->children : NULL; n; n = n->next)
                 if (n->type == XML_ELEMENT_NODE && xmlStrEqual(n->name, BAD_CAST name))
                         return n;
         return NULL;
 }
 
-static xmlNode *ensure_child(xmlNode *parent, const char *name)
+xmlNode *sluice_domain_xml_ensure_child(xmlNode *parent, const char *name)
 {
-        xmlNode *node = child_element(parent, name);
+        xmlNode *node = sluice_domain_xml_child(parent, name);
 
         return node ? node : xmlNewChild(parent, NULL, BAD_CAST name, NULL);
 }
 
-static char *dump(xmlDoc *doc, GError **error)
+char *sluice_domain_xml_write(xmlDoc *doc, GError **error)
 {
         xmlChar *out = NULL;
         int out_len = 0;
@@ -360,13 +360,13 @@ char *sluice_domain_xml_enable_shared_memory(const char *xml, gboolean *changed,
         }
 
         root = xmlDocGetRootElement(doc);
-        backing = ensure_child(root, "memoryBacking");
+        backing = sluice_domain_xml_ensure_child(root, "memoryBacking");
         /* a file source shares as well as memfd does: keep the owner's choice */
         if (!source_type || !g_str_equal(source_type, "file"))
-                xmlSetProp(ensure_child(backing, "source"), BAD_CAST "type", BAD_CAST "memfd");
-        xmlSetProp(ensure_child(backing, "access"), BAD_CAST "mode", BAD_CAST "shared");
+                xmlSetProp(sluice_domain_xml_ensure_child(backing, "source"), BAD_CAST "type", BAD_CAST "memfd");
+        xmlSetProp(sluice_domain_xml_ensure_child(backing, "access"), BAD_CAST "mode", BAD_CAST "shared");
 
-        result = dump(doc, error);
+        result = sluice_domain_xml_write(doc, error);
         *changed = result != NULL;
         return result;
 }
@@ -387,13 +387,14 @@ char *sluice_domain_xml_enable_guest_agent(const char *xml, gboolean *changed, G
 
         /* no <source>: libvirt gives the socket a path of its own, in the
          * domain's private folder, for both system and session daemons */
-        channel = xmlNewChild(ensure_child(xmlDocGetRootElement(doc), "devices"), NULL, BAD_CAST "channel", NULL);
+        channel = xmlNewChild(sluice_domain_xml_ensure_child(xmlDocGetRootElement(doc), "devices"), NULL,
+                              BAD_CAST "channel", NULL);
         xmlSetProp(channel, BAD_CAST "type", BAD_CAST "unix");
         target = xmlNewChild(channel, NULL, BAD_CAST "target", NULL);
         xmlSetProp(target, BAD_CAST "type", BAD_CAST "virtio");
         xmlSetProp(target, BAD_CAST "name", BAD_CAST SLUICE_DOMAIN_AGENT_CHANNEL_NAME);
 
-        result = dump(doc, error);
+        result = sluice_domain_xml_write(doc, error);
         *changed = result != NULL;
         return result;
 }

@@ -5,7 +5,9 @@
 #include "config.h"
 
 #include "hotplug-slots.h"
+#include "domain-xml-doc.h"
 #include "errors.h"
+#include "printable.h"
 
 #include <glib/gi18n.h>
 #include <libxml/parser.h>
@@ -14,33 +16,6 @@
 /* PCI: 256 bus numbers, 32 slots per bus; slot 0 of a bridge is not hot-pluggable */
 #define PCI_BUSES 256
 #define PCI_SLOTS 32
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(xmlDoc, xmlFreeDoc)
-
-static xmlDoc *parse(const char *xml, GError **error)
-{
-        /* NONET: never fetch anything a document points to */
-        xmlDoc *doc = xmlReadMemory(xml, (int)strnlen(xml, G_MAXINT), "domain.xml", NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-
-        if (!doc || !xmlDocGetRootElement(doc) ||
-            !xmlStrEqual(xmlDocGetRootElement(doc)->name, BAD_CAST "domain")) {
-                if (doc)
-                        xmlFreeDoc(doc);
-                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_PARSE,
-                            "libvirt returned a domain description that is not domain XML");
-                return NULL;
-        }
-        return doc;
-}
-
-static xmlNode *child_element(xmlNode *parent, const char *name)
-{
-        for (xmlNode *n = parent ? parent->children : NULL; n; n = n->next)
-                if (n->type == XML_ELEMENT_NODE && xmlStrEqual(n->name, BAD_CAST name))
-                        return n;
-        return NULL;
-}
 
 static gboolean attr_is(xmlNode *node, const char *name, const char *value)
 {
@@ -97,19 +72,17 @@ static guint free_bridge_slots(const guint32 *slots, gint64 bus)
         return n;
 }
 
-gboolean sluice_hotplug_slots_count(const char *xml, SluiceHotplugSlots *ret, GError **error)
+/* What DOC's <devices> have free, into *RET. */
+static void count_doc(xmlDoc *doc, SluiceHotplugSlots *ret)
 {
-        g_autoptr(xmlDoc) doc = parse(xml, error);
         g_autofree guint32 *slots = NULL;
         xmlNode *devices;
         guint ports_free = 0, bridge_free = 0;
 
         memset(ret, 0, sizeof(*ret));
-        if (!doc)
-                return FALSE;
-        devices = child_element(xmlDocGetRootElement(doc), "devices");
+        devices = sluice_domain_xml_child(xmlDocGetRootElement(doc), "devices");
         if (!devices)
-                return TRUE;
+                return;
         slots = g_new0(guint32, PCI_BUSES);
         mark_used(devices, slots);
 
@@ -123,7 +96,7 @@ gboolean sluice_hotplug_slots_count(const char *xml, SluiceHotplugSlots *ret, GE
                         continue;
                 model = (char *)xmlGetProp(c, BAD_CAST "model");
                 index = attr_number(c, "index", PCI_BUSES);
-                target = child_element(c, "target");
+                target = sluice_domain_xml_child(c, "target");
                 if (!model)
                         continue;
                 if (g_str_equal(model, "pcie-root")) {
@@ -151,21 +124,22 @@ gboolean sluice_hotplug_slots_count(const char *xml, SluiceHotplugSlots *ret, GE
         ret->free = ret->bus == SLUICE_HOTPLUG_BUS_PCIE ? ports_free
                     : ret->bus == SLUICE_HOTPLUG_BUS_PCI ? bridge_free
                                                          : 0;
-        return TRUE;
 }
 
-/* "sluicectl vm NAME …" with NAME as a shell would need it */
-static char *shell_word(const char *word)
+gboolean sluice_hotplug_slots_count(const char *xml, SluiceHotplugSlots *ret, GError **error)
 {
-        for (const char *c = word; *c; c++)
-                if (!g_ascii_isalnum(*c) && !strchr("._-+:@", *c))
-                        return g_shell_quote(word);
-        return g_strdup(word);
+        g_autoptr(xmlDoc) doc = sluice_domain_xml_read(xml, error);
+
+        memset(ret, 0, sizeof(*ret));
+        if (!doc)
+                return FALSE;
+        count_doc(doc, ret);
+        return TRUE;
 }
 
 void sluice_hotplug_slots_set_exhausted(GError **error, const char *name, SluiceHotplugBus bus)
 {
-        g_autofree char *word = shell_word(name);
+        g_autofree char *word = sluice_shell_word(name);
 
         if (bus == SLUICE_HOTPLUG_BUS_PCI)
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_NO_HOTPLUG_SLOT,
@@ -188,10 +162,7 @@ char *sluice_hotplug_slots_add_root_ports(const char *xml, const char *name, gui
 {
         g_autoptr(xmlDoc) doc = NULL;
         SluiceHotplugSlots slots;
-        xmlNode *root, *devices;
-        xmlChar *out = NULL;
-        int out_len = 0;
-        char *result;
+        xmlNode *devices;
 
         if (count < 1 || count > SLUICE_HOTPLUG_SLOTS_MAX) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
@@ -199,8 +170,10 @@ char *sluice_hotplug_slots_add_root_ports(const char *xml, const char *name, gui
                             count);
                 return NULL;
         }
-        if (!sluice_hotplug_slots_count(xml, &slots, error))
+        doc = sluice_domain_xml_read(xml, error);
+        if (!doc)
                 return NULL;
+        count_doc(doc, &slots);
         if (slots.bus == SLUICE_HOTPLUG_BUS_PCI) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
                             _("The VM “%s” has an i440fx (“pc”) machine, which plugs devices into its PCI bus "
@@ -217,13 +190,7 @@ char *sluice_hotplug_slots_add_root_ports(const char *xml, const char *name, gui
                 return NULL;
         }
 
-        doc = parse(xml, error);
-        if (!doc)
-                return NULL;
-        root = xmlDocGetRootElement(doc);
-        devices = child_element(root, "devices");
-        if (!devices)
-                devices = xmlNewChild(root, NULL, BAD_CAST "devices", NULL);
+        devices = sluice_domain_xml_ensure_child(xmlDocGetRootElement(doc), "devices");
         /* no index, no address: libvirt numbers and places each one */
         for (guint i = 0; i < count; i++) {
                 xmlNode *port = xmlNewChild(devices, NULL, BAD_CAST "controller", NULL);
@@ -231,12 +198,5 @@ char *sluice_hotplug_slots_add_root_ports(const char *xml, const char *name, gui
                 xmlSetProp(port, BAD_CAST "type", BAD_CAST "pci");
                 xmlSetProp(port, BAD_CAST "model", BAD_CAST "pcie-root-port");
         }
-        xmlDocDumpMemory(doc, &out, &out_len);
-        if (!out) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_FAILED, "out of memory");
-                return NULL;
-        }
-        result = g_strndup((const char *)out, (gsize)out_len);
-        xmlFree(out);
-        return result;
+        return sluice_domain_xml_write(doc, error);
 }

@@ -9,6 +9,7 @@
 #include "vm-domain.h"
 #include "domain-xml.h"
 #include "errors.h"
+#include "printable.h"
 #include "guest-os.h"
 #include "hotplug.h"
 #include "sluice-names.h"
@@ -431,15 +432,6 @@ void sluice_vm_domain_refresh(SluiceVmDomain *vm)
 /* the most of a libvirt error quoted in GuestAgentMessage */
 #define AGENT_ERROR_MAX_CHARS 200
 
-/* "sluicectl vm NAME …" with NAME as a shell would need it */
-static char *shell_word(const char *word)
-{
-        for (const char *c = word; *c; c++)
-                if (!g_ascii_isalnum(*c) && !strchr("._-+:@", *c))
-                        return g_shell_quote(word);
-        return g_strdup(word);
-}
-
 /* What the agent's words depend on besides its state. */
 typedef struct {
         const char *vm_name;
@@ -470,7 +462,7 @@ static char *agent_words(SluiceWireGuestAgent state, const AgentFacts *f)
                           "or its command line)."),
                         f->blocked != NULL && *f->blocked != '\0' ? f->blocked : "guest-exec, guest-file-*");
         case SLUICE_WIRE_AGENT_NONE: {
-                g_autofree char *name = shell_word(f->vm_name != NULL ? f->vm_name : "");
+                g_autofree char *name = sluice_shell_word(f->vm_name != NULL ? f->vm_name : "");
 
                 if (f->agent_next_boot)
                         return g_strdup_printf(

@@ -126,6 +126,18 @@ static void test_printable(void)
         g_assert_true(sluice_printable_char(0xe9));
 }
 
+/* A VM name in a command line shown to a person: as it is, or quoted. */
+static void test_shell_word(void)
+{
+        g_autofree char *plain = sluice_shell_word("win11-pro_2.x");
+        g_autofree char *spaced = sluice_shell_word("my vm");
+        g_autofree char *hostile = sluice_shell_word("a'; rm -rf ~");
+
+        g_assert_cmpstr(plain, ==, "win11-pro_2.x");
+        g_assert_cmpstr(spaced, ==, "'my vm'");
+        g_assert_cmpstr(hostile, ==, "'a'\\''; rm -rf ~'");
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -135,5 +147,6 @@ int main(int argc, char **argv)
         g_test_add_func("/guest-os/hint", test_hint);
         g_test_add_func("/guest-os/default-place", test_default_place);
         g_test_add_func("/printable/one-rule", test_printable);
+        g_test_add_func("/printable/shell-word", test_shell_word);
         return g_test_run();
 }
