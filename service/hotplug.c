@@ -19,6 +19,59 @@
 
 static GMutex hotplug_lock;
 
+/* A Linux guest ignores a device plugged into a slot in the second after it
+ * powered that slot off: pciehp's remove_board() sleeps 1 s after the power
+ * off and then drops the slot's pending presence and link events as its own
+ * doing — a device added meanwhile (a worker's recovery re-plugs ~0.1 s
+ * after the old device went) is never seen, and the share stays "attached"
+ * to a guest without it.  A plug into a VM follows its last unplug by at
+ * least this much: the guest's second, and margin for a TCG guest's late
+ * timer. */
+#define SLOT_SETTLE_US (2 * G_USEC_PER_SEC)
+
+/* VM UUID → when Sluice last saw one of its devices go (monotonic µs);
+ * apart from hotplug_lock, so that a plug waits without holding up others. */
+static GMutex unplugged_lock;
+static GHashTable *unplugged_at;
+
+static void note_unplugged(virDomainPtr domain)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+
+        if (virDomainGetUUIDString(domain, uuid) < 0)
+                return;
+        g_mutex_lock(&unplugged_lock);
+        if (!unplugged_at)
+                unplugged_at = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        g_hash_table_insert(unplugged_at, g_strdup(uuid), g_memdup2(&(gint64){ g_get_monotonic_time() },
+                                                                      sizeof(gint64)));
+        g_mutex_unlock(&unplugged_lock);
+}
+
+/* Waits until DOMAIN's slots have settled after Sluice's last unplug (the
+ * caller is a worker thread: sleeping holds up no main loop). */
+static void wait_slot_settled(virDomainPtr domain)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        gint64 wait = 0;
+
+        if (virDomainGetUUIDString(domain, uuid) < 0)
+                return;
+        g_mutex_lock(&unplugged_lock);
+        if (unplugged_at) {
+                const gint64 *at = g_hash_table_lookup(unplugged_at, uuid);
+
+                if (at)
+                        wait = *at + SLOT_SETTLE_US - g_get_monotonic_time();
+        }
+        g_mutex_unlock(&unplugged_lock);
+        if (wait > 0) {
+                g_debug("%s: plugging %.1f s after the last unplug, once the guest's slot has settled",
+                        virDomainGetName(domain), (double)wait / G_USEC_PER_SEC);
+                g_usleep((gulong)MIN(wait, SLOT_SETTLE_US));
+        }
+}
+
 void sluice_hotplug_set_libvirt_error(GError **error, const char *doing)
 {
         virErrorPtr err = virGetLastError();
@@ -131,7 +184,7 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
 {
         /* never read: it holds the lock until the scope ends (clang warns
          * about an unread cleanup variable, gcc does not) */
-        G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new(&hotplug_lock);
+        G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = NULL;
         g_autoptr(SluiceDomainXml) info = NULL;
         g_autofree char *xml = NULL;
         g_autofree char *device = NULL;
@@ -147,6 +200,8 @@ gboolean sluice_hotplug_attach(virDomainPtr domain, const char *socket_path, con
                             _("The VM “%s” is not running; the share is attached when it starts."), name);
                 return FALSE;
         }
+        wait_slot_settled(domain);
+        locker = g_mutex_locker_new(&hotplug_lock);
         info = live_xml(domain, &xml, error);
         if (!info)
                 return FALSE;
@@ -235,8 +290,10 @@ static gboolean detach_locked(virDomainPtr domain, const char *tag, GError **err
                 if (virDomainIsActive(domain) != 1)
                         return TRUE;
                 if (!find_tag(domain, tag, NULL, &local)) {
-                        if (!local)
+                        if (!local) {
+                                note_unplugged(domain);
                                 return TRUE;
+                        }
                         g_propagate_error(error, local);
                         return FALSE;
                 }
