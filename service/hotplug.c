@@ -19,14 +19,15 @@
 
 static GMutex hotplug_lock;
 
-/* A Linux guest ignores a device plugged into a slot in the second after it
- * powered that slot off: pciehp's remove_board() sleeps 1 s after the power
- * off and then drops the slot's pending presence and link events as its own
- * doing — a device added meanwhile (a worker's recovery re-plugs ~0.1 s
- * after the old device went) is never seen, and the share stays "attached"
- * to a guest without it.  A plug into a VM follows its last unplug by at
- * least this much: the guest's second, and margin for a TCG guest's late
- * timer. */
+/* A Linux guest can miss a device plugged into a slot it has just powered
+ * off: pciehp's remove_board() sleeps 1 s after the power off and then
+ * drops the slot's pending presence and link events as its own doing, and
+ * while it finishes the removal a new presence event can be taken for the
+ * old one.  Seen as a worker's recovery (a re-plug ~0.1 s after the old
+ * device went) that left the share "attached" to a guest that never saw
+ * the device, about once in five runs.  A plug into a VM follows its last
+ * unplug by at least this much: the guest's second, and margin for a TCG
+ * guest's late timer. */
 #define SLOT_SETTLE_US (2 * G_USEC_PER_SEC)
 
 /* VM UUID → when Sluice last saw one of its devices go (monotonic µs);
