@@ -97,3 +97,37 @@ void fs_worker_set_complete(struct fs_worker *w, fs_complete_fn fn, void *userda
  * FS_PROCESS_DEFERRED. */
 size_t fs_process(struct fs_worker *w, const struct iovec *in, unsigned in_cnt,
                   const struct iovec *out, unsigned out_cnt, void *token);
+
+/* ---- Resuming after a crash or an upgrade (the transport's side: resume-state.h) ----
+ *
+ * The FUSE layer keeps what a successor needs to serve the same guest — the
+ * INIT result, every nodeid the guest holds (identity, lookup count, and the
+ * (parent, name) it can be reopened by) and every open handle (its nodeid
+ * and open flags) — in a memfd of its own, updated as the tables change, in
+ * an order that a SIGKILL at any instruction leaves consistent: a leaked
+ * lookup count is acceptable, a nodeid that names the wrong file never is.
+ * The transport stores the memfd with the others (fd-store.h). */
+
+/* From now on keep the session's state in a new memfd; *ret_fd is a
+ * descriptor of it for the store (the session keeps its own).  Called once,
+ * before the first request; -errno. */
+int fs_session_state_create(struct fs_session *s, int *ret_fd);
+/* Takes up the state a previous worker kept in fd (consumed): the INIT
+ * result, the tables with the same nodeids and fhs.  Nothing is opened yet:
+ * inodes are reopened by name when first used, handles with their flags
+ * (never O_CREAT or O_TRUNC again), each confined to the share and its
+ * identity checked (a file that changed answers ESTALE).  From then on the
+ * session keeps its state in that memfd.  -EBADMSG when the state cannot be
+ * trusted (version, checksum, a torn update, a record that points outside
+ * the tables), with why in `why`: the caller falls back to a fresh start.
+ * Called before any queue thread runs. */
+int fs_session_state_restore(struct fs_session *s, int fd, char *why, size_t why_size);
+
+/* A request a previous worker had taken from the ring and not answered.
+ * Run again when running it twice does no harm (GETATTR, LOOKUP, READ,
+ * READDIR(PLUS), STATFS, GETXATTR, LISTXATTR, ACCESS, a WRITE at an offset
+ * through a handle not opened O_APPEND, …); anything else is answered EIO,
+ * logged and counted.  *ret_replayed says which.  Otherwise as fs_process(). */
+size_t fs_process_again(struct fs_worker *w, const struct iovec *in, unsigned in_cnt,
+                        const struct iovec *out, unsigned out_cnt, void *token,
+                        bool *ret_replayed);
