@@ -55,6 +55,7 @@
 #include "credentials.h"
 #include "log.h"
 #include "pt-internal.h"
+#include "table-state.h"
 
 #ifndef FUSE_TMPFILE
 #define FUSE_TMPFILE 51
@@ -100,6 +101,8 @@ struct fs_session {
         pthread_mutex_t init_log_mutex;
         uint64_t init_log_window_usec;
         unsigned init_log_count;
+        /* What a successor takes up (fs_session_state_create()); NULL without. */
+        struct tstate *state;
 };
 
 struct fs_worker {
@@ -126,6 +129,18 @@ enum {
         OP_NO_REPLY = 1 << 4,     /* FORGET-like: never a reply, not even an error */
         OP_XATTR = 1 << 5,        /* ENOSYS without --xattr */
         OP_CREDS = 1 << 6,        /* makes a node: runs as the requester when we are root */
+        /* Run again after a crash when it was in flight (fs_process_again()):
+         * running it twice does no harm.  A LOOKUP (READDIRPLUS) the dead
+         * worker had counted is counted twice: a leaked lookup, never an
+         * underflow.  An OPEN(DIR) it had answered leaks a handle until the
+         * session ends.  RELEASE(DIR) twice: the second finds no fh (fhs carry
+         * generations).  Per request (replay_allowed()): WRITE not through an
+         * O_APPEND handle, SETATTR without a size, OPEN without O_TRUNC, INIT
+         * while no session is open.  Not replayed, answered EIO: what makes,
+         * removes or renames a name, xattr changes, locks (they died with the
+         * worker), FALLOCATE, COPY_FILE_RANGE; FORGETs are dropped (a leaked
+         * lookup count, where twice could take a nodeid the guest holds). */
+        OP_IDEMPOTENT = 1 << 7,
 };
 
 struct fs_op {
@@ -142,13 +157,14 @@ static int op_interrupt(struct pt_fs *fs, struct freq *r, struct inode *unused);
 #define M OP_MUTATES
 #define X (OP_INODE | OP_XATTR)
 #define C OP_CREDS
+#define R OP_IDEMPOTENT
 
 static const struct fs_op ops[] = {
-        [FUSE_LOOKUP]          = { pt_lookup, D },
+        [FUSE_LOOKUP]          = { pt_lookup, D | R },
         [FUSE_FORGET]          = { pt_forget, OP_NO_REPLY },
-        [FUSE_GETATTR]         = { pt_getattr, I },
-        [FUSE_SETATTR]         = { pt_setattr, I | M },
-        [FUSE_READLINK]        = { pt_readlink, I },
+        [FUSE_GETATTR]         = { pt_getattr, I | R },
+        [FUSE_SETATTR]         = { pt_setattr, I | M | R },
+        [FUSE_READLINK]        = { pt_readlink, I | R },
         [FUSE_SYMLINK]         = { pt_symlink, D | M | C },
         [FUSE_MKNOD]           = { pt_mknod, D | M | C },
         [FUSE_MKDIR]           = { pt_mkdir, D | M | C },
@@ -156,36 +172,36 @@ static const struct fs_op ops[] = {
         [FUSE_RMDIR]           = { pt_rmdir, D | M },
         [FUSE_RENAME]          = { pt_rename, D | M },
         [FUSE_LINK]            = { pt_link, D | M },
-        [FUSE_OPEN]            = { pt_open, I },        /* EROFS for write opens, inside */
-        [FUSE_READ]            = { pt_read, 0 },
-        [FUSE_WRITE]           = { pt_write, M },
-        [FUSE_STATFS]          = { pt_statfs, I },
-        [FUSE_RELEASE]         = { pt_release, 0 },
-        [FUSE_FSYNC]           = { pt_fsync, 0 },
+        [FUSE_OPEN]            = { pt_open, I | R },        /* EROFS for write opens, inside */
+        [FUSE_READ]            = { pt_read, R },
+        [FUSE_WRITE]           = { pt_write, M | R },
+        [FUSE_STATFS]          = { pt_statfs, I | R },
+        [FUSE_RELEASE]         = { pt_release, R },
+        [FUSE_FSYNC]           = { pt_fsync, R },
         [FUSE_SETXATTR]        = { pt_setxattr, X | M },
-        [FUSE_GETXATTR]        = { pt_getxattr, X },
-        [FUSE_LISTXATTR]       = { pt_listxattr, X },
+        [FUSE_GETXATTR]        = { pt_getxattr, X | R },
+        [FUSE_LISTXATTR]       = { pt_listxattr, X | R },
         [FUSE_REMOVEXATTR]     = { pt_removexattr, X | M },
-        [FUSE_FLUSH]           = { pt_flush, 0 },
-        [FUSE_INIT]            = { op_init, OP_BEFORE_INIT },
-        [FUSE_OPENDIR]         = { pt_opendir, D },
-        [FUSE_READDIR]         = { pt_readdir, 0 },
-        [FUSE_RELEASEDIR]      = { pt_releasedir, 0 },
-        [FUSE_FSYNCDIR]        = { pt_fsyncdir, 0 },
-        [FUSE_GETLK]           = { pt_getlk, I },
+        [FUSE_FLUSH]           = { pt_flush, R },
+        [FUSE_INIT]            = { op_init, OP_BEFORE_INIT | R },
+        [FUSE_OPENDIR]         = { pt_opendir, D | R },
+        [FUSE_READDIR]         = { pt_readdir, R },
+        [FUSE_RELEASEDIR]      = { pt_releasedir, R },
+        [FUSE_FSYNCDIR]        = { pt_fsyncdir, R },
+        [FUSE_GETLK]           = { pt_getlk, I | R },
         [FUSE_SETLK]           = { pt_setlk, I },
         [FUSE_SETLKW]          = { pt_setlkw, I },
-        [FUSE_ACCESS]          = { pt_access, I },
+        [FUSE_ACCESS]          = { pt_access, I | R },
         [FUSE_CREATE]          = { pt_create, D | M | C },
-        [FUSE_INTERRUPT]       = { op_interrupt, OP_BEFORE_INIT | OP_NO_REPLY },
-        [FUSE_DESTROY]         = { op_destroy, 0 },
+        [FUSE_INTERRUPT]       = { op_interrupt, OP_BEFORE_INIT | OP_NO_REPLY | R },
+        [FUSE_DESTROY]         = { op_destroy, R },
         [FUSE_BATCH_FORGET]    = { pt_batch_forget, OP_NO_REPLY },
         [FUSE_FALLOCATE]       = { pt_fallocate, M },
-        [FUSE_READDIRPLUS]     = { pt_readdirplus, 0 },
+        [FUSE_READDIRPLUS]     = { pt_readdirplus, R },
         [FUSE_RENAME2]         = { pt_rename2, D | M },
-        [FUSE_LSEEK]           = { pt_lseek, 0 },
+        [FUSE_LSEEK]           = { pt_lseek, R },
         [FUSE_COPY_FILE_RANGE] = { pt_copy_file_range, M },
-        [FUSE_SYNCFS]          = { pt_syncfs, 0 },
+        [FUSE_SYNCFS]          = { pt_syncfs, R },
         [FUSE_TMPFILE]         = { pt_tmpfile, D | M | C },
 };
 
@@ -194,6 +210,7 @@ static const struct fs_op ops[] = {
 #undef M
 #undef X
 #undef C
+#undef R
 
 /* ---- session ---- */
 
@@ -275,6 +292,8 @@ void fs_session_reset(struct fs_session *s)
 {
         session_forget_guest(s);
         atomic_store(&s->initialized, false);
+        if (s->state)
+                tstate_clear_init(s->state);
 }
 
 void fs_session_finish_deferred(struct fs_session *s, int queue_index)
@@ -309,8 +328,14 @@ void fs_session_free(struct fs_session *s)
                 return;
         /* Also for a half-made session (fs_session_new() failing). */
         pt_lock_cancel_waiters(&s->fs);
+        /* The state stays as it is for a successor: freeing is not RELEASE. */
+        if (s->fs.handles)
+                handle_table_set_state(s->fs.handles, NULL);
+        if (s->fs.inodes)
+                inode_table_set_state(s->fs.inodes, NULL);
         handle_table_free(s->fs.handles);
         inode_table_free(s->fs.inodes);
+        tstate_free(s->state);
         if (s->fs.proc_fd >= 0)
                 (void) close(s->fs.proc_fd);
         pt_lock_waiters_fini(&s->fs.waiters);
@@ -485,7 +510,20 @@ static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
         if (r->error < 0 || r->reply_len == 0) {
                 init_warning(s, "failed: the reply does not fit the guest's %zu-byte buffer", r->out_size);
                 atomic_store(&s->initialized, false);
+                if (s->state)
+                        tstate_clear_init(s->state);
                 return 0;
+        }
+        if (s->state) {
+                struct tstate_init rec = {
+                        .minor = out.minor,
+                        .max_write = out.max_write,
+                        .flags = out.flags,
+                        .flags2 = out.flags2,
+                        .supp_group = atomic_load(&s->supp_group),
+                };
+
+                tstate_set_init(s->state, &rec);
         }
         atomic_store(&s->proto_minor, out.minor);
         atomic_store(&fs->max_io, out.max_write);
@@ -603,6 +641,169 @@ size_t fs_process(struct fs_worker *w, const struct iovec *in, unsigned in_cnt,
                 log_error("%s: handler neither replied nor failed", stats_opcode_name(r.in.opcode));
                 freq_reply_error(&r, -EIO);
         }
+        freq_done(&r);
+        return r.reply_len;
+}
+
+/* ---- resuming after a crash or an upgrade ---- */
+
+int fs_session_state_create(struct fs_session *s, int *ret_fd)
+{
+        struct tstate *st;
+        int r;
+
+        if (s->state)
+                return -EBUSY;
+        r = tstate_new(&st, ret_fd);
+        if (r < 0)
+                return r;
+        s->state = st;
+        inode_table_set_state(s->fs.inodes, st);
+        handle_table_set_state(s->fs.handles, st);
+        return 0;
+}
+
+/* A rebuilt handle's file, opened again the way OPEN and OPENDIR do. */
+static int reopen_handle(void *data, struct inode *inode, int open_flags, bool is_dir)
+{
+        struct pt_fs *fs = data;
+        int path_fd = inode_reopen(fs->inodes, inode), fd;
+
+        if (path_fd < 0)
+                return path_fd;
+        if (is_dir)
+                open_flags = O_RDONLY | O_DIRECTORY;
+        fd = pt_fd_keep(fs, confine_reopen(fs->proc_fd, path_fd, open_flags | O_NONBLOCK));
+        if (fd >= 0 && !(open_flags & O_NONBLOCK) && fcntl(fd, F_SETFL, open_flags & ~O_NONBLOCK) < 0) {
+                int err = -errno;
+
+                (void) close(fd);
+                return err;
+        }
+        return fd;
+}
+
+int fs_session_state_restore(struct fs_session *s, int fd, char *why, size_t why_size)
+{
+        struct tstate *st;
+        struct tstate_init init;
+        bool have_init;
+        int r;
+
+        if (why_size)
+                why[0] = '\0';
+        if (s->state) {
+                (void) close(fd);
+                (void) snprintf(why, why_size, "the session keeps a state already");
+                return -EBUSY;
+        }
+        r = tstate_open(fd, &st, why, why_size);
+        if (r < 0)
+                return r;
+        have_init = tstate_get_init(st, &init);
+        if (have_init && (init.minor < FS_MIN_MINOR || init.minor > FUSE_KERNEL_MINOR_VERSION ||
+                          init.max_write < FREQ_PAGE_SIZE ||
+                          init.max_write > FREQ_MAX_PAGES_LIMIT * FREQ_PAGE_SIZE ||
+                          init.max_write % FREQ_PAGE_SIZE || init.supp_group > 1)) {
+                (void) snprintf(why, why_size, "the INIT record is not one this build answers");
+                tstate_free(st);
+                return -EBADMSG;
+        }
+        r = inode_table_restore(s->fs.inodes, st, why, why_size);
+        if (r == 0)
+                r = handle_table_restore(s->fs.handles, st, reopen_handle, &s->fs, why, why_size);
+        if (r < 0) {
+                /* Whatever was rebuilt goes: a fresh start. */
+                handle_table_set_state(s->fs.handles, NULL);
+                inode_table_set_state(s->fs.inodes, NULL);
+                session_forget_guest(s);
+                tstate_free(st);
+                return r;
+        }
+        s->state = st;
+        if (have_init) {
+                atomic_store(&s->proto_minor, init.minor);
+                atomic_store(&s->supp_group, init.supp_group != 0);
+                atomic_store(&s->fs.max_io, init.max_write);
+                atomic_store(&s->initialized, true);
+        }
+        log_info("FUSE session taken up from the previous worker: %zu inodes, %zu open files%s",
+                 inode_count(s->fs.inodes) - 1, handle_count(s->fs.handles),
+                 have_init ? "" : " (before INIT)");
+        return 0;
+}
+
+/* Per request: may this one of an OP_IDEMPOTENT opcode run again? */
+static bool replay_allowed(struct fs_session *s, struct freq *r)
+{
+        switch (r->in.opcode) {
+        case FUSE_WRITE: {
+                const struct fuse_write_in *in = freq_arg(r, sizeof(*in));
+                struct handle *h;
+                bool append;
+
+                if (!in)
+                        return true;   /* answered EINVAL again: harmless */
+                h = handle_get(s->fs.handles, in->fh, false);
+                if (!h)
+                        return true;   /* EBADF again */
+                append = (h->open_flags & O_APPEND) != 0;
+                handle_put(s->fs.handles, h);
+                /* An append goes wherever the end is now: twice is twice. */
+                return !append;
+        }
+        case FUSE_SETATTR: {
+                const struct fuse_setattr_in *in = freq_arg(r, sizeof(*in));
+
+                /* A size set again could cut what a later WRITE added. */
+                return !in || !(in->valid & FATTR_SIZE);
+        }
+        case FUSE_OPEN: {
+                const struct fuse_open_in *in = freq_arg(r, sizeof(*in));
+
+                return !in || !(in->flags & O_TRUNC);
+        }
+        case FUSE_INIT:
+                /* One that took effect would reset the session it opened. */
+                return !atomic_load(&s->initialized);
+        default:
+                return true;
+        }
+}
+
+size_t fs_process_again(struct fs_worker *w, const struct iovec *in, unsigned in_cnt,
+                        const struct iovec *out, unsigned out_cnt, void *token,
+                        bool *ret_replayed)
+{
+        struct fs_session *s = w->s;
+        const struct fs_op *op;
+        struct freq r;
+        int d;
+
+        d = freq_decode(&r, w->scratch, FREQ_SCRATCH_SIZE, in, in_cnt, out, out_cnt);
+        op = d == FREQ_DECODE_NO_REPLY ? NULL : op_of(r.in.opcode);
+        /* Malformed or unknown: the same error again, no harm. */
+        if (d != 0 || !op || ((op->flags & OP_IDEMPOTENT) && replay_allowed(s, &r))) {
+                *ret_replayed = true;
+                return fs_process(w, in, in_cnt, out, out_cnt, token);
+        }
+        *ret_replayed = false;
+        r.buf = w->buf;
+        r.iov = w->iov;
+        r.origin = (struct freq_origin) {
+                .complete = w->complete,
+                .complete_data = w->complete_data,
+                .token = token,
+                .queue_index = (int) w->queue_index,
+                .stats = s->fs.stats,
+                .start_usec = stats_now_usec(),
+        };
+        log_warning("%s (unique %llu) was in flight when the previous worker died: not run again, answered EIO",
+                    stats_opcode_name(r.in.opcode), (unsigned long long)r.in.unique);
+        if (op->flags & OP_NO_REPLY)
+                freq_reply_none(&r);
+        else
+                freq_reply_error(&r, -EIO);
         freq_done(&r);
         return r.reply_len;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "stable-memory.h"
+#include "table-state.h"
 #include "util.h"
 
 /* The memory target (bench/README.md): 10,000 looked-up inodes cost at most
@@ -55,10 +56,42 @@ static bool is_ancestor_locked(const struct inode *inode, const struct inode *di
         return dir != NULL;
 }
 
+/* Under the lock: the inode's whole record in the state (table-state.h).
+ * handle_hash shares its place with the clock while the inode has an fd: a
+ * new inode without a birth time asks the file system for it once. */
+void inode_state_write_locked(struct inode_table *t, struct inode *inode, bool inserting)
+{
+        struct tstate_inode rec;
+        const char *name = inode_name(inode);
+        int fd = atomic_load_explicit(&inode->fd, memory_order_relaxed);
+
+        if (!t->state)
+                return;
+        rec = (struct tstate_inode){
+                .gen = (uint32_t)(inode->nodeid >> 32),
+                .dev = inode->dev,
+                .ino = inode->ino,
+                .birth = inode->birth,
+                .nlookup = atomic_load_explicit(&inode->nlookup, memory_order_relaxed),
+                .type = inode->type,
+                .stale = inode->stale,
+        };
+        if (!inode->birth)
+                rec.handle_hash = fd >= 0 ? (inserting ? fd_handle_hash(fd) : 0) : inode->handle_hash;
+        if (inode->parent && name) {
+                rec.parent_idx = (uint32_t)inode->parent->nodeid;
+                rec.parent_gen = (uint32_t)(inode->parent->nodeid >> 32);
+                rec.name_len = strlen(name);
+                memcpy(rec.name, name, rec.name_len + 1);
+        }
+        tstate_inode_write(t->state, (uint32_t)inode->nodeid, &rec, inserting);
+}
+
 /* Under the lock: `name` in `parent` (which the caller holds) is where the
  * inode can be found from now on.  The parent it had is returned to be put
  * once the lock is released. */
-static struct inode *set_name_locked(struct inode *inode, struct inode *parent, const char *name)
+struct inode *inode_set_name_locked(struct inode_table *t, struct inode *inode,
+                                     struct inode *parent, const char *name, bool record)
 {
         struct inode *old = inode->parent;
         const char *cur = inode_name(inode);
@@ -85,18 +118,23 @@ static struct inode *set_name_locked(struct inode *inode, struct inode *parent, 
                 free(name_take(inode));
                 inode->name_ptr = copy;
         }
-        if (old == parent)
+        if (old == parent) {
+                if (record)
+                        inode_state_write_locked(t, inode, false);
                 return NULL;
+        }
         /* The caller holds parent: refs is not 0 and no drop is under way. */
         atomic_fetch_add_explicit(&parent->refs, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&parent->kids, 1, memory_order_relaxed);
         inode->parent = parent;
         if (old)
                 atomic_fetch_sub_explicit(&old->kids, 1, memory_order_relaxed);
+        if (record)
+                inode_state_write_locked(t, inode, false);
         return old;
 }
 
-static void hash_insert(struct inode_table *t, struct inode *inode)
+void inode_hash_insert_locked(struct inode_table *t, struct inode *inode)
 {
         uint32_t b = hash_key(inode->dev, inode->ino, t->n_buckets);
         uint32_t idx = (uint32_t)inode->nodeid;
@@ -135,6 +173,8 @@ void inode_mark_stale_locked(struct inode_table *t, struct inode *inode)
 {
         inode->stale = true;
         hash_remove(t, inode);
+        if (t->state)
+                tstate_inode_set_stale(t->state, (uint32_t)inode->nodeid);
 }
 
 /* Buckets come from mmap() (4 KiB at least): a big array given back goes
@@ -142,7 +182,7 @@ void inode_mark_stale_locked(struct inode_table *t, struct inode *inode)
 #define BUCKETS_MIN (STABLE_UNIT_BYTES / (uint32_t)sizeof(uint32_t))
 
 /* Under the lock: n buckets (a power of two) for the inodes in the hash. */
-static void hash_resize(struct inode_table *t, uint32_t n)
+void inode_hash_resize_locked(struct inode_table *t, uint32_t n)
 {
         uint32_t *old = t->buckets, old_n = t->n_buckets;
         uint32_t *b = stable_map_zeroed((size_t)n * sizeof(*b));
@@ -156,7 +196,7 @@ static void hash_resize(struct inode_table *t, uint32_t n)
                         struct inode *inode = table_inode(t, idx);
 
                         idx = inode->hash_next;
-                        hash_insert(t, inode);
+                        inode_hash_insert_locked(t, inode);
                 }
         }
         munmap(old, (size_t)old_n * sizeof(*old));
@@ -240,7 +280,7 @@ static void parent_put(struct inode_table *t, struct inode *parent)
 /* Called with the table locked (or before it is shared).  The inode is not
  * live yet (refs 0): a stale reader holding its address cannot take a
  * reference, so plain stores are fine; inode_publish() makes it live. */
-static struct inode *inode_alloc(struct inode_table *t, int fd, dev_t dev, ino_t ino, mode_t mode)
+struct inode *inode_alloc(struct inode_table *t, int fd, dev_t dev, ino_t ino, mode_t mode)
 {
         struct inode *inode = inode_pool_alloc(&t->pool);
 
@@ -279,11 +319,13 @@ static void inode_unlink(struct inode_table *t, struct inode *inode)
                 fd_clock_remove(&t->clock, inode);
         if (!inode->stale)
                 hash_remove(t, inode);
+        if (t->state)
+                tstate_inode_clear(t->state, (uint32_t)inode->nodeid);
         slot_free(&t->slots, (uint32_t)inode->nodeid);
         /* Fewer buckets once the table has shrunk well below them (a
          * quarter of as many, so that it takes many lookups to grow again). */
         if (t->slots.used < t->n_buckets / 8 && t->n_buckets > BUCKETS_MIN)
-                hash_resize(t, t->n_buckets / 4 < BUCKETS_MIN ? BUCKETS_MIN : t->n_buckets / 4);
+                inode_hash_resize_locked(t, t->n_buckets / 4 < BUCKETS_MIN ? BUCKETS_MIN : t->n_buckets / 4);
 }
 
 int inode_table_new(int root_fd, struct inode_table **ret)
@@ -319,7 +361,7 @@ int inode_table_new(int root_fd, struct inode_table **ret)
         root->nodeid = slot_number(&t->slots, idx);
         root->keep_fd = true;
         atomic_store_explicit(&root->nlookup, 1, memory_order_relaxed);
-        hash_insert(t, root);
+        inode_hash_insert_locked(t, root);
         inode_publish(root);   /* never dropped: inode_forget() leaves the root alone */
         t->clock.max_fds = fd_clock_max_for(0);
         *ret = t;
@@ -450,6 +492,7 @@ int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mod
         struct fd_batch closing = { .n = 0 };
         struct inode *inode, *fresh, *old_parent = NULL;
         uint32_t idx;
+        bool inserted = false;
 
         slot_table_lock(&t->slots);
         inode = hash_find(t, dev, ino);
@@ -484,19 +527,26 @@ int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mod
                 }
                 TAKE_FD(owned_fd);
                 fresh->nodeid = slot_number(&t->slots, idx);
-                hash_insert(t, fresh);
+                inode_hash_insert_locked(t, fresh);
                 if (t->slots.used > t->n_buckets && t->n_buckets <= SLOT_MAX / 2)
-                        hash_resize(t, t->n_buckets * 2);
+                        inode_hash_resize_locked(t, t->n_buckets * 2);
                 inode = fresh;
                 inode->birth = birth;
                 fd_clock_insert(&t->clock, inode);
                 inode_publish(inode);
+                inserted = true;
         }
         atomic_store_explicit(&inode->nlookup, atomic_load_explicit(&inode->nlookup, memory_order_relaxed) + 1,
                               memory_order_relaxed);
-        old_parent = set_name_locked(inode, parent, name);
+        old_parent = inode_set_name_locked(t, inode, parent, name, !inserted);
         if (!inode_name(inode))
                 inode->keep_fd = true;   /* nothing to reopen it by */
+        /* A known inode looked up again: one store, no syscall. */
+        if (inserted)
+                inode_state_write_locked(t, inode, true);
+        else if (t->state)
+                tstate_inode_set_nlookup(t->state, (uint32_t)inode->nodeid,
+                                         atomic_load_explicit(&inode->nlookup, memory_order_relaxed));
         *ret_nodeid = inode->nodeid;
         if (fd_clock_over(&t->clock))
                 fd_clock_trim(&t->clock, &closing);
@@ -514,7 +564,7 @@ void inode_note_name(struct inode_table *t, dev_t dev, ino_t ino, struct inode *
         slot_table_lock(&t->slots);
         inode = hash_find(t, dev, ino);
         if (inode)
-                old_parent = set_name_locked(inode, parent, name);
+                old_parent = inode_set_name_locked(t, inode, parent, name, true);
         slot_table_unlock(&t->slots);
         parent_put(t, old_parent);
 }
@@ -555,6 +605,8 @@ static bool forget_locked(struct inode_table *t, struct inode *inode, uint64_t n
                 return false;
         nl = n >= nl ? 0 : nl - n;
         atomic_store_explicit(&inode->nlookup, nl, memory_order_relaxed);
+        if (t->state)
+                tstate_inode_set_nlookup(t->state, (uint32_t)inode->nodeid, nl);
         if (nl > 0 || !slot_unref(&inode->refs))
                 return false;
         inode_unlink(t, inode);

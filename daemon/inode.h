@@ -99,6 +99,19 @@ static inline bool inode_has_kids(const struct inode *dir)
  * with inode_put()). */
 struct inode *inode_parent(struct inode_table *t, const struct inode *inode);
 
+/* ---- the state a successor rebuilds the table from (table-state.h; inode-restore.c) ---- */
+struct tstate;
+/* Keeps a record of every inode in st from now on (st stays the caller's). */
+void inode_table_set_state(struct inode_table *t, struct tstate *st);
+/* Rebuilds a table that holds only its root from the records in st, with
+ * the same nodeids; nothing is opened (inode_reopen() does when an inode is
+ * used).  Keeps its records in st from then on.  -EBADMSG with why when a
+ * record cannot be trusted; -ENOMEM. */
+int inode_table_restore(struct inode_table *t, struct tstate *st, char *why, size_t why_size);
+/* During a restore, before requests run: the inode of nodeid, unreferenced,
+ * whatever its counts (NULL when the table has none). */
+struct inode *inode_restored(struct inode_table *t, uint64_t nodeid);
+
 /* FORGET: drops n lookups; the inode goes when no lookup and no request holds it. */
 void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
 /* Forgets every inode but the root (DESTROY, session reset). */

@@ -192,7 +192,7 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
 }
 
 int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
-                      int open_fd, const struct stat *open_st, bool writable)
+                      int open_fd, const struct stat *open_st, int open_flags)
 {
         _cleanup_close_ int fd = open_fd, path_fd = -1;
         struct {
@@ -223,7 +223,7 @@ int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const
 
                 if (!i.p)
                         return -ESTALE;
-                err = handle_add(fs->handles, TAKE_FD(fd), i.p, false, writable, &out.o.fh);
+                err = handle_add(fs->handles, TAKE_FD(fd), i.p, false, open_flags, &out.o.fh);
         }
         if (err < 0) {
                 inode_forget(fs->inodes, out.e.nodeid, 1);

@@ -42,7 +42,7 @@ int pt_opendir(struct pt_fs *fs, struct freq *r, struct inode *dir)
         fd = pt_fd_keep(fs, reopen_dir(fs, dir));
         if (fd < 0)
                 return fd;
-        err = handle_add(fs->handles, fd, dir, true, false, &out.fh);
+        err = handle_add(fs->handles, fd, dir, true, O_RDONLY | O_DIRECTORY, &out.fh);
         if (err < 0)
                 return err;
         if (fs->cache == FS_CACHE_ALWAYS)

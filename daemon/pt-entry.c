@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "crash-point.h"
 #include "credentials.h"
 #include "log.h"
 #include "metadata-helper.h"
@@ -59,6 +60,7 @@ int pt_batch_forget(struct pt_fs *fs, struct freq *r, struct inode *unused)
                 else if (freq_copy_in(r, sizeof(r->in) + off, &one, sizeof(one)) != sizeof(one))
                         break;
                 inode_forget(fs->inodes, one.nodeid, one.nlookup);
+                CRASH_POINT("forget-batch");
         }
         return pt_reply_none(r);
 }
@@ -419,7 +421,7 @@ int pt_symlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 return err;
         if (symlinkat(target, dir->fd, name) < 0)
                 return -errno;
-        return pt_reply_new_node(fs, r, dir, name, -1, NULL, false);
+        return pt_reply_new_node(fs, r, dir, name, -1, NULL, O_RDONLY);
 }
 
 /* MKNOD and MKDIR: the name follows the fixed argument at `pos`. */
@@ -440,7 +442,7 @@ static int make_node(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t
         mode = (mode & S_IFMT) | policy_mode(&fs->policy, mode & S_IFMT, mode, name, r->in.uid);
         if ((S_ISDIR(mode) ? mkdirat(dir->fd, name, mode & 07777) : mknodat(dir->fd, name, mode, rdev)) < 0)
                 return -errno;
-        return pt_reply_new_node(fs, r, dir, name, -1, NULL, false);
+        return pt_reply_new_node(fs, r, dir, name, -1, NULL, O_RDONLY);
 }
 
 int pt_mknod(struct pt_fs *fs, struct freq *r, struct inode *dir)
@@ -603,7 +605,7 @@ int pt_link(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 if (linkat(fs->proc_fd, procname, dir->fd, name, AT_SYMLINK_FOLLOW) < 0)
                         return -errno;
         }
-        return pt_reply_new_node(fs, r, dir, name, -1, NULL, false);
+        return pt_reply_new_node(fs, r, dir, name, -1, NULL, O_RDONLY);
 }
 
 /* ---- the file system ---- */

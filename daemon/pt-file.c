@@ -88,7 +88,7 @@ static int open_reply(struct pt_fs *fs, struct freq *r, struct inode *i, int fla
                 (void) close(fd);
                 return err;
         }
-        err = handle_add(fs->handles, fd, i, false, (flags & O_ACCMODE) != O_RDONLY, &out.fh);
+        err = handle_add(fs->handles, fd, i, false, flags, &out.fh);
         if (err < 0)
                 return err;
         out.open_flags = pt_file_open_flags(fs);
@@ -216,7 +216,7 @@ static int create_reply(struct pt_fs *fs, struct freq *r, struct inode *dir, con
         }
         if (fd < 0)
                 return fd;
-        return pt_reply_new_node(fs, r, dir, name, fd, &st, (flags & O_ACCMODE) != O_RDONLY);
+        return pt_reply_new_node(fs, r, dir, name, fd, &st, flags);
 }
 
 int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
@@ -253,7 +253,7 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 return fd;
         if (fstat(fd, &st) < 0)
                 return -errno;
-        return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), &st, (flags & O_ACCMODE) != O_RDONLY);
+        return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), &st, flags);
 }
 
 int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
@@ -274,7 +274,7 @@ int pt_tmpfile(struct pt_fs *fs, struct freq *r, struct inode *dir)
                                                            "a temporary file", r->in.uid)));
         if (fd < 0)
                 return fd;
-        return pt_reply_new_node(fs, r, dir, NULL, fd, NULL, true);
+        return pt_reply_new_node(fs, r, dir, NULL, fd, NULL, flags);
 }
 
 /* Moves `len` bytes between the file at `pos` and the guest's buffers —

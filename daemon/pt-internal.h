@@ -146,7 +146,7 @@ int pt_lookup_entry(struct pt_fs *fs, struct inode *dir, const char *name,
  * be NULL, and `open_st` is that fd's fstat when the caller has it (NULL: made
  * here).  Otherwise the node is `name` in `dir`. */
 int pt_reply_new_node(struct pt_fs *fs, struct freq *r, struct inode *dir, const char *name,
-                      int open_fd, const struct stat *open_st, bool writable);
+                      int open_fd, const struct stat *open_st, int open_flags);
 /* The guest's mode bits with its umask applied (DONT_MASK is negotiated and
  * the process umask is 0, so this is the only place the umask is applied). */
 static inline mode_t pt_masked(uint32_t mode, uint32_t umask_bits)

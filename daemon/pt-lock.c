@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "log.h"
 #include "pt-internal.h"
 
 /* ---- lock owners ---- */
@@ -715,6 +716,29 @@ static int setlkw_defer(struct pt_fs *fs, struct freq *r, struct inode *inode, i
         return err == -EAGAIN || err == -ENOMEM ? -ENOLCK : err;
 }
 
+/* Locks held through a handle that a worker before a restart had: they
+ * died with it (pt-lock.h).  The first lock request through such a handle
+ * learns it (ENOLCK, logged once); unlocking succeeds as it always did.
+ * Otherwise notes that the handle takes locks, for a successor. */
+static int lock_after_restart(struct pt_fs *fs, uint64_t fh, short type)
+{
+        _cleanup_href_ h = PT_FILE(fs, fh);
+
+        if (type == F_UNLCK)
+                return 0;
+        if (!h.p)
+                h.p = handle_get(fs->handles, fh, true);
+        if (!h.p)
+                return 0;   /* the handler answers for a bad fh */
+        if (atomic_exchange_explicit(&h.p->locks_lost, false, memory_order_relaxed)) {
+                log_warning("lock through fh %#llx refused (ENOLCK): the locks taken through it died with the previous worker",
+                            (unsigned long long)fh);
+                return -ENOLCK;
+        }
+        handle_note_locks(fs->handles, h.p);
+        return 0;
+}
+
 static int do_setlk(struct pt_fs *fs, struct freq *r, struct inode *i, bool wait)
 {
         PT_ARG(fuse_lk_in, in, r);
@@ -728,6 +752,8 @@ static int do_setlk(struct pt_fs *fs, struct freq *r, struct inode *i, bool wait
         /* Read-only: nothing that could keep a host writer waiting (guest-policy.h). */
         if ((err = policy_check_lock(pt_is_readonly(fs), fl.l_type, in->lk_flags & FUSE_LK_FLOCK,
                                      pid)) < 0)
+                return err;
+        if ((err = lock_after_restart(fs, in->fh, fl.l_type)) < 0)
                 return err;
 
         if (in->lk_flags & FUSE_LK_FLOCK) {

@@ -41,6 +41,18 @@ struct pt_lock_waiters {
 int pt_getlk(struct pt_fs *fs, struct freq *r, struct inode *i);
 int pt_setlk(struct pt_fs *fs, struct freq *r, struct inode *i);
 int pt_setlkw(struct pt_fs *fs, struct freq *r, struct inode *i);
+/* After a restart (fs_session_state_restore()): the POSIX and flock() locks
+ * the previous worker held went with it (the kernel drops a process's
+ * locks when it dies), and the guest still believes it holds them.  What a
+ * lock request through a handle that had locks before gets:
+ *  - F_UNLCK (SETLK, flock(LOCK_UN)) succeeds, as unlocking a lock one does
+ *    not hold always does;
+ *  - GETLK answers truthfully about the host as it is now;
+ *  - the first SETLK/SETLKW taking a lock through it answers ENOLCK, logged
+ *    (the application learns its earlier locks are not to be trusted); the
+ *    next ones are served as usual.
+ * Handles opened after the restart are not concerned. */
+
 /* The owner closed its file (FLUSH): closing its fd drops its POSIX locks. */
 void pt_lock_owner_release(struct inode *inode, uint64_t owner);
 /* inode_destroy_fn of the inode table: closes the inode's lock owners' fds. */

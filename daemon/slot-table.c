@@ -164,6 +164,56 @@ void slot_free(struct slot_table *st, uint32_t idx)
         }
 }
 
+bool slot_place(struct slot_table *st, uint32_t idx, uint32_t gen, void *item)
+{
+        uint32_t next = atomic_load_explicit(&st->next, memory_order_relaxed), u, base;
+        unsigned last;
+        struct slot *s;
+
+        if (idx < st->first || idx >= SLOT_MAX || (idx == SLOT_ROOT) != (gen == 0) ||
+            !slot_units_reserve(st, idx / SLOTS_PER_UNIT))
+                return false;
+        /* Every chunk up to idx's: a later search walks the units below next. */
+        last = slot_chunk(idx, &base);
+        for (unsigned k = 0; k <= last; k++) {
+                if (!atomic_load_explicit(&st->chunks[k], memory_order_relaxed)) {
+                        struct slot *c = stable_map_zeroed(slot_chunk_size(k) * sizeof(*c));
+
+                        if (!c)
+                                return false;
+                        atomic_store_explicit(&st->chunks[k], c, memory_order_release);
+                }
+        }
+        s = slot_at(st, idx);
+        if (atomic_load_explicit(&s->item, memory_order_relaxed))
+                return false;
+        if (gen > st->gen)
+                st->gen = gen;
+        atomic_store_explicit(&s->gen, gen, memory_order_relaxed);
+        atomic_store_explicit(&s->item, item, memory_order_release);
+        if (idx >= next)
+                atomic_store_explicit(&st->next, idx + 1, memory_order_release);
+        u = idx / SLOTS_PER_UNIT;
+        if (st->units[u].used++ == 0 && st->kept == u)
+                st->kept = SLOT_UNIT_NONE;
+        st->used++;
+        return true;
+}
+
+void slot_table_settle(struct slot_table *st)
+{
+        uint32_t units = (slot_next(st) + SLOTS_PER_UNIT - 1) / SLOTS_PER_UNIT;
+
+        /* Any unit below next may have a free slot: the search finds out
+         * and clears the bits of full ones. */
+        for (uint32_t u = 0; u < units && u < st->units_cap; u++) {
+                st->units[u].hint = 0;
+                st->open[u / 64] |= 1ull << (u % 64);
+        }
+        st->open_hint = 0;
+        st->recent = 0;
+}
+
 void slot_table_gone(struct slot_table *st, void *item, const struct slot_ops *ops, void *owner)
 {
         slot_table_lock(st);

@@ -96,6 +96,13 @@ static inline void slot_table_unlock(struct slot_table *st)
 /* Under the lock: puts item in a free slot and returns its index, or 0 when
  * the table is full or out of memory.  Its number is slot_number(). */
 uint32_t slot_alloc(struct slot_table *st, void *item);
+/* Under the lock, before readers exist (a restore, fs-session.h): puts item
+ * in slot idx with generation gen, so that its number is what a previous
+ * process handed out.  false when idx is taken, out of range or out of
+ * memory.  Generations handed out later are above every placed one.  Call
+ * slot_table_settle() once every item is placed. */
+bool slot_place(struct slot_table *st, uint32_t idx, uint32_t gen, void *item);
+void slot_table_settle(struct slot_table *st);
 /* Under the lock: the slot is free from now on (readers see item NULL). */
 void slot_free(struct slot_table *st, uint32_t idx);
 
