@@ -103,6 +103,7 @@ struct fs_session {
         unsigned init_log_count;
         /* What a successor takes up (fs_session_state_create()); NULL without. */
         struct tstate *state;
+        struct tstate_init init_rec;  /* the INIT answered last (for a state made later) */
 };
 
 struct fs_worker {
@@ -514,17 +515,16 @@ static int op_init(struct pt_fs *fs, struct freq *r, struct inode *unused)
                         tstate_clear_init(s->state);
                 return 0;
         }
-        if (s->state) {
-                struct tstate_init rec = {
-                        .minor = out.minor,
-                        .max_write = out.max_write,
-                        .flags = out.flags,
-                        .flags2 = out.flags2,
-                        .supp_group = atomic_load(&s->supp_group),
-                };
-
-                tstate_set_init(s->state, &rec);
-        }
+        /* Queue threads run INITs one at a time: the kernel sends one. */
+        s->init_rec = (struct tstate_init){
+                .minor = out.minor,
+                .max_write = out.max_write,
+                .flags = out.flags,
+                .flags2 = out.flags2,
+                .supp_group = atomic_load(&s->supp_group),
+        };
+        if (s->state)
+                tstate_set_init(s->state, &s->init_rec);
         atomic_store(&s->proto_minor, out.minor);
         atomic_store(&fs->max_io, out.max_write);
         atomic_store(&s->initialized, true);
@@ -660,6 +660,8 @@ int fs_session_state_create(struct fs_session *s, int *ret_fd)
         s->state = st;
         inode_table_set_state(s->fs.inodes, st);
         handle_table_set_state(s->fs.handles, st);
+        if (atomic_load(&s->initialized))
+                tstate_set_init(st, &s->init_rec);
         return 0;
 }
 
@@ -722,6 +724,7 @@ int fs_session_state_restore(struct fs_session *s, int fd, char *why, size_t why
         }
         s->state = st;
         if (have_init) {
+                s->init_rec = init;
                 atomic_store(&s->proto_minor, init.minor);
                 atomic_store(&s->supp_group, init.supp_group != 0);
                 atomic_store(&s->fs.max_io, init.max_write);

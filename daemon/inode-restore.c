@@ -310,7 +310,11 @@ int inode_table_restore(struct inode_table *t, struct tstate *st, char *why, siz
                 for (uint32_t i = INODE_ROOT_ID + 1; i < limit; i++)
                         if (ri[i].state != TSTATE_FREE && !ri[i].needed)
                                 tstate_inode_clear(st, i);
-                t->state = st;
+                r = tstate_take_long_names(st);
+                if (r < 0)
+                        (void) snprintf(why, why_size, "out of memory");
+                else
+                        t->state = st;
         }
         slot_table_unlock(&t->slots);
         return r;

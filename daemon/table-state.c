@@ -33,6 +33,8 @@ struct inode_rec {
         _Atomic uint8_t stale;
         uint8_t reserved;
         uint16_t name_len;
+        /* name_len <= TSTATE_NAME_INLINE: the name; longer: a uint32_t,
+         * the index of its long-name record (from 1). */
         char name[TSTATE_NAME_INLINE];
 };
 _Static_assert(sizeof(struct inode_rec) == 96, "an inode record is 96 bytes");
@@ -79,6 +81,12 @@ struct tstate {
         pthread_mutex_t grow_mutex;
         uint64_t file_end;                          /* under grow_mutex */
         _Atomic(char *) map[EXT_KINDS][SLOT_CHUNKS];
+        /* Long-name records in use (bit i: record i), under the inode
+         * table's lock: they are handed out lowest first, so that the long
+         * names of a million inodes take as many pages as they fill. */
+        uint64_t *long_used;
+        uint32_t long_words;
+        uint32_t long_hint;                         /* no free record in the words below */
 };
 
 static uint32_t chunk_slots(unsigned k)
@@ -144,6 +152,7 @@ void tstate_free(struct tstate *st)
         if (st->fd >= 0)
                 close(st->fd);
         pthread_mutex_destroy(&st->grow_mutex);
+        free(st->long_used);
         free(st);
 }
 
@@ -218,6 +227,8 @@ static char *ext_get(struct tstate *st, unsigned kind, unsigned k)
         return m;
 }
 
+static uint32_t limit_of(struct tstate *st, unsigned kind);
+
 static void *rec_at(struct tstate *st, unsigned kind, uint32_t idx, bool grow)
 {
         uint32_t base;
@@ -268,14 +279,77 @@ bool tstate_get_init(struct tstate *st, struct tstate_init *ret)
         return true;
 }
 
+/* A free long-name record (0: none: out of memory). */
+static uint32_t long_alloc(struct tstate *st)
+{
+        for (uint32_t w = st->long_hint;; w++) {
+                if (w >= st->long_words) {
+                        uint32_t n = st->long_words ? st->long_words * 2 : 16;
+                        uint64_t *u;
+
+                        if ((uint64_t)n * 64 > SLOT_MAX)
+                                return 0;
+                        u = realloc(st->long_used, n * sizeof(*u));
+                        if (!u)
+                                return 0;
+                        memset(u + st->long_words, 0, (n - st->long_words) * sizeof(*u));
+                        if (st->long_words == 0)
+                                u[0] = 1;   /* record 0 means "none" */
+                        st->long_used = u;
+                        st->long_words = n;
+                }
+                if (~st->long_used[w]) {
+                        uint32_t b = (uint32_t)__builtin_ctzll(~st->long_used[w]);
+
+                        st->long_used[w] |= 1ull << b;
+                        st->long_hint = w;
+                        return w * 64 + b;
+                }
+        }
+}
+
+static void long_free(struct tstate *st, uint32_t i)
+{
+        if (i == 0 || i / 64 >= st->long_words)
+                return;
+        st->long_used[i / 64] &= ~(1ull << (i % 64));
+        if (i / 64 < st->long_hint)
+                st->long_hint = i / 64;
+}
+
+/* The long-name record a (LIVE or WRITING) record of ours points to, 0: none. */
+static uint32_t long_of(const struct inode_rec *r)
+{
+        uint32_t l = 0;
+
+        if (atomic_load_explicit(&r->state, memory_order_relaxed) != TSTATE_FREE &&
+            r->name_len > TSTATE_NAME_INLINE)
+                memcpy(&l, r->name, sizeof(l));
+        return l;
+}
+
 void tstate_inode_write(struct tstate *st, uint32_t idx, const struct tstate_inode *rec,
                         bool inserting)
 {
         struct inode_rec *r = rec_at(st, EXT_INODE, idx, true);
         size_t len = rec->name_len > TSTATE_NAME_MAX ? 0 : rec->name_len;
+        uint32_t old_long, new_long = 0;
+        char *l = NULL;
 
         if (!r)
                 return;
+        old_long = long_of(r);
+        if (len > TSTATE_NAME_INLINE) {
+                /* Written into a record no live one names, before the
+                 * record points to it. */
+                new_long = long_alloc(st);
+                l = new_long ? rec_at(st, EXT_LONG, new_long, true) : NULL;
+                if (!l) {
+                        atomic_store_explicit(&st->hdr->broken, 1, memory_order_release);
+                        return;
+                }
+                memcpy(l, rec->name, len);
+        }
         atomic_store_explicit(&r->state, TSTATE_WRITING, memory_order_release);
         if (inserting)
                 CRASH_POINT("inode-insert");
@@ -290,16 +364,12 @@ void tstate_inode_write(struct tstate *st, uint32_t idx, const struct tstate_ino
         r->type = rec->type;
         atomic_store_explicit(&r->stale, rec->stale, memory_order_relaxed);
         r->name_len = (uint16_t)len;
-        if (len <= TSTATE_NAME_INLINE) {
+        if (new_long)
+                memcpy(r->name, &new_long, sizeof(new_long));
+        else
                 memcpy(r->name, rec->name, len);
-        } else {
-                char *l = rec_at(st, EXT_LONG, idx, true);
-
-                if (!l)
-                        return;   /* stays WRITING: dropped by a successor; the state is broken */
-                memcpy(l, rec->name, len);
-        }
         atomic_store_explicit(&r->state, TSTATE_LIVE, memory_order_release);
+        long_free(st, old_long);
 }
 
 void tstate_inode_set_nlookup(struct tstate *st, uint32_t idx, uint64_t nlookup)
@@ -321,9 +391,39 @@ void tstate_inode_set_stale(struct tstate *st, uint32_t idx)
 void tstate_inode_clear(struct tstate *st, uint32_t idx)
 {
         struct inode_rec *r = rec_at(st, EXT_INODE, idx, false);
+        uint32_t l;
 
-        if (r)
-                atomic_store_explicit(&r->state, TSTATE_FREE, memory_order_release);
+        if (!r)
+                return;
+        l = long_of(r);
+        atomic_store_explicit(&r->state, TSTATE_FREE, memory_order_release);
+        long_free(st, l);
+}
+
+int tstate_take_long_names(struct tstate *st)
+{
+        uint32_t limit = limit_of(st, EXT_INODE);
+
+        for (uint32_t i = 1; i < limit; i++) {
+                struct inode_rec *r = rec_at(st, EXT_INODE, i, false);
+                uint32_t l = r ? long_of(r) : 0;
+
+                if (!l)
+                        continue;
+                while (l / 64 >= st->long_words) {
+                        uint32_t n = st->long_words ? st->long_words * 2 : 16;
+                        uint64_t *u = realloc(st->long_used, n * sizeof(*u));
+
+                        if (!u)
+                                return -ENOMEM;
+                        memset(u + st->long_words, 0, (n - st->long_words) * sizeof(*u));
+                        u[0] |= 1;
+                        st->long_used = u;
+                        st->long_words = n;
+                }
+                st->long_used[l / 64] |= 1ull << (l % 64);
+        }
+        return 0;
 }
 
 void tstate_handle_write(struct tstate *st, uint32_t idx, const struct tstate_handle *rec)
@@ -491,8 +591,11 @@ int tstate_inode_read(struct tstate *st, uint32_t idx, unsigned *ret_state,
         if (ret->name_len <= TSTATE_NAME_INLINE) {
                 memcpy(ret->name, r->name, ret->name_len);
         } else {
-                const char *l = rec_at(st, EXT_LONG, idx, false);
+                uint32_t li;
+                const char *l;
 
+                memcpy(&li, r->name, sizeof(li));
+                l = li ? rec_at(st, EXT_LONG, li, false) : NULL;
                 if (!l)
                         return fail(why, why_size, "inode %u names a long name the state lacks", idx);
                 memcpy(ret->name, l, ret->name_len);

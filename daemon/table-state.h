@@ -7,9 +7,10 @@
  * the INIT record, and a directory of extents: where in the file the records
  * of slot chunk k live, slot-table.h's chunks), then extents appended as the
  * tables grow.  An extent is allocated (ftruncate: zeros) before the
- * directory names it; a directory entry is one aligned 8-byte store.  The
- * long-name extents are sparse: a page of the memfd costs memory only once a
- * name longer than TSTATE_NAME_INLINE lands in it.
+ * directory names it; a directory entry is one aligned 8-byte store.  A name
+ * longer than TSTATE_NAME_INLINE goes to a long-name record (256 bytes)
+ * handed out lowest first, written before the inode record names it and
+ * given back after it no longer does: long names take the pages they fill.
  *
  * Crash consistency: every record starts with a state word.  A record of
  * several fields is first marked TSTATE_WRITING, then written, then marked
@@ -101,6 +102,9 @@ void tstate_inode_write(struct tstate *st, uint32_t idx, const struct tstate_ino
 void tstate_inode_set_nlookup(struct tstate *st, uint32_t idx, uint64_t nlookup);
 void tstate_inode_set_stale(struct tstate *st, uint32_t idx);
 void tstate_inode_clear(struct tstate *st, uint32_t idx);
+/* After a restore: the long-name records the live inode records name are
+ * in use (a successor's own writes must not reuse them).  -ENOMEM. */
+int tstate_take_long_names(struct tstate *st);
 
 void tstate_handle_write(struct tstate *st, uint32_t idx, const struct tstate_handle *rec);
 void tstate_handle_set_locks(struct tstate *st, uint32_t idx);
