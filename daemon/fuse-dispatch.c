@@ -137,7 +137,8 @@ enum {
          * session ends.  RELEASE(DIR) twice: the second finds no fh (fhs carry
          * generations).  Per request (replay_allowed()): WRITE not through an
          * O_APPEND handle, SETATTR without a size, OPEN without O_TRUNC, INIT
-         * while no session is open.  Not replayed, answered EIO: what makes,
+         * while no session is open (one that opened the session taken up is
+         * answered again as it was).  Not replayed, answered EIO: what makes,
          * removes or renames a name, xattr changes, locks (they died with the
          * worker), FALLOCATE, COPY_FILE_RANGE; FORGETs are dropped (a leaked
          * lookup count, where twice could take a nodeid the guest holds). */
@@ -767,7 +768,8 @@ static bool replay_allowed(struct fs_session *s, struct freq *r)
                 return !in || !(in->flags & O_TRUNC);
         }
         case FUSE_INIT:
-                /* One that took effect would reset the session it opened. */
+                /* One that took effect would reset the session it opened:
+                 * answered again instead (fs_process_again()). */
                 return !atomic_load(&s->initialized);
         default:
                 return true;
@@ -801,6 +803,27 @@ size_t fs_process_again(struct fs_worker *w, const struct iovec *in, unsigned in
                 .stats = s->fs.stats,
                 .start_usec = stats_now_usec(),
         };
+        if (r.in.opcode == FUSE_INIT) {
+                /* The session it opened is the one taken up: the same answer again. */
+                const struct fuse_init_in *ii = freq_arg(&r, offsetof(struct fuse_init_in, flags2));
+                struct fuse_init_out o = {
+                        .major = FUSE_KERNEL_VERSION,
+                        .minor = s->init_rec.minor,
+                        .max_readahead = ii ? ii->max_readahead : 0,
+                        .flags = s->init_rec.flags,
+                        .flags2 = s->init_rec.flags2,
+                        .max_background = 64,
+                        .congestion_threshold = 48,
+                        .max_write = s->init_rec.max_write,
+                        .time_gran = 1,
+                        .max_pages = (uint16_t)(s->init_rec.max_write / FREQ_PAGE_SIZE),
+                };
+
+                *ret_replayed = true;
+                (void) freq_reply(&r, &o, o.minor < 23 ? FUSE_COMPAT_22_INIT_OUT_SIZE : sizeof(o));
+                freq_done(&r);
+                return r.reply_len;
+        }
         log_warning("%s (unique %llu) was in flight when the previous worker died: not run again, answered EIO",
                     stats_opcode_name(r.in.opcode), (unsigned long long)r.in.unique);
         if (op->flags & OP_NO_REPLY)

@@ -548,6 +548,18 @@ static void test_replay(void)
         g_assert_cmpuint(again(&t, FUSE_WRITE, f.nodeid, &w, sizeof(w), "abc", 3, &replayed), >, 0);
         g_assert_false(replayed);
         g_assert_cmpint(ft_hdr(&t)->error, ==, -EIO);
+        /* An INIT that took effect is answered again, the session kept. */
+        {
+                struct fuse_init_in init = { .major = 7, .minor = 38, .max_readahead = 65536,
+                                             .flags = 0xfffffffb };
+
+                g_assert_cmpuint(again(&t, FUSE_INIT, 0, &init, sizeof(init), NULL, 0, &replayed), >, 0);
+                g_assert_true(replayed);
+                g_assert_cmpint(ft_hdr(&t)->error, ==, 0);
+                g_assert_cmpuint(((const struct fuse_init_out *)ft_body(&t))->minor, ==, 38);
+                g_assert_cmpuint(((const struct fuse_init_out *)ft_body(&t))->max_write, ==, 1024 * 1024);
+                g_assert_cmpint(ts_getattr(&t, f.nodeid, NULL), ==, 0);
+        }
         /* A FORGET is dropped (a leaked count), with no reply. */
         g_assert_cmpuint(again(&t, FUSE_FORGET, f.nodeid, &(struct fuse_forget_in){ .nlookup = 1 },
                                sizeof(struct fuse_forget_in), NULL, 0, &replayed), ==, 0);
