@@ -21,7 +21,11 @@
 
 #define PAGE 4096u
 #define HEADER_BYTES PAGE
-#define LONG_REC TSTATE_NAME_MAX + 1
+#define LONG_REC (TSTATE_NAME_MAX + 1)
+#define MID_REC 64u
+/* A name's record: its class in the top bit (LONG_BIT: 256 bytes, else 64),
+ * its index (from 1) in the rest. */
+#define LONG_BIT 0x80000000u
 
 struct inode_rec {
         _Atomic uint32_t state;
@@ -51,12 +55,13 @@ struct handle_rec {
 };
 _Static_assert(sizeof(struct handle_rec) == 32, "a handle record is 32 bytes");
 
-enum { EXT_INODE, EXT_LONG, EXT_HANDLE, EXT_KINDS };
+enum { EXT_INODE, EXT_LONG, EXT_HANDLE, EXT_MID, EXT_KINDS };
 
 static const uint32_t rec_size[EXT_KINDS] = {
         [EXT_INODE] = sizeof(struct inode_rec),
         [EXT_LONG] = LONG_REC,
         [EXT_HANDLE] = sizeof(struct handle_rec),
+        [EXT_MID] = MID_REC,
 };
 
 struct header {
@@ -84,9 +89,11 @@ struct tstate {
         /* Long-name records in use (bit i: record i), under the inode
          * table's lock: they are handed out lowest first, so that the long
          * names of a million inodes take as many pages as they fill. */
-        uint64_t *long_used;
-        uint32_t long_words;
-        uint32_t long_hint;                         /* no free record in the words below */
+        struct name_pool {
+                uint64_t *used;
+                uint32_t words;
+                uint32_t hint;                      /* no free record in the words below */
+        } pool[2];                                  /* 0: 64-byte records, 1: 256-byte */
 };
 
 static uint32_t chunk_slots(unsigned k)
@@ -152,7 +159,8 @@ void tstate_free(struct tstate *st)
         if (st->fd >= 0)
                 close(st->fd);
         pthread_mutex_destroy(&st->grow_mutex);
-        free(st->long_used);
+        free(st->pool[0].used);
+        free(st->pool[1].used);
         free(st);
 }
 
@@ -279,45 +287,66 @@ bool tstate_get_init(struct tstate *st, struct tstate_init *ret)
         return true;
 }
 
-/* A free long-name record (0: none: out of memory). */
-static uint32_t long_alloc(struct tstate *st)
+/* Room in a pool for record i. */
+static bool pool_reserve(struct name_pool *p, uint32_t i)
 {
-        for (uint32_t w = st->long_hint;; w++) {
-                if (w >= st->long_words) {
-                        uint32_t n = st->long_words ? st->long_words * 2 : 16;
-                        uint64_t *u;
+        while (i / 64 >= p->words) {
+                uint32_t n = p->words ? p->words * 2 : 16;
+                uint64_t *u;
 
-                        if ((uint64_t)n * 64 > SLOT_MAX)
-                                return 0;
-                        u = realloc(st->long_used, n * sizeof(*u));
-                        if (!u)
-                                return 0;
-                        memset(u + st->long_words, 0, (n - st->long_words) * sizeof(*u));
-                        if (st->long_words == 0)
-                                u[0] = 1;   /* record 0 means "none" */
-                        st->long_used = u;
-                        st->long_words = n;
-                }
-                if (~st->long_used[w]) {
-                        uint32_t b = (uint32_t)__builtin_ctzll(~st->long_used[w]);
+                if ((uint64_t)n * 64 > SLOT_MAX)
+                        return false;
+                u = realloc(p->used, n * sizeof(*u));
+                if (!u)
+                        return false;
+                memset(u + p->words, 0, (n - p->words) * sizeof(*u));
+                u[0] |= 1;   /* record 0 means "none" */
+                p->used = u;
+                p->words = n;
+        }
+        return true;
+}
 
-                        st->long_used[w] |= 1ull << b;
-                        st->long_hint = w;
-                        return w * 64 + b;
+/* A free name record of the class a name of len bytes needs, as a
+ * reference (0: none: out of memory). */
+static uint32_t name_alloc(struct tstate *st, size_t len)
+{
+        unsigned cls = len > MID_REC;
+        struct name_pool *p = &st->pool[cls];
+
+        for (uint32_t w = p->hint;; w++) {
+                if (!pool_reserve(p, w * 64))
+                        return 0;
+                if (~p->used[w]) {
+                        uint32_t b = (uint32_t)__builtin_ctzll(~p->used[w]);
+
+                        p->used[w] |= 1ull << b;
+                        p->hint = w;
+                        return (w * 64 + b) | (cls ? LONG_BIT : 0);
                 }
         }
 }
 
-static void long_free(struct tstate *st, uint32_t i)
+static void name_free(struct tstate *st, uint32_t ref)
 {
-        if (i == 0 || i / 64 >= st->long_words)
+        struct name_pool *p = &st->pool[(ref & LONG_BIT) != 0];
+        uint32_t i = ref & ~LONG_BIT;
+
+        if (i == 0 || i / 64 >= p->words)
                 return;
-        st->long_used[i / 64] &= ~(1ull << (i % 64));
-        if (i / 64 < st->long_hint)
-                st->long_hint = i / 64;
+        p->used[i / 64] &= ~(1ull << (i % 64));
+        if (i / 64 < p->hint)
+                p->hint = i / 64;
 }
 
-/* The long-name record a (LIVE or WRITING) record of ours points to, 0: none. */
+static char *name_at(struct tstate *st, uint32_t ref, bool grow)
+{
+        uint32_t i = ref & ~LONG_BIT;
+
+        return i ? rec_at(st, ref & LONG_BIT ? EXT_LONG : EXT_MID, i, grow) : NULL;
+}
+
+/* The name record a (LIVE or WRITING) record of ours points to, 0: none. */
 static uint32_t long_of(const struct inode_rec *r)
 {
         uint32_t l = 0;
@@ -342,8 +371,8 @@ void tstate_inode_write(struct tstate *st, uint32_t idx, const struct tstate_ino
         if (len > TSTATE_NAME_INLINE) {
                 /* Written into a record no live one names, before the
                  * record points to it. */
-                new_long = long_alloc(st);
-                l = new_long ? rec_at(st, EXT_LONG, new_long, true) : NULL;
+                new_long = name_alloc(st, len);
+                l = new_long ? name_at(st, new_long, true) : NULL;
                 if (!l) {
                         atomic_store_explicit(&st->hdr->broken, 1, memory_order_release);
                         return;
@@ -369,7 +398,7 @@ void tstate_inode_write(struct tstate *st, uint32_t idx, const struct tstate_ino
         else
                 memcpy(r->name, rec->name, len);
         atomic_store_explicit(&r->state, TSTATE_LIVE, memory_order_release);
-        long_free(st, old_long);
+        name_free(st, old_long);
 }
 
 void tstate_inode_set_nlookup(struct tstate *st, uint32_t idx, uint64_t nlookup)
@@ -397,7 +426,7 @@ void tstate_inode_clear(struct tstate *st, uint32_t idx)
                 return;
         l = long_of(r);
         atomic_store_explicit(&r->state, TSTATE_FREE, memory_order_release);
-        long_free(st, l);
+        name_free(st, l);
 }
 
 int tstate_take_long_names(struct tstate *st)
@@ -406,22 +435,14 @@ int tstate_take_long_names(struct tstate *st)
 
         for (uint32_t i = 1; i < limit; i++) {
                 struct inode_rec *r = rec_at(st, EXT_INODE, i, false);
-                uint32_t l = r ? long_of(r) : 0;
+                uint32_t ref = r ? long_of(r) : 0, li = ref & ~LONG_BIT;
+                struct name_pool *p = &st->pool[(ref & LONG_BIT) != 0];
 
-                if (!l)
+                if (!li)
                         continue;
-                while (l / 64 >= st->long_words) {
-                        uint32_t n = st->long_words ? st->long_words * 2 : 16;
-                        uint64_t *u = realloc(st->long_used, n * sizeof(*u));
-
-                        if (!u)
-                                return -ENOMEM;
-                        memset(u + st->long_words, 0, (n - st->long_words) * sizeof(*u));
-                        u[0] |= 1;
-                        st->long_used = u;
-                        st->long_words = n;
-                }
-                st->long_used[l / 64] |= 1ull << (l % 64);
+                if (!pool_reserve(p, li))
+                        return -ENOMEM;
+                p->used[li / 64] |= 1ull << (li % 64);
         }
         return 0;
 }
@@ -591,12 +612,12 @@ int tstate_inode_read(struct tstate *st, uint32_t idx, unsigned *ret_state,
         if (ret->name_len <= TSTATE_NAME_INLINE) {
                 memcpy(ret->name, r->name, ret->name_len);
         } else {
-                uint32_t li;
+                uint32_t ref;
                 const char *l;
 
-                memcpy(&li, r->name, sizeof(li));
-                l = li ? rec_at(st, EXT_LONG, li, false) : NULL;
-                if (!l)
+                memcpy(&ref, r->name, sizeof(ref));
+                l = name_at(st, ref, false);
+                if (!l || (!(ref & LONG_BIT) && ret->name_len > MID_REC))
                         return fail(why, why_size, "inode %u names a long name the state lacks", idx);
                 memcpy(ret->name, l, ret->name_len);
         }

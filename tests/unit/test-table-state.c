@@ -98,7 +98,8 @@ static int succ_restore(struct ft *n, int state_fd, char *why, size_t why_size)
 static void test_restore_tables(void)
 {
         struct ft t, n;
-        struct fuse_entry_out d, f, lf, again;
+        struct fuse_entry_out d, f, lf, vl, again;
+        char verylong[201];
         struct fuse_attr_out a;
         uint64_t fh, dfh;
         const char *longname = "a-name-longer-than-thirty-two-bytes-for-the-long-area.txt";
@@ -112,6 +113,10 @@ static void test_restore_tables(void)
         g_assert_cmpint(ft_create(&t, d.nodeid, "file", 0644, O_RDWR, &f, &fh), ==, 0);
         g_assert_cmpint(ft_write(&t, f.nodeid, fh, 0, "hello", 5), ==, 0);
         g_assert_cmpint(ft_create(&t, d.nodeid, longname, 0644, O_RDWR, &lf, NULL), ==, 0);
+        /* Names of every size class: inline, 64-byte and 256-byte records. */
+        memset(verylong, 'v', 200);
+        verylong[200] = '\0';
+        g_assert_cmpint(ft_create(&t, d.nodeid, verylong, 0644, O_RDWR, &vl, NULL), ==, 0);
         /* Two lookups of lf: the successor must keep the count. */
         g_assert_cmpint(ft_lookup(&t, d.nodeid, longname, &again), ==, 0);
         g_assert_cmpuint(again.nodeid, ==, lf.nodeid);
@@ -127,6 +132,8 @@ static void test_restore_tables(void)
         g_assert_cmpuint(a.attr.ino, ==, d.attr.ino);
         g_assert_cmpint(ts_getattr(&n, lf.nodeid, &a), ==, 0);
         g_assert_cmpuint(a.attr.ino, ==, lf.attr.ino);
+        g_assert_cmpint(ts_getattr(&n, vl.nodeid, &a), ==, 0);
+        g_assert_cmpuint(a.attr.ino, ==, vl.attr.ino);
         /* The open file: its fh reads what was written through it. */
         g_assert_cmpint(ft_read(&n, f.nodeid, fh, 0, 100, &len), ==, 0);
         g_assert_cmpmem(ft_body(&n), len, "hello", 5);
