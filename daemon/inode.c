@@ -58,7 +58,9 @@ static bool is_ancestor_locked(const struct inode *inode, const struct inode *di
 
 /* Under the lock: the inode's whole record in the state (table-state.h).
  * handle_hash shares its place with the clock while the inode has an fd: a
- * new inode without a birth time asks the file system for it once. */
+ * new inode without a birth time asks the file system for it once (a
+ * syscall under the lock, on inserts only, with --resume only), a rewrite
+ * keeps what its record says. */
 void inode_state_write_locked(struct inode_table *t, struct inode *inode, bool inserting)
 {
         struct tstate_inode rec;
@@ -76,8 +78,11 @@ void inode_state_write_locked(struct inode_table *t, struct inode *inode, bool i
                 .type = inode->type,
                 .stale = inode->stale,
         };
-        if (!inode->birth)
-                rec.handle_hash = fd >= 0 ? (inserting ? fd_handle_hash(fd) : 0) : inode->handle_hash;
+        if (!inode->birth && fd < 0)
+                rec.handle_hash = inode->handle_hash;
+        else if (!inode->birth)
+                rec.handle_hash = inserting ? fd_handle_hash(fd)
+                                            : tstate_inode_handle_hash(t->state, (uint32_t)inode->nodeid);
         if (inode->parent && name) {
                 rec.parent_idx = (uint32_t)inode->parent->nodeid;
                 rec.parent_gen = (uint32_t)(inode->parent->nodeid >> 32);

@@ -401,6 +401,13 @@ void tstate_inode_write(struct tstate *st, uint32_t idx, const struct tstate_ino
         name_free(st, old_long);
 }
 
+uint64_t tstate_inode_handle_hash(struct tstate *st, uint32_t idx)
+{
+        struct inode_rec *r = rec_at(st, EXT_INODE, idx, false);
+
+        return r && atomic_load_explicit(&r->state, memory_order_relaxed) == TSTATE_LIVE ? r->handle_hash : 0;
+}
+
 void tstate_inode_set_nlookup(struct tstate *st, uint32_t idx, uint64_t nlookup)
 {
         struct inode_rec *r = rec_at(st, EXT_INODE, idx, false);

@@ -101,6 +101,9 @@ void tstate_clear_init(struct tstate *st);
  * (CRASH_POINT("inode-insert") sits between the WRITING mark and the rest). */
 void tstate_inode_write(struct tstate *st, uint32_t idx, const struct tstate_inode *rec,
                         bool inserting);
+/* The handle hash the record of slot idx holds (0: none), for a rewrite
+ * that has no other source of it. */
+uint64_t tstate_inode_handle_hash(struct tstate *st, uint32_t idx);
 void tstate_inode_set_nlookup(struct tstate *st, uint32_t idx, uint64_t nlookup);
 void tstate_inode_set_stale(struct tstate *st, uint32_t idx);
 void tstate_inode_clear(struct tstate *st, uint32_t idx);
