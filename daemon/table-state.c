@@ -237,6 +237,17 @@ static char *ext_get(struct tstate *st, unsigned kind, unsigned k)
 
 static uint32_t limit_of(struct tstate *st, unsigned kind);
 
+/* After a WRITING mark: the record's other stores stay after it.  A
+ * release store keeps what comes before it before it, not what comes after.
+ * A SIGKILL lands between two instructions of the thread, as a signal
+ * handler would: a signal fence is the order such an observer sees (the
+ * compiler moves no store across it; the CPU retires in program order for
+ * an interrupt of its own thread). */
+static inline void writing_fence(void)
+{
+        atomic_signal_fence(memory_order_seq_cst);
+}
+
 static void *rec_at(struct tstate *st, unsigned kind, uint32_t idx, bool grow)
 {
         uint32_t base;
@@ -270,6 +281,7 @@ bool tstate_broken(struct tstate *st)
 void tstate_set_init(struct tstate *st, const struct tstate_init *init)
 {
         atomic_store_explicit(&st->hdr->init_state, TSTATE_WRITING, memory_order_release);
+        writing_fence();
         st->hdr->init = *init;
         atomic_store_explicit(&st->hdr->init_state, TSTATE_LIVE, memory_order_release);
 }
@@ -380,6 +392,7 @@ void tstate_inode_write(struct tstate *st, uint32_t idx, const struct tstate_ino
                 memcpy(l, rec->name, len);
         }
         atomic_store_explicit(&r->state, TSTATE_WRITING, memory_order_release);
+        writing_fence();
         if (inserting)
                 CRASH_POINT("inode-insert");
         r->gen = rec->gen;
@@ -461,6 +474,7 @@ void tstate_handle_write(struct tstate *st, uint32_t idx, const struct tstate_ha
         if (!r)
                 return;
         atomic_store_explicit(&r->state, TSTATE_WRITING, memory_order_release);
+        writing_fence();
         r->gen = rec->gen;
         r->nodeid = rec->nodeid;
         r->flags = rec->flags & ~(O_CREAT | O_TRUNC | O_EXCL);

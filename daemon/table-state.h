@@ -16,10 +16,10 @@
  *
  * Crash consistency: every record starts with a state word.  A record of
  * several fields is first marked TSTATE_WRITING, then written, then marked
- * TSTATE_LIVE (release stores, so the compiler keeps the order; the stores
- * of a killed process stay in the memfd in program order on the machines we
- * run on: x86-64 and arm64 with a release store are both in order for a
- * store followed by a store-release).  A record a SIGKILL caught WRITING is
+ * TSTATE_LIVE: a release store, a fence after the WRITING mark and a
+ * release store for LIVE keep the fields between the two marks.  A SIGKILL
+ * stops a process between two instructions in program order and its stores
+ * so far stay in the memfd.  A record a SIGKILL caught WRITING is
  * dropped by the successor, with every inode below it.  A lookup count
  * changes with one aligned 8-byte store: never torn; a leaked count is
  * harmless.  A record goes (FORGET, RELEASE) with one store of TSTATE_FREE.
