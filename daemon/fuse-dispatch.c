@@ -824,8 +824,9 @@ size_t fs_process_again(struct fs_worker *w, const struct iovec *in, unsigned in
                 freq_done(&r);
                 return r.reply_len;
         }
-        log_warning("%s (unique %llu) was in flight when the previous worker died: not run again, answered EIO",
-                    stats_opcode_name(r.in.opcode), (unsigned long long)r.in.unique);
+        log_warning("%s (unique %llu) was in flight when the previous worker died: not run again, %s",
+                    stats_opcode_name(r.in.opcode), (unsigned long long)r.in.unique,
+                    op->flags & OP_NO_REPLY ? "dropped" : "answered EIO");
         if (op->flags & OP_NO_REPLY)
                 freq_reply_none(&r);
         else

@@ -13,6 +13,7 @@
 #include "handle.h"
 #include "inode-fd.h"
 #include "inode.h"
+#include "slot-table.h"
 
 struct fixture {
         char *dir;
@@ -416,6 +417,39 @@ static void test_memory_returns(struct fixture *f, gconstpointer data)
         g_free(c.ids);
 }
 
+/* A table rebuilt by a successor (slot_place()): the numbers placed are
+ * found, forged generations are not, every gap below the highest placed slot
+ * is handed out again, and new numbers never repeat a placed generation. */
+static void test_slot_place(void)
+{
+        struct slot_table st;
+        int a, b, c;
+        uint32_t idx, taken = 0;
+
+        slot_table_init(&st, 2);
+        slot_table_lock(&st);
+        g_assert_true(slot_place(&st, 5, 100, &a));
+        g_assert_true(slot_place(&st, 3000, 7, &b));    /* in a later chunk */
+        g_assert_false(slot_place(&st, 5, 101, &c));    /* taken */
+        g_assert_false(slot_place(&st, 6, 0, &c));      /* generation 0 is the root's alone */
+        g_assert_false(slot_place(&st, 1, 0, &c));      /* below the table's first slot */
+        slot_table_settle(&st);
+        g_assert_true(slot_find(&st, (100ull << 32) | 5) == &a);
+        g_assert_null(slot_find(&st, (99ull << 32) | 5));
+        g_assert_true(slot_find(&st, (7ull << 32) | 3000) == &b);
+        idx = slot_alloc(&st, &c);
+        g_assert_cmpuint(idx, ==, 2);                   /* lowest free first */
+        g_assert_cmpuint(slot_number(&st, idx) >> 32, >, 100);
+        for (taken = 1; (idx = slot_alloc(&st, &c)) < 3000; taken++) {
+                g_assert_cmpuint(idx, !=, 5);
+                g_assert_cmpuint(idx, !=, 0);
+        }
+        g_assert_cmpuint(idx, ==, 3001);                /* every gap was taken first */
+        g_assert_cmpuint(taken, ==, 3000 - 2 - 1);
+        slot_table_unlock(&st);
+        slot_table_fini(&st);
+}
+
 int main(int argc, char **argv)
 {
         struct rlimit rl;
@@ -435,5 +469,6 @@ int main(int argc, char **argv)
         ADD("threads", test_threads);
         ADD("reuse-race", test_reuse_race);
         ADD("memory-returns", test_memory_returns);
+        g_test_add_func("/inode/slot-place", test_slot_place);
         return g_test_run();
 }
