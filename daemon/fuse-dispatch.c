@@ -707,7 +707,10 @@ int fs_session_state_restore(struct fs_session *s, int fd, char *why, size_t why
         if (have_init && (init.minor < FS_MIN_MINOR || init.minor > FUSE_KERNEL_MINOR_VERSION ||
                           init.max_write < FREQ_PAGE_SIZE ||
                           init.max_write > FREQ_MAX_PAGES_LIMIT * FREQ_PAGE_SIZE ||
-                          init.max_write % FREQ_PAGE_SIZE || init.supp_group > 1)) {
+                          init.max_write % FREQ_PAGE_SIZE || init.supp_group > 1 ||
+                          (init.flags & ~(uint32_t)(FS_INIT_FLAGS | FUSE_CACHE_SYMLINKS |
+                                                    FUSE_AUTO_INVAL_DATA | FUSE_INIT_EXT)) ||
+                          (init.flags2 & ~(uint32_t)(FS_CREATE_SUPP_GROUP >> 32)))) {
                 (void) snprintf(why, why_size, "the INIT record is not one this build answers");
                 tstate_free(st);
                 return -EBADMSG;

@@ -467,6 +467,25 @@ static void test_hostile_other_folder(void)
         hostile_refused(&h, "another folder");
 }
 
+/* An INIT result this build never answers (a flag it does not implement, a
+ * max_write it never offers). */
+static void test_hostile_init(void)
+{
+        struct tstate_init bad[] = {
+                { .minor = 38, .max_write = 1 << 20, .flags = FUSE_WRITEBACK_CACHE },
+                { .minor = 38, .max_write = 1 << 30 },
+                { .minor = 99, .max_write = 1 << 20 },
+        };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+                struct hostile h;
+
+                hostile_new(&h);
+                tstate_set_init(h.st, &bad[i]);
+                hostile_refused(&h, "INIT record");
+        }
+}
+
 /* A state a crash left with a record half written drops that record and
  * what hangs below it, and trusts the rest. */
 static void test_torn_record_dropped(void)
@@ -626,6 +645,7 @@ int main(int argc, char **argv)
         g_test_add_func("/table-state/hostile/checksum", test_hostile_checksum);
         g_test_add_func("/table-state/hostile/truncated", test_hostile_truncated);
         g_test_add_func("/table-state/hostile/other-folder", test_hostile_other_folder);
+        g_test_add_func("/table-state/hostile/init", test_hostile_init);
         g_test_add_func("/table-state/torn-record-dropped", test_torn_record_dropped);
         g_test_add_func("/table-state/replay", test_replay);
         g_test_add_func("/table-state/size", test_size_million);
