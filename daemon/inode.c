@@ -61,7 +61,8 @@ static bool is_ancestor_locked(const struct inode *inode, const struct inode *di
  * new inode without a birth time asks the file system for it once (a
  * syscall under the lock, on inserts only, with --resume only), a rewrite
  * keeps what its record says. */
-void inode_state_write_locked(struct inode_table *t, struct inode *inode, bool inserting)
+__attribute__((noinline)) void inode_state_write_locked(struct inode_table *t, struct inode *inode,
+                                                        bool inserting)
 {
         struct tstate_inode rec;
         const char *name = inode_name(inode);
@@ -95,7 +96,7 @@ void inode_state_write_locked(struct inode_table *t, struct inode *inode, bool i
 /* Under the lock: `name` in `parent` (which the caller holds) is where the
  * inode can be found from now on.  The parent it had is returned to be put
  * once the lock is released. */
-struct inode *inode_set_name_locked(struct inode_table *t, struct inode *inode,
+static struct inode *set_name_locked(struct inode_table *t, struct inode *inode,
                                      struct inode *parent, const char *name, bool record)
 {
         struct inode *old = inode->parent;
@@ -124,7 +125,7 @@ struct inode *inode_set_name_locked(struct inode_table *t, struct inode *inode,
                 inode->name_ptr = copy;
         }
         if (old == parent) {
-                if (record)
+                if (record && __builtin_expect(t->state != NULL, 0))
                         inode_state_write_locked(t, inode, false);
                 return NULL;
         }
@@ -134,12 +135,12 @@ struct inode *inode_set_name_locked(struct inode_table *t, struct inode *inode,
         inode->parent = parent;
         if (old)
                 atomic_fetch_sub_explicit(&old->kids, 1, memory_order_relaxed);
-        if (record)
+        if (record && __builtin_expect(t->state != NULL, 0))
                 inode_state_write_locked(t, inode, false);
         return old;
 }
 
-void inode_hash_insert_locked(struct inode_table *t, struct inode *inode)
+static void hash_insert(struct inode_table *t, struct inode *inode)
 {
         uint32_t b = hash_key(inode->dev, inode->ino, t->n_buckets);
         uint32_t idx = (uint32_t)inode->nodeid;
@@ -201,7 +202,7 @@ void inode_hash_resize_locked(struct inode_table *t, uint32_t n)
                         struct inode *inode = table_inode(t, idx);
 
                         idx = inode->hash_next;
-                        inode_hash_insert_locked(t, inode);
+                        hash_insert(t, inode);
                 }
         }
         munmap(old, (size_t)old_n * sizeof(*old));
@@ -280,6 +281,18 @@ static void parent_put(struct inode_table *t, struct inode *parent)
 {
         if (parent && slot_unref(&parent->refs))
                 slot_table_gone(&t->slots, parent, &inode_ops, t);
+}
+
+/* inode-restore.c's (inode-private.h); static above so that the hot path inlines them. */
+struct inode *inode_set_name_locked(struct inode_table *t, struct inode *inode,
+                                    struct inode *parent, const char *name, bool record)
+{
+        return set_name_locked(t, inode, parent, name, record);
+}
+
+void inode_hash_insert_locked(struct inode_table *t, struct inode *inode)
+{
+        hash_insert(t, inode);
 }
 
 /* Called with the table locked (or before it is shared).  The inode is not
@@ -366,7 +379,7 @@ int inode_table_new(int root_fd, struct inode_table **ret)
         root->nodeid = slot_number(&t->slots, idx);
         root->keep_fd = true;
         atomic_store_explicit(&root->nlookup, 1, memory_order_relaxed);
-        inode_hash_insert_locked(t, root);
+        hash_insert(t, root);
         inode_publish(root);   /* never dropped: inode_forget() leaves the root alone */
         t->clock.max_fds = fd_clock_max_for(0);
         *ret = t;
@@ -532,7 +545,7 @@ int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mod
                 }
                 TAKE_FD(owned_fd);
                 fresh->nodeid = slot_number(&t->slots, idx);
-                inode_hash_insert_locked(t, fresh);
+                hash_insert(t, fresh);
                 if (t->slots.used > t->n_buckets && t->n_buckets <= SLOT_MAX / 2)
                         inode_hash_resize_locked(t, t->n_buckets * 2);
                 inode = fresh;
@@ -543,15 +556,17 @@ int inode_add_lookup_id(struct inode_table *t, int fd, dev_t dev, ino_t ino, mod
         }
         atomic_store_explicit(&inode->nlookup, atomic_load_explicit(&inode->nlookup, memory_order_relaxed) + 1,
                               memory_order_relaxed);
-        old_parent = inode_set_name_locked(t, inode, parent, name, !inserted);
+        old_parent = set_name_locked(t, inode, parent, name, !inserted);
         if (!inode_name(inode))
                 inode->keep_fd = true;   /* nothing to reopen it by */
-        /* A known inode looked up again: one store, no syscall. */
-        if (inserted)
-                inode_state_write_locked(t, inode, true);
-        else if (t->state)
-                tstate_inode_set_nlookup(t->state, (uint32_t)inode->nodeid,
-                                         atomic_load_explicit(&inode->nlookup, memory_order_relaxed));
+        /* With a state: a known inode looked up again costs one store, no syscall. */
+        if (__builtin_expect(t->state != NULL, 0)) {
+                if (inserted)
+                        inode_state_write_locked(t, inode, true);
+                else
+                        tstate_inode_set_nlookup(t->state, (uint32_t)inode->nodeid,
+                                                 atomic_load_explicit(&inode->nlookup, memory_order_relaxed));
+        }
         *ret_nodeid = inode->nodeid;
         if (fd_clock_over(&t->clock))
                 fd_clock_trim(&t->clock, &closing);
@@ -569,7 +584,7 @@ void inode_note_name(struct inode_table *t, dev_t dev, ino_t ino, struct inode *
         slot_table_lock(&t->slots);
         inode = hash_find(t, dev, ino);
         if (inode)
-                old_parent = inode_set_name_locked(t, inode, parent, name, true);
+                old_parent = set_name_locked(t, inode, parent, name, true);
         slot_table_unlock(&t->slots);
         parent_put(t, old_parent);
 }
