@@ -467,6 +467,26 @@ static void test_hostile_other_folder(void)
         hostile_refused(&h, "another folder");
 }
 
+/* A handle whose inode the state does not have, or of the wrong kind. */
+static void test_hostile_handle(void)
+{
+        struct tstate_handle bad[] = {
+                { .gen = 3, .nodeid = (105ull << 32) | 7, .flags = O_RDONLY },     /* slot 7: free */
+                { .gen = 3, .nodeid = (104ull << 32) | 5, .flags = O_RDONLY },     /* wrong generation */
+                { .gen = 3, .nodeid = (105ull << 32) | 5, .flags = O_RDONLY, .is_dir = true },  /* a file */
+                { .gen = 0, .nodeid = (105ull << 32) | 5, .flags = O_RDONLY },     /* generation 0 */
+        };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+                struct hostile h;
+
+                hostile_new(&h);
+                hostile_inode(&h, 5, 1, 0, "f", S_IFREG);
+                tstate_handle_write(h.st, 2, &bad[i]);
+                hostile_refused(&h, "handle");
+        }
+}
+
 /* An INIT result this build never answers (a flag it does not implement, a
  * max_write it never offers). */
 static void test_hostile_init(void)
@@ -646,6 +666,7 @@ int main(int argc, char **argv)
         g_test_add_func("/table-state/hostile/truncated", test_hostile_truncated);
         g_test_add_func("/table-state/hostile/other-folder", test_hostile_other_folder);
         g_test_add_func("/table-state/hostile/init", test_hostile_init);
+        g_test_add_func("/table-state/hostile/handle", test_hostile_handle);
         g_test_add_func("/table-state/torn-record-dropped", test_torn_record_dropped);
         g_test_add_func("/table-state/replay", test_replay);
         g_test_add_func("/table-state/size", test_size_million);
