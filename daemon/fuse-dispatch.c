@@ -36,7 +36,13 @@
  *  - Requests before INIT (or after DESTROY) fail with EIO; unknown opcodes ENOSYS.
  *  - An INIT while a session is open is a new kernel after a guest reset: the
  *    old session's nodeids, handles, locks and waiting SETLKWs are dropped and
- *    the INIT is answered.  Refused and failed INITs are logged as warnings. */
+ *    the INIT is answered.  Refused and failed INITs are logged as warnings.
+ *  - With a state (fs_session_state_create(), table-state.h) a successor takes
+ *    up the session: same nodeids and fhs, no INIT needed; files reopened by
+ *    name (a changed one answers ESTALE), open files reopened with their
+ *    flags at the restore (one that cannot be answers EBADF).  Requests in
+ *    flight at the crash run again only when that is harmless (OP_IDEMPOTENT);
+ *    the others answer EIO. */
 #include "fs-session.h"
 
 #include <errno.h>
