@@ -23,6 +23,7 @@ struct control {
         struct peer_policy *peers;
         bool connected;
         bool lost;
+        struct control_resume resume;
         void (*on_lost)(void *userdata);
         void *userdata;
 };
@@ -121,6 +122,32 @@ static int property_get(sd_bus *bus, const char *path, const char *interface,
         return sd_bus_message_append(reply, "b", v);
 }
 
+/* Worker1.Resume: an empty dict when the worker started fresh with no
+ * stored state; else the keys the interface XML documents. */
+static int resume_get(sd_bus *bus, const char *path, const char *interface, const char *property,
+                      sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+        const struct control_resume *r = &((struct control *)userdata)->resume;
+        int k;
+
+        k = sd_bus_message_open_container(reply, 'a', "{sv}");
+        if (k >= 0 && r->had_state) {
+                k = sd_bus_message_append(reply, "{sv}", "resumed", "b", (int)r->resumed);
+                if (k >= 0 && r->why_not[0])
+                        k = sd_bus_message_append(reply, "{sv}", "why-not", "s", r->why_not);
+                if (k >= 0)
+                        k = sd_bus_message_append(reply, "{sv}", "replayed", "u", r->replayed);
+                if (k >= 0)
+                        k = sd_bus_message_append(reply, "{sv}", "failed", "u", r->failed);
+                if (k >= 0)
+                        k = sd_bus_message_append(reply, "{sv}", "handed-over", "b",
+                                                  (int)r->handed_over);
+        }
+        if (k >= 0)
+                k = sd_bus_message_close_container(reply);
+        return k;
+}
+
 static const sd_bus_vtable worker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("GetStats", "", "a{sv}", method_get_stats, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -129,6 +156,7 @@ static const sd_bus_vtable worker_vtable[] = {
         SD_BUS_SIGNAL("PeerRefused", "uus", 0),
         SD_BUS_PROPERTY("ReadOnly", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Connected", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Resume", "a{sv}", resume_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_VTABLE_END,
 };
 
@@ -233,6 +261,12 @@ void control_set_connected(struct control *c, bool connected)
         if (!c->lost)
                 (void)sd_bus_emit_properties_changed(c->bus, WORKER_PATH, WORKER_INTERFACE,
                                                      "Connected", NULL);
+}
+
+void control_set_resume(struct control *c, const struct control_resume *r)
+{
+        if (c)
+                c->resume = *r;
 }
 
 void control_free(struct control *c)

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <systemd/sd-event.h>
 
 #include "fs-session.h"
@@ -25,4 +26,14 @@ int control_start(sd_event *event, int fd, struct fs_session *session, struct st
 void control_peer_refused(struct control *c, pid_t pid, uid_t uid, const char *reason);
 /* Tells the service whether a frontend is connected (PropertiesChanged on Connected). */
 void control_set_connected(struct control *c, bool connected);
+/* What this worker took over from the one before it (Worker1.Resume). */
+struct control_resume {
+        bool had_state;          /* false: started fresh with nothing stored (an empty dict) */
+        bool resumed;
+        bool handed_over;
+        char why_not[256];
+        uint32_t replayed, failed;
+};
+/* Set once, before the event loop runs (the property is constant); c may be NULL. */
+void control_set_resume(struct control *c, const struct control_resume *r);
 void control_free(struct control *c);

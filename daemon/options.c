@@ -48,6 +48,8 @@ enum {
         OPT_SHARED_DIR_FD,
         OPT_ALLOW_PEER_UID,
         OPT_ALLOW_PEER_PID,
+        OPT_RESUME,
+        OPT_REPLAY,
 };
 
 static const struct option long_options[] = {
@@ -78,6 +80,8 @@ static const struct option long_options[] = {
         { "shared-dir-fd", required_argument, NULL, OPT_SHARED_DIR_FD },
         { "allow-peer-uid", required_argument, NULL, OPT_ALLOW_PEER_UID },
         { "allow-peer-pid", required_argument, NULL, OPT_ALLOW_PEER_PID },
+        { "resume", no_argument, NULL, OPT_RESUME },
+        { "replay", required_argument, NULL, OPT_REPLAY },
         { "foreground", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -155,6 +159,14 @@ static const char help_text[] =
         "                             a log line (the service sets it over --control-fd)\n"
         "      --control-fd=N         serve org.sluice.Worker1 on the D-Bus peer socket N\n"
         "                             (sluice-service); the worker exits when it closes\n"
+        "      --resume               keep the connection, guest memory, rings and tables\n"
+        "                             in the supervisor's fd store ($NOTIFY_SOCKET) and\n"
+        "                             take them up again when started with them\n"
+        "                             ($LISTEN_FDS): a crash or restart the guest does\n"
+        "                             not notice (see RESUMING in sluice-fs(1))\n"
+        "      --replay=yes|no        on resuming, run again the requests that were in\n"
+        "                             flight and are safe to run twice (yes, default),\n"
+        "                             or answer them all EIO (no)\n"
         "      --log-level=LEVEL      error, warning, info (default) or debug (a line per\n"
         "                             request)\n"
         "  -d, --debug                the same as --log-level=debug (also: -o debug)\n"
@@ -433,6 +445,7 @@ static void options_init(struct fs_options *o)
         o->sandbox = FS_SANDBOX_SECCOMP;
         o->queues = 1;
         o->poll_us = 50;
+        o->replay = true;
         o->guest_uid = o->host_uid = FS_ID_UNMAPPED;
         o->guest_gid = o->host_gid = FS_ID_UNMAPPED;
         o->log_level = LOG_LEVEL_INFO;
@@ -541,6 +554,17 @@ static int parse_one(int c, const char *arg, struct fs_options *o,
                 if (parse_uint(arg, INT32_MAX, &v) < 0 || v == 0)
                         return usage_error("--allow-peer-pid needs a process id, not '%s'", arg);
                 o->allow_peer_pid = (int32_t)v;
+                return 0;
+        case OPT_RESUME:
+                o->resume = true;
+                return 0;
+        case OPT_REPLAY:
+                if (strcmp(arg, "yes") == 0)
+                        o->replay = true;
+                else if (strcmp(arg, "no") == 0)
+                        o->replay = false;
+                else
+                        return usage_error("--replay must be yes or no, not '%s'", arg);
                 return 0;
         case 'f':
         case OPT_SYSLOG:

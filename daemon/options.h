@@ -76,6 +76,10 @@ struct fs_options {
         /* --allow-peer-pid=PID: accept a frontend only from this process
          * (peer.h); 0: any process of an allowed user. */
         int32_t allow_peer_pid;
+        /* --resume: keep what a successor needs in the keeper's fd store and
+         * take it up when started with it (fd-store.h, resume-state.h). */
+        bool resume;
+        bool replay;                /* --replay=yes|no: run in-flight requests again (default yes) */
         bool exit_on_disconnect;    /* --fd implies it; --socket-path serves the next frontend */
         enum log_level log_level;   /* --log-level=…, -d/--debug = debug */
         bool print_capabilities;

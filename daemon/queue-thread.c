@@ -13,7 +13,13 @@
 #include <unistd.h>
 
 #include "cpu-spare.h"
+#include "crash-point.h"
 #include "log.h"
+
+/* The FUSE layer's replay (fs-session.h) is weak until that half of the
+ * resume is linked in: without it every in-flight request of a previous
+ * worker is answered EIO, which is always safe. */
+#pragma weak fs_process_again
 
 /* The token handed to fs_process() is a value, not a pointer: the chain's
  * head and the ring generation it was popped in, (generation << 16) | 0x8000
@@ -67,6 +73,7 @@ struct queue_thread {
         struct qt_done done[QT_DONE_MAX];
         struct qt_done taken[QT_DONE_MAX];   /* the queue thread's copy, outside the lock */
         struct vq_elem elem;   /* the chain being processed: no allocation per request */
+        struct stats *global;
 };
 
 /* true (with *ret_head) when token was popped from the current ring. */
@@ -177,6 +184,7 @@ int qt_new(struct fs_session *session, struct vq *vq, unsigned index, unsigned p
         qt->poll_us = index == 0 ? 0 : poll_us;
         qt->window_us = qt->poll_us;
         qt->stats = &stats->queue[index < STATS_MAX_QUEUES ? index : STATS_MAX_QUEUES - 1];
+        qt->global = stats;
         qt->kick_fd = -1;
         atomic_init(&qt->stop, false);
         atomic_init(&qt->generation, 0);
@@ -265,9 +273,11 @@ static unsigned drain(struct queue_thread *qt, bool polled)
                  * vq_pop() makes every other check (a broken queue included). */
                 if (vq_avail_empty(qt->vq) || vq_pop(qt->vq, e) <= 0)
                         break;
+                CRASH_POINT("after-pop");
                 stats_add(&qt->stats->in_flight, 1);
                 len = fs_process(qt->worker, e->iov, e->n_readable, e->iov + e->n_readable,
                                  e->n_writable, (void *)token_encode(generation, e->head));
+                CRASH_POINT("after-fs-call");
                 n++;
                 if (polled)
                         stats_add(&qt->stats->polled, 1);
@@ -393,6 +403,72 @@ static int take_eventfd(int fd, eventfd_t *ret)
         if (r >= 0)
                 errno = EIO;
         return -1;
+}
+
+/* The reply a request gets when it cannot be run again: EIO, for the
+ * unique in its header.  Returns the reply's length (0 when the chain has
+ * no room for a header or no request header to answer). */
+static size_t reply_eio(const struct vq_elem *e)
+{
+        struct fuse_in_header in;
+        struct fuse_out_header out;
+        size_t got = 0;
+        const struct iovec *w = e->iov + e->n_readable;
+        const uint8_t *src = (const uint8_t *)&out;
+        size_t left = sizeof(out);
+
+        for (unsigned i = 0; i < e->n_readable && got < sizeof(in); i++) {
+                size_t n = e->iov[i].iov_len < sizeof(in) - got ? e->iov[i].iov_len : sizeof(in) - got;
+
+                memcpy((uint8_t *)&in + got, e->iov[i].iov_base, n);
+                got += n;
+        }
+        if (got < sizeof(in) || e->writable_len < sizeof(out))
+                return 0;
+        out = (struct fuse_out_header){ .len = sizeof(out), .error = -EIO, .unique = in.unique };
+        for (unsigned i = 0; i < e->n_writable && left; i++) {
+                size_t n = w[i].iov_len < left ? w[i].iov_len : left;
+
+                memcpy(w[i].iov_base, src, n);
+                src += n;
+                left -= n;
+        }
+        return sizeof(out);
+}
+
+void qt_resume_in_flight(struct queue_thread *qt, const uint16_t *heads, unsigned n,
+                         bool replay, unsigned *n_replayed, unsigned *n_failed)
+{
+        struct vq_elem *e = &qt->elem;
+        uint32_t generation = atomic_load_explicit(&qt->generation, memory_order_relaxed);
+
+        for (unsigned i = 0; i < n; i++) {
+                bool replayed = false;
+                size_t len;
+
+                if (vq_elem_at(qt->vq, heads[i], e) < 0)
+                        break;
+                stats_add(&qt->stats->in_flight, 1);
+                if (replay && fs_process_again)
+                        len = fs_process_again(qt->worker, e->iov, e->n_readable,
+                                               e->iov + e->n_readable, e->n_writable,
+                                               (void *)token_encode(generation, e->head), &replayed);
+                else
+                        len = reply_eio(e);
+                stats_add(replayed ? &qt->global->resume_replayed : &qt->global->resume_failed, 1);
+                (*(replayed ? n_replayed : n_failed))++;
+                /* The thread is not running: its completion pushes directly. */
+                if (len == FS_PROCESS_DEFERRED) {
+                        atomic_fetch_add_explicit(&qt->deferred, 1, memory_order_relaxed);
+                        continue;
+                }
+                if (len > e->writable_len)
+                        len = (size_t)e->writable_len;
+                vq_push(qt->vq, e->head, (uint32_t)len);
+                stats_add(&qt->stats->requests, 1);
+                atomic_fetch_sub_explicit(&qt->stats->in_flight, 1, memory_order_relaxed);
+        }
+        vq_notify_force(qt->vq);
 }
 
 static void *qt_main(void *arg)

@@ -36,6 +36,14 @@ int qt_new(struct fs_session *session, struct vq *vq, unsigned index, unsigned p
 void qt_free(struct queue_thread *qt);
 /* Starts serving with kick_fd (not owned; must stay open until qt_stop()). */
 int qt_start(struct queue_thread *qt, int kick_fd);
+/* Before qt_start() of a resumed ring, on the caller's thread: answers the
+ * previous worker's in-flight heads (vq_resume()), each chain walked again
+ * from the descriptor table — run again through fs_process_again() when
+ * replay and the FUSE layer finds it safe, else EIO — and counts them in
+ * *n_replayed / *n_failed; then interrupts the guest once whatever it asked
+ * (a reply the dead worker pushed may never have been signalled). */
+void qt_resume_in_flight(struct queue_thread *qt, const uint16_t *heads, unsigned n,
+                         bool replay, unsigned *n_replayed, unsigned *n_failed);
 /* Stops and joins the thread; the request it is processing completes first. */
 void qt_stop(struct queue_thread *qt);
 bool qt_running(struct queue_thread *qt);

@@ -100,6 +100,8 @@ void stats_foreach(struct stats *s, stats_visit_fn visit, void *userdata)
         visit("errors", stats_get(&s->errors), userdata);
         visit("latency-p50-us", stats_latency_percentile(s, 50), userdata);
         visit("latency-p99-us", stats_latency_percentile(s, 99), userdata);
+        visit("resume-replayed", stats_get(&s->resume_replayed), userdata);
+        visit("resume-failed", stats_get(&s->resume_failed), userdata);
         visit("uptime-us", stats_now_usec() - s->start_usec, userdata);
         for (unsigned op = 0; op <= STATS_MAX_OPCODE; op++) {
                 uint64_t n = stats_get(&s->opcode[op]);

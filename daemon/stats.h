@@ -40,6 +40,8 @@ struct stats {
         _Atomic uint64_t errors;          /* replies with a non-zero error */
         _Atomic uint64_t opcode[STATS_MAX_OPCODE + 1];
         _Atomic uint64_t latency[STATS_LATENCY_BUCKETS];
+        _Atomic uint64_t resume_replayed; /* in-flight requests of a previous worker run again */
+        _Atomic uint64_t resume_failed;   /* … answered EIO instead */
         uint64_t start_usec;              /* CLOCK_MONOTONIC at start */
         unsigned n_queues;                /* request queues + 1 (index 0 is hiprio) */
         struct stats_queue queue[STATS_MAX_QUEUES];
@@ -72,7 +74,7 @@ static inline uint64_t stats_now_usec(void)
 
 /* Stats as key/value pairs, for GetStats and the SIGUSR1 dump.  Keys (stable):
  *   bytes-read, bytes-written, requests, errors, latency-p50-us, latency-p99-us,
- *   uptime-us, op-<name> (per opcode with a non-zero count),
+ *   uptime-us, resume-replayed, resume-failed, op-<name> (per opcode with a non-zero count),
  *   queue<N>-requests, queue<N>-kicks, queue<N>-polled, queue<N>-batches, queue<N>-in-flight,
  *   queue<N>-poll-refused
  * (N = 0 is the hiprio queue, 1… the request queues). */

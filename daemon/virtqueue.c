@@ -15,7 +15,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "crash-point.h"
 #include "log.h"
+#include "resume-state.h"
+
+/* The order of the stored state's updates matters only to a successor after
+ * our death (a SIGKILL: every store done so far is in the shared pages), so a
+ * compiler barrier, no CPU fence, keeps it: nothing on the hot path costs more
+ * than a store. */
+#define state_order() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
 #define load16(p)        __atomic_load_n((p), __ATOMIC_RELAXED)
 #define store16(p, v)    __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -88,6 +96,10 @@ int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *use
         vq->used = used;
         vq->used_idx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
         vq->signalled_used_valid = false;
+        if (vq->rs) {
+                vq->rs->used_idx = vq->used_idx;
+                vq->rs->last_avail_idx = vq->last_avail_idx;
+        }
         atomic_store(&vq->broken, false);
         pthread_mutex_unlock(&vq->lock);
         return 0;
@@ -100,6 +112,8 @@ void vq_reset(struct vq *vq)
         vq->last_avail_idx = 0;
         vq->used_idx = 0;
         vq->signalled_used_valid = false;
+        if (vq->rs)
+                memset(vq->rs, 0, sizeof(*vq->rs));
         atomic_store(&vq->broken, false);
         pthread_mutex_unlock(&vq->lock);
 }
@@ -291,6 +305,14 @@ int vq_pop(struct vq *vq, struct vq_elem *e)
                 return -EIO;
         }
         vq->last_avail_idx++;
+        if (vq->rs) {
+                /* In flight first, then the position: a death in between
+                 * leaves a recorded head still ahead in the avail ring, which
+                 * vq_resume() pops again instead of replaying. */
+                vq->rs->inflight[head] = 1;
+                state_order();
+                __atomic_store_n(&vq->rs->last_avail_idx, vq->last_avail_idx, __ATOMIC_RELAXED);
+        }
         return 1;
 }
 
@@ -303,8 +325,21 @@ void vq_push(struct vq *vq, uint16_t head, uint32_t len)
                 u = &vq->used->ring[vq->used_idx & (vq->num - 1)];
                 __atomic_store_n(&u->id, head, __ATOMIC_RELAXED);
                 __atomic_store_n(&u->len, len, __ATOMIC_RELAXED);
+                CRASH_POINT("after-used-write");
                 vq->used_idx++;
+                CRASH_POINT("before-used-index");
                 __atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+                if (vq->rs) {
+                        /* After the guest's used->idx: a death before it
+                         * leaves the head in flight (answered again, the
+                         * guest saw nothing); after it, vq_resume() reads
+                         * the used ring between the stored used_idx and the
+                         * guest's to clear what was answered. */
+                        state_order();
+                        vq->rs->inflight[head] = 0;
+                        state_order();
+                        __atomic_store_n(&vq->rs->used_idx, vq->used_idx, __ATOMIC_RELAXED);
+                }
         }
 }
 
@@ -387,4 +422,93 @@ void vq_set_notification(struct vq *vq, bool enable)
         if (enable)
                 /* Publish before the caller re-checks avail->idx (no lost kick). */
                 atomic_thread_fence(memory_order_seq_cst);
+}
+
+void vq_set_state(struct vq *vq, struct rstate_ring *rs)
+{
+        vq->rs = rs;
+        if (rs) {
+                rs->last_avail_idx = vq->last_avail_idx;
+                rs->used_idx = vq->used_idx;
+        }
+}
+
+int vq_resume(struct vq *vq, uint16_t last_avail_idx, uint16_t *heads, unsigned *n_heads)
+{
+        struct rstate_ring *rs = vq->rs;
+        uint16_t guest_used, avail_idx, stored_used;
+        unsigned mask, n = 0;
+
+        *n_heads = 0;
+        if (!rs || !vq->used)
+                return -EBADMSG;
+        mask = vq->num - 1;
+        guest_used = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
+        stored_used = rs->used_idx;
+        /* Published but not cleared: those heads were answered. */
+        if ((uint16_t)(guest_used - stored_used) > vq->num)
+                return -EBADMSG;
+        for (uint16_t k = stored_used; k != guest_used; k++) {
+                uint32_t id = __atomic_load_n(&vq->used->ring[k & mask].id, __ATOMIC_RELAXED);
+
+                if (id < vq->num)
+                        rs->inflight[id] = 0;
+        }
+        rs->used_idx = guest_used;
+        /* Recorded but the position not moved: still ahead in the avail
+         * ring, so it is popped again as a new request. */
+        avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+        if ((uint16_t)(avail_idx - last_avail_idx) > vq->num)
+                return -EBADMSG;
+        for (uint16_t k = last_avail_idx; k != avail_idx; k++) {
+                uint16_t h = __atomic_load_n(&vq->avail->ring[k & mask], __ATOMIC_RELAXED);
+
+                if (h < vq->num)
+                        rs->inflight[h] = 0;
+        }
+        for (unsigned h = 0; h < vq->num; h++)
+                if (rs->inflight[h])
+                        heads[n++] = (uint16_t)h;
+        for (unsigned h = vq->num; h < VQ_MAX_SIZE; h++)
+                rs->inflight[h] = 0;
+        /* Every head taken is answered or in flight: anything else means the
+         * positions do not belong to these rings. */
+        if ((uint16_t)(last_avail_idx - guest_used) != n)
+                return -EBADMSG;
+        vq->last_avail_idx = last_avail_idx;
+        vq->used_idx = guest_used;
+        rs->last_avail_idx = last_avail_idx;
+        *n_heads = n;
+        return 0;
+}
+
+int vq_elem_at(struct vq *vq, uint16_t head, struct vq_elem *e)
+{
+        const char *why;
+
+        if (!vq->desc || head >= vq->num)
+                return -EIO;
+        why = walk_chain(vq, head, e);
+        if (why) {
+                vq_set_broken(vq, why);
+                return -EIO;
+        }
+        return 1;
+}
+
+void vq_notify_force(struct vq *vq)
+{
+        int fd = atomic_load_explicit(&vq->call_fd, memory_order_relaxed);
+
+        vq->signalled_used = vq->used_idx;
+        vq->signalled_used_valid = true;
+        if (fd >= 0 && vq->used)
+                call_guest(fd);
+}
+
+void vq_set_base(struct vq *vq, uint16_t last_avail_idx)
+{
+        vq->last_avail_idx = last_avail_idx;
+        if (vq->rs)
+                vq->rs->last_avail_idx = last_avail_idx;
 }

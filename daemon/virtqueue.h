@@ -32,6 +32,8 @@
 
 #include "guest-memory.h"
 
+struct rstate_ring;
+
 #define VQ_MAX_SIZE 1024        /* largest queue size we accept (power of two) */
 /* iovecs per element: a chain has at most VQ_MAX_SIZE descriptors, and a
  * descriptor crossing a region boundary takes one more. */
@@ -63,6 +65,10 @@ struct vq {
         _Atomic uint32_t notify_seq;  /* odd while vq_notify() may write call_fd */
         int err_fd;                   /* eventfd to report a broken queue; -1 = none (not owned) */
         atomic_bool broken;
+        /* --resume: this ring's hot part of the stored state
+         * (resume-state.h), kept up to date by vq_pop()/vq_push(); NULL
+         * without --resume. */
+        struct rstate_ring *rs;
         pthread_mutex_t lock;         /* the slow paths only: see above */
         struct vring_desc indirect_table[VQ_MAX_SIZE];  /* copy of an indirect table that is not contiguous */
 };
@@ -77,6 +83,29 @@ void vq_ring_sizes(unsigned num, uint64_t *desc, uint64_t *avail, uint64_t *used
  * vq_ring_sizes(num)); reads the current used index.  -EINVAL for a bad num
  * (zero, not a power of two, > VQ_MAX_SIZE) or misaligned rings. */
 int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *used);
+/* SET_VRING_BASE: the next avail entry to pop (ring stopped). */
+void vq_set_base(struct vq *vq, uint16_t last_avail_idx);
+/* Keeps this ring's hot part of the stored state in rs from now on (NULL:
+ * none); copies the current positions into it. */
+void vq_set_state(struct vq *vq, struct rstate_ring *rs);
+/* Takes the ring up where a previous worker left it (after vq_set_rings()):
+ * reconciles the stored positions and in-flight heads in vq->rs with the
+ * guest's rings, which are the truth, so that a SIGKILL between any two of
+ * vq_pop()'s and vq_push()'s stores is told apart:
+ *   a head recorded in flight but still ahead in the avail ring (the pop
+ *   was not finished) is popped again, not replayed;
+ *   a used element whose used->idx store was not done is written again;
+ *   a used->idx that moved past the stored used_idx clears those heads.
+ * Fills heads[] (room for VQ_MAX_SIZE) with the heads still in flight, to be
+ * answered first.  -EBADMSG when the stored positions and the rings
+ * disagree (the caller starts fresh). */
+int vq_resume(struct vq *vq, uint16_t last_avail_idx, uint16_t *heads, unsigned *n_heads);
+/* The chain of an in-flight head (vq_resume()), walked again from the
+ * descriptor table: 1, or -EIO (the queue is broken) for a malformed one. */
+int vq_elem_at(struct vq *vq, uint16_t head, struct vq_elem *e);
+/* Interrupts the guest whatever it asked (after a resume: a reply pushed
+ * before the crash may not have been signalled). */
+void vq_notify_force(struct vq *vq);
 /* Forgets the rings (the queue can be set up again). */
 void vq_reset(struct vq *vq);
 /* The ring is stopped (GET_VRING_BASE): drops the ring pointers, keeping
