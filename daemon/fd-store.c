@@ -115,7 +115,19 @@ void fdstore_close_untaken(void)
                         close(passed[i].fd);
                         passed[i].fd = -1;
                 }
-        n_passed = 0;
+}
+
+void fdstore_drop_all_but(const char *keep)
+{
+        for (unsigned i = 0; i < n_passed; i++) {
+                if (strcmp(passed[i].name, keep) == 0)
+                        continue;
+                (void)fdstore_remove(passed[i].name);
+                if (passed[i].fd >= 0) {
+                        close(passed[i].fd);
+                        passed[i].fd = -1;
+                }
+        }
 }
 
 int fdstore_store(const char *name, int fd)

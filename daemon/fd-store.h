@@ -31,6 +31,11 @@ int fdstore_take(const char *name);
 bool fdstore_has(const char *name);
 /* Closes every passed fd nobody took (after the start-up). */
 void fdstore_close_untaken(void);
+/* A stored state that cannot be trusted: removes every passed name but
+ * `keep` from the store (taken or not; what the caller took it closes
+ * itself) and closes the untaken ones, so that the frontend sees the
+ * connection end once the last copy is gone. */
+void fdstore_drop_all_but(const char *keep);
 /* Stores fd under name (the keeper keeps its own copy; ours stays open).
  * 0 or -errno (logged); 0 without --resume or $NOTIFY_SOCKET. */
 int fdstore_store(const char *name, int fd);

@@ -51,6 +51,7 @@ struct gm_region {
         void *map_base;      /* what mmap() returned (page aligned) */
         size_t map_size;
         uint8_t *host;       /* host address of gpa */
+        unsigned slot;       /* the transport's stable number for it (its stored fd's name) */
 };
 
 struct gm {

@@ -42,7 +42,9 @@
 #include "capabilities.h"
 #include "control.h"
 #include "cpu-spare.h"
+#include "crash-point.h"
 #include "credentials.h"
+#include "fd-store.h"
 #include "fs-session.h"
 #include "log.h"
 #include "metadata-helper.h"
@@ -50,6 +52,7 @@
 #include "notify.h"
 #include "options.h"
 #include "peer.h"
+#include "resume-state.h"
 #include "sandbox.h"
 #include "socket-remover.h"
 #include "stats.h"
@@ -82,7 +85,18 @@ struct app {
         struct fs_session *session;
         struct control *control;
         struct peer_policy peers;          /* who may be the frontend (peer.h) */
+        /* --resume: the transport's stored state (resume-state.h), what the
+         * start took over (Worker1.Resume), and a SIGTERM hand-over. */
+        struct rstate *rs;
+        struct control_resume resume;
+        unsigned resume_in_flight;
+        bool handed_over;
 };
+
+/* The FUSE layer's half of a resume (fs-session.h), weak until it is
+ * linked in: without it the tables are neither stored nor taken up. */
+#pragma weak fs_session_state_create
+#pragma weak fs_session_state_restore
 
 /* Says on stderr why what the command line names cannot be used (before the
  * log is of any use: nothing is served yet); returns -error. */
@@ -412,6 +426,11 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 log_error("cannot serve the frontend: %s", strerror(-r));
                 return 0;
         }
+        if (app->rs) {
+                /* Stored before the state says a device is served. */
+                (void)fdstore_store("conn", conn);
+                vu_dev_set_state(app->dev, app->rs);
+        }
         r = sd_event_add_io(app->event, &app->conn_source, conn, EPOLLIN, on_connection, app);
         if (r < 0) {
                 log_error("cannot watch the frontend connection: %s", strerror(-r));
@@ -433,7 +452,14 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                 stats_dump(&stats_global, stderr);
                 return 0;
         }
-        log_info("%s: stopping", strsignal((int)si->ssi_signo));
+        if (si->ssi_signo == SIGTERM && app->rs) {
+                log_info("%s: handing over to a successor (--resume)", strsignal((int)si->ssi_signo));
+                vu_dev_hand_over(app->dev);
+                rstate_set_handed_over(app->rs, true);
+                app->handed_over = true;
+        } else {
+                log_info("%s: stopping", strsignal((int)si->ssi_signo));
+        }
         sd_event_exit(app->event, 0);
         return 0;
 }
@@ -519,8 +545,21 @@ static int open_named(struct app *app, int *ret_root_fd)
                 r = open_shared_dir(app->opts.shared_dir, &root_fd);
         if (r < 0)
                 return r;
-        if (app->opts.socket_path) {
+        if (app->opts.socket_path && fdstore_has("listen")) {
+                /* The socket a previous worker listened on: its file stays as it is. */
+                app->listen_fd = fdstore_take("listen");
+                r = check_listen_fd(app->listen_fd);
+                if (r < 0) {
+                        close(app->listen_fd);
+                        app->listen_fd = -1;
+                }
+        } else if (app->opts.socket_path) {
                 r = listen_on_path(app);
+                /* A successor serves the same socket: its file stays too. */
+                if (r >= 0 && fdstore_enabled()) {
+                        (void)fdstore_store("listen", app->listen_fd);
+                        app->created_socket = false;
+                }
         } else {
                 r = check_listen_fd(app->opts.fd);
                 app->listen_fd = app->opts.fd;
@@ -712,6 +751,158 @@ static bool sandbox_test_hook(const struct app *app, int *ret_status)
 }
 #endif
 
+/* The session's tables: taken up when stored (and the FUSE layer can),
+ * else kept in a new memfd and stored.  -EBADMSG with why when the stored
+ * tables cannot be trusted. */
+static int take_up_tables(struct app *app, bool want_stored, char *why, size_t why_size)
+{
+        int fd = fdstore_take("tables"), r;
+
+        if (!fs_session_state_create || !fs_session_state_restore) {
+                if (fd >= 0)
+                        close(fd);
+                if (want_stored) {
+                        snprintf(why, why_size, "this worker cannot take up the FUSE tables");
+                        return -EBADMSG;
+                }
+                return 0;
+        }
+        if (fd >= 0 && want_stored) {
+                r = fs_session_state_restore(app->session, fd, why, why_size);
+                return r < 0 ? -EBADMSG : 0;
+        }
+        if (fd >= 0)
+                close(fd);
+        if (want_stored) {
+                snprintf(why, why_size, "the stored state names a device but the store has no tables");
+                return -EBADMSG;
+        }
+        r = fs_session_state_create(app->session, &fd);
+        if (r < 0) {
+                log_warning("cannot keep the FUSE tables for a successor: %s", strerror(-r));
+                return 0;
+        }
+        (void)fdstore_replace("tables", fd);
+        close(fd);
+        return 0;
+}
+
+/* The device a previous worker served, from the stored state: -EBADMSG with
+ * why when it cannot be trusted or used.  On success app->dev is set and
+ * nothing runs yet (resume_start() after the sandbox). */
+static int resume_device(struct app *app, char *why, size_t why_size)
+{
+        struct ucred cred;
+        const char *reason;
+        int conn, r;
+
+        conn = fdstore_take("conn");
+        if (conn < 0) {
+                snprintf(why, why_size, "the stored state names a device but the store has no connection");
+                return -EBADMSG;
+        }
+        /* Adopted, not accepted: the same checks as an accept. */
+        if (!peer_policy_check(&app->peers, conn, &cred, &reason)) {
+                snprintf(why, why_size, "the stored connection's peer (user %d, pid %d) is refused: %s",
+                         (int)cred.uid, (int)cred.pid, reason);
+                close(conn);
+                return -EBADMSG;
+        }
+        r = take_up_tables(app, true, why, why_size);
+        if (r < 0) {
+                close(conn);
+                return r;
+        }
+        r = vu_dev_new(conn, &app->opts, app->session, &stats_global, &app->dev);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot set the device up: %s", strerror(-r));
+                return -EBADMSG;
+        }
+        r = vu_dev_resume(app->dev, app->rs, why, why_size, &app->resume_in_flight);
+        if (r < 0) {
+                if (r != -EBADMSG)
+                        snprintf(why, why_size, "cannot resume the device: %s", strerror(-r));
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+/* --resume at start: take up the stored state and device, or start fresh
+ * saying why (protocol: every stored fd but the listening socket is dropped,
+ * so that the frontend sees the connection end). */
+static int resume_or_fresh(struct app *app)
+{
+        char why[256] = "";
+        int fd, r = 0;
+
+        fd = fdstore_take("state");
+        if (fd >= 0) {
+                app->resume.had_state = true;
+                r = rstate_open(fd, &app->rs, why, sizeof(why));
+                if (r >= 0) {
+                        app->resume.handed_over = rstate_handed_over(app->rs);
+                        rstate_set_handed_over(app->rs, false);
+                        if (app->rs->work.device)
+                                r = resume_device(app, why, sizeof(why));
+                        else
+                                r = take_up_tables(app, false, why, sizeof(why));
+                }
+                if (r >= 0 && app->dev) {
+                        app->resume.resumed = true;
+                        log_info("resuming the device a previous worker served (%u request%s in flight%s)",
+                                 app->resume_in_flight, app->resume_in_flight == 1 ? "" : "s",
+                                 app->resume.handed_over ? ", handed over" : "");
+                } else if (r < 0) {
+                        log_warning("cannot resume the previous worker's device: %s; starting fresh",
+                                    why);
+                        snprintf(app->resume.why_not, sizeof(app->resume.why_not), "%s", why);
+                        app->resume.handed_over = false;
+                        vu_dev_free(app->dev);   /* says "no device" in the state, unstores */
+                        app->dev = NULL;
+                        rstate_free(app->rs);
+                        app->rs = NULL;
+                        fdstore_drop_all_but("listen");
+                }
+        }
+        if (!app->rs) {
+                r = rstate_create(&app->rs);
+                if (r < 0) {
+                        log_error("cannot create the state for a successor: %s", strerror(-r));
+                        return r;
+                }
+                (void)fdstore_replace("state", rstate_fd(app->rs));
+                (void)take_up_tables(app, false, why, sizeof(why));
+        }
+        fdstore_close_untaken();
+        return 0;
+}
+
+/* After the sandbox, before the loop: the resumed device answers its
+ * in-flight requests and serves. */
+static int resume_start(struct app *app)
+{
+        unsigned replayed = 0, failed = 0;
+        int r;
+
+        if (app->dev) {
+                vu_dev_start_resumed(app->dev, app->opts.replay, &replayed, &failed);
+                r = sd_event_add_io(app->event, &app->conn_source, vu_dev_fd(app->dev), EPOLLIN,
+                                    on_connection, app);
+                if (r < 0) {
+                        log_error("cannot watch the frontend connection: %s", strerror(-r));
+                        return r;
+                }
+                if (replayed || failed)
+                        log_info("in-flight requests of the previous worker: %u run again, %u answered EIO",
+                                 replayed, failed);
+                control_set_connected(app->control, true);
+        }
+        app->resume.replayed = replayed;
+        app->resume.failed = failed;
+        control_set_resume(app->control, &app->resume);
+        return 0;
+}
+
 static void log_serving(const struct fs_options *opts)
 {
         log_info("serving '%s' (%s%s%s%scache %s, %u request queue%s, poll %u µs) on %s%s",
@@ -737,6 +928,7 @@ static void app_free(struct app *app)
         peer_policy_clear(&app->peers);
         if (app->session)
                 fs_session_free(app->session);
+        rstate_free(app->rs);
         if (app->listen_fd >= 0)
                 close(app->listen_fd);
         remove_own_socket(app);
@@ -758,7 +950,13 @@ int main(int argc, char **argv)
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
         }
         log_set_level(app.opts.log_level);
+        crash_point_init();
         setup_process();
+        /* Before open_named(): the listening socket may be a stored one. */
+        if (fdstore_init(app.opts.resume) < 0) {
+                app_free(&app);
+                return EXIT_FAILURE;
+        }
         peer_policy_init(&app.peers, app.opts.allow_peer_uids, app.opts.n_allow_peer_uids);
         if (app.opts.allow_peer_pid > 0) {
                 r = peer_policy_set_pid(&app.peers, app.opts.allow_peer_pid);
@@ -780,6 +978,11 @@ int main(int argc, char **argv)
         r = setup_serving(&app, root_fd);
         if (r < 0)
                 goto out;
+        if (app.opts.resume) {
+                r = resume_or_fresh(&app);
+                if (r < 0)
+                        goto out;
+        }
         log_serving(&app.opts);
         /* The control connection comes second: a reply on it means "listening". */
         if (app.opts.control_fd >= 0) {
@@ -799,6 +1002,9 @@ int main(int argc, char **argv)
                 return status;
         }
 #endif
+        r = resume_start(&app);
+        if (r < 0)
+                goto out;
         /* The socket listens (open_named()) and the sandbox is on: ready. */
         notify_ready("Serving '%s', waiting for a frontend", app.opts.shared_dir);
 

@@ -37,8 +37,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd-store.h"
 #include "guest-memory.h"
 #include "log.h"
+#include "resume-state.h"
 #include "mount-namespace.h"
 #include "queue-thread.h"
 #include "vhost-user-proto.h"
@@ -52,6 +54,8 @@ struct vu_vring {
         bool addr_set;
         bool enabled;
         int kick_fd, call_fd, err_fd;
+        uint16_t *resume_heads;  /* a resumed ring's in-flight heads (vu_dev_resume()) */
+        unsigned n_resume;
 };
 
 struct vu_dev {
@@ -66,6 +70,13 @@ struct vu_dev {
         unsigned n_vrings;       /* hiprio + request queues */
         struct vu_vring *vrings;
         struct gm mem;
+        /* --resume: the stored state (resume-state.h) and which fds the last
+         * saved configuration names, so that an fd is removed from the store
+         * only after the state stopped naming it. */
+        struct rstate *rs;
+        bool saved_mem[GM_MAX_REGIONS];
+        uint32_t saved_ring_flags[FS_MAX_QUEUES + 1];
+        bool handed_over;        /* vu_dev_hand_over(): keep everything stored */
 };
 
 /* Received fds; every one we do not keep is closed when the message is done. */
@@ -189,6 +200,121 @@ int vu_dev_new(int conn_fd, const struct fs_options *opts, struct fs_session *se
 int vu_dev_fd(struct vu_dev *d)
 {
         return d->fd;
+}
+
+static int eventfd_check(int fd, char *what, size_t size);
+
+/* ---- the stored state (--resume) ---- */
+
+static void store_fd(struct vu_dev *d, const char *prefix, unsigned n, int fd)
+{
+        char name[FDSTORE_NAME_MAX + 1];
+
+        if (!d->rs || fd < 0)
+                return;
+        fdstore_name(name, sizeof(name), prefix, n);
+        (void)fdstore_replace(name, fd);
+}
+
+static void unstore_fd(const char *prefix, unsigned n)
+{
+        char name[FDSTORE_NAME_MAX + 1];
+
+        fdstore_name(name, sizeof(name), prefix, n);
+        (void)fdstore_remove(name);
+}
+
+static uint32_t ring_flags(const struct vu_vring *vr)
+{
+        return (vr->addr_set ? RSTATE_RING_ADDR : 0) | (vr->enabled ? RSTATE_RING_ENABLED : 0) |
+               (vr->kick_fd >= 0 ? RSTATE_RING_KICK : 0) | (vr->call_fd >= 0 ? RSTATE_RING_CALL : 0) |
+               (vr->err_fd >= 0 ? RSTATE_RING_ERR : 0);
+}
+
+/* Publishes the device's configuration, then removes from the store the
+ * fds it no longer names (stores happen where an fd arrives, before). */
+static void save_state(struct vu_dev *d)
+{
+        struct rstate_config *c;
+        bool mem_now[GM_MAX_REGIONS] = { false };
+
+        if (!d->rs)
+                return;
+        c = &d->rs->work;
+        memset(c, 0, sizeof(*c));
+        c->features = d->features;
+        c->protocol_features = d->protocol_features;
+        c->device = 1;
+        c->owner = d->owner;
+        c->n_rings = d->n_vrings;
+        c->n_regions = d->mem.n_regions;
+        for (unsigned i = 0; i < d->mem.n_regions; i++) {
+                const struct gm_region *g = &d->mem.regions[i];
+
+                c->regions[i] = (struct rstate_region){ .gpa = g->gpa, .size = g->size,
+                                                        .uva = g->uva, .mmap_offset = g->mmap_offset,
+                                                        .slot = g->slot };
+                mem_now[g->slot] = true;
+        }
+        for (unsigned i = 0; i < d->n_vrings; i++) {
+                const struct vu_vring *vr = &d->vrings[i];
+
+                c->rings[i] = (struct rstate_ring_config){
+                        .num = vr->num, .flags = ring_flags(vr), .desc = vr->addr.desc_user_addr,
+                        .avail = vr->addr.avail_user_addr, .used = vr->addr.used_user_addr };
+        }
+        rstate_commit(d->rs);
+        for (unsigned i = 0; i < GM_MAX_REGIONS; i++) {
+                if (d->saved_mem[i] && !mem_now[i])
+                        unstore_fd("mem", i);
+                d->saved_mem[i] = mem_now[i];
+        }
+        for (unsigned i = 0; i < d->n_vrings; i++) {
+                uint32_t gone = d->saved_ring_flags[i] & ~c->rings[i].flags;
+
+                if (gone & RSTATE_RING_KICK)
+                        unstore_fd("kick", i);
+                if (gone & RSTATE_RING_CALL)
+                        unstore_fd("call", i);
+                if (gone & RSTATE_RING_ERR)
+                        unstore_fd("err", i);
+                d->saved_ring_flags[i] = c->rings[i].flags;
+        }
+}
+
+/* The lowest memory slot no region uses. */
+static unsigned free_slot(const struct vu_dev *d)
+{
+        bool used[GM_MAX_REGIONS] = { false };
+        unsigned s = 0;
+
+        for (unsigned i = 0; i < d->mem.n_regions; i++)
+                used[d->mem.regions[i].slot] = true;
+        while (s < GM_MAX_REGIONS - 1 && used[s])
+                s++;
+        return s;
+}
+
+/* Maps a region and gives it a slot; with --resume its fd is stored under
+ * mem-<slot> before any state names it. */
+static int add_region(struct vu_dev *d, const struct vu_memory_region *r, int fd)
+{
+        unsigned slot = free_slot(d);
+        int e = gm_add_region(&d->mem, r, fd);
+
+        if (e < 0)
+                return e;
+        d->mem.regions[d->mem.n_regions - 1].slot = slot;
+        store_fd(d, "mem", slot, fd);
+        return 0;
+}
+
+void vu_dev_set_state(struct vu_dev *d, struct rstate *rs)
+{
+        d->rs = rs;
+        for (unsigned i = 0; i < d->n_vrings; i++)
+                vq_set_state(&d->vrings[i].vq, rstate_ring(rs, i));
+        save_state(d);
 }
 
 /* ---- ring start/stop ---- */
@@ -332,22 +458,235 @@ static void reset_device(struct vu_dev *d)
         d->features = 0;
 }
 
-void vu_dev_free(struct vu_dev *d)
+/* The frontend is gone for good: the state says "no device" first, then
+ * the store lets go of every fd it named (the order of the protocol). */
+static void unstore_device(struct vu_dev *d)
+{
+        rstate_clear_device(d->rs);
+        for (unsigned i = 0; i < GM_MAX_REGIONS; i++)
+                if (d->saved_mem[i])
+                        unstore_fd("mem", i);
+        for (unsigned i = 0; i < d->n_vrings; i++) {
+                if (d->saved_ring_flags[i] & RSTATE_RING_KICK)
+                        unstore_fd("kick", i);
+                if (d->saved_ring_flags[i] & RSTATE_RING_CALL)
+                        unstore_fd("call", i);
+                if (d->saved_ring_flags[i] & RSTATE_RING_ERR)
+                        unstore_fd("err", i);
+        }
+        (void)fdstore_remove("conn");
+}
+
+void vu_dev_hand_over(struct vu_dev *d)
 {
         if (!d)
                 return;
         for (unsigned i = 0; i < d->n_vrings; i++)
+                vring_stop(&d->vrings[i]);
+        /* A waiting SETLKW is answered (EINTR, as on a memory change): the
+         * guest asks again of the successor; nothing stays in flight. */
+        finish_deferred(d, -1);
+        if (d->rs) {
+                save_state(d);
+                rstate_set_handed_over(d->rs, true);
+        }
+        d->handed_over = true;
+}
+
+void vu_dev_free(struct vu_dev *d)
+{
+        if (!d)
+                return;
+        if (d->rs && !d->handed_over)
+                unstore_device(d);
+        /* The positions stay in the stored state for a successor (hand-over)
+         * or were cleared above: the teardown below must not touch them. */
+        for (unsigned i = 0; i < d->n_vrings; i++)
+                d->vrings[i].vq.rs = NULL;
+        for (unsigned i = 0; i < d->n_vrings; i++)
                 vring_reset(&d->vrings[i]);
-        /* Before unmapping: deferred requests may still point into guest memory. */
-        fs_session_reset(d->session);
+        /* Before unmapping: deferred requests may still point into guest
+         * memory.  A successor takes up the session's tables: not reset then. */
+        if (!d->handed_over)
+                fs_session_reset(d->session);
         for (unsigned i = 0; i < d->n_vrings; i++) {
                 qt_free(d->vrings[i].qt);
                 vq_destroy(&d->vrings[i].vq);
+                free(d->vrings[i].resume_heads);
         }
         gm_clear(&d->mem);
         close_fd(&d->fd);
         free(d->vrings);
         free(d);
+}
+
+/* ---- resuming (--resume) ---- */
+
+/* Takes the stored fd prefix-n for a state that names it: -EBADMSG with why
+ * when the store does not have it (a torn state: stored after, or removed
+ * before, the protocol allows). */
+static int take_stored(const char *prefix, unsigned n, int *ret, char *why, size_t size)
+{
+        char name[FDSTORE_NAME_MAX + 1];
+        int fd;
+
+        fdstore_name(name, sizeof(name), prefix, n);
+        fd = fdstore_take(name);
+        if (fd < 0) {
+                snprintf(why, size, "the stored state names fd '%s', which the store does not have",
+                         name);
+                return -EBADMSG;
+        }
+        *ret = fd;
+        return 0;
+}
+
+static int take_ring_eventfd(const char *prefix, unsigned i, int *ret, char *why, size_t size)
+{
+        char what[96];
+        int r = take_stored(prefix, i, ret, why, size);
+
+        if (r < 0)
+                return r;
+        /* A previous worker a guest took over could have stored anything. */
+        if (eventfd_check(*ret, what, sizeof(what)) < 0) {
+                snprintf(why, size, "stored fd '%s-%u' is %s, not an eventfd", prefix, i, what);
+                close_fd(ret);
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+int vu_dev_resume(struct vu_dev *d, struct rstate *rs, char *why, size_t why_size,
+                  unsigned *ret_in_flight)
+{
+        const struct rstate_config *c = &rs->work;
+        unsigned in_flight = 0;
+        int r;
+
+        *ret_in_flight = 0;
+        if (c->n_rings != d->n_vrings) {
+                snprintf(why, why_size, "the stored state has %u rings; this worker serves %u "
+                         "(--queues changed)", c->n_rings, d->n_vrings);
+                return -EBADMSG;
+        }
+        d->features = c->features & vu_device_features();
+        d->protocol_features = c->protocol_features & vu_protocol_features(d->opts);
+        d->owner = c->owner;
+        for (unsigned i = 0; i < c->n_regions; i++) {
+                const struct rstate_region *sr = &c->regions[i];
+                struct vu_memory_region mr = { .guest_phys_addr = sr->gpa, .memory_size = sr->size,
+                                               .user_addr = sr->uva,
+                                               .mmap_offset = sr->mmap_offset };
+                int fd;
+
+                if (d->saved_mem[sr->slot]) {
+                        snprintf(why, why_size, "the stored state names memory slot %u twice",
+                                 sr->slot);
+                        return -EBADMSG;
+                }
+                r = take_stored("mem", sr->slot, &fd, why, why_size);
+                if (r < 0)
+                        return r;
+                r = gm_add_region(&d->mem, &mr, fd);
+                close(fd);   /* the keeper keeps its copy; the mapping is ours */
+                if (r < 0) {
+                        snprintf(why, why_size, "cannot map stored memory slot %u: %s", sr->slot,
+                                 strerror(-r));
+                        return -EBADMSG;
+                }
+                d->mem.regions[d->mem.n_regions - 1].slot = sr->slot;
+                d->saved_mem[sr->slot] = true;
+        }
+        d->rs = rs;
+        for (unsigned i = 0; i < d->n_vrings; i++) {
+                const struct rstate_ring_config *sc = &c->rings[i];
+                struct vu_vring *vr = &d->vrings[i];
+                struct rstate_ring *hot = rstate_ring(rs, i);
+                uint64_t desc_size, avail_size, used_size;
+                void *desc, *avail, *used;
+                uint16_t stored_avail = hot->last_avail_idx;
+                unsigned n = 0;
+
+                vq_set_features(&vr->vq, d->features);
+                vr->num = sc->num;
+                vr->enabled = sc->flags & RSTATE_RING_ENABLED;
+                vr->addr_set = sc->flags & RSTATE_RING_ADDR;
+                vr->addr.index = i;
+                vr->addr.desc_user_addr = sc->desc;
+                vr->addr.avail_user_addr = sc->avail;
+                vr->addr.used_user_addr = sc->used;
+                if (((sc->flags & RSTATE_RING_KICK) &&
+                     (r = take_ring_eventfd("kick", i, &vr->kick_fd, why, why_size)) < 0) ||
+                    ((sc->flags & RSTATE_RING_CALL) &&
+                     (r = take_ring_eventfd("call", i, &vr->call_fd, why, why_size)) < 0) ||
+                    ((sc->flags & RSTATE_RING_ERR) &&
+                     (r = take_ring_eventfd("err", i, &vr->err_fd, why, why_size)) < 0))
+                        return r;
+                d->saved_ring_flags[i] = ring_flags(vr);
+                vq_set_call_fd(&vr->vq, vr->call_fd);
+                vq_set_err_fd(&vr->vq, vr->err_fd);
+                vq_set_base(&vr->vq, stored_avail);
+                if (vr->num == 0 || !vr->addr_set) {
+                        vq_set_state(&vr->vq, hot);
+                        continue;
+                }
+                vq_ring_sizes(vr->num, &desc_size, &avail_size, &used_size);
+                desc = gm_uva_to_host(&d->mem, sc->desc, desc_size);
+                avail = gm_uva_to_host(&d->mem, sc->avail, avail_size);
+                used = gm_uva_to_host(&d->mem, sc->used, used_size);
+                /* Without the state attached: vq_set_rings() would write the
+                 * guest's used index over the stored one vq_resume() needs. */
+                if (vq_set_rings(&vr->vq, vr->num, desc, avail, used) < 0) {
+                        snprintf(why, why_size, "ring %u's stored addresses are outside the stored "
+                                 "memory", i);
+                        return -EBADMSG;
+                }
+                vr->vq.rs = hot;
+                free(vr->resume_heads);
+                vr->resume_heads = malloc(VQ_MAX_SIZE * sizeof(uint16_t));
+                if (!vr->resume_heads)
+                        return -ENOMEM;
+                if (vq_resume(&vr->vq, stored_avail, vr->resume_heads, &n) < 0) {
+                        snprintf(why, why_size, "ring %u's stored positions do not match the "
+                                 "guest's ring (a torn state)", i);
+                        return -EBADMSG;
+                }
+                vr->n_resume = n;
+                in_flight += n;
+        }
+        /* The store already holds every fd named here: commit as it is. */
+        rstate_set_handed_over(rs, false);
+        rstate_commit(rs);
+        *ret_in_flight = in_flight;
+        return 0;
+}
+
+void vu_dev_start_resumed(struct vu_dev *d, bool replay, unsigned *ret_replayed,
+                          unsigned *ret_failed)
+{
+        *ret_replayed = *ret_failed = 0;
+        for (unsigned i = 0; i < d->n_vrings; i++) {
+                struct vu_vring *vr = &d->vrings[i];
+                int r;
+
+                if (vr->num == 0 || !vr->addr_set)
+                        continue;
+                if (!vr->qt) {
+                        r = qt_new(d->session, &vr->vq, i, d->opts->poll_us, d->stats, &vr->qt);
+                        if (r < 0) {
+                                log_error("queue %u: cannot create its worker: %s", i, strerror(-r));
+                                continue;
+                        }
+                }
+                fs_session_set_queue_size(d->session, i, vr->num);
+                /* Before the thread: the old requests are answered first, and
+                 * every ring is signalled once. */
+                qt_resume_in_flight(vr->qt, vr->resume_heads, vr->n_resume, replay, ret_replayed,
+                                    ret_failed);
+                vr->n_resume = 0;
+                vring_try_start(d, i);
+        }
 }
 
 /* ---- socket I/O ---- */
@@ -489,7 +828,7 @@ static int handle_set_mem_table(struct vu_dev *d, const struct vu_msg *msg, stru
         finish_deferred(d, -1);
         gm_clear(&d->mem);
         for (unsigned i = 0; i < m->nregions; i++) {
-                r = gm_add_region(&d->mem, &m->regions[i], fds->fd[i]);
+                r = add_region(d, &m->regions[i], fds->fd[i]);
                 if (r < 0) {
                         log_error("vhost-user: cannot map guest memory region %u: %s", i,
                                   strerror(-r));
@@ -510,7 +849,7 @@ static int handle_add_mem_reg(struct vu_dev *d, const struct vu_msg *msg, struct
         if (fds->n != 1)
                 return vu_broken(d, "ADD_MEM_REG with %u fds", fds->n);
         stop_all(d, was_running);
-        r = gm_add_region(&d->mem, &msg->payload.mem_reg.region, fds->fd[0]);
+        r = add_region(d, &msg->payload.mem_reg.region, fds->fd[0]);
         if (r < 0)
                 log_error("vhost-user: cannot map guest memory region: %s", strerror(-r));
         restart(d, was_running);
@@ -590,7 +929,7 @@ static int handle_vring_base(struct vu_dev *d, const struct vu_msg *msg)
                 return vu_broken(d, "ring base %u does not fit 16 bits", s->num);
         if (qt_running(d->vrings[i].qt))
                 return -EBUSY;
-        d->vrings[i].vq.last_avail_idx = (uint16_t)s->num;
+        vq_set_base(&d->vrings[i].vq, (uint16_t)s->num);
         return 0;
 }
 
@@ -727,6 +1066,11 @@ static int handle_vring_fd(struct vu_dev *d, const struct vu_msg *msg, struct vu
                 fd = fds_take(fds, 0);
         }
         vr = &d->vrings[i];
+        /* Stored before the state names it (vu_dev_dispatch() saves it). */
+        store_fd(d, msg->hdr.request == VHOST_USER_SET_VRING_KICK   ? "kick"
+                    : msg->hdr.request == VHOST_USER_SET_VRING_CALL ? "call"
+                                                                    : "err",
+                 (unsigned)i, fd);
         switch (msg->hdr.request) {
         case VHOST_USER_SET_VRING_KICK:
                 vring_stop(vr);
@@ -903,6 +1247,7 @@ int vu_dev_dispatch(struct vu_dev *d)
                   fds.n);
         r = handle(d, &msg, &fds, &replied);
         fds_close(&fds);
+        save_state(d);
         if (d->broken)
                 return -EPROTO;
         if (replied)

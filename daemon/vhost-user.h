@@ -38,6 +38,30 @@ int vu_dev_dispatch(struct vu_dev *d);
  * starts from FUSE INIT), unmaps guest memory, closes every fd. */
 void vu_dev_free(struct vu_dev *d);
 
+struct rstate;
+
+/* --resume: keeps the device's configuration and ring positions in rs from
+ * now on (a new device: before its first message). */
+void vu_dev_set_state(struct vu_dev *d, struct rstate *rs);
+/* Takes up the device a previous worker served, from the stored state rs
+ * (rstate_open()ed) and the fds it names (fd-store.h): the same memory, rings
+ * at the stored positions, the in-flight heads reconciled with the guest's
+ * rings (*ret_in_flight).  Nothing runs yet.  -EBADMSG with why when the
+ * state and the store or the rings disagree: the caller frees the device and
+ * starts fresh.  rs stays the caller's. */
+int vu_dev_resume(struct vu_dev *d, struct rstate *rs, char *why, size_t why_size,
+                  unsigned *ret_in_flight);
+/* After the sandbox is on: answers the in-flight requests (run again when
+ * replay and the FUSE layer finds it safe, else EIO; counted), signals every
+ * ring once and starts the queue threads. */
+void vu_dev_start_resumed(struct vu_dev *d, bool replay, unsigned *ret_replayed,
+                          unsigned *ret_failed);
+/* SIGTERM with --resume: stops the rings after the requests they are running
+ * (a waiting SETLKW answered EINTR), brings the state up to date with
+ * nothing in flight and marks it handed over; vu_dev_free() then keeps
+ * every stored fd and the session's tables. */
+void vu_dev_hand_over(struct vu_dev *d);
+
 /* Virtio and vhost-user protocol features we offer (also used by tests). */
 uint64_t vu_device_features(void);
 uint64_t vu_protocol_features(const struct fs_options *opts);
