@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "resume-state.h"
 #include "virtqueue.h"
 
 #define MIB      (1024u * 1024u)
@@ -522,6 +523,107 @@ static void test_detach(void)
         fixture_teardown(&f);
 }
 
+/* A successor's view of the same rings: a new vq attached without the state
+ * (vq_set_rings() would overwrite the stored positions), then reconciled. */
+static int resume_successor(struct fixture *f, struct rstate_ring *rs, struct vq *next,
+                            uint16_t *heads, unsigned *n)
+{
+        vq_init(next, &f->mem, 1);
+        g_assert_cmpint(vq_set_rings(next, NUM, gm_gpa_to_host(&f->mem, DESC_GPA, 256),
+                                     gm_gpa_to_host(&f->mem, AVAIL_GPA, 64),
+                                     gm_gpa_to_host(&f->mem, USED_GPA, 256)), ==, 0);
+        next->rs = rs;
+        return vq_resume(next, rs->last_avail_idx, heads, n);
+}
+
+enum resume_case {
+        RESUME_CLEAN,             /* died with one request in flight, state whole */
+        RESUME_POP_UNFINISHED,    /* in flight recorded, last_avail_idx not moved */
+        RESUME_USED_WRITTEN,      /* used element written, used->idx not moved */
+        RESUME_USED_PUBLISHED,    /* used->idx moved, in flight not cleared */
+        RESUME_GARBAGE,           /* positions that do not belong to these rings */
+};
+
+/* vq_pop()/vq_push() keep the in-flight record so that a SIGKILL between any
+ * two of their stores is told apart by vq_resume(): the head still in
+ * flight is answered once, a head answered is not answered again, a head
+ * not taken is taken as new. */
+static void test_resume(gconstpointer data)
+{
+        enum resume_case c = GPOINTER_TO_INT(data);
+        struct rstate_ring *rs = g_new0(struct rstate_ring, 1);
+        struct vq *next = g_new0(struct vq, 1);
+        uint16_t heads[VQ_MAX_SIZE];
+        unsigned n = 99;
+        struct fixture f;
+        int r;
+
+        fixture_setup(&f, 0);
+        vq_set_state(f.vq, rs);
+        for (unsigned h = 3; h <= 7; h += 2)
+                set_desc(f.desc, h, BUF_GPA + h * 256, 64, VRING_DESC_F_WRITE, 0);
+        publish(&f, 3);
+        publish(&f, 5);
+        g_assert_cmpint(vq_pop(f.vq, f.e), ==, 1);
+        vq_push(f.vq, 3, 16);
+        g_assert_cmpint(vq_pop(f.vq, f.e), ==, 1);
+        g_assert_cmpuint(rs->inflight[3], ==, 0);
+        g_assert_cmpuint(rs->inflight[5], ==, 1);
+        g_assert_cmpuint(rs->last_avail_idx, ==, 2);
+        g_assert_cmpuint(rs->used_idx, ==, 1);
+        /* Head 5 is in flight; the crash lands where the case says. */
+        switch (c) {
+        case RESUME_CLEAN:
+                break;
+        case RESUME_POP_UNFINISHED:
+                publish(&f, 7);
+                rs->inflight[7] = 1;
+                break;
+        case RESUME_USED_WRITTEN:
+                f.used->ring[1] = (struct vring_used_elem){ .id = 5, .len = 16 };
+                break;
+        case RESUME_USED_PUBLISHED:
+                f.used->ring[1] = (struct vring_used_elem){ .id = 5, .len = 16 };
+                __atomic_store_n(&f.used->idx, 2, __ATOMIC_RELEASE);
+                break;
+        case RESUME_GARBAGE:
+                rs->last_avail_idx = 9;
+                break;
+        }
+        r = resume_successor(&f, rs, next, heads, &n);
+        if (c == RESUME_GARBAGE) {
+                g_assert_cmpint(r, ==, -EBADMSG);
+                goto out;
+        }
+        g_assert_cmpint(r, ==, 0);
+        if (c == RESUME_USED_PUBLISHED) {
+                g_assert_cmpuint(n, ==, 0);
+                g_assert_cmpuint(next->used_idx, ==, 2);
+        } else {
+                g_assert_cmpuint(n, ==, 1);
+                g_assert_cmpuint(heads[0], ==, 5);
+                g_assert_cmpuint(next->used_idx, ==, 1);
+                /* Answered again from the descriptor table: exactly once. */
+                g_assert_cmpint(vq_elem_at(next, 5, f.e), ==, 1);
+                vq_push(next, 5, 16);
+                g_assert_cmpuint(f.used->idx, ==, 2);
+                g_assert_cmpuint(f.used->ring[1].id, ==, 5);
+                g_assert_cmpuint(rs->inflight[5], ==, 0);
+        }
+        /* A head the dead worker had not finished taking is taken as new. */
+        if (c == RESUME_POP_UNFINISHED) {
+                g_assert_cmpuint(rs->inflight[7], ==, 0);
+                g_assert_cmpint(vq_pop(next, f.e), ==, 1);
+                g_assert_cmpuint(f.e->head, ==, 7);
+        }
+        g_assert_cmpint(vq_pop(next, f.e), ==, 0);
+out:
+        vq_destroy(next);
+        g_free(next);
+        g_free(rs);
+        fixture_teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -536,6 +638,15 @@ int main(int argc, char **argv)
         g_test_add_func("/virtqueue/event-idx", test_event_idx);
         g_test_add_func("/virtqueue/bad-rings", test_bad_rings);
         g_test_add_func("/virtqueue/detach", test_detach);
+        g_test_add_data_func("/virtqueue/resume/clean", GINT_TO_POINTER(RESUME_CLEAN), test_resume);
+        g_test_add_data_func("/virtqueue/resume/pop-unfinished",
+                             GINT_TO_POINTER(RESUME_POP_UNFINISHED), test_resume);
+        g_test_add_data_func("/virtqueue/resume/used-written",
+                             GINT_TO_POINTER(RESUME_USED_WRITTEN), test_resume);
+        g_test_add_data_func("/virtqueue/resume/used-published",
+                             GINT_TO_POINTER(RESUME_USED_PUBLISHED), test_resume);
+        g_test_add_data_func("/virtqueue/resume/garbage", GINT_TO_POINTER(RESUME_GARBAGE),
+                             test_resume);
         for (size_t i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
                 g_autofree char *path = g_strdup_printf("/virtqueue/malformed/%s", bad_cases[i].name);
 
