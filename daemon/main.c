@@ -93,10 +93,6 @@ struct app {
         bool handed_over;
 };
 
-/* The FUSE layer's half of a resume (fs-session.h), weak until it is
- * linked in: without it the tables are neither stored nor taken up. */
-#pragma weak fs_session_state_create
-#pragma weak fs_session_state_restore
 
 /* Says on stderr why what the command line names cannot be used (before the
  * log is of any use: nothing is served yet); returns -error. */
@@ -758,15 +754,6 @@ static int take_up_tables(struct app *app, bool want_stored, char *why, size_t w
 {
         int fd = fdstore_take("tables"), r;
 
-        if (!fs_session_state_create || !fs_session_state_restore) {
-                if (fd >= 0)
-                        close(fd);
-                /* The transport resumes alone: the FUSE session starts empty. */
-                if (want_stored)
-                        log_warning("this build cannot take up the FUSE tables: the guest's "
-                                    "FUSE session starts empty");
-                return 0;
-        }
         if (fd >= 0 && want_stored) {
                 r = fs_session_state_restore(app->session, fd, why, why_size);
                 return r < 0 ? -EBADMSG : 0;

@@ -16,11 +16,6 @@
 #include "crash-point.h"
 #include "log.h"
 
-/* The FUSE layer's replay (fs-session.h) is weak until that half of the
- * resume is linked in: without it every in-flight request of a previous
- * worker is answered EIO, which is always safe. */
-#pragma weak fs_process_again
-
 /* The token handed to fs_process() is a value, not a pointer: the chain's
  * head and the ring generation it was popped in, (generation << 16) | 0x8000
  * | head (the marker bit keeps it non-NULL).  A deferred completion hands it
@@ -470,7 +465,7 @@ void qt_resume_in_flight(struct queue_thread *qt, const uint16_t *heads, unsigne
                 if (vq_elem_at(qt->vq, heads[i], e) < 0)
                         break;
                 stats_add(&qt->stats->in_flight, 1);
-                if (replay && fs_process_again)
+                if (replay)
                         len = fs_process_again(qt->worker, e->iov, e->n_readable,
                                                e->iov + e->n_readable, e->n_writable,
                                                (void *)token_encode(generation, e->head), &replayed);
