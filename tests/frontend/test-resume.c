@@ -434,24 +434,36 @@ static void op_create(struct vmm_op *op, const char *name, void *out, size_t out
         op->out_size = out_size;
 }
 
+enum crash_op { OP_GETATTR, OP_READ, OP_WRITE, OP_CREATE, OP_RENAME };
+static const char *const crash_op_names[] = { "getattr", "read", "write", "create", "rename" };
+
 typedef struct {
         const char *point;
-        gboolean create;      /* a CREATE (never run twice) instead of a GETATTR */
+        enum crash_op op;
         gboolean no_replay;   /* --replay=no */
 } CrashCase;
 
-/* (a) The worker dies at a named point of the third request's life (INIT
- * and one GETATTR go first): relaunched, it answers that request exactly
- * once — replayed or EIO for the GETATTR, EIO for the CREATE and under
- * --replay=no — on the same connection, and the rings go on. */
+/* (a) The worker dies at a named point of the fourth request's life (INIT,
+ * a LOOKUP and an OPEN of "f" go first): relaunched, it answers that
+ * request exactly once — run again for GETATTR, READ and a WRITE at an
+ * offset (the right data, on disk), EIO for CREATE and RENAME and for all
+ * under --replay=no — on the same connection, and the rings go on. */
 static void test_crash_point(gconstpointer data)
 {
         const CrashCase *cc = data;
         g_autoptr(Harness) h = NULL;
-        g_autofree char *crash_at = g_strdup_printf("%s@3", cc->point);
+        g_autofree char *crash_at = g_strdup_printf("%s@4", cc->point);
         const char *no_replay[] = { "--replay=no", NULL };
+        static const char block[] = "written at offset 4";
         struct fuse_attr_out attr_out;
-        char create_out[sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out)];
+        char out[sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out)];
+        static struct fuse_read_in read_in;
+        static struct fuse_rename_in rename_in;
+        struct fuse_write_in write_in;
+        struct fuse_write_out write_out;
+        struct fuse_entry_out entry;
+        gboolean idempotent = cc->op <= OP_WRITE;
+        uint64_t fh;
         struct vmm_op op;
         Keeper *k;
         int status;
@@ -459,29 +471,69 @@ static void test_crash_point(gconstpointer data)
         if (!harness_require_sluice("--resume is sluice-fs's own"))
                 return;
         h = harness_new();
+        harness_write(h, "f", "0123456789");
         k = keeper_new(h);
         keeper_launch(k, crash_at, cc->no_replay ? no_replay : NULL);
         h->vmm = harness_connect(h, NULL);
-        g_assert_cmpint(getattr_root(h->vmm), ==, 0);
-        keeper_drain(k);
+        g_assert_cmpint(vmm_lookup(h->vmm, VMM_ROOT, "f", &entry), ==, 0);
+        g_assert_cmpint(vmm_open(h->vmm, entry.nodeid, O_RDWR, &fh), ==, 0);
         g_assert_cmpuint(store_count(k, "conn"), ==, 1);
-        if (cc->create)
-                op_create(&op, "made", create_out, sizeof(create_out));
-        else
-                op_getattr(&op, &attr_out);
+        switch (cc->op) {
+        case OP_GETATTR:
+                op_getattr_node(&op, entry.nodeid, &attr_out);
+                break;
+        case OP_READ:
+                read_in = (struct fuse_read_in){ .fh = fh, .offset = 2, .size = 4 };
+                memset(&op, 0, sizeof(op));
+                op.opcode = FUSE_READ;
+                op.nodeid = entry.nodeid;
+                op.arg[0] = (struct iovec){ &read_in, sizeof(read_in) };
+                op.arg_cnt = 1;
+                op.out = out;
+                op.out_size = 4;
+                break;
+        case OP_WRITE:
+                op_write(&op, &write_in, entry.nodeid, fh, 4, block, strlen(block), &write_out);
+                break;
+        case OP_CREATE:
+                op_create(&op, "made", out, sizeof(out));
+                break;
+        case OP_RENAME:
+                rename_in = (struct fuse_rename_in){ .newdir = VMM_ROOT };
+                memset(&op, 0, sizeof(op));
+                op.opcode = FUSE_RENAME;
+                op.nodeid = VMM_ROOT;
+                op.arg[0] = (struct iovec){ &rename_in, sizeof(rename_in) };
+                op.arg[1] = (struct iovec){ (void *)"f", 2 };
+                op.arg[2] = (struct iovec){ (void *)"g", 2 };
+                op.arg_cnt = 3;
+                break;
+        }
         g_assert_cmpint(vmm_op_submit(h->vmm, &op), ==, 0);
         status = keeper_wait_exit(k);
         g_assert_true(WIFSIGNALED(status));
         g_assert_cmpint(WTERMSIG(status), ==, SIGKILL);
         keeper_launch(k, NULL, cc->no_replay ? no_replay : NULL);
         g_assert_cmpint(vmm_op_wait(h->vmm, &op, WAIT_MS), ==, 0);
-        /* Idempotent: run again; the rest (and all under --replay=no): EIO. */
-        g_assert_cmpint(op.error, ==, cc->create || cc->no_replay ? -EIO : 0);
+        g_assert_cmpint(op.error, ==, idempotent && !cc->no_replay ? 0 : -EIO);
         g_test_message("%s: the in-flight %s was answered %s", cc->point,
-                       cc->create ? "CREATE" : "GETATTR", op.error ? "EIO" : "again");
-        /* The same connection serves on, the rings where they were. */
+                       crash_op_names[cc->op], op.error ? "EIO" : "again");
+        if (cc->op == OP_READ && op.error == 0) {
+                g_assert_cmpuint(op.out_len, ==, 4);
+                g_assert_cmpmem(out, 4, "2345", 4);
+        }
+        if (cc->op == OP_WRITE && op.error == 0) {
+                g_autofree char *now = harness_read(h, "f");
+
+                g_assert_cmpuint(write_out.size, ==, strlen(block));
+                g_assert_cmpstr(now, ==, "0123written at offset 4");
+        }
+        /* The same connection serves on, the rings where they were, the
+         * node id and the handle as they were. */
         g_assert_false(vmm_backend_hung_up(h->vmm));
         g_assert_cmpint(getattr_root(h->vmm), ==, 0);
+        if (cc->op != OP_RENAME || op.error != 0)
+                g_assert_cmpint(vmm_release(h->vmm, entry.nodeid, fh), ==, 0);
         assert_ring_even(h->vmm, 1);
         g_autofree char *log = keeper_log(k);
         g_assert_nonnull(strstr(log, "resuming the device a previous worker served (1 request in flight"));
@@ -684,19 +736,27 @@ static void test_hand_over(void)
 int main(int argc, char **argv)
 {
         static const CrashCase cases[] = {
-                { "after-pop", FALSE, FALSE },
-                { "after-fs-call", FALSE, FALSE },
-                { "after-used-write", FALSE, FALSE },
-                { "before-used-index", FALSE, FALSE },
-                { "after-fs-call", TRUE, FALSE },
-                { "before-used-index", TRUE, FALSE },
-                { "after-pop", FALSE, TRUE },
+                { "after-pop", OP_GETATTR, FALSE },
+                { "after-fs-call", OP_GETATTR, FALSE },
+                { "after-used-write", OP_GETATTR, FALSE },
+                { "before-used-index", OP_GETATTR, FALSE },
+                { "after-fs-call", OP_READ, FALSE },
+                { "before-used-index", OP_READ, FALSE },
+                { "after-pop", OP_WRITE, FALSE },
+                { "after-fs-call", OP_WRITE, FALSE },
+                { "after-used-write", OP_WRITE, FALSE },
+                { "after-fs-call", OP_CREATE, FALSE },
+                { "before-used-index", OP_CREATE, FALSE },
+                { "after-pop", OP_RENAME, FALSE },
+                { "after-fs-call", OP_RENAME, FALSE },
+                { "after-pop", OP_GETATTR, TRUE },
+                { "after-fs-call", OP_WRITE, TRUE },
         };
 
         harness_test_init(&argc, &argv);
         for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
                 g_autofree char *path = g_strdup_printf("/resume/crash/%s/%s%s", cases[i].point,
-                                                        cases[i].create ? "create" : "getattr",
+                                                        crash_op_names[cases[i].op],
                                                         cases[i].no_replay ? "/replay-no" : "");
                 g_test_add_data_func(path, &cases[i], test_crash_point);
         }
