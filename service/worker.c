@@ -678,3 +678,27 @@ static void sluice_worker_init(SluiceWorker *self)
         self->phase = PHASE_IDLE;
         self->failures = g_array_new(FALSE, FALSE, sizeof(gint64));
 }
+
+void sluice_worker_restart_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+
+        g_task_set_source_tag(task, sluice_worker_restart_async);
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "not yet");
+}
+
+gboolean sluice_worker_restart_finish(SluiceWorker *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+        return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+SluiceWorkerFdStore *sluice_worker_get_fd_store(SluiceWorker *self)
+{
+        return NULL;
+}
+
+GVariant *sluice_worker_get_resume(SluiceWorker *self)
+{
+        return NULL;
+}

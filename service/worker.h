@@ -15,6 +15,7 @@
 #include <gio/gio.h>
 
 #include "share-path.h"
+#include "worker-fd-store.h"
 #include "sluice-worker-dbus.h"
 
 G_BEGIN_DECLS
@@ -66,5 +67,16 @@ GPid sluice_worker_get_pid(SluiceWorker *self);
 void sluice_worker_set_readonly_async(SluiceWorker *self, gboolean readonly,
                                       GAsyncReadyCallback callback, gpointer user_data);
 gboolean sluice_worker_set_readonly_finish(SluiceWorker *self, GAsyncResult *result, GError **error);
+
+/* A hand-over: SIGTERM (the worker keeps its store, protocol "Stopping"),
+ * then a launch at once with the store.  Completes when the new worker is
+ * ready: an error when it did not start or did not resume (with why). */
+void sluice_worker_restart_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data);
+gboolean sluice_worker_restart_finish(SluiceWorker *self, GAsyncResult *result, GError **error);
+/* The worker's fd store (worker-fd-store.h): it lives as long as the
+ * SluiceWorker, across its processes. */
+SluiceWorkerFdStore *sluice_worker_get_fd_store(SluiceWorker *self);
+/* What the running worker took over (its Worker1.Resume), NULL when not ready. */
+GVariant *sluice_worker_get_resume(SluiceWorker *self);
 
 G_END_DECLS
