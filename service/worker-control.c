@@ -12,6 +12,26 @@
 /* A worker answers from its event loop; anything slower is a hung worker. */
 #define WORKER_CALL_TIMEOUT_MS 5000
 
+static void on_resume_read(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+        SluiceWorker1 *control = g_task_get_task_data(task);
+        g_autoptr(GVariant) reply = NULL;
+        g_autoptr(GVariant) value = NULL;
+        g_autoptr(GError) error = NULL;
+
+        reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, &error);
+        if (reply != NULL)
+                g_variant_get(reply, "(v)", &value);
+        /* a worker without the property (an older sluice-fs) took nothing over */
+        if (value == NULL || !g_variant_is_of_type(value, G_VARIANT_TYPE_VARDICT))
+                g_clear_pointer(&value, g_variant_unref);
+        if (value == NULL)
+                value = g_variant_ref_sink(g_variant_new_array(G_VARIANT_TYPE("{sv}"), NULL, 0));
+        g_dbus_proxy_set_cached_property(G_DBUS_PROXY(control), "Resume", value);
+        g_task_return_pointer(task, g_object_ref(control), g_object_unref);
+}
+
 static void on_probe_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GTask) task = user_data;
@@ -23,7 +43,15 @@ static void on_probe_done(GObject *source, GAsyncResult *result, gpointer user_d
                 g_task_return_error(task, error);
                 return;
         }
-        g_task_return_pointer(task, g_object_ref(control), g_object_unref);
+        /* Resume is constant for the worker's life and set before the channel
+         * answers: read once, into the proxy's cache (properties are not
+         * loaded otherwise), so sluice_worker1_get_resume() answers. */
+        g_task_set_task_data(task, g_object_ref(control), g_object_unref);
+        g_dbus_connection_call(g_dbus_proxy_get_connection(G_DBUS_PROXY(control)), NULL,
+                               WORKER_OBJECT_PATH, "org.freedesktop.DBus.Properties", "Get",
+                               g_variant_new("(ss)", "org.sluice.Worker1", "Resume"),
+                               G_VARIANT_TYPE("(v)"), G_DBUS_CALL_FLAGS_NONE, WORKER_CALL_TIMEOUT_MS,
+                               g_task_get_cancellable(task), on_resume_read, g_steal_pointer(&task));
 }
 
 static void on_proxy_ready(GObject *source, GAsyncResult *result, gpointer user_data)

@@ -12,7 +12,9 @@ G_BEGIN_DECLS
 
 /* Takes ownership of fd (the service's end of the socketpair).  Completes
  * once the worker has answered a first call: the worker serves the channel
- * only after its vhost-user socket listens, so success means "ready". */
+ * only after its vhost-user socket listens, so success means "ready".
+ * Its Resume property is read then and cached: sluice_worker1_get_resume()
+ * answers (an empty dict from a worker that has none). */
 void sluice_worker_control_connect_async(int fd, GCancellable *cancellable,
                                          GAsyncReadyCallback callback, gpointer user_data);
 SluiceWorker1 *sluice_worker_control_connect_finish(GAsyncResult *result, GError **error);

@@ -187,6 +187,17 @@ void sluice_worker_fd_store_remove(SluiceWorkerFdStore *store, const char *name)
         }
 }
 
+void sluice_worker_fd_store_remove_all_but(SluiceWorkerFdStore *store, const char *keep)
+{
+        g_return_if_fail(store != NULL);
+        for (guint i = store->fds->len; i > 0; i--) {
+                StoredFd *s = g_ptr_array_index(store->fds, i - 1);
+
+                if (g_strcmp0(s->name, keep) != 0)
+                        g_ptr_array_remove_index(store->fds, i - 1);
+        }
+}
+
 void sluice_worker_fd_store_clear(SluiceWorkerFdStore *store)
 {
         g_return_if_fail(store != NULL);

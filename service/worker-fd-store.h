@@ -70,6 +70,8 @@ gboolean sluice_worker_fd_store_has(SluiceWorkerFdStore *store, const char *name
 void sluice_worker_fd_store_add(SluiceWorkerFdStore *store, const char *name, int fd);
 /* Closes every fd of that name. */
 void sluice_worker_fd_store_remove(SluiceWorkerFdStore *store, const char *name);
+/* Closes every fd whose name is not KEEP. */
+void sluice_worker_fd_store_remove_all_but(SluiceWorkerFdStore *store, const char *keep);
 /* Closes every fd. */
 void sluice_worker_fd_store_clear(SluiceWorkerFdStore *store);
 

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,14 +22,23 @@
 #include "worker-orphans.h"
 #include "worker.h"
 
-#define WORKER_CONTROL_FD 3
-#define WORKER_FOLDER_FD 4   /* --shared-dir-fd: the folder the service opened and checked */
+/* The stored fds come first, at 3 … 3 + n - 1 (LISTEN_FDS, as systemd
+ * passes them); the control channel and the folder (--shared-dir-fd: the
+ * one the service opened and checked) follow. */
+#define WORKER_FIRST_STORED_FD 3
 #define WORKER_STOP_TIMEOUT_S 5
 /* Generous: a worker under AddressSanitizer on a busy machine is slow to start. */
 #define WORKER_READY_TIMEOUT_S 30
 #define WORKER_FAILURE_WINDOW_US (60 * G_USEC_PER_SEC)
 #define WORKER_MAX_FAILURES 5
 #define WORKER_MAX_BACKOFF_S 30
+/* Crashes this close together are one poisoned request being resumed again
+ * and again: the 2nd answers what was in flight with EIO (--replay=no), the
+ * 3rd drops the stored state (the frontend sees the connection end and the
+ * share replugs), and WORKER_MAX_FAILURES still gives up in the end. */
+#define WORKER_QUICK_CRASH_WINDOW_US (30 * G_USEC_PER_SEC)
+#define WORKER_QUICK_CRASHES_NO_REPLAY 2
+#define WORKER_QUICK_CRASHES_DROP_STATE 3
 
 typedef enum {
         PHASE_IDLE,      /* no process, nothing scheduled */
@@ -63,6 +73,14 @@ struct _SluiceWorker {
         GList *stop_tasks;
         SluiceWorkerOrphans *orphans;       /* a previous service's workers on our socket */
         gint64 peer_uid;                    /* --allow-peer-uid at the next launch; -1: none */
+        SluiceWorkerFdStore *store;         /* kept across launches (worker-fd-store.h) */
+        GArray *quick_crashes;              /* gint64 monotonic times, the last 30 s */
+        gboolean no_replay;                 /* --replay=no at the next launch */
+        gboolean resume_expected;           /* the pending relaunch has a stored state */
+        gboolean handing_over;              /* the SIGTERM is a restart's, not a stop's */
+        gint64 died_at;                     /* monotonic time the last process was seen gone */
+        gint64 pause_us;                    /* from that to the next ready */
+        GList *restart_tasks;
 };
 
 G_DEFINE_TYPE(SluiceWorker, sluice_worker, G_TYPE_OBJECT)
@@ -71,6 +89,7 @@ enum { SIGNAL_READY, SIGNAL_CRASHED, SIGNAL_FAILED, SIGNAL_PEER_REFUSED, N_SIGNA
 static guint worker_signals[N_SIGNALS];
 
 static void worker_launch(SluiceWorker *self);
+static void complete_restart_tasks(SluiceWorker *self, const char *failure);
 
 static void clear_source(guint *source)
 {
@@ -145,11 +164,58 @@ static gboolean on_backoff_elapsed(gpointer user_data)
         return G_SOURCE_REMOVE;
 }
 
+/* Everything stored goes: the frontend sees its connection end. */
+static void worker_drop_store(SluiceWorker *self)
+{
+        sluice_worker_fd_store_clear(self->store);
+        self->resume_expected = FALSE;
+}
+
+/* The stored state, the device and its rings go; the listening socket
+ * stays (protocol.md: what a worker does when it cannot trust its state). */
+static void worker_drop_stored_state(SluiceWorker *self)
+{
+        sluice_worker_fd_store_remove_all_but(self->store, "listen");
+        self->resume_expected = FALSE;
+}
+
 static void worker_give_up(SluiceWorker *self, const char *message)
 {
         self->phase = PHASE_FAILED;
+        worker_drop_store(self);
+        complete_restart_tasks(self, message);
         remove_socket(self);
         g_signal_emit(self, worker_signals[SIGNAL_FAILED], 0, message);
+}
+
+/* The crash-loop policy (WORKER_QUICK_CRASH_*), for the relaunch after a
+ * crash at NOW; sets resume_expected. */
+static void worker_count_quick_crash(SluiceWorker *self, gint64 now)
+{
+        g_array_append_val(self->quick_crashes, now);
+        while (self->quick_crashes->len > 0 &&
+               g_array_index(self->quick_crashes, gint64, 0) < now - WORKER_QUICK_CRASH_WINDOW_US)
+                g_array_remove_index(self->quick_crashes, 0);
+        self->no_replay = FALSE;
+        if (!sluice_worker_fd_store_has(self->store, "state")) {
+                self->resume_expected = FALSE;
+                return;
+        }
+        if (self->quick_crashes->len >= WORKER_QUICK_CRASHES_DROP_STATE) {
+                g_message("sluice-fs for %s crashed %u times within %d s: its stored state is "
+                          "dropped, the share is plugged in again", self->config.tag,
+                          self->quick_crashes->len, (int)(WORKER_QUICK_CRASH_WINDOW_US / G_USEC_PER_SEC));
+                worker_drop_stored_state(self);
+                g_array_set_size(self->quick_crashes, 0);
+                return;
+        }
+        if (self->quick_crashes->len >= WORKER_QUICK_CRASHES_NO_REPLAY) {
+                g_message("sluice-fs for %s crashed again within %d s: the requests it was "
+                          "running are answered EIO instead of run again", self->config.tag,
+                          (int)(WORKER_QUICK_CRASH_WINDOW_US / G_USEC_PER_SEC));
+                self->no_replay = TRUE;
+        }
+        self->resume_expected = TRUE;
 }
 
 /* Both the exit status and the end of stderr are in: decide what comes next. */
@@ -167,8 +233,18 @@ static void worker_exited(SluiceWorker *self)
         g_clear_object(&self->launch_cancellable);
         g_clear_pointer(&self->launch_error, g_free);
 
+        if (phase == PHASE_STOPPING && self->handing_over) {
+                /* a restart: the next worker takes the store over at once */
+                self->handing_over = FALSE;
+                self->resume_expected = sluice_worker_fd_store_has(self->store, "state");
+                self->restarting = TRUE;
+                worker_launch(self);
+                return;
+        }
         if (phase == PHASE_STOPPING) {
+                /* a stop closes the store: QEMU sees the connection end, as before */
                 self->phase = PHASE_IDLE;
+                worker_drop_store(self);
                 remove_socket(self);
                 worker_maybe_complete_stop(self);
                 return;
@@ -196,9 +272,15 @@ static void worker_exited(SluiceWorker *self)
                 return;
         }
 
-        delay = MIN(1u << (self->failures->len - 1), WORKER_MAX_BACKOFF_S);
+        worker_count_quick_crash(self, now);
         self->phase = PHASE_BACKOFF;
-        self->backoff_source = g_timeout_add_seconds(delay, on_backoff_elapsed, self);
+        if (sluice_worker_fd_store_count(self->store) > 0) {
+                /* the frontend waits on the stored connection: no backoff */
+                self->backoff_source = g_idle_add(on_backoff_elapsed, self);
+        } else {
+                delay = MIN(1u << (self->failures->len - 1), WORKER_MAX_BACKOFF_S);
+                self->backoff_source = g_timeout_add_seconds(delay, on_backoff_elapsed, self);
+        }
         g_signal_emit(self, worker_signals[SIGNAL_CRASHED], 0, message);
 }
 
@@ -214,6 +296,10 @@ static void on_process_exited(GObject *source, GAsyncResult *result, gpointer us
         g_autoptr(SluiceWorker) self = user_data;
 
         (void)g_subprocess_wait_finish(G_SUBPROCESS(source), result, NULL);
+        self->died_at = g_get_monotonic_time();
+        /* what it stored before it died counts; nothing after it does */
+        sluice_worker_fd_store_drain(self->store);
+        sluice_worker_fd_store_set_sender(self->store, 0);
         /* Anything still in flight for this launch is moot now. */
         if (self->launch_cancellable != NULL)
                 g_cancellable_cancel(self->launch_cancellable);
@@ -276,6 +362,32 @@ static void on_peer_refused(SluiceWorker1 *control, guint pid, guint uid, const 
         g_signal_emit(user_data, worker_signals[SIGNAL_PEER_REFUSED], 0, pid, uid, reason);
 }
 
+static gboolean resume_flag(GVariant *resume, const char *key)
+{
+        gboolean value = FALSE;
+
+        return resume != NULL && g_variant_lookup(resume, key, "b", &value) && value;
+}
+
+static void worker_log_resume(SluiceWorker *self)
+{
+        GVariant *resume = sluice_worker1_get_resume(self->control);
+        const char *why = NULL;
+        guint32 replayed = 0, failed = 0;
+
+        if (resume == NULL || g_variant_n_children(resume) == 0)
+                return;
+        (void)g_variant_lookup(resume, "why-not", "&s", &why);
+        (void)g_variant_lookup(resume, "replayed", "u", &replayed);
+        (void)g_variant_lookup(resume, "failed", "u", &failed);
+        if (resume_flag(resume, "resumed"))
+                g_message("sluice-fs for %s resumed in %" G_GINT64_FORMAT " ms: %u requests run again, "
+                          "%u answered EIO", self->config.tag, self->pause_us / 1000, replayed, failed);
+        else
+                g_message("sluice-fs for %s did not resume: %s", self->config.tag,
+                          why != NULL ? why : "no reason given");
+}
+
 static void on_control_connected(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(SluiceWorker) self = user_data;
@@ -300,6 +412,8 @@ static void on_control_connected(GObject *source, GAsyncResult *result, gpointer
         self->control = g_steal_pointer(&control);
         self->phase = PHASE_READY;
         restarted = self->restarting;
+        self->pause_us = restarted && self->died_at > 0 ? g_get_monotonic_time() - self->died_at : 0;
+        worker_log_resume(self);
         self->ever_ready = TRUE;
         self->restarting = FALSE;
 
@@ -307,6 +421,98 @@ static void on_control_connected(GObject *source, GAsyncResult *result, gpointer
         if (self->launched_readonly != self->config.readonly)
                 sluice_worker_set_readonly_async(self, self->config.readonly, on_late_readonly_done, NULL);
         g_signal_emit(self, worker_signals[SIGNAL_READY], 0, restarted);
+        self->resume_expected = FALSE;
+        complete_restart_tasks(self, NULL);
+}
+
+/* What the child needs to exec with its own pid in LISTEN_PID. */
+typedef struct {
+        char *path;             /* the program, absolute */
+        char **argv;
+        char **envp;            /* owns the "LISTEN_PID=…" entry below */
+        char *listen_pid;       /* points into envp: room for the digits */
+} ChildExec;
+
+#define LISTEN_PID_DIGITS 20
+
+static void child_exec_free(ChildExec *c)
+{
+        g_free(c->path);
+        g_strfreev(c->argv);
+        g_strfreev(c->envp);
+        g_free(c);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ChildExec, child_exec_free)
+
+/* Runs in the child between fork and exec, after GLib has put the fds in
+ * place: LISTEN_PID must be the worker's own pid, which exists only after
+ * the fork, and GSubprocessLauncher hands the exec an environment it built
+ * before it.  So the environment is prepared in the parent with room for
+ * the digits, filled in here (plain stores: nothing here may allocate or
+ * take a lock after a fork), and the child execs itself; on failure it says
+ * so on stderr (the service forwards it) and exits 127. */
+static void child_exec_with_pid(gpointer user_data)
+{
+        ChildExec *c = user_data;
+        char digits[LISTEN_PID_DIGITS];
+        unsigned long pid = (unsigned long)getpid();
+        size_t n = 0;
+        static const char failed[] = "sluice-fs: could not be executed by the service\n";
+
+        do {
+                digits[n++] = (char)('0' + pid % 10);
+                pid /= 10;
+        } while (pid > 0 && n < sizeof(digits));
+        for (size_t i = 0; i < n; i++)
+                c->listen_pid[i] = digits[n - 1 - i];
+        c->listen_pid[n] = '\0';
+        execve(c->path, c->argv, c->envp);
+        (void)!write(STDERR_FILENO, failed, sizeof(failed) - 1);
+        _exit(127);
+}
+
+typedef struct {
+        GSubprocessLauncher *launcher;
+        GString *names;
+        int next_fd;
+} PlaceStored;
+
+static void place_stored_fd(const char *name, int fd, gpointer data)
+{
+        PlaceStored *p = data;
+        /* GLib takes the copy; the store keeps its own */
+        int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+        if (copy < 0) {
+                /* keeps the numbering (LISTEN_FDNAMES must match): /dev/null stands in */
+                copy = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                g_warning("Could not pass the stored fd \"%s\" on: %s", name, g_strerror(errno));
+        }
+        g_subprocess_launcher_take_fd(p->launcher, copy, p->next_fd++);
+        if (p->names->len > 0)
+                g_string_append_c(p->names, ':');
+        g_string_append(p->names, name);
+}
+
+static char **worker_environment(SluiceWorker *self, guint n_stored, const char *names)
+{
+        char **envp = g_get_environ();
+
+        /* the service's own (from systemd) are not the worker's */
+        envp = g_environ_unsetenv(envp, "LISTEN_FDS");
+        envp = g_environ_unsetenv(envp, "LISTEN_FDNAMES");
+        envp = g_environ_unsetenv(envp, "LISTEN_PID");
+        envp = g_environ_unsetenv(envp, "NOTIFY_SOCKET");
+        if (sluice_worker_fd_store_get_notify_socket(self->store) != NULL)
+                envp = g_environ_setenv(envp, "NOTIFY_SOCKET",
+                                        sluice_worker_fd_store_get_notify_socket(self->store), TRUE);
+        if (n_stored > 0) {
+                g_autofree char *count = g_strdup_printf("%u", n_stored);
+
+                envp = g_environ_setenv(envp, "LISTEN_FDS", count, TRUE);
+                envp = g_environ_setenv(envp, "LISTEN_FDNAMES", names, TRUE);
+        }
+        return envp;
 }
 
 static void worker_spawn(SluiceWorker *self, int folder_fd)
@@ -318,8 +524,24 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
         g_autofree char *missing = NULL;
         int fds[2];
 
+        g_autoptr(GError) store_error = NULL;
+        g_autoptr(ChildExec) child = NULL;
+        g_autoptr(GString) names = g_string_new(NULL);
+        g_auto(GStrv) envp = NULL;
+        guint n_stored;
+        int control_fd, folder_target;
+
         g_assert(self->process == NULL);
-        remove_socket(self);  /* a stale socket from a crashed worker */
+        /* a stale socket from a crashed worker; a stored listening socket is
+         * served as it is, its file stays */
+        if (!sluice_worker_fd_store_has(self->store, "listen"))
+                remove_socket(self);
+        if (!sluice_worker_fd_store_listen(self->store, &store_error))
+                g_warning("sluice-fs for %s runs without a store: it cannot resume after a crash (%s)",
+                          self->config.tag, store_error->message);
+        n_stored = sluice_worker_fd_store_count(self->store);
+        control_fd = WORKER_FIRST_STORED_FD + (int)n_stored;
+        folder_target = control_fd + 1;
         g_clear_pointer(&self->last_stderr_line, g_free);
         g_clear_pointer(&self->launch_error, g_free);
 
@@ -345,7 +567,7 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
         g_ptr_array_add(argv, g_strdup_printf("--socket-path=%s", self->config.socket_path));
         /* The folder opened and checked (worker_launch), never its path: the
          * path may lead elsewhere by now (share-path.h). */
-        g_ptr_array_add(argv, g_strdup_printf("--shared-dir-fd=%d", WORKER_FOLDER_FD));
+        g_ptr_array_add(argv, g_strdup_printf("--shared-dir-fd=%d", folder_target));
         /* No --tag: the guest sees the tag of the hot-plugged device (libvirt's
          * <target dir>), and a worker offering its own config space makes
          * QEMU's vhost-user-fs-pci warn on every start. */
@@ -353,7 +575,11 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
                 g_ptr_array_add(argv, g_strdup("--readonly"));
         g_ptr_array_add(argv, g_strdup_printf("--cache=%s", self->config.cache));
         g_ptr_array_add(argv, g_strdup_printf("--queues=%u", self->config.queues));
-        g_ptr_array_add(argv, g_strdup_printf("--control-fd=%d", WORKER_CONTROL_FD));
+        g_ptr_array_add(argv, g_strdup_printf("--control-fd=%d", control_fd));
+        /* keeps its fds in our store (worker-fd-store.h) and takes them up */
+        g_ptr_array_add(argv, g_strdup("--resume"));
+        if (self->no_replay)
+                g_ptr_array_add(argv, g_strdup("--replay=no"));
         if (self->peer_uid >= 0)
                 g_ptr_array_add(argv, g_strdup_printf("--allow-peer-uid=%" G_GINT64_FORMAT, self->peer_uid));
         g_ptr_array_add(argv, NULL);
@@ -363,8 +589,36 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
         launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_PIPE);
         /* No PR_SET_PDEATHSIG: a worker serving a guest outlives a killed
          * service (worker-orphans.h); the closed control channel ends an idle one. */
-        g_subprocess_launcher_take_fd(launcher, fds[1], WORKER_CONTROL_FD);
-        g_subprocess_launcher_take_fd(launcher, folder_fd, WORKER_FOLDER_FD);
+        {
+                PlaceStored place = { .launcher = launcher, .names = names,
+                                      .next_fd = WORKER_FIRST_STORED_FD };
+
+                sluice_worker_fd_store_foreach(self->store, place_stored_fd, &place);
+        }
+        g_subprocess_launcher_take_fd(launcher, fds[1], control_fd);
+        g_subprocess_launcher_take_fd(launcher, folder_fd, folder_target);
+        envp = worker_environment(self, n_stored, names->str);
+        if (n_stored > 0) {
+                g_autofree char *entry = g_strnfill(strlen("LISTEN_PID=") + LISTEN_PID_DIGITS, '0');
+                guint len = g_strv_length(envp);
+
+                memcpy(entry, "LISTEN_PID=", strlen("LISTEN_PID="));
+                child = g_new0(ChildExec, 1);
+                child->path = g_path_is_absolute(sluice_worker_binary())
+                        ? g_strdup(sluice_worker_binary())
+                        : g_find_program_in_path(sluice_worker_binary());
+                if (child->path == NULL)
+                        child->path = g_strdup(sluice_worker_binary());
+                child->argv = g_strdupv((char **)argv->pdata);
+                envp = g_renew(char *, envp, len + 2);
+                envp[len] = g_steal_pointer(&entry);
+                envp[len + 1] = NULL;
+                child->listen_pid = envp[len] + strlen("LISTEN_PID=");
+                child->envp = g_steal_pointer(&envp);
+                g_subprocess_launcher_set_child_setup(launcher, child_exec_with_pid, child, NULL);
+        } else {
+                g_subprocess_launcher_set_environ(launcher, envp);
+        }
         self->process = g_subprocess_launcher_spawnv(launcher,
                                                      (const char *const *)argv->pdata, &error);
         if (self->process == NULL) {
@@ -374,8 +628,9 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
                 worker_give_up(self, message);
                 return;
         }
-        g_debug("Started sluice-fs for %s (pid %s)", self->config.tag,
-                g_subprocess_get_identifier(self->process));
+        g_debug("Started sluice-fs for %s (pid %s, %u stored fds)", self->config.tag,
+                g_subprocess_get_identifier(self->process), n_stored);
+        sluice_worker_fd_store_set_sender(self->store, sluice_worker_get_pid(self));
 
         self->phase = PHASE_STARTING;
         self->launched_readonly = self->config.readonly;
@@ -444,6 +699,8 @@ void sluice_worker_start(SluiceWorker *self, const SluiceFolderId *folder)
         self->ever_ready = FALSE;
         self->restarting = FALSE;
         g_array_set_size(self->failures, 0);
+        g_array_set_size(self->quick_crashes, 0);
+        self->no_replay = FALSE;
         worker_launch(self);
 }
 
@@ -479,6 +736,9 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
                 G_GNUC_FALLTHROUGH;
         case PHASE_IDLE:
         case PHASE_FAILED:
+                /* a stop closes the store: the frontend sees the connection end */
+                worker_drop_store(self);
+                complete_restart_tasks(self, _("the share was stopped"));
                 if (sluice_worker_orphans_count(self->orphans) == 0) {
                         g_task_return_boolean(task, TRUE);
                         return;
@@ -488,6 +748,7 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
         case PHASE_STARTING:
         case PHASE_READY:
                 self->phase = PHASE_STOPPING;
+                self->handing_over = FALSE;
                 clear_source(&self->ready_timeout_source);
                 g_cancellable_cancel(self->launch_cancellable);
                 /* Closing the channel alone makes a healthy worker exit; SIGTERM
@@ -498,6 +759,11 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
                                                           on_stop_timeout, self);
                 G_GNUC_FALLTHROUGH;
         case PHASE_STOPPING:
+                /* a restart's hand-over turns into a stop: nothing is relaunched */
+                if (self->handing_over) {
+                        self->handing_over = FALSE;
+                        complete_restart_tasks(self, _("the share was stopped"));
+                }
                 self->stop_tasks = g_list_append(self->stop_tasks, g_steal_pointer(&task));
                 return;
         }
@@ -617,6 +883,7 @@ SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config)
         self->config.readonly = config->readonly;
         self->config.queues = config->queues > 0 ? config->queues : 1;
         self->peer_uid = -1;
+        self->store = sluice_worker_fd_store_new(self->config.tag);
         self->orphans = sluice_worker_orphans_find(self->config.socket_path, self->config.tag,
                                                    on_orphan_gone, self);
         return self;
@@ -637,6 +904,9 @@ static void sluice_worker_dispose(GObject *object)
         g_clear_pointer(&self->orphans, sluice_worker_orphans_free);
         worker_drop_control(self);
         g_clear_object(&self->folder_opening);
+        complete_restart_tasks(self, _("the share was removed"));
+        /* closes every stored fd: nothing serves the frontend any more */
+        g_clear_pointer(&self->store, sluice_worker_fd_store_free);
         G_OBJECT_CLASS(sluice_worker_parent_class)->dispose(object);
 }
 
@@ -651,6 +921,7 @@ static void sluice_worker_finalize(GObject *object)
         g_free(self->launch_error);
         g_free(self->last_stderr_line);
         g_array_unref(self->failures);
+        g_array_unref(self->quick_crashes);
         g_clear_object(&self->launch_cancellable);
         G_OBJECT_CLASS(sluice_worker_parent_class)->finalize(object);
 }
@@ -677,6 +948,34 @@ static void sluice_worker_init(SluiceWorker *self)
 {
         self->phase = PHASE_IDLE;
         self->failures = g_array_new(FALSE, FALSE, sizeof(gint64));
+        self->quick_crashes = g_array_new(FALSE, FALSE, sizeof(gint64));
+}
+
+static void complete_restart_tasks(SluiceWorker *self, const char *failure)
+{
+        GList *tasks = g_steal_pointer(&self->restart_tasks);
+        GVariant *resume = self->phase == PHASE_READY && self->control != NULL
+                ? sluice_worker1_get_resume(self->control) : NULL;
+        const char *why = NULL;
+
+        if (failure == NULL && !resume_flag(resume, "resumed")) {
+                if (resume == NULL || !g_variant_lookup(resume, "why-not", "&s", &why))
+                        why = _("it kept no state to resume");
+        }
+        for (GList *l = tasks; l != NULL; l = l->next) {
+                if (failure != NULL)
+                        g_task_return_new_error(l->data, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
+                                                _("sluice-fs for “%s” did not restart: %s"),
+                                                self->config.tag, failure);
+                else if (why != NULL)
+                        g_task_return_new_error(l->data, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
+                                                _("sluice-fs for “%s” restarted but did not resume: %s"),
+                                                self->config.tag, why);
+                else
+                        g_task_return_boolean(l->data, TRUE);
+                g_object_unref(l->data);
+        }
+        g_list_free(tasks);
 }
 
 void sluice_worker_restart_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data)
@@ -684,7 +983,36 @@ void sluice_worker_restart_async(SluiceWorker *self, GAsyncReadyCallback callbac
         g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
 
         g_task_set_source_tag(task, sluice_worker_restart_async);
-        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "not yet");
+        switch (self->phase) {
+        case PHASE_READY:
+                /* SIGTERM with --resume is a hand-over (protocol "Stopping"):
+                 * the worker keeps its store and exits 0; worker_exited()
+                 * relaunches at once with it */
+                self->phase = PHASE_STOPPING;
+                self->handing_over = TRUE;
+                g_cancellable_cancel(self->launch_cancellable);
+                worker_drop_control(self);
+                g_subprocess_send_signal(self->process, SIGTERM);
+                self->kill_source = g_timeout_add_seconds(WORKER_STOP_TIMEOUT_S, on_stop_timeout, self);
+                G_GNUC_FALLTHROUGH;
+        case PHASE_OPENING:
+        case PHASE_STARTING:
+        case PHASE_BACKOFF:
+                /* a launch is under way: its readiness answers */
+                self->restart_tasks = g_list_append(self->restart_tasks, g_steal_pointer(&task));
+                return;
+        case PHASE_STOPPING:
+                if (self->handing_over) {
+                        self->restart_tasks = g_list_append(self->restart_tasks, g_steal_pointer(&task));
+                        return;
+                }
+                G_GNUC_FALLTHROUGH;
+        case PHASE_IDLE:
+        case PHASE_FAILED:
+                g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
+                                        _("sluice-fs for “%s” is not running"), self->config.tag);
+                return;
+        }
 }
 
 gboolean sluice_worker_restart_finish(SluiceWorker *self, GAsyncResult *result, GError **error)
@@ -695,10 +1023,25 @@ gboolean sluice_worker_restart_finish(SluiceWorker *self, GAsyncResult *result, 
 
 SluiceWorkerFdStore *sluice_worker_get_fd_store(SluiceWorker *self)
 {
-        return NULL;
+        g_return_val_if_fail(SLUICE_IS_WORKER(self), NULL);
+        return self->store;
 }
 
 GVariant *sluice_worker_get_resume(SluiceWorker *self)
 {
-        return NULL;
+        g_return_val_if_fail(SLUICE_IS_WORKER(self), NULL);
+        return self->phase == PHASE_READY && self->control != NULL
+                ? sluice_worker1_get_resume(self->control) : NULL;
+}
+
+gint64 sluice_worker_get_resume_pause_us(SluiceWorker *self)
+{
+        g_return_val_if_fail(SLUICE_IS_WORKER(self), 0);
+        return self->pause_us;
+}
+
+gboolean sluice_worker_resume_expected(SluiceWorker *self)
+{
+        g_return_val_if_fail(SLUICE_IS_WORKER(self), FALSE);
+        return self->resume_expected;
 }

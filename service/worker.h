@@ -5,7 +5,14 @@
  * socketpair as --control-fd and the shared folder, opened by the service,
  * as --shared-dir-fd; waits for readiness on that channel, restarts
  * it with backoff (1 s, 2 s, 4 s … at most 30 s) when it dies unexpectedly
- * and gives up after 5 failures within 60 s.  Stopping sends SIGTERM and,
+ * and gives up after 5 failures within 60 s.  Every launch runs with
+ * --resume and keeps its fds in the worker's store (worker-fd-store.h);
+ * after a crash with a non-empty store the relaunch is at once, with the
+ * stored fds (LISTEN_FDS).  Crashes close together (3 within 30 s) are a
+ * loop: the 2nd relaunch answers what was in flight with EIO
+ * (--replay=no), the 3rd drops the stored state, so the frontend sees the
+ * connection end and the share takes the replug path.  A stop closes the
+ * store; a restart (sluice_worker_restart_async) hands it over.  Stopping sends SIGTERM and,
  * after a timeout, SIGKILL; the process is always reaped.  Workers a killed
  * service left serving a VM on the share's socket ("orphans") are tracked
  * and ended by whatever they cannot honour (worker-orphans.h).  The program
@@ -76,7 +83,14 @@ gboolean sluice_worker_restart_finish(SluiceWorker *self, GAsyncResult *result, 
 /* The worker's fd store (worker-fd-store.h): it lives as long as the
  * SluiceWorker, across its processes. */
 SluiceWorkerFdStore *sluice_worker_get_fd_store(SluiceWorker *self);
-/* What the running worker took over (its Worker1.Resume), NULL when not ready. */
+/* What the running worker took over (its Worker1.Resume, a{sv}), NULL when
+ * not ready. */
 GVariant *sluice_worker_get_resume(SluiceWorker *self);
+/* From the last process's death seen to the next ready (microseconds; 0
+ * when the launch followed no death). */
+gint64 sluice_worker_get_resume_pause_us(SluiceWorker *self);
+/* Between "crashed" and the next "ready": whether the relaunch has a stored
+ * state to resume (the crash-loop policy did not drop it). */
+gboolean sluice_worker_resume_expected(SluiceWorker *self);
 
 G_END_DECLS
