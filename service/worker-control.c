@@ -46,12 +46,14 @@ static void on_probe_done(GObject *source, GAsyncResult *result, gpointer user_d
         /* Resume is constant for the worker's life and set before the channel
          * answers: read once, into the proxy's cache (properties are not
          * loaded otherwise), so sluice_worker1_get_resume() answers. */
+        GCancellable *cancellable = g_task_get_cancellable(task);
+
         g_task_set_task_data(task, g_object_ref(control), g_object_unref);
         g_dbus_connection_call(g_dbus_proxy_get_connection(G_DBUS_PROXY(control)), NULL,
                                WORKER_OBJECT_PATH, "org.freedesktop.DBus.Properties", "Get",
                                g_variant_new("(ss)", "org.sluice.Worker1", "Resume"),
                                G_VARIANT_TYPE("(v)"), G_DBUS_CALL_FLAGS_NONE, WORKER_CALL_TIMEOUT_MS,
-                               g_task_get_cancellable(task), on_resume_read, g_steal_pointer(&task));
+                               cancellable, on_resume_read, g_steal_pointer(&task));
 }
 
 static void on_proxy_ready(GObject *source, GAsyncResult *result, gpointer user_data)
