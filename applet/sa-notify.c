@@ -171,6 +171,14 @@ static void on_share_event(SaClient *client, SaShare *share, const char *kind,
     summary = g_strdup_printf(_("“%s” is shared again"), name);
     body = g_strdup(message);
     break;
+  case SLUICE_WIRE_EVENT_RESUMED:
+    /* The guest noticed nothing and nothing failed: a low-urgency note,
+     * which notification servers keep out of the way (no popup over the
+     * user's work), so the crash can still be looked up. */
+    summary = g_strdup_printf(_("“%s” recovered from a crash"), name);
+    body = g_strdup(message);
+    urgency = NOTIFY_URGENCY_LOW;
+    break;
   case SLUICE_WIRE_EVENT_FAILED:
     summary = g_strdup_printf(_("Could not share “%s”"), name);
     body = g_strdup(message);

@@ -55,8 +55,9 @@ static const char *const event_words[] = {
         [SLUICE_WIRE_EVENT_CRASHED] = "crashed",
         [SLUICE_WIRE_EVENT_RECOVERED] = "recovered",
         [SLUICE_WIRE_EVENT_FAILED] = "failed",
+        [SLUICE_WIRE_EVENT_RESUMED] = "resumed",
 };
-G_STATIC_ASSERT(G_N_ELEMENTS(event_words) == SLUICE_WIRE_EVENT_FAILED + 1);
+G_STATIC_ASSERT(G_N_ELEMENTS(event_words) == SLUICE_WIRE_EVENT_RESUMED + 1);
 
 /* The word at INDEX, or the table's first (its "nothing known") for an
  * index out of range: a caller's bad cast never reads past the table. */

@@ -64,6 +64,7 @@ typedef enum {
         SLUICE_WIRE_EVENT_CRASHED,   /* "crashed": the worker died */
         SLUICE_WIRE_EVENT_RECOVERED, /* "recovered": served again after a crash */
         SLUICE_WIRE_EVENT_FAILED,    /* "failed" */
+        SLUICE_WIRE_EVENT_RESUMED,   /* "resumed": a crash the guest did not notice (nothing failed) */
 } SluiceWireEvent;
 
 const char *sluice_wire_share_state_name(SluiceWireShareState state);

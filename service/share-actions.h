@@ -72,7 +72,10 @@ typedef guint64 SluiceShareActions;
 #define SLUICE_SHARE_ACTION_WRITE_BOOT_LINE        (G_GUINT64_CONSTANT(1) << 46)  /* the guest mounts it at boot (fstab) */
 #define SLUICE_SHARE_ACTION_FORGET_BOOT_LINE       (G_GUINT64_CONSTANT(1) << 47)  /* ... no more: its line is removed */
 
-#define SLUICE_SHARE_N_ACTIONS 48
+#define SLUICE_SHARE_ACTION_REPORT_RESUMED         (G_GUINT64_CONSTANT(1) << 48)  /* Event "recovered": a worker took
+                                                                                   * over the same device (Resume) */
+
+#define SLUICE_SHARE_N_ACTIONS 49
 
 /* What becomes of the caller of Start, Attach, Detach or Stop. */
 typedef enum {

@@ -330,6 +330,7 @@ static const char *const event_names[] = {
         [SLUICE_SHARE_ATTACHMENT_GUEST_UNMOUNT_FAILED] = "guest-unmount-failed",
         [SLUICE_SHARE_ATTACHMENT_GUEST_RELEASED] = "guest-released",
         [SLUICE_SHARE_ATTACHMENT_MOUNT_AT_BOOT_ON] = "mount-at-boot-on",
+        [SLUICE_SHARE_ATTACHMENT_WORKER_RESUMED] = "worker-resumed",
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(state_names) == SLUICE_SHARE_ATTACHMENT_N_STATES);

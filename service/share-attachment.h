@@ -41,6 +41,13 @@
  * unplugged first.  A busy or booting guest can miss an unplug request, so
  * it is asked again, then Sluice waits for the guest (AWAITING_OLD_DEVICE).
  *
+ * WORKER_RESUMED changes nothing, in any state: a worker that resumed
+ * (worker.h: the fd store) serves the very device, rings and node ids of
+ * the one that died, so what was under way (a plug, an unplug, a mount in
+ * the guest) goes on and its completion arrives as it would have.  Only a
+ * crash that could not be resumed is WORKER_LOST (the lifecycle does not
+ * forward a crash it expects to be resumed), and takes the path above.
+ *
  * Requests with a caller (PLUG for Attach, UNPLUG for Detach, SETTLE for a
  * Start that should wait for a pending plug) say what becomes of it
  * (SluiceShareCaller).  Completions (PLUG_DONE, UNPLUG_DONE, ...) that
@@ -141,6 +148,7 @@ typedef enum {
         SLUICE_SHARE_ATTACHMENT_WORKER_READY,       /* ready after a launch */
         SLUICE_SHARE_ATTACHMENT_WORKER_RESTARTED,   /* ready after a crash */
         SLUICE_SHARE_ATTACHMENT_WORKER_GONE,        /* failed for good, or stopped */
+        SLUICE_SHARE_ATTACHMENT_WORKER_RESUMED,     /* a new worker serves the same device */
         /* the guest (its agent) */
         SLUICE_SHARE_ATTACHMENT_GUEST_READY,        /* the agent came up, or AutoMount was switched on */
         SLUICE_SHARE_ATTACHMENT_GUEST_MOUNTED,

@@ -310,7 +310,8 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 break;
         case A(START_STATS):
                 sluice_share_stats_start(self->stats, self->worker,
-                                         what->event == SLUICE_SHARE_EVENT_WORKER_RESTARTED);
+                                         what->event == SLUICE_SHARE_EVENT_WORKER_RESTARTED ||
+                                         what->event == SLUICE_SHARE_EVENT_WORKER_RESUMED);
                 break;
         case A(REPORT_RESTARTED):
                 message = g_strdup_printf(_("The worker of “%s” was restarted"), tag);
@@ -398,6 +399,12 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                         message = g_strdup_printf(_("“%s” was restarted and is back at %s in %s"),
                                                   tag, self->guest_place, vm);
                 sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_RECOVERED, message);
+                break;
+        case A(REPORT_RESUMED):
+                message = sluice_shared_folder_resumed_sentence(self);
+                sluice_shared_folder_emit_event(self, sluice_shared_folder_resume_failed(self) > 0
+                                                ? SLUICE_WIRE_EVENT_RECOVERED : SLUICE_WIRE_EVENT_RESUMED,
+                                                message);
                 break;
         case A(REPORT_PLUG_FAILED):
                 message = g_strdup_printf(_("Could not attach “%s” to %s: %s"), tag, vm, why);

@@ -102,6 +102,8 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
                 [SLUICE_SHARE_EVENT_STOP_FORCED] = STOP_FORCED_ROW,
                 [SLUICE_SHARE_EVENT_WORKER_READY] = READY_ROW(WORKER_READY),
                 [SLUICE_SHARE_EVENT_WORKER_RESTARTED] = READY_ROW(WORKER_RESTARTED),
+                /* the crash was fed: the device was written off already */
+                [SLUICE_SHARE_EVENT_WORKER_RESUMED] = READY_ROW(WORKER_RESTARTED),
                 [SLUICE_SHARE_EVENT_WORKER_CRASHED] = CRASHED_ROW,
                 [SLUICE_SHARE_EVENT_WORKER_FAILED] = FAILED_ROW,
                 /* plugged in while the worker restarts: the restart replaces it */
@@ -115,6 +117,9 @@ static const Row table[SLUICE_SHARE_N_STATES][SLUICE_SHARE_N_EVENTS] = {
                 [SLUICE_SHARE_EVENT_STOP_FORCED] = STOP_FORCED_ROW,
                 [SLUICE_SHARE_EVENT_WORKER_CRASHED] = CRASHED_ROW,
                 [SLUICE_SHARE_EVENT_WORKER_FAILED] = FAILED_ROW,
+                /* the same device, rings and node ids: the guest saw nothing */
+                [SLUICE_SHARE_EVENT_WORKER_RESUMED] = { SET,
+                        DO(A(CLEAR_ERROR) | A(START_STATS) | A(REPORT_RESUMED)), FORWARD(WORKER_RESUMED) },
                 [SLUICE_SHARE_EVENT_PLUG_DONE] = { SET, FORWARD(PLUG_DONE) },
                 [SLUICE_SHARE_EVENT_VM_STARTED] = { SET, FORWARD(PLUG) },
         },
@@ -173,6 +178,7 @@ static const char *const event_names[] = {
         [SLUICE_SHARE_EVENT_WORKER_CRASHED] = "worker-crashed",
         [SLUICE_SHARE_EVENT_WORKER_FAILED] = "worker-failed",
         [SLUICE_SHARE_EVENT_WORKER_STOPPED] = "worker-stopped",
+        [SLUICE_SHARE_EVENT_WORKER_RESUMED] = "worker-resumed",
         [SLUICE_SHARE_EVENT_PLUG_DONE] = "plug-done",
         [SLUICE_SHARE_EVENT_PLUG_FAILED] = "plug-failed",
         [SLUICE_SHARE_EVENT_PLUG_CANCELLED] = "plug-cancelled",

@@ -17,6 +17,18 @@
  *
  *   Also: FAILED --START, ATTACH--> CHECKING (Error cleared, checked again);
  *   STARTING --WORKER_CRASHED--> STARTING (a crash before it was ready);
+ *   RUNNING --WORKER_RESUMED--> RUNNING: a worker took over its
+ *   predecessor's device, rings and node ids (worker.h: the fd store) after
+ *   a crash or a restart; the guest saw nothing, so nothing moves, not even
+ *   the attachment (Event "recovered", Stats go on with the new process).
+ *   The driver does not feed a crash it expects to be resumed
+ *   (sluice_worker_resume_expected): the share stays RUNNING, its device
+ *   where it is (a plug, unplug or mount under way goes on: the resumed
+ *   worker answers the guest), until the outcome: WORKER_RESUMED, or, when
+ *   the new worker could not resume, WORKER_CRASHED then WORKER_RESTARTED
+ *   (the replug path, with why in Error and Event).  In STARTING (a crash
+ *   fed as such), WORKER_RESUMED is taken as WORKER_RESTARTED: the device
+ *   was already written off;
  *   MOUNT_AT_BOOT_OFF in any state, and REMOVED in STOPPED (RemoveShare
  *   stops first): FORGET_BOOT_LINE, the guest's fstab line goes whatever
  *   the device does (MOUNT_AT_BOOT_ON goes to the attachment: it writes
@@ -88,6 +100,7 @@ typedef enum {
         SLUICE_SHARE_EVENT_WORKER_CRASHED,   /* a restart is scheduled */
         SLUICE_SHARE_EVENT_WORKER_FAILED,    /* given up */
         SLUICE_SHARE_EVENT_WORKER_STOPPED,   /* STOP_WORKER completed */
+        SLUICE_SHARE_EVENT_WORKER_RESUMED,   /* ready again, serving the same device (Resume) */
         /* what PLUG, UNPLUG and UNPLUG_OLD_DEVICE asked of the VM */
         SLUICE_SHARE_EVENT_PLUG_DONE,
         SLUICE_SHARE_EVENT_PLUG_FAILED,

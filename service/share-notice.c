@@ -69,3 +69,39 @@ void sluice_shared_folder_emit_event(SluiceSharedFolder *self, SluiceWireEvent e
         g_message("%s: %s", self->config->tag, message);
         sluice_share_emit_event(self->iface, sluice_wire_event_name(event), message);
 }
+
+char *sluice_shared_folder_resumed_sentence(SluiceSharedFolder *self)
+{
+        GVariant *resume = self->worker != NULL ? sluice_worker_get_resume(self->worker) : NULL;
+        const char *tag = self->config->tag;
+        gboolean handed_over = FALSE;
+        guint32 replayed = 0, failed = 0;
+        guint64 ms = self->worker != NULL ? (guint64)sluice_worker_get_resume_pause_us(self->worker) / 1000 : 0;
+        g_autofree char *requests = NULL;
+
+        if (resume != NULL) {
+                (void)g_variant_lookup(resume, "handed-over", "b", &handed_over);
+                (void)g_variant_lookup(resume, "replayed", "u", &replayed);
+                (void)g_variant_lookup(resume, "failed", "u", &failed);
+        }
+        if (handed_over)
+                return g_strdup_printf(_("The worker of “%s” was restarted in %" G_GUINT64_FORMAT
+                                         " ms without interrupting the guest"), tag, ms);
+        /* TRANSLATORS: the end of "“docs” recovered from a worker crash in 38 ms; …" */
+        requests = g_strdup_printf(ngettext("%u request answered again, %u failed",
+                                            "%u requests answered again, %u failed", replayed),
+                                   replayed, failed);
+        /* TRANSLATORS: %s is the share's tag, then milliseconds, then "2 requests answered again, 0 failed" */
+        return g_strdup_printf(_("“%s” recovered from a worker crash in %" G_GUINT64_FORMAT " ms; %s"),
+                               tag, ms, requests);
+}
+
+guint32 sluice_shared_folder_resume_failed(SluiceSharedFolder *self)
+{
+        GVariant *resume = self->worker != NULL ? sluice_worker_get_resume(self->worker) : NULL;
+        guint32 failed = 0;
+
+        if (resume != NULL)
+                (void)g_variant_lookup(resume, "failed", "u", &failed);
+        return failed;
+}

@@ -63,6 +63,7 @@ struct _SluiceSharedFolder {
                                  * kept across a crash to mount again at the same place */
         guint unmount_deadline; /* the source that ends the wait for the guest's unmount */
         char *unmount_skipped;  /* why the device goes out without the guest's unmount, for its Event */
+        char *deferred_crash;   /* a crash not fed yet: a resume is expected (its message) */
 };
 
 /* What happened, as the machine's event and what came with it. */
@@ -115,5 +116,11 @@ void sluice_shared_folder_forget_boot_line(SluiceSharedFolder *self, gboolean af
 void sluice_shared_folder_set_error(SluiceSharedFolder *self, const char *message);
 void sluice_shared_folder_publish_error(SluiceSharedFolder *self);
 void sluice_shared_folder_emit_event(SluiceSharedFolder *self, SluiceWireEvent event, const char *message);
+/* The Event of a worker that took over its predecessor's device (Resume):
+ * after a crash, how long the guest waited and what became of the requests
+ * in flight; after a restart's hand-over, that nothing was interrupted. */
+char *sluice_shared_folder_resumed_sentence(SluiceSharedFolder *self);
+/* The requests in flight at that crash that were answered EIO. */
+guint32 sluice_shared_folder_resume_failed(SluiceSharedFolder *self);
 
 G_END_DECLS

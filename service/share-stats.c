@@ -137,10 +137,23 @@ static gboolean on_stats_tick(gpointer user_data)
         return G_SOURCE_CONTINUE;
 }
 
+void sluice_share_stats_count_crash(SluiceShareStats *self)
+{
+        sluice_stats_sampler_count_crash(&self->sampler);
+}
+
 void sluice_share_stats_start(SluiceShareStats *self, SluiceWorker *worker, gboolean restarted)
 {
-        if (self->running)
+        if (self->running) {
+                /* a resumed worker took over while the share ran on: its
+                 * counters start afresh, the share's totals go on */
+                if (restarted) {
+                        g_set_object(&self->worker, worker);
+                        sluice_stats_sampler_new_worker(&self->sampler);
+                        request_sample(self);
+                }
                 return;
+        }
         self->running = TRUE;
         g_set_object(&self->worker, worker);
         if (restarted)

@@ -21,10 +21,13 @@ G_DECLARE_FINAL_TYPE(SluiceShareStats, sluice_share_stats, SLUICE, SHARE_STATS, 
  * every INTERVAL_MS while started and watched; TAG names the share in
  * debug messages. */
 SluiceShareStats *sluice_share_stats_new(SluiceShare *iface, guint interval_ms, const char *tag);
-/* Samples WORKER's control channel from now on (no-op when started):
- * once at once, then while watched or asked.
- * RESTARTED: the share runs on with a new worker, whose counters are added to
- * what the share counted so far (stats.h); else the count begins now. */
+/* A worker of the share crashed ("worker-crashes"). */
+void sluice_share_stats_count_crash(SluiceShareStats *self);
+/* Samples WORKER's control channel from now on: once at once, then while
+ * watched or asked.  RESTARTED: the share runs on with a new worker, whose
+ * counters are added to what the share counted so far (stats.h); else the
+ * count begins now.  When started already, only RESTARTED does anything (a
+ * resumed worker took over while the share ran on). */
 void sluice_share_stats_start(SluiceShareStats *self, SluiceWorker *worker, gboolean restarted);
 /* Stops sampling; Stats becomes empty; waiting sample calls get it. */
 void sluice_share_stats_stop(SluiceShareStats *self);

@@ -58,11 +58,62 @@ static gboolean guest_managed(SluiceSharedFolder *self)
 
 /* ---- what happened: translated into events ---- */
 
+static gboolean worker_resumed(SluiceWorker *worker, const char **ret_why)
+{
+        GVariant *resume = sluice_worker_get_resume(worker);
+        gboolean resumed = FALSE;
+
+        *ret_why = NULL;
+        if (resume == NULL)
+                return FALSE;
+        if (g_variant_lookup(resume, "resumed", "b", &resumed) && resumed)
+                return TRUE;
+        (void)g_variant_lookup(resume, "why-not", "&s", ret_why);
+        return FALSE;
+}
+
+/* A relaunch after a crash (or a restart's hand-over) is ready: either the
+ * new worker serves the same device, or the crash is fed as it is now, with
+ * why the device could not be kept (the replug path follows). */
+static void worker_back(SluiceSharedFolder *self, SluiceWorker *worker)
+{
+        g_autofree char *deferred = g_steal_pointer(&self->deferred_crash);
+        g_autofree char *message = NULL;
+        const char *why = NULL;
+
+        if (worker_resumed(worker, &why)) {
+                sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_RESUMED });
+                return;
+        }
+        if (deferred != NULL || self->machine.state == SLUICE_SHARE_RUNNING) {
+                /* the worker's why is its own words, shown as they are (trimmed) */
+                g_autofree char *shown = g_strndup(why != NULL ? why : "", 200);
+
+                if (deferred == NULL)
+                        deferred = g_strdup_printf(_("The worker of “%s” was restarted"), self->config->tag);
+                message = why != NULL
+                        ? g_strdup_printf(_("%s; its state could not be taken over (%s), so the share is plugged in again"),
+                                          deferred, shown)
+                        : g_strdup_printf(_("%s; it kept no state to take over, so the share is plugged in again"),
+                                          deferred);
+                sluice_shared_folder_step(self, &(Happening){
+                        .event = SLUICE_SHARE_EVENT_WORKER_CRASHED,
+                        .message = message,
+                });
+        }
+        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_RESTARTED });
+}
+
 static void on_worker_ready(SluiceWorker *worker, gboolean restarted, gpointer user_data)
 {
-        sluice_shared_folder_step(user_data, &(Happening){
-                .event = restarted ? SLUICE_SHARE_EVENT_WORKER_RESTARTED : SLUICE_SHARE_EVENT_WORKER_READY,
-        });
+        SluiceSharedFolder *self = user_data;
+
+        if (restarted) {
+                worker_back(self, worker);
+                return;
+        }
+        g_clear_pointer(&self->deferred_crash, g_free);
+        sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_READY });
 }
 
 static void on_worker_crashed(SluiceWorker *worker, const char *why, gpointer user_data)
@@ -72,6 +123,17 @@ static void on_worker_crashed(SluiceWorker *worker, const char *why, gpointer us
                 _("The worker of “%s” stopped unexpectedly (%s): restarting it"),
                 self->config->tag, why);
 
+        sluice_share_stats_count_crash(self->stats);
+        /* relaunched at once with its store: the guest may never notice, so
+         * nothing is said or changed until the new worker says whether it
+         * took over (worker_back) */
+        if (sluice_worker_resume_expected(worker) && self->machine.state == SLUICE_SHARE_RUNNING) {
+                g_message("%s", message);
+                g_free(self->deferred_crash);
+                self->deferred_crash = g_steal_pointer(&message);
+                return;
+        }
+        g_clear_pointer(&self->deferred_crash, g_free);
         sluice_shared_folder_step(self, &(Happening){
                 .event = SLUICE_SHARE_EVENT_WORKER_CRASHED,
                 .message = message,
@@ -80,6 +142,7 @@ static void on_worker_crashed(SluiceWorker *worker, const char *why, gpointer us
 
 static void on_worker_failed(SluiceWorker *worker, const char *why, gpointer user_data)
 {
+        g_clear_pointer(&((SluiceSharedFolder *)user_data)->deferred_crash, g_free);
         sluice_shared_folder_step(user_data, &(Happening){
                 .event = SLUICE_SHARE_EVENT_WORKER_FAILED,
                 .message = why,
@@ -130,7 +193,8 @@ static const SluiceShareDriver driver = {
 void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)
 {
         gboolean ready = what->event == SLUICE_SHARE_EVENT_WORKER_READY ||
-                         what->event == SLUICE_SHARE_EVENT_WORKER_RESTARTED;
+                         what->event == SLUICE_SHARE_EVENT_WORKER_RESTARTED ||
+                         what->event == SLUICE_SHARE_EVENT_WORKER_RESUMED;
         SluiceShareState before = self->machine.state;
         SluiceShareAttachmentState attachment_before = self->machine.attachment.state;
         SluiceShareLifecycleResult r = sluice_share_lifecycle_step(&self->machine, what->event,
@@ -450,6 +514,7 @@ static void sluice_shared_folder_finalize(GObject *object)
         g_free(self->last_failure);
         g_free(self->guest_place);
         g_free(self->unmount_skipped);
+        g_free(self->deferred_crash);
         G_OBJECT_CLASS(sluice_shared_folder_parent_class)->finalize(object);
 }
 

@@ -42,6 +42,13 @@ static void add_totals(SluiceStatsTotals *to, const SluiceStatsTotals *what)
         to->bytes_written += what->bytes_written;
         to->requests += what->requests;
         to->errors += what->errors;
+        to->resume_replayed += what->resume_replayed;
+        to->resume_failed += what->resume_failed;
+}
+
+void sluice_stats_sampler_count_crash(SluiceStatsSampler *sampler)
+{
+        sampler->worker_crashes++;
 }
 
 void sluice_stats_sampler_new_worker(SluiceStatsSampler *sampler)
@@ -103,6 +110,8 @@ GVariant *sluice_stats_sample(SluiceStatsSampler *sampler, GVariant *raw, gint64
         worker.bytes_written = raw_get(&in, "bytes-written");
         worker.requests = raw_get(&in, "requests");
         worker.errors = raw_get(&in, "errors");
+        worker.resume_replayed = raw_get(&in, "resume-replayed");
+        worker.resume_failed = raw_get(&in, "resume-failed");
         uptime_us = raw_get(&in, "uptime-us");
         if (is_new_process(sampler, &worker, uptime_us))
                 sluice_stats_sampler_new_worker(sampler);
@@ -121,6 +130,9 @@ GVariant *sluice_stats_sample(SluiceStatsSampler *sampler, GVariant *raw, gint64
         g_variant_dict_insert(&out, "bytes-written", "t", total.bytes_written);
         g_variant_dict_insert(&out, "requests", "t", total.requests);
         g_variant_dict_insert(&out, "errors", "t", total.errors);
+        g_variant_dict_insert(&out, "worker-crashes", "t", sampler->worker_crashes);
+        g_variant_dict_insert(&out, "resume-replayed", "t", total.resume_replayed);
+        g_variant_dict_insert(&out, "resume-failed", "t", total.resume_failed);
         g_variant_dict_insert(&out, "read-bytes-per-sec", "d",
                               rate(total.bytes_read, sampler->previous.bytes_read, seconds));
         g_variant_dict_insert(&out, "write-bytes-per-sec", "d",

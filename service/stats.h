@@ -10,7 +10,9 @@
  * bytes-written, requests and errors only grow from the moment counting
  * began ("since-us", wall clock) until the share stops.  What a worker
  * counted after its last sample and before it died is lost with it (at most
- * one sample interval).  Latency and the per-queue counters describe the
+ * one sample interval).  "resume-replayed" and "resume-failed" (what
+ * resumed workers did with the requests in flight at a crash) add up the
+ * same way; "worker-crashes" is the service's own count.  Latency and the per-queue counters describe the
  * current worker alone (its "uptime-us"). */
 #pragma once
 
@@ -23,6 +25,8 @@ typedef struct {
         guint64 bytes_written;
         guint64 requests;
         guint64 errors;
+        guint64 resume_replayed;      /* in-flight requests a resumed worker ran again */
+        guint64 resume_failed;        /* ... answered EIO instead */
 } SluiceStatsTotals;
 
 typedef struct {
@@ -33,6 +37,7 @@ typedef struct {
         gboolean have_previous;       /* a sample to compute rates against */
         gint64 previous_time_us;      /* monotonic */
         SluiceStatsTotals previous;   /* the share's totals at that sample */
+        guint64 worker_crashes;       /* counted by the service, not a worker */
 } SluiceStatsSampler;
 
 /* Counting begins (the share started): totals from 0, since_wall_us
@@ -43,6 +48,9 @@ void sluice_stats_sampler_begin(SluiceStatsSampler *sampler, gint64 since_wall_u
  * (A process whose counters or uptime went backwards is taken as new even
  * without this call.)  The next sample has no rates: the interval spans the gap. */
 void sluice_stats_sampler_new_worker(SluiceStatsSampler *sampler);
+/* A worker of the share died unexpectedly ("worker-crashes"; from 0 at
+ * sluice_stats_sampler_begin()). */
+void sluice_stats_sampler_count_crash(SluiceStatsSampler *sampler);
 /* Builds a Share.Stats a{sv} (floating reference) from raw a{sv} counters
  * sampled at now_us (monotonic).  Malformed or missing raw values count as 0.
  * Counting begins now if sluice_stats_sampler_begin() was not called. */

@@ -136,7 +136,7 @@ static void test_wire_enums(void)
         CHECK_WORDS(sluice_wire_guest_agent, SLUICE_WIRE_AGENT_RESTRICTED, a)
         CHECK_WORDS(sluice_wire_vm_state, SLUICE_WIRE_VM_OTHER, v)
         CHECK_WORDS(sluice_wire_guest_os, SLUICE_WIRE_GUEST_OS_WINDOWS, o)
-        CHECK_WORDS(sluice_wire_event, SLUICE_WIRE_EVENT_FAILED, e)
+        CHECK_WORDS(sluice_wire_event, SLUICE_WIRE_EVENT_RESUMED, e)
 #undef CHECK_WORDS
 
         g_assert_cmpstr(sluice_wire_guest_state_name(SLUICE_WIRE_GUEST_MOUNTED), ==, "mounted");

@@ -57,6 +57,7 @@ static void test_keys(void)
                 "timestamp-us", "since-us", "uptime-us", "bytes-read", "bytes-written",
                 "requests", "errors", "read-bytes-per-sec", "write-bytes-per-sec",
                 "ops-per-sec", "errors-per-sec", "latency-p50-us", "latency-p99-us", "queues",
+                "worker-crashes", "resume-replayed", "resume-failed",
         };
 
         sluice_stats_sampler_begin(&s, 1700000000 * SECOND);

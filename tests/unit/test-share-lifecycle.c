@@ -62,6 +62,8 @@ static const Expected expected[] = {
         { L(STARTING), E(WORKER_READY), L(RUNNING), READY_ACTIONS, C(NONE), R(OK) },
         { L(STARTING), E(WORKER_RESTARTED), L(RUNNING), READY_ACTIONS | A(REPORT_RESTARTED), C(NONE), R(OK) },
         { L(STARTING), E(WORKER_CRASHED), L(STARTING), CRASH_ACTIONS, C(NONE), R(OK) },
+        /* the crash was fed: the device is written off, a resume is a restart */
+        { L(STARTING), E(WORKER_RESUMED), L(RUNNING), READY_ACTIONS | A(REPORT_RESTARTED), C(NONE), R(OK) },
         { L(STARTING), E(WORKER_FAILED), L(FAILED), FAIL_ACTIONS, C(NONE), R(EVENT_ERROR) },
 
         { L(RUNNING), E(START), L(RUNNING), 0, C(DONE), R(OK) },
@@ -72,6 +74,9 @@ static const Expected expected[] = {
         { L(RUNNING), E(DETACH_FORCED), L(RUNNING), 0, C(DONE), R(OK) },
         { L(RUNNING), E(WORKER_CRASHED), L(STARTING), CRASH_ACTIONS, C(NONE), R(OK) },
         { L(RUNNING), E(WORKER_FAILED), L(FAILED), FAIL_ACTIONS, C(NONE), R(EVENT_ERROR) },
+        /* a resumed worker: the share runs on, said once, Stats go on */
+        { L(RUNNING), E(WORKER_RESUMED), L(RUNNING), A(CLEAR_ERROR) | A(START_STATS) | A(REPORT_RESUMED),
+          C(NONE), R(OK) },
         { L(RUNNING), E(VM_STARTED), L(RUNNING), A(PLUG), C(NONE), R(OK) },
 
         { L(DETACHING), E(START), L(DETACHING), 0, C(REFUSED), R(STOPPING) },
