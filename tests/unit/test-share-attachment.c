@@ -631,6 +631,63 @@ static void test_mount_at_boot_on_writes_where_mounted(void)
         }
 }
 
+/* A worker that resumed serves the very device of the one that died: what
+ * was under way when it died (a plug, an unplug, a mount in the guest)
+ * goes on, and its completion arrives as it would have.  No unplug, no
+ * agent call, no hot-plug, whatever the state. */
+static void test_resumed_worker_changes_nothing(void)
+{
+        static const struct {
+                SluiceShareAttachmentState state;
+                SluiceShareAttachmentEvent completion;
+                gboolean managed;
+                SluiceShareAttachmentState then;
+        } under_way[] = {
+                { S(PLUGGING), S(PLUG_DONE), FALSE, S(PLUGGED) },
+                { S(PLUGGING), S(PLUG_DONE), TRUE, S(MOUNTING) },
+                { S(UNPLUGGING), S(UNPLUG_DONE), FALSE, S(UNPLUGGED) },
+                { S(MOUNTING), S(GUEST_MOUNTED), TRUE, S(MOUNTED) },
+                { S(UNMOUNTING), S(GUEST_UNMOUNTED), TRUE, S(UNPLUGGING) },
+                { S(REMOUNTING), S(GUEST_MOUNTED), TRUE, S(MOUNTED) },
+                { S(PLUGGED), S(UNPLUG), FALSE, S(UNPLUGGING) },
+                { S(MOUNTED), S(UNPLUG), TRUE, S(UNMOUNTING) },
+        };
+
+        for (guint i = 0; i < G_N_ELEMENTS(under_way); i++) {
+                SluiceShareAttachment m = { .state = under_way[i].state };
+                SluiceShareAttachmentResult r;
+
+                r = go(&m, S(WORKER_RESUMED), under_way[i].managed, under_way[i].state);
+                g_assert_cmphex(r.actions, ==, 0);
+                g_assert_cmpint(r.caller, ==, C(NONE));
+                r = go(&m, under_way[i].completion, under_way[i].managed, under_way[i].then);
+                g_assert_false(r.actions & (A(UNPLUG_OLD_DEVICE) | A(RELEASE_DEAD_MOUNT) | A(PLUG)));
+        }
+}
+
+/* A resume that failed is a crash as before: the old device is unplugged
+ * first and a new one plugged in, from wherever the crash found it. */
+static void test_failed_resume_replugs(void)
+{
+        SluiceShareAttachment m = { .state = S(MOUNTED) };
+        SluiceShareAttachmentResult r;
+
+        (void)go(&m, S(WORKER_LOST), TRUE, S(STALE_MOUNTED));
+        r = go(&m, S(WORKER_RESTARTED), TRUE, S(RECOVERING));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG_OLD_DEVICE));
+
+        /* died while plugging: the device that arrives is the dead worker's */
+        m.state = S(PLUGGING);
+        (void)go(&m, S(PLUG_DONE_WORKER_LOST), FALSE, S(STALE));
+        r = go(&m, S(WORKER_RESTARTED), FALSE, S(RECOVERING));
+        g_assert_cmphex(r.actions, ==, A(UNPLUG_OLD_DEVICE));
+
+        /* died while a Detach unplugged it: the unplug's end decides */
+        m.state = S(UNPLUGGING);
+        (void)go(&m, S(WORKER_LOST), FALSE, S(UNPLUGGING));
+        (void)go(&m, S(UNPLUG_DONE), FALSE, S(UNPLUGGED));
+}
+
 int main(int argc, char **argv)
 {
         g_test_init(&argc, &argv, NULL);
@@ -653,5 +710,7 @@ int main(int argc, char **argv)
                         test_detach_while_releasing_dead_mount);
         g_test_add_func("/share-attachment/mount-at-boot-on-writes-where-mounted",
                         test_mount_at_boot_on_writes_where_mounted);
+        g_test_add_func("/share-attachment/resumed-worker-changes-nothing", test_resumed_worker_changes_nothing);
+        g_test_add_func("/share-attachment/failed-resume-replugs", test_failed_resume_replugs);
         return g_test_run();
 }

@@ -539,6 +539,46 @@ static void test_crash_while_attached_recovers(void)
         g_assert_true(r.actions & A(REPORT_RECOVERED));
 }
 
+/* A worker that resumed after a crash (the driver fed no crash: it
+ * expected the resume): the share stays attached and mounted, nothing is
+ * unplugged, plugged or asked of the guest; Event "recovered"/"resumed". */
+static void test_resumed_crash_keeps_the_device(void)
+{
+        static const SluiceShareAttachmentState states[] = {
+                AT(PLUGGED), AT(MOUNTED), AT(MOUNTING), AT(PLUGGING), AT(UNMOUNTING),
+        };
+
+        for (guint i = 0; i < G_N_ELEMENTS(states); i++) {
+                SluiceShareLifecycle m = machine_in(L(RUNNING), states[i]);
+                SluiceShareLifecycleResult r;
+
+                r = step_guest(&m, E(WORKER_RESUMED), TRUE, TRUE, L(RUNNING), states[i],
+                               sluice_share_attachment_in_vm(states[i]) ? "attached" : "running");
+                g_assert_cmphex(r.actions, ==, A(CLEAR_ERROR) | A(START_STATS) | A(REPORT_RESUMED));
+        }
+}
+
+/* A relaunch that could not resume: the driver feeds the crash then, and
+ * the replug path runs as before. */
+static void test_failed_resume_recovers(void)
+{
+        SluiceShareLifecycle m = machine_in(L(RUNNING), AT(MOUNTED));
+        SluiceShareLifecycleResult r;
+
+        r = step_guest(&m, E(WORKER_CRASHED), TRUE, TRUE, L(STARTING), AT(STALE_MOUNTED), "starting");
+        g_assert_cmphex(r.actions, ==, CRASH_ACTIONS);
+        r = step_guest(&m, E(WORKER_RESTARTED), TRUE, TRUE, L(RUNNING), AT(RECOVERING), "running");
+        g_assert_true(r.actions & A(UNPLUG_OLD_DEVICE));
+        g_assert_false(r.actions & A(REPORT_RESUMED));
+
+        /* a crash fed as such and then a worker that says it resumed: the
+         * device was written off, it is replaced all the same */
+        m = machine_in(L(RUNNING), AT(PLUGGED));
+        (void)step(&m, E(WORKER_CRASHED), TRUE, L(STARTING), AT(STALE), "starting");
+        r = step(&m, E(WORKER_RESUMED), TRUE, L(RUNNING), AT(RECOVERING), "running");
+        g_assert_true(r.actions & A(UNPLUG_OLD_DEVICE));
+}
+
 /* A crash while not attached: "recovered" is reported at once. */
 static void test_crash_while_running_reports_restart(void)
 {
@@ -705,6 +745,8 @@ int main(int argc, char **argv)
         g_test_add_func("/share-lifecycle/crash-while-running-reports-restart",
                         test_crash_while_running_reports_restart);
         g_test_add_func("/share-lifecycle/crash-during-plug", test_crash_during_plug);
+        g_test_add_func("/share-lifecycle/resumed-crash-keeps-the-device", test_resumed_crash_keeps_the_device);
+        g_test_add_func("/share-lifecycle/failed-resume-recovers", test_failed_resume_recovers);
         g_test_add_func("/share-lifecycle/stop-while-checking", test_stop_while_checking);
         g_test_add_func("/share-lifecycle/stop-while-starting", test_stop_while_starting);
         g_test_add_func("/share-lifecycle/stop-while-attached", test_stop_while_attached);
