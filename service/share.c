@@ -91,11 +91,11 @@ static void worker_back(SluiceSharedFolder *self, SluiceWorker *worker)
 
                 if (deferred == NULL)
                         deferred = g_strdup_printf(_("The worker of “%s” was restarted"), self->config->tag);
-                message = why != NULL
-                        ? g_strdup_printf(_("%s; its state could not be taken over (%s), so the share is plugged in again"),
+                /* no why: there was no device to take over (nothing plugged) */
+                message = why != NULL && *why != '\0'
+                        ? g_strdup_printf(_("%s; its device could not be taken over (%s), so the share is plugged in again"),
                                           deferred, shown)
-                        : g_strdup_printf(_("%s; it kept no state to take over, so the share is plugged in again"),
-                                          deferred);
+                        : g_strdup(deferred);
                 sluice_shared_folder_step(self, &(Happening){
                         .event = SLUICE_SHARE_EVENT_WORKER_CRASHED,
                         .message = message,

@@ -197,7 +197,10 @@ static void worker_count_quick_crash(SluiceWorker *self, gint64 now)
                g_array_index(self->quick_crashes, gint64, 0) < now - WORKER_QUICK_CRASH_WINDOW_US)
                 g_array_remove_index(self->quick_crashes, 0);
         self->no_replay = FALSE;
-        if (!sluice_worker_fd_store_has(self->store, "state")) {
+        /* a state without a connection: no frontend was served, nothing
+         * waits, and a relaunch starts as it would have anyway */
+        if (!sluice_worker_fd_store_has(self->store, "state") ||
+            !sluice_worker_fd_store_has(self->store, "conn")) {
                 self->resume_expected = FALSE;
                 return;
         }
@@ -274,7 +277,7 @@ static void worker_exited(SluiceWorker *self)
 
         worker_count_quick_crash(self, now);
         self->phase = PHASE_BACKOFF;
-        if (sluice_worker_fd_store_count(self->store) > 0) {
+        if (self->resume_expected) {
                 /* the frontend waits on the stored connection: no backoff */
                 self->backoff_source = g_idle_add(on_backoff_elapsed, self);
         } else {

@@ -7,8 +7,9 @@
  * it with backoff (1 s, 2 s, 4 s … at most 30 s) when it dies unexpectedly
  * and gives up after 5 failures within 60 s.  Every launch runs with
  * --resume and keeps its fds in the worker's store (worker-fd-store.h);
- * after a crash with a non-empty store the relaunch is at once, with the
- * stored fds (LISTEN_FDS).  Crashes close together (3 within 30 s) are a
+ * after a crash while it served a frontend (the store holds "state" and
+ * "conn") the relaunch is at once, with the stored fds (LISTEN_FDS); any
+ * other relaunch also gets the stored fds, after the backoff.  Crashes close together (3 within 30 s) are a
  * loop: the 2nd relaunch answers what was in flight with EIO
  * (--replay=no), the 3rd drops the stored state, so the frontend sees the
  * connection end and the share takes the replug path.  A stop closes the
