@@ -46,7 +46,9 @@ if os.environ.get("LISTEN_PID") == str(os.getpid()):
 
 
 def notify(text, fd=None):
-    where = os.environ["NOTIFY_SOCKET"]
+    where = os.environ.get("NOTIFY_SOCKET", "")
+    if not where:
+        return  # as sd_notify: no keeper, nothing stored
     addr = "\0" + where[1:] if where.startswith("@") else where
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))] if fd is not None else []
