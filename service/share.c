@@ -74,28 +74,30 @@ static gboolean worker_resumed(SluiceWorker *worker, const char **ret_why)
 
 /* A relaunch after a crash (or a restart's hand-over) is ready: either the
  * new worker serves the same device, or the crash is fed as it is now, with
- * why the device could not be kept (the replug path follows). */
+ * why the device could not be kept (the replug path follows).  A hand-over
+ * that had no device to keep (no why) changes nothing for the share. */
 static void worker_back(SluiceSharedFolder *self, SluiceWorker *worker)
 {
         g_autofree char *deferred = g_steal_pointer(&self->deferred_crash);
         g_autofree char *message = NULL;
+        g_autofree char *shown = NULL;
         const char *why = NULL;
+        gboolean device_lost;
 
         if (worker_resumed(worker, &why)) {
                 sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_WORKER_RESUMED });
                 return;
         }
-        if (deferred != NULL || self->machine.state == SLUICE_SHARE_RUNNING) {
+        device_lost = why != NULL && *why != '\0';
+        if (deferred == NULL && device_lost && self->machine.state == SLUICE_SHARE_RUNNING)
+                deferred = g_strdup_printf(_("The worker of “%s” was restarted"), self->config->tag);
+        if (deferred != NULL) {
                 /* the worker's why is its own words, shown as they are (trimmed) */
-                g_autofree char *shown = g_strndup(why != NULL ? why : "", 200);
-
-                if (deferred == NULL)
-                        deferred = g_strdup_printf(_("The worker of “%s” was restarted"), self->config->tag);
-                /* no why: there was no device to take over (nothing plugged) */
-                message = why != NULL && *why != '\0'
+                shown = g_strndup(device_lost ? why : "", 200);
+                message = device_lost
                         ? g_strdup_printf(_("%s; its device could not be taken over (%s), so the share is plugged in again"),
                                           deferred, shown)
-                        : g_strdup(deferred);
+                        : g_steal_pointer(&deferred);
                 sluice_shared_folder_step(self, &(Happening){
                         .event = SLUICE_SHARE_EVENT_WORKER_CRASHED,
                         .message = message,
