@@ -51,19 +51,33 @@ static void stored_fd_free(gpointer data)
         g_free(s);
 }
 
-gboolean sluice_worker_fd_store_name_is_valid(const char *name)
+/* A decimal index as the worker writes it: no sign, no leading zero. */
+static gboolean is_index(const char *s)
 {
-        size_t len;
+        size_t len = strlen(s);
 
-        if (name == NULL)
-                return FALSE;
-        len = strlen(name);
-        if (len == 0 || len > SLUICE_WORKER_FD_NAME_MAX)
+        if (len == 0 || len > 10 || (s[0] == '0' && len > 1))
                 return FALSE;
         for (size_t i = 0; i < len; i++)
-                if (!g_ascii_isalnum(name[i]) && name[i] != '-')
+                if (!g_ascii_isdigit(s[i]))
                         return FALSE;
         return TRUE;
+}
+
+gboolean sluice_worker_fd_store_name_is_valid(const char *name)
+{
+        static const char *const fixed[] = { "listen", "conn", "state", "tables" };
+        static const char *const indexed[] = { "mem-", "kick-", "call-", "err-" };
+
+        if (name == NULL || strlen(name) > SLUICE_WORKER_FD_NAME_MAX)
+                return FALSE;
+        for (gsize i = 0; i < G_N_ELEMENTS(fixed); i++)
+                if (strcmp(name, fixed[i]) == 0)
+                        return TRUE;
+        for (gsize i = 0; i < G_N_ELEMENTS(indexed); i++)
+                if (g_str_has_prefix(name, indexed[i]) && is_index(name + strlen(indexed[i])))
+                        return TRUE;
+        return FALSE;
 }
 
 SluiceWorkerFdStore *sluice_worker_fd_store_new(const char *tag)

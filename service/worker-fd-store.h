@@ -20,7 +20,8 @@
  * fds closed.  A datagram cannot make the service read guest memory: the
  * fds are only held and passed on.
  *
- * Names: [A-Za-z0-9-], 1 to 32 characters.  A store of an fd whose open file
+ * Names: only the protocol's (listen, conn, state, tables, mem-N, kick-N,
+ * call-N, err-N; N decimal), at most 32 characters.  A store of an fd whose open file
  * description is already held (kcmp(KCMP_FILE)) is ignored, as systemd
  * does: a resumed worker may store again what it was given.  A stored fd
  * that reports POLLHUP or POLLERR (the frontend hung up while no worker
@@ -75,7 +76,7 @@ void sluice_worker_fd_store_remove_all_but(SluiceWorkerFdStore *store, const cha
 /* Closes every fd. */
 void sluice_worker_fd_store_clear(SluiceWorkerFdStore *store);
 
-/* The name rule (for the tests and sluice_worker_fd_store_add's callers). */
+/* The name rule above (for the tests and sluice_worker_fd_store_add's callers). */
 gboolean sluice_worker_fd_store_name_is_valid(const char *name);
 
 G_END_DECLS

@@ -150,6 +150,12 @@ static void test_bad_names(void)
                 "FDSTORE=1\nFDNAME=a:b",
                 "FDSTORE=1\nFDNAME=kick 0",
                 "FDSTORE=1\nFDNAME=abcdefghijabcdefghijabcdefghijabc",  /* 33 */
+                "FDSTORE=1\nFDNAME=secrets",     /* not a name of the protocol */
+                "FDSTORE=1\nFDNAME=mem-",
+                "FDSTORE=1\nFDNAME=kick-1a",
+                "FDSTORE=1\nFDNAME=call--1",
+                "FDSTORE=1\nFDNAME=err-01",
+                "FDSTORE=1\nFDNAME=mem-12345678901",
                 "FDSTORE=1",
                 "FDSTORE=1\nFDSTOREREMOVE=1\nFDNAME=conn",
                 "FDNAME=conn",          /* no FDSTORE=1: the fd is not to be kept */
@@ -166,8 +172,10 @@ static void test_bad_names(void)
                 g_assert_true(write_end_closed_everywhere(p));
                 close(p.read_end);
         }
-        g_assert_true(sluice_worker_fd_store_name_is_valid("abcdefghijabcdefghijabcdefghijab"));
         g_assert_true(sluice_worker_fd_store_name_is_valid("kick-12"));
+        g_assert_true(sluice_worker_fd_store_name_is_valid("mem-0"));
+        g_assert_true(sluice_worker_fd_store_name_is_valid("tables"));
+        g_assert_true(sluice_worker_fd_store_name_is_valid("err-4294967295"));
         g_assert_false(sluice_worker_fd_store_name_is_valid(NULL));
 }
 
