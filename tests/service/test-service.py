@@ -736,7 +736,8 @@ def case_stats(env):
     first = wait_for(lambda: stats() or None, 30, "a first stats sample")
     keys = {"timestamp-us", "since-us", "uptime-us", "bytes-read", "bytes-written", "requests", "errors",
             "read-bytes-per-sec", "write-bytes-per-sec", "ops-per-sec", "errors-per-sec",
-            "latency-p50-us", "latency-p99-us", "queues"}
+            "latency-p50-us", "latency-p99-us", "queues",
+            "worker-crashes", "resume-replayed", "resume-failed"}
     check(set(first) == keys, f"keys {sorted(first)}")
     check([q["index"] for q in first["queues"]] == [0, 1], f"queues {first['queues']}")
     check(set(first["queues"][1]) == {"index", "requests", "kicks", "polled", "batches", "in-flight"},
