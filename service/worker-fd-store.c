@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/kcmp.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -389,6 +390,26 @@ static gboolean on_notify_readable(gint fd, GIOCondition condition, gpointer use
         return G_SOURCE_CONTINUE;
 }
 
+/* Every store may hold up to SLUICE_WORKER_FD_STORE_MAX fds, and a service
+ * runs many workers: the soft limit on open files (often 1024) is raised to
+ * the hard one, once, as systemd does for its own fd stores.  Failing that
+ * (a hard limit as low), a store is refused fds by the kernel, not the
+ * service: the worker then resumes nothing. */
+static void raise_fd_limit(void)
+{
+        static gsize done;
+        struct rlimit rl;
+
+        if (!g_once_init_enter(&done))
+                return;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        g_message("Could not raise the limit on open files: %s", g_strerror(errno));
+        }
+        g_once_init_leave(&done, 1);
+}
+
 gboolean sluice_worker_fd_store_listen(SluiceWorkerFdStore *store, GError **error)
 {
         struct sockaddr_un addr = { .sun_family = AF_UNIX };
@@ -399,6 +420,7 @@ gboolean sluice_worker_fd_store_listen(SluiceWorkerFdStore *store, GError **erro
         g_return_val_if_fail(store != NULL, FALSE);
         if (store->socket_fd >= 0)
                 return TRUE;
+        raise_fd_limit();
         fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
                 g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
