@@ -272,6 +272,28 @@ static int listen_on_path(struct app *app)
         return 0;
 }
 
+/* The socket file a previous worker bound, taken over with its listening
+ * socket from the store: remembered as listen_on_path() remembers its own,
+ * so that the exit removes it (unless it hands over). */
+static int adopt_socket_file(struct app *app)
+{
+        const char *path = app->opts.socket_path;
+        struct stat st;
+        int r;
+
+        r = open_socket_dir(path, &app->socket_dir_fd, &app->socket_name);
+        if (r < 0)
+                return fail_usage(-r, "cannot open the folder of socket '%s': %s", path,
+                                  strerror(-r));
+        if (fstatat(app->socket_dir_fd, app->socket_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISSOCK(st.st_mode)) {
+                app->created_socket = true;
+                app->socket_dev = st.st_dev;
+                app->socket_ino = st.st_ino;
+        }
+        return 0;
+}
+
 static int check_listen_fd(int fd)
 {
         int accepting = 0, type = 0;
@@ -470,7 +492,8 @@ static void remove_own_socket(struct app *app)
                 sockrm_remove(app->socket_remover_fd);
                 app->socket_remover_fd = -1;
         }
-        if (!app->created_socket || app->socket_dir_fd < 0)
+        /* A hand-over keeps the socket for the successor the keeper starts. */
+        if (!app->created_socket || app->socket_dir_fd < 0 || app->handed_over)
                 return;
         app->created_socket = false;
         if (fstatat(app->socket_dir_fd, app->socket_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -542,20 +565,21 @@ static int open_named(struct app *app, int *ret_root_fd)
         if (r < 0)
                 return r;
         if (app->opts.socket_path && fdstore_has("listen")) {
-                /* The socket a previous worker listened on: its file stays as it is. */
+                /* The socket a previous worker listened on: its file stays as
+                 * it is, and is ours to remove at a real exit, as if we had
+                 * bound it (no one else can have: the store kept it bound). */
                 app->listen_fd = fdstore_take("listen");
                 r = check_listen_fd(app->listen_fd);
                 if (r < 0) {
                         close(app->listen_fd);
                         app->listen_fd = -1;
+                } else {
+                        r = adopt_socket_file(app);
                 }
         } else if (app->opts.socket_path) {
                 r = listen_on_path(app);
-                /* A successor serves the same socket: its file stays too. */
-                if (r >= 0 && fdstore_enabled()) {
+                if (r >= 0 && fdstore_enabled())
                         (void)fdstore_store("listen", app->listen_fd);
-                        app->created_socket = false;
-                }
         } else {
                 r = check_listen_fd(app->opts.fd);
                 app->listen_fd = app->opts.fd;
@@ -629,7 +653,9 @@ static void hand_over_socket(struct app *app)
 {
         if (app->socket_dir_fd < 0)
                 return;
-        if (app->created_socket)
+        /* With --resume a crash must leave the socket to the successor the
+         * keeper starts, and the helper would remove it at the crash. */
+        if (app->created_socket && !app->opts.resume)
                 app->socket_remover_fd = sockrm_start(app->socket_dir_fd, app->socket_name,
                                                       app->socket_dev, app->socket_ino);
         close(app->socket_dir_fd);

@@ -175,7 +175,7 @@ int tstate_new(struct tstate **ret, int *ret_fd)
         struct header *h;
         int fd, dup_fd;
 
-        fd = memfd_create("sluice-tables", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        fd = memfd_create("sluice-fs-tables", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)
                 return -errno;
         st = tstate_alloc(fd);

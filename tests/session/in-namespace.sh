@@ -86,7 +86,13 @@ for name in "$@"; do
         find "$session_home" -mindepth 1 -delete
         chown "$session_user:" "$session_home"
         chmod 0755 "$session_home"
+        # A tmpfs, as logind mounts on /run/user/UID: systemd removes a
+        # unit's RuntimeDirectory= with what is left in it only on tmpfs.
+        ! mountpoint -q "$session_runtime" || umount "$session_runtime"
         rm -rf "$session_runtime"
+        mkdir -p "$session_runtime"
+        mount -t tmpfs -o mode=0700,size=64m sluice-runtime "$session_runtime" ||
+                fail "cannot mount a tmpfs on $session_runtime"
         : >"$session_work/units.log"
         test_t0=$EPOCHREALTIME
         (
