@@ -123,9 +123,10 @@ if [ "$syscalls" = 1 ] && ! command -v strace >/dev/null; then
 fi
 
 work=$(mktemp -d /tmp/cost-run.XXXXXX)
-dpid=
+dpid= keeper_pid=
 cleanup() {
         [ -z "$dpid" ] || kill -KILL "$dpid" 2>/dev/null
+        [ -z "$keeper_pid" ] || kill "$keeper_pid" 2>/dev/null
         rm -rf "$work"
 }
 trap cleanup EXIT
@@ -163,13 +164,44 @@ done
 daemon_argv() {
         local peer=$1 sock=$2 share=$3
         case "$peer" in
-        sluice) argv=("$sluice" --socket-path="$sock" --shared-dir="$share" --poll-us=0 --sandbox=none) ;;
+        # --resume, as sluice-service and sluice-fs@ run it: every request
+        # pays the bookkeeping a successor needs (start_keeper holds the fds)
+        sluice) argv=(env NOTIFY_SOCKET="$(dirname "$sock")/notify" "$sluice" --resume
+                      --socket-path="$sock" --shared-dir="$share" --poll-us=0 --sandbox=none) ;;
         rust) argv=("$rust_root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
                     --library-path "$rust_root/usr/lib/x86_64-linux-gnu" "$rust_root/usr/libexec/virtiofsd"
                     --socket-path="$sock" --shared-dir="$share" --sandbox none --seccomp none --cache auto) ;;
         legacy) argv=(/usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="$share" -o cache=auto
                       -o sandbox=chroot) ;;
         esac
+}
+
+# start_keeper DIR: the keeper a --resume sluice-fs stores its fds with (the
+# protocol of systemd's fd store, service/worker-fd-store.h), reduced to
+# holding what it receives on DIR/notify until it is killed; its pid in
+# $keeper_pid.
+start_keeper() {
+        python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+print("bound", flush=True)
+kept = []
+while True:
+    kept.append(s.recvmsg(4096, socket.CMSG_SPACE(253 * 4)))
+' "$1/notify" >"$1/keeper.log" 2>&1 &
+        keeper_pid=$!
+        for _ in $(seq 200); do
+                grep -q bound "$1/keeper.log" 2>/dev/null && return 0
+                sleep 0.05
+        done
+        say "the fd keeper did not start: $(cat "$1/keeper.log")"
+        return 1
+}
+
+stop_keeper() {
+        [ -z "${keeper_pid:-}" ] || { kill "$keeper_pid" 2>/dev/null; wait "$keeper_pid" 2>/dev/null; }
+        keeper_pid=
 }
 
 # run_once TOOL PEER ROWS N [TWICE]: serves ROWS (row after row) N times
@@ -184,6 +216,8 @@ run_once() {
         mkdir -p "$dir/share"
         sock=$dir/fs.sock share=$dir/share log=$dir/daemon.log
         daemon_argv "$peer" "$sock" "$share"
+        stop_keeper   # a failed run's
+        [ "$peer" != sluice ] || start_keeper "$dir" || return 1
         mkdir -p "$dir/cg"
         case "$tool" in
         callgrind) wrap=(valgrind --tool=callgrind --dump-instr=no --trace-children=yes
@@ -250,6 +284,7 @@ run_once() {
         wait "$dpid"
         local rc=$?
         dpid=
+        stop_keeper
         if [ "$rc" != 0 ]; then
                 say "$peer under $tool exited with status $rc after $row; its log:"
                 tail -n 20 "$log" >&2
