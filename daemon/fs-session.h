@@ -122,6 +122,11 @@ int fs_session_state_create(struct fs_session *s, int *ret_fd);
  * the tables), with why in `why`: the caller falls back to a fresh start.
  * Called before any queue thread runs. */
 int fs_session_state_restore(struct fs_session *s, int fd, char *why, size_t why_size);
+/* The restored state is not used after all (the device it belongs to could
+ * not be taken up): every nodeid and handle rebuilt from it is forgotten and
+ * the session keeps no state, so that fs_session_state_create() can start a
+ * new one.  Called before any queue thread runs. */
+void fs_session_state_forget(struct fs_session *s);
 
 /* A request a previous worker had taken from the ring and not answered.
  * Run again when running it twice does no harm (GETATTR, LOOKUP, READ,

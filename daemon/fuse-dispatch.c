@@ -746,6 +746,18 @@ int fs_session_state_restore(struct fs_session *s, int fd, char *why, size_t why
         return 0;
 }
 
+void fs_session_state_forget(struct fs_session *s)
+{
+        if (!s->state)
+                return;
+        handle_table_set_state(s->fs.handles, NULL);
+        inode_table_set_state(s->fs.inodes, NULL);
+        session_forget_guest(s);
+        atomic_store(&s->initialized, false);
+        tstate_free(s->state);
+        s->state = NULL;
+}
+
 /* Per request: may this one of an OP_IDEMPOTENT opcode run again? */
 static bool replay_allowed(struct fs_session *s, struct freq *r)
 {

@@ -874,6 +874,8 @@ static int resume_or_fresh(struct app *app)
                         app->dev = NULL;
                         rstate_free(app->rs);
                         app->rs = NULL;
+                        /* the tables may have been taken up: they belong to that device */
+                        fs_session_state_forget(app->session);
                         fdstore_drop_all_but("listen");
                 }
         }

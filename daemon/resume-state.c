@@ -98,9 +98,9 @@ static int check_config(const struct rstate_config *c, char *why, size_t size)
         if (c->n_regions > GM_MAX_REGIONS)
                 return bad(why, size, "the stored state names %u memory regions", c->n_regions);
         for (unsigned i = 0; i < c->n_regions; i++)
-                if (c->regions[i].slot >= GM_MAX_REGIONS)
-                        return bad(why, size, "the stored state names memory slot %u",
-                                   c->regions[i].slot);
+                if (c->regions[i].slot >= GM_MAX_REGIONS || c->regions[i].fd_slot >= GM_MAX_REGIONS)
+                        return bad(why, size, "the stored state names memory slot %u (fd %u)",
+                                   c->regions[i].slot, c->regions[i].fd_slot);
         for (unsigned i = 0; i < c->n_rings; i++) {
                 uint32_t num = c->rings[i].num;
 

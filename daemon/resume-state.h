@@ -29,7 +29,7 @@
 #include "virtqueue.h"
 
 #define RSTATE_MAGIC   0x3165747352636c53ull   /* "SlcRste1" */
-#define RSTATE_VERSION 1
+#define RSTATE_VERSION 2
 #define RSTATE_MAX_RINGS (FS_MAX_QUEUES + 1)
 
 enum {
@@ -42,8 +42,12 @@ enum {
 
 struct rstate_region {
         uint64_t gpa, size, uva, mmap_offset;
-        uint32_t slot;                /* its fd is stored as mem-<slot> */
-        uint32_t pad;
+        uint32_t slot;                /* the region's own number */
+        /* The slot whose stored fd (mem-<fd_slot>) it maps: its own, or an
+         * earlier region's when both map one memory file (QEMU splits one
+         * memory backend around the PCI hole into regions of one fd; a
+         * store keeps one fd per open file, as systemd's does). */
+        uint32_t fd_slot;
 };
 
 struct rstate_ring_config {

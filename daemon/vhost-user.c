@@ -74,7 +74,11 @@ struct vu_dev {
          * saved configuration names, so that an fd is removed from the store
          * only after the state stopped naming it. */
         struct rstate *rs;
-        bool saved_mem[GM_MAX_REGIONS];
+        bool saved_mem[GM_MAX_REGIONS];          /* mem-<slot> is stored */
+        /* per region slot: the slot whose stored fd it maps (rstate_region),
+         * and the memory file it maps, to find a region of the same file */
+        unsigned mem_fd_slot[GM_MAX_REGIONS];
+        struct { dev_t dev; ino_t ino; } mem_file[GM_MAX_REGIONS];
         uint32_t saved_ring_flags[FS_MAX_QUEUES + 1];
         bool handed_over;        /* vu_dev_hand_over(): keep everything stored */
 };
@@ -253,8 +257,9 @@ static void save_state(struct vu_dev *d)
 
                 c->regions[i] = (struct rstate_region){ .gpa = g->gpa, .size = g->size,
                                                         .uva = g->uva, .mmap_offset = g->mmap_offset,
-                                                        .slot = g->slot };
-                mem_now[g->slot] = true;
+                                                        .slot = g->slot,
+                                                        .fd_slot = d->mem_fd_slot[g->slot] };
+                mem_now[d->mem_fd_slot[g->slot]] = true;
         }
         for (unsigned i = 0; i < d->n_vrings; i++) {
                 const struct vu_vring *vr = &d->vrings[i];
@@ -282,30 +287,55 @@ static void save_state(struct vu_dev *d)
         }
 }
 
-/* The lowest memory slot no region uses. */
+/* The lowest memory slot no region uses, as its own number or as the
+ * name of the stored fd it maps (a stored mem-<slot> another region still
+ * maps must not be replaced). */
 static unsigned free_slot(const struct vu_dev *d)
 {
         bool used[GM_MAX_REGIONS] = { false };
         unsigned s = 0;
 
-        for (unsigned i = 0; i < d->mem.n_regions; i++)
+        for (unsigned i = 0; i < d->mem.n_regions; i++) {
                 used[d->mem.regions[i].slot] = true;
+                used[d->mem_fd_slot[d->mem.regions[i].slot]] = true;
+        }
         while (s < GM_MAX_REGIONS - 1 && used[s])
                 s++;
         return s;
 }
 
+/* The fd slot of a region (other than `self`) that maps the same memory
+ * file, or -1. */
+static int same_file_slot(const struct vu_dev *d, unsigned self, dev_t dev, ino_t ino)
+{
+        for (unsigned i = 0; i < d->mem.n_regions; i++) {
+                unsigned s = d->mem.regions[i].slot;
+
+                if (s != self && d->mem_file[s].dev == dev && d->mem_file[s].ino == ino)
+                        return (int)d->mem_fd_slot[s];
+        }
+        return -1;
+}
+
 /* Maps a region and gives it a slot; with --resume its fd is stored under
- * mem-<slot> before any state names it. */
+ * mem-<slot> before any state names it — unless a region of the same memory
+ * file has its fd stored already: then the region names that one. */
 static int add_region(struct vu_dev *d, const struct vu_memory_region *r, int fd)
 {
         unsigned slot = free_slot(d);
-        int e = gm_add_region(&d->mem, r, fd);
+        struct stat st = { 0 };
+        int e = gm_add_region(&d->mem, r, fd), shared;
 
         if (e < 0)
                 return e;
         d->mem.regions[d->mem.n_regions - 1].slot = slot;
-        store_fd(d, "mem", slot, fd);
+        (void)fstat(fd, &st);   /* gm_add_region() did, and succeeded */
+        d->mem_file[slot].dev = st.st_dev;
+        d->mem_file[slot].ino = st.st_ino;
+        shared = same_file_slot(d, slot, st.st_dev, st.st_ino);
+        d->mem_fd_slot[slot] = shared >= 0 ? (unsigned)shared : slot;
+        if (shared < 0)
+                store_fd(d, "mem", slot, fd);
         return 0;
 }
 
@@ -557,6 +587,56 @@ static int take_ring_eventfd(const char *prefix, unsigned i, int *ret, char *why
         return 0;
 }
 
+/* Maps the stored memory regions, each from the stored fd it names (one
+ * fd may serve several regions of one memory file). */
+static int resume_memory(struct vu_dev *d, const struct rstate_config *c, char *why,
+                         size_t why_size)
+{
+        int taken[GM_MAX_REGIONS];
+        bool region_seen[GM_MAX_REGIONS] = { false };
+        int r = 0;
+
+        for (unsigned i = 0; i < GM_MAX_REGIONS; i++)
+                taken[i] = -1;
+        for (unsigned i = 0; i < c->n_regions && r == 0; i++) {
+                const struct rstate_region *sr = &c->regions[i];
+                struct vu_memory_region mr = { .guest_phys_addr = sr->gpa, .memory_size = sr->size,
+                                               .user_addr = sr->uva,
+                                               .mmap_offset = sr->mmap_offset };
+                struct stat st = { 0 };
+
+                if (region_seen[sr->slot]) {
+                        snprintf(why, why_size, "the stored state names memory slot %u twice",
+                                 sr->slot);
+                        r = -EBADMSG;
+                        break;
+                }
+                region_seen[sr->slot] = true;
+                if (taken[sr->fd_slot] < 0) {
+                        r = take_stored("mem", sr->fd_slot, &taken[sr->fd_slot], why, why_size);
+                        if (r < 0)
+                                break;
+                }
+                r = gm_add_region(&d->mem, &mr, taken[sr->fd_slot]);
+                if (r < 0) {
+                        snprintf(why, why_size, "cannot map stored memory slot %u: %s", sr->slot,
+                                 strerror(-r));
+                        r = -EBADMSG;
+                        break;
+                }
+                (void)fstat(taken[sr->fd_slot], &st);
+                d->mem.regions[d->mem.n_regions - 1].slot = sr->slot;
+                d->mem_fd_slot[sr->slot] = sr->fd_slot;
+                d->mem_file[sr->slot].dev = st.st_dev;
+                d->mem_file[sr->slot].ino = st.st_ino;
+                d->saved_mem[sr->fd_slot] = true;
+        }
+        /* the keeper keeps its copies; the mappings are ours */
+        for (unsigned i = 0; i < GM_MAX_REGIONS; i++)
+                close_fd(&taken[i]);
+        return r;
+}
+
 int vu_dev_resume(struct vu_dev *d, struct rstate *rs, char *why, size_t why_size,
                   unsigned *ret_in_flight)
 {
@@ -573,31 +653,9 @@ int vu_dev_resume(struct vu_dev *d, struct rstate *rs, char *why, size_t why_siz
         d->features = c->features & vu_device_features();
         d->protocol_features = c->protocol_features & vu_protocol_features(d->opts);
         d->owner = c->owner;
-        for (unsigned i = 0; i < c->n_regions; i++) {
-                const struct rstate_region *sr = &c->regions[i];
-                struct vu_memory_region mr = { .guest_phys_addr = sr->gpa, .memory_size = sr->size,
-                                               .user_addr = sr->uva,
-                                               .mmap_offset = sr->mmap_offset };
-                int fd;
-
-                if (d->saved_mem[sr->slot]) {
-                        snprintf(why, why_size, "the stored state names memory slot %u twice",
-                                 sr->slot);
-                        return -EBADMSG;
-                }
-                r = take_stored("mem", sr->slot, &fd, why, why_size);
-                if (r < 0)
-                        return r;
-                r = gm_add_region(&d->mem, &mr, fd);
-                close(fd);   /* the keeper keeps its copy; the mapping is ours */
-                if (r < 0) {
-                        snprintf(why, why_size, "cannot map stored memory slot %u: %s", sr->slot,
-                                 strerror(-r));
-                        return -EBADMSG;
-                }
-                d->mem.regions[d->mem.n_regions - 1].slot = sr->slot;
-                d->saved_mem[sr->slot] = true;
-        }
+        r = resume_memory(d, c, why, why_size);
+        if (r < 0)
+                return r;
         d->rs = rs;
         for (unsigned i = 0; i < d->n_vrings; i++) {
                 const struct rstate_ring_config *sc = &c->rings[i];
