@@ -303,6 +303,33 @@ int ctl_cmd_start(Ctl *ctl, int argc, char **argv)
         return check_and_print_done(ctl, share, CTL_EXPECT_STARTED);
 }
 
+/* restart SHARE: the worker hands over to the sluice-fs on disk; the
+ * share stays as it was (attached stays attached), which is checked as
+ * for start. */
+int ctl_cmd_restart(Ctl *ctl, int argc, char **argv)
+{
+        g_autoptr(SluiceShare) share = NULL;
+        g_autoptr(GError) error = NULL;
+        const char *name = NULL;
+
+        for (int i = 1; i < argc; i++) {
+                if (argv[i][0] == '-')
+                        return ctl_usage_error(_("Unknown option “%s” for “%s”"), argv[i], argv[0]);
+                else if (name == NULL)
+                        name = argv[i];
+                else
+                        return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
+        }
+        if (name == NULL)
+                return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
+        share = ctl_find_share(ctl, name, &error);
+        if (share == NULL)
+                return ctl_fail(error);
+        if (!sluice_share_call_restart_sync(share, NULL, &error))
+                return ctl_fail(error);
+        return check_and_print_done(ctl, share, CTL_EXPECT_STARTED);
+}
+
 static gboolean parse_on_off(const char *text, gboolean *value)
 {
         if (g_strcmp0(text, "on") == 0 || g_strcmp0(text, "true") == 0 || g_strcmp0(text, "yes") == 0) {

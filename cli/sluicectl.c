@@ -49,6 +49,12 @@ static const char force_usage_text[] = N_(
         "                                    answer): unplugged at once\n");
 
 /* Its own text, so that the translations of the one above stay whole. */
+static const char restart_usage_text[] = N_(
+        "  restart SHARE                     restart its worker into the sluice-fs now\n"
+        "                                    installed (after an upgrade); the guest keeps\n"
+        "                                    the share\n");
+
+/* Its own text, so that the translations of the one above stay whole. */
 static const char vm_usage_text[] = N_(
         "\n"
         "Changes to a VM's definition (they take effect at its next boot):\n"
@@ -96,6 +102,7 @@ static const struct {
         { "remove", ctl_cmd_share_action },
         { "start", ctl_cmd_start },
         { "stop", ctl_cmd_share_action },
+        { "restart", ctl_cmd_restart },
         { "attach", ctl_cmd_share_action },
         { "detach", ctl_cmd_share_action },
         { "set", ctl_cmd_set },
@@ -122,7 +129,8 @@ int main(int argc, char **argv)
                 if (strcmp(argv[i], "--json") == 0) {
                         ctl.json = TRUE;
                 } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                        g_print("%s%s%s%s", _(usage_text), _(force_usage_text), _(vm_usage_text), _(slots_usage_text));
+                        g_print("%s%s%s%s%s", _(usage_text), _(force_usage_text), _(restart_usage_text), _(vm_usage_text),
+                                _(slots_usage_text));
                         return EXIT_OK;
                 } else if (strcmp(argv[i], "--version") == 0) {
                         g_print("sluicectl %s\n", PACKAGE_VERSION);

@@ -117,6 +117,8 @@ int ctl_cmd_add(Ctl *ctl, int argc, char **argv);
 /* remove, stop, attach, detach */
 int ctl_cmd_share_action(Ctl *ctl, int argc, char **argv);
 int ctl_cmd_start(Ctl *ctl, int argc, char **argv);
+/* restart SHARE: into the sluice-fs on disk, the guest kept */
+int ctl_cmd_restart(Ctl *ctl, int argc, char **argv);
 int ctl_cmd_set(Ctl *ctl, int argc, char **argv);
 
 /* ---- sluicectl-stats.c, sluicectl-vms.c ---- */

@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "share-end-options.h"
 #include "share-service.h"
+#include "worker-binary.h"
 
 #define PROPERTIES_INTERFACE "org.freedesktop.DBus.Properties"
 
@@ -237,6 +238,40 @@ static gboolean share_service_handle_attach(SluiceShare *iface, GDBusMethodInvoc
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+static void on_restart_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GDBusMethodInvocation) invocation = user_data;
+        GError *error = NULL;
+
+        if (sluice_worker_restart_finish(SLUICE_WORKER(source), result, &error))
+                sluice_share_complete_restart(NULL, g_steal_pointer(&invocation));
+        else
+                g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
+}
+
+/* A hand-over, not a stop and start: the worker keeps its store, so the
+ * share stays in its state (attached stays attached) and the share's own
+ * "ready" handling says how it went (the "resumed" Event). */
+static gboolean share_service_handle_restart(SluiceShare *iface, GDBusMethodInvocation *invocation)
+{
+        SluiceShareService *self = SLUICE_SHARE_SERVICE(iface);
+        SluiceWorker *worker;
+
+        if (refuse_when_removed(self, invocation))
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        worker = sluice_shared_folder_get_worker(self->folder);
+        if (worker == NULL) {
+                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
+                                                      _("sluice-fs for “%s” is not running"),
+                                                      sluice_shared_folder_get_config(self->folder)->tag);
+                return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+        g_message("%s: restarting its worker into %s", sluice_shared_folder_get_config(self->folder)->tag,
+                  sluice_worker_binary());
+        sluice_worker_restart_async(worker, on_restart_done, g_object_ref(invocation));
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 /* The watch belongs to the caller's unique name: a client that crashes
  * without UnwatchStats ends its watch by leaving the bus. */
 static gboolean share_service_handle_watch_stats(SluiceShare *iface, GDBusMethodInvocation *invocation)
@@ -326,6 +361,7 @@ SluiceSharedFolder *sluice_share_service_new_folder(const SluiceShareConfig *con
                          NULL);
         g_signal_connect(self, "handle-detach-with-options",
                          G_CALLBACK(share_service_handle_detach_with_options), NULL);
+        g_signal_connect(self, "handle-restart", G_CALLBACK(share_service_handle_restart), NULL);
         g_signal_connect(self, "handle-watch-stats", G_CALLBACK(share_service_handle_watch_stats), NULL);
         g_signal_connect(self, "handle-unwatch-stats", G_CALLBACK(share_service_handle_unwatch_stats), NULL);
         g_signal_connect(self, "handle-sample-stats", G_CALLBACK(share_service_handle_sample_stats), NULL);

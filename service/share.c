@@ -483,6 +483,11 @@ SluiceShareStats *sluice_shared_folder_get_stats(SluiceSharedFolder *self)
         return self->stats;
 }
 
+SluiceWorker *sluice_shared_folder_get_worker(SluiceSharedFolder *self)
+{
+        return self->worker;
+}
+
 SluiceShare *sluice_shared_folder_get_iface(SluiceSharedFolder *self)
 {
         return self->iface;

@@ -12,6 +12,7 @@
 #include "sluice-dbus.h"
 #include "share-stats.h"
 #include "vm-manager.h"
+#include "worker.h"
 
 G_BEGIN_DECLS
 
@@ -34,6 +35,9 @@ SluiceObjectSkeleton *sluice_shared_folder_get_object(SluiceSharedFolder *self);
 SluiceShare *sluice_shared_folder_get_iface(SluiceSharedFolder *self);
 /* The share's Stats sampler (share-stats.h): its watchers and samples on demand. */
 SluiceShareStats *sluice_shared_folder_get_stats(SluiceSharedFolder *self);
+/* The share's worker, NULL before its first start: Restart and the
+ * upgrade in place (worker-binary.h) restart it into the binary on disk. */
+SluiceWorker *sluice_shared_folder_get_worker(SluiceSharedFolder *self);
 /* Object path of share ID. */
 char *sluice_shared_folder_path_for_id(guint id);
 
