@@ -17,6 +17,8 @@
 #include "sluice-dbus.h"
 #include "vm-guest.h"
 #include "vm-manager.h"
+#include "worker-binary.h"
+#include "worker-upgrade.h"
 
 struct _SluiceServiceManager {
         GObject parent_instance;
@@ -30,6 +32,8 @@ struct _SluiceServiceManager {
         SluiceVmManager *vms;
         GHashTable *shares;     /* object path -> SluiceSharedFolder */
         guint next_id;
+        SluiceWorkerBinaryWatch *binary_watch;  /* NULL when it cannot be watched */
+        SluiceWorkerUpgrade *upgrade;
 };
 
 G_DEFINE_TYPE(SluiceServiceManager, sluice_service_manager, G_TYPE_OBJECT)
@@ -618,6 +622,18 @@ SluiceServiceManager *sluice_service_manager_new(const SluiceServiceOptions *opt
         return self;
 }
 
+static GPtrArray *shares_to_upgrade(gpointer user_data)
+{
+        return sorted_shares(user_data);
+}
+
+static void on_worker_binary_changed(const char *path, gpointer user_data)
+{
+        SluiceServiceManager *self = user_data;
+
+        sluice_worker_upgrade_run(self->upgrade);
+}
+
 gboolean sluice_service_manager_export(SluiceServiceManager *self, GDBusConnection *connection,
                                        GError **error)
 {
@@ -643,6 +659,9 @@ gboolean sluice_service_manager_export(SluiceServiceManager *self, GDBusConnecti
                 return FALSE;
         g_dbus_object_manager_server_set_connection(self->server, connection);
         sluice_vm_manager_start(self->vms);
+        /* an upgraded sluice-fs reaches the running shares without a replug */
+        self->upgrade = sluice_worker_upgrade_new(shares_to_upgrade, self);
+        self->binary_watch = sluice_worker_binary_watch_new(on_worker_binary_changed, self);
         return TRUE;
 }
 
@@ -705,6 +724,8 @@ static void sluice_service_manager_dispose(GObject *object)
         SluiceServiceManager *self = SLUICE_SERVICE_MANAGER(object);
 
         sluice_service_manager_unexport(self);
+        g_clear_pointer(&self->binary_watch, sluice_worker_binary_watch_free);
+        g_clear_pointer(&self->upgrade, sluice_worker_upgrade_free);
         if (self->vms != NULL)
                 g_signal_handlers_disconnect_by_data(self->vms, self);
         g_clear_pointer(&self->shares, g_hash_table_unref);

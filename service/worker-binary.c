@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
+#include <gio/gio.h>
 #include <glib/gstdio.h>
 
 #include "worker-binary.h"
@@ -97,4 +99,92 @@ char *sluice_worker_binary_problem(void)
         return g_strdup_printf(
                 _("sluice-fs is not installed at %s (%s): install Sluice (“meson install -C BUILD”), run the build tree's programs in “meson devenv -C BUILD”, or set SLUICE_FS to a sluice-fs"),
                 path, g_strerror(errno));
+}
+
+/* ---- noticing a new sluice-fs on disk ---- */
+
+struct _SluiceWorkerBinaryWatch {
+        char *path;             /* resolved */
+        GFileMonitor *monitor;
+        struct stat seen;       /* the file the running workers were started from */
+        gboolean have_seen;
+        guint settle_source;
+        SluiceWorkerBinaryChanged changed;
+        gpointer user_data;
+};
+
+static gboolean same_file(const struct stat *a, const struct stat *b)
+{
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+               a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static gboolean on_settled(gpointer user_data)
+{
+        SluiceWorkerBinaryWatch *watch = user_data;
+        struct stat now;
+
+        watch->settle_source = 0;
+        /* half way through an upgrade (removed, not yet executable): the
+         * step that finishes it is another event */
+        if (stat(watch->path, &now) < 0 || !S_ISREG(now.st_mode) || g_access(watch->path, X_OK) < 0)
+                return G_SOURCE_REMOVE;
+        if (watch->have_seen && same_file(&now, &watch->seen))
+                return G_SOURCE_REMOVE;
+        watch->seen = now;
+        watch->have_seen = TRUE;
+        g_message("sluice-fs changed on disk (%s)", watch->path);
+        watch->changed(watch->path, watch->user_data);
+        return G_SOURCE_REMOVE;
+}
+
+static void on_binary_event(GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorEvent event,
+                            gpointer user_data)
+{
+        SluiceWorkerBinaryWatch *watch = user_data;
+
+        /* whatever happened, it is judged once the file has been left alone */
+        if (watch->settle_source != 0)
+                g_source_remove(watch->settle_source);
+        watch->settle_source = g_timeout_add(SLUICE_WORKER_BINARY_SETTLE_MS, on_settled, watch);
+}
+
+SluiceWorkerBinaryWatch *sluice_worker_binary_watch_new(SluiceWorkerBinaryChanged changed, gpointer user_data)
+{
+        g_autoptr(SluiceWorkerBinaryWatch) watch = g_new0(SluiceWorkerBinaryWatch, 1);
+        g_autofree char *resolved = realpath(sluice_worker_binary(), NULL);
+        g_autoptr(GFile) file = NULL;
+        g_autoptr(GError) error = NULL;
+
+        watch->changed = changed;
+        watch->user_data = user_data;
+        watch->path = g_steal_pointer(&resolved);
+        if (watch->path == NULL)
+                watch->path = g_strdup(sluice_worker_binary());
+        watch->have_seen = stat(watch->path, &watch->seen) == 0;
+        file = g_file_new_for_path(watch->path);
+        /* WATCH_MOVES: an upgrade renames the new file over the old one */
+        watch->monitor = g_file_monitor_file(file, G_FILE_MONITOR_WATCH_MOVES, NULL, &error);
+        if (watch->monitor == NULL) {
+                g_warning("Cannot watch %s for upgrades (%s): restart the shares by hand after one "
+                          "(sluicectl restart)", watch->path, error->message);
+                return NULL;
+        }
+        g_signal_connect(watch->monitor, "changed", G_CALLBACK(on_binary_event), watch);
+        return g_steal_pointer(&watch);
+}
+
+void sluice_worker_binary_watch_free(SluiceWorkerBinaryWatch *watch)
+{
+        if (watch == NULL)
+                return;
+        if (watch->settle_source != 0)
+                g_source_remove(watch->settle_source);
+        if (watch->monitor != NULL) {
+                g_signal_handlers_disconnect_by_data(watch->monitor, watch);
+                g_file_monitor_cancel(watch->monitor);
+                g_object_unref(watch->monitor);
+        }
+        g_free(watch->path);
+        g_free(watch);
 }

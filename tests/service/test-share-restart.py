@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""tests/service: a worker restarted on purpose, the frontend kept.
+
+    test-share-restart.py CASE      (CASE: see CASES at the bottom)
+
+  share-restart   `sluicectl restart TAG` (Share.Restart) while a frontend
+                  is connected: the worker hands over (SIGTERM, its store
+                  kept) and the next one serves the very same connection;
+                  the share never leaves "running", nothing says "crashed",
+                  the Event is "resumed".  A share that is not running:
+                  exit 1 with a sentence; no SHARE or two: exit 2.
+  worker-upgrade  the sluice-fs on disk is replaced (a new file renamed over
+                  it, as a package manager does): the service restarts each
+                  running share's worker into it by itself, one at a time,
+                  each keeping its connection.
+
+The worker is tests/service's fake-resume-worker.py, which speaks the
+control channel and the store protocol: what is tested is the service, not
+sluice-fs's resume (tests/frontend).  Each wait is for a condition with a
+bound (no sleeps).  Runs on test-service.py's private bus (Env).
+"""
+import importlib.util
+import os
+import shutil
+import sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load(name, file):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_here, file))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+st = _load("service_test", "test-service.py")
+wr = _load("worker_resume_test", "test-worker-resume.py")
+Failure, check, wait_for = st.Failure, st.check, st.wait_for
+
+
+def need_fake():
+    if not wr.fake_usable():
+        print("SKIP: /usr/bin/python3 has no gi (python3-gi) for the fake worker")
+        sys.exit(77)
+
+
+def fake_pid(env, tag):
+    pids = wr.fake_pids(env, tag)
+    check(len(pids) == 1, f"workers of {tag}: {pids}")
+    return pids[0]
+
+
+def started_share(env, tag):
+    """Share TAG running and a frontend it serves: (share, frontend, pid)."""
+    env.ctl("add", env.mkdir(tag), "--tag", tag)
+    env.ctl("start", tag)
+    s = env.share(tag)
+    pid = fake_pid(env, tag)
+    frontend = wr.Frontend(s["socket_path"])
+    check(frontend.line() == f"hello {pid}", f"the first worker of {tag} did not serve the frontend")
+    return s, frontend, pid
+
+
+def check_handed_over(env, tag, frontend, old):
+    """The next worker of TAG took the frontend's connection over from OLD."""
+    pid = wr.new_worker(env, tag, old, lambda t: wr.fake_pids(env, t))
+    check(frontend.line() == f"resumed {pid}", f"the restarted worker of {tag} did not take the connection over")
+    names = wr.environ_of(pid).get(b"LISTEN_FDNAMES", b"").decode().split(":")
+    check("conn" in names and "state" in names, f"LISTEN_FDNAMES after the restart: {names}")
+    return pid
+
+
+def case_share_restart(env):
+    """sluicectl restart: the same connection served by the next worker; the share runs on."""
+    need_fake()
+    env.env["SLUICE_FS"] = env.reachable(wr.FAKE)
+    service = env.start_service()
+    s, frontend, old = started_share(env, "docs")
+    monitor = st.Monitor(env, s["object_path"])
+
+    env.ctl("restart", "docs")
+    pid = check_handed_over(env, "docs", frontend, old)
+    monitor.wait_for("Share.Event ('resumed'", 30)
+    text = monitor.text()
+    check("'crashed'" not in text and "<'starting'>" not in text and "<'stopped'>" not in text,
+          f"the share showed the restart: {text}")
+    check(env.share("docs")["state"] == "running", f"after the restart: {env.share('docs')}")
+
+    # by D-Bus too, and the answer comes once the next worker is ready
+    env.gdbus_call(s["object_path"], "org.sluice.Sluice1.Share.Restart")
+    check_handed_over(env, "docs", frontend, pid)
+
+    # refused with a sentence, not a crash of anything
+    env.ctl("stop", "docs")
+    r = env.ctl("restart", "docs", rc=1)
+    check("not running" in r.stderr, f"restart of a stopped share: {r.stderr!r}")
+    env.ctl("restart", rc=2)
+    env.ctl("restart", "docs", "docs", rc=2)
+    env.ctl("restart", "--bogus", "docs", rc=2)
+    r = env.ctl("restart", "nosuchshare", rc=1)
+    check(r.stderr.startswith("sluicectl: "), f"restart of no share: {r.stderr!r}")
+    monitor.stop()
+    env.stop_service(service)
+
+
+def case_worker_upgrade(env):
+    """A new sluice-fs renamed over the old one: every running worker restarted into it, one by one."""
+    need_fake()
+    # the fake finds its workers by that name (wr.fake_pids)
+    binary = os.path.join(env.mkdir("libexec"), "fake-resume-worker.py")
+    shutil.copy2(wr.FAKE, binary)
+    os.chmod(binary, 0o755)
+    env.own(binary)
+    env.env["SLUICE_FS"] = binary
+    service = env.start_service()
+    _, docs, docs_pid = started_share(env, "docs")
+    _, music, music_pid = started_share(env, "music")
+
+    # a package manager's way: the new file written beside, renamed over
+    fresh = binary + ".new"
+    shutil.copy2(wr.FAKE, fresh)
+    with open(fresh, "a") as f:
+        f.write("# the upgraded one\n")
+    os.chmod(fresh, 0o755)
+    env.own(fresh)
+    os.rename(fresh, binary)
+
+    check_handed_over(env, "docs", docs, docs_pid)
+    check_handed_over(env, "music", music, music_pid)
+    log = env.service_log(service)
+    check("sluice-fs changed on disk" in log, f"the change was not logged: {log}")
+    check(log.index("docs: restarting its worker into the new sluice-fs")
+          < log.index("music: restarting its worker into the new sluice-fs"),
+          f"not one after the other: {log}")
+    for tag in ("docs", "music"):
+        check(env.share(tag)["state"] == "running", f"after the upgrade: {env.share(tag)}")
+    env.stop_service(service)
+
+
+CASES = st.cases_in(globals())
+
+if __name__ == "__main__":
+    sys.exit(st.main(CASES))
