@@ -10,6 +10,9 @@
                   the share never leaves "running", nothing says "crashed",
                   the Event is "resumed".  A share that is not running:
                   exit 1 with a sentence; no SHARE or two: exit 2.
+  share-restart-real  the same with the real sluice-fs and sluice-test-vmm
+                  reading over one connection: the read after the restart
+                  answers, the Event says the guest was not interrupted.
   worker-upgrade  the sluice-fs on disk is replaced (a new file renamed over
                   it, as a package manager does): the service restarts each
                   running share's worker into it by itself, one at a time,
@@ -101,6 +104,34 @@ def case_share_restart(env):
     env.ctl("restart", "--bogus", "docs", rc=2)
     r = env.ctl("restart", "nosuchshare", rc=1)
     check(r.stderr.startswith("sluicectl: "), f"restart of no share: {r.stderr!r}")
+    monitor.stop()
+    env.stop_service(service)
+
+
+def case_share_restart_real(env):
+    """The real sluice-fs with a test VMM reading: sluicectl restart, and the next read answers."""
+    check(env.vmm_bin, "SLUICE_TEST_VMM (tests/frontend's sluice-test-vmm) is not built")
+    with open(env.path("share", "hello.txt"), "w") as f:
+        f.write("hello")
+    service = env.start_service()
+    env.ctl("add", env.path("share"), "--tag", "docs")
+    env.ctl("start", "docs")
+    s = env.share("docs")
+    monitor = st.Monitor(env, s["object_path"])
+    session = wr.Session(env, s["socket_path"])
+    try:
+        out, status = session.command("read hello.txt")
+        check(status == "ok" and out == ["hello"], f"read before the restart: {out} {status}")
+        old = env.worker_pids("docs")
+        env.ctl("restart", "docs")
+        wr.new_worker(env, "docs", old[0])
+        out, status = session.command("read hello.txt")
+        check(status == "ok" and out == ["hello"], f"read after the restart: {out} {status}")
+        monitor.wait_for("Share.Event ('resumed'", 30)
+        check("without interrupting the guest" in monitor.text(), f"the Event: {monitor.text()}")
+        check(env.share("docs")["state"] == "running", f"after the restart: {env.share('docs')}")
+    finally:
+        session.close()
     monitor.stop()
     env.stop_service(service)
 
