@@ -21,12 +21,18 @@ static void on_restarted(GObject *source, GAsyncResult *result, gpointer user_da
         g_autoptr(GError) error = NULL;
         SluiceWorkerUpgrade *upgrade;
 
-        if (!sluice_worker_restart_finish(SLUICE_WORKER(source), result, &error))
-                g_warning("Restarting a worker into the new sluice-fs failed: %s", error->message);
         /* the service went away meanwhile: nothing is left to go on with */
         if (g_cancellable_is_cancelled(cancellable))
                 return;
         upgrade = g_object_get_data(G_OBJECT(cancellable), "upgrade");
+        if (!sluice_worker_restart_finish(SLUICE_WORKER(source), result, &error)) {
+                /* a binary that fails one share would fail the next too:
+                 * the others keep the workers they have, and the next
+                 * change on disk (a fixed package) starts a new round */
+                g_warning("Restarting a worker into the new sluice-fs failed (%s): stopped restarting the "
+                          "others; once sluice-fs works, restart them with “sluicectl restart”", error->message);
+                g_clear_pointer(&upgrade->round, g_ptr_array_unref);
+        }
         next_share(upgrade);
 }
 

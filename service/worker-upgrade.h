@@ -4,7 +4,8 @@
  * the next once the previous is ready again, so a package upgrade reaches
  * every share without taking one from its guest (the hand-over of
  * sluice_worker_restart_async).  One at a time: a new binary that cannot
- * start shows on the first share, not on all at once. */
+ * start (or cannot take a worker's state over) fails the first share only;
+ * the round stops there and the others keep the workers they have. */
 #pragma once
 
 #include <gio/gio.h>

@@ -17,6 +17,9 @@
                   it, as a package manager does): the service restarts each
                   running share's worker into it by itself, one at a time,
                   each keeping its connection.
+  worker-upgrade-broken  the new file cannot run: the first share's worker
+                  fails (after its retries), the round stops there, the
+                  second share keeps its worker and its connection.
 
 The worker is tests/service's fake-resume-worker.py, which speaks the
 control channel and the store protocol: what is tested is the service, not
@@ -167,6 +170,38 @@ def case_worker_upgrade(env):
           f"not one after the other: {log}")
     for tag in ("docs", "music"):
         check(env.share(tag)["state"] == "running", f"after the upgrade: {env.share(tag)}")
+    env.stop_service(service)
+
+
+def case_worker_upgrade_broken(env):
+    """A new sluice-fs that cannot run: the first share fails, the others keep their workers."""
+    need_fake()
+    binary = os.path.join(env.mkdir("libexec"), "fake-resume-worker.py")
+    shutil.copy2(wr.FAKE, binary)
+    os.chmod(binary, 0o755)
+    env.own(binary)
+    env.env["SLUICE_FS"] = binary
+    service = env.start_service()
+    _, docs, docs_pid = started_share(env, "docs")
+    _, music, music_pid = started_share(env, "music")
+
+    fresh = binary + ".new"
+    with open(fresh, "w") as f:
+        f.write("#!/bin/sh\necho 'this sluice-fs is broken' >&2\nexit 1\n")
+    os.chmod(fresh, 0o755)
+    env.own(fresh)
+    os.rename(fresh, binary)
+
+    env.wait_state("docs", "failed", timeout=90)
+    # whichever comes first: the round stopping, or going on to music
+    wait_for(lambda: any(line in env.service_log(service) for line in
+                         ("stopped restarting the others", "music: restarting its worker")), 30,
+             "the round to stop or go on after docs failed")
+    log = env.service_log(service)
+    check("music: restarting its worker" not in log, f"music was restarted into the broken binary: {log}")
+    check("stopped restarting the others" in log, f"no log line saying the round stopped: {log}")
+    check(wr.fake_pids(env, "music") == [music_pid], f"music's worker: {wr.fake_pids(env, 'music')} != {music_pid}")
+    check(env.share("music")["state"] == "running", f"music after the broken upgrade: {env.share('music')}")
     env.stop_service(service)
 
 
