@@ -24,7 +24,7 @@ worker_replaced() {
 loop_alive() { kill -0 "$1" 2>/dev/null; }
 
 case_fs_resume() {
-        local name=resume-docs share=$session_home/Resume unit pid exe state loop n vmm=$session_test_vmm
+        local name=resume-docs share=$session_home/Resume unit pid exe rebuilt state loop n vmm=$session_test_vmm
         unit=sluice-fs@$name.service
         [ -n "$vmm" ] || skip "no test VMM (SLUICE_TEST_VMM) for a frontend"
         as_user mkdir -p "$share" "$session_home/.config/sluice/fs"
@@ -63,13 +63,18 @@ CONF
         # ---- a rebuilt binary, then a restart into it ----
         pid=$(unit_prop "$unit" MainPID)
         exe=$(readlink "/proc/$pid/exe")
-        # another file with the same code, renamed over the old one as an upgrade does
-        cp "$exe" "$exe.new" && printf '\0' >>"$exe.new" && mv "$exe.new" "$exe" ||
-                fail "cannot replace $exe"
+        # another file with the same code where the unit's ExecStart looks,
+        # as an upgrade leaves it; the install is a read-only layer here
+        # (in-namespace.sh), so the new file is mounted over the old one
+        rebuilt=$session_work/sluice-fs.rebuilt
+        cp "$exe" "$rebuilt" && printf '\0' >>"$rebuilt" && chmod 0755 "$rebuilt" &&
+                mount --bind "$rebuilt" "$exe" || fail "cannot replace $exe"
+        case_cleanup() { umount "$exe" 2>/dev/null; }
         n=$(cat "$state/count")
         user_ctl restart "$unit" || fail "systemctl --user restart $unit failed"
         wait_for 30 worker_replaced "$unit" "$pid" || fail "$unit did not come back after restart"
-        [ "$(readlink "/proc/$(unit_prop "$unit" MainPID)/exe")" = "$exe" ] || fail "the restarted worker does not run $exe"
+        [ "$(stat -L -c %i "/proc/$(unit_prop "$unit" MainPID)/exe")" = "$(stat -c %i "$rebuilt")" ] ||
+                fail "the restarted worker does not run the rebuilt $exe"
         wait_for 30 reads_past "$state" $((n + 20)) ||
                 fail "the reads stopped after the restart: $(cat "$state/failures" 2>/dev/null)"
         [ ! -e "$state/failures" ] || fail "reads failed across the restart: $(cat "$state/failures")"
