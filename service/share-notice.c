@@ -76,7 +76,10 @@ char *sluice_shared_folder_resumed_sentence(SluiceSharedFolder *self)
         const char *tag = self->config->tag;
         gboolean handed_over = FALSE;
         guint32 replayed = 0, failed = 0;
-        guint64 ms = self->worker != NULL ? (guint64)sluice_worker_get_resume_pause_us(self->worker) / 1000 : 0;
+        /* guint, not G_GUINT64_FORMAT: xgettext cuts a msgid at a macro */
+        guint ms = self->worker != NULL
+                ? (guint)MIN((guint64)sluice_worker_get_resume_pause_us(self->worker) / 1000, G_MAXUINT)
+                : 0;
         g_autofree char *requests = NULL;
 
         if (resume != NULL) {
@@ -85,14 +88,13 @@ char *sluice_shared_folder_resumed_sentence(SluiceSharedFolder *self)
                 (void)g_variant_lookup(resume, "failed", "u", &failed);
         }
         if (handed_over)
-                return g_strdup_printf(_("The worker of “%s” was restarted in %" G_GUINT64_FORMAT
-                                         " ms without interrupting the guest"), tag, ms);
+                return g_strdup_printf(_("The worker of “%s” was restarted in %u ms without interrupting the guest"), tag, ms);
         /* TRANSLATORS: the end of "“docs” recovered from a worker crash in 38 ms; …" */
         requests = g_strdup_printf(ngettext("%u request answered again, %u failed",
                                             "%u requests answered again, %u failed", replayed),
                                    replayed, failed);
         /* TRANSLATORS: %s is the share's tag, then milliseconds, then "2 requests answered again, 0 failed" */
-        return g_strdup_printf(_("“%s” recovered from a worker crash in %" G_GUINT64_FORMAT " ms; %s"),
+        return g_strdup_printf(_("“%s” recovered from a worker crash in %u ms; %s"),
                                tag, ms, requests);
 }
 
