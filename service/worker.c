@@ -32,13 +32,18 @@
 #define WORKER_FAILURE_WINDOW_US (60 * G_USEC_PER_SEC)
 #define WORKER_MAX_FAILURES 5
 #define WORKER_MAX_BACKOFF_S 30
-/* Crashes this close together are one poisoned request being resumed again
- * and again: the 2nd answers what was in flight with EIO (--replay=no), the
- * 3rd drops the stored state (the frontend sees the connection end and the
- * share replugs), and WORKER_MAX_FAILURES still gives up in the end. */
+/* A resumed worker that dies of a fault or an abort before it is ready
+ * died taking up what its predecessor left, most likely running again the
+ * request that killed it (a poisoned request): the 1st such crash relaunches with --replay=no
+ * (what was in flight is answered EIO), the 2nd within the window drops
+ * the stored state (the frontend sees the connection end and the share
+ * replugs), and WORKER_MAX_FAILURES, which counts them too, gives up in the
+ * end.  A resumed worker that was ready and serving when it died is not in
+ * a loop: it is resumed again, every time, and counted only in the share's
+ * stats (worker-crashes) — the guest never notices, which is the point. */
 #define WORKER_QUICK_CRASH_WINDOW_US (30 * G_USEC_PER_SEC)
-#define WORKER_QUICK_CRASHES_NO_REPLAY 2
-#define WORKER_QUICK_CRASHES_DROP_STATE 3
+#define WORKER_QUICK_CRASHES_NO_REPLAY 1
+#define WORKER_QUICK_CRASHES_DROP_STATE 2
 
 typedef enum {
         PHASE_IDLE,      /* no process, nothing scheduled */
@@ -77,6 +82,7 @@ struct _SluiceWorker {
         GArray *quick_crashes;              /* gint64 monotonic times, the last 30 s */
         gboolean no_replay;                 /* --replay=no at the next launch */
         gboolean resume_expected;           /* the pending relaunch has a stored state */
+        gboolean launched_resuming;         /* the current launch took a stored device up */
         gboolean handing_over;              /* the SIGTERM is a restart's, not a stop's */
         gint64 died_at;                     /* monotonic time the last process was seen gone */
         gint64 pause_us;                    /* from that to the next ready */
@@ -188,37 +194,47 @@ static void worker_give_up(SluiceWorker *self, const char *message)
         g_signal_emit(self, worker_signals[SIGNAL_FAILED], 0, message);
 }
 
-/* The crash-loop policy (WORKER_QUICK_CRASH_*), for the relaunch after a
- * crash at NOW; sets resume_expected. */
-static void worker_count_quick_crash(SluiceWorker *self, gint64 now)
+/* Whether the store holds a device a relaunch can resume: a state and the
+ * connection (without one no frontend was served, nothing waits). */
+static gboolean worker_store_resumable(SluiceWorker *self)
 {
-        g_array_append_val(self->quick_crashes, now);
+        return sluice_worker_fd_store_has(self->store, "state") &&
+               sluice_worker_fd_store_has(self->store, "conn");
+}
+
+/* The crash-loop policy (WORKER_QUICK_CRASH_*), for the relaunch after a
+ * crash at NOW (`at_once`: a resumed worker died before it was ready); sets
+ * resume_expected. */
+static void worker_count_quick_crash(SluiceWorker *self, gint64 now, gboolean at_once)
+{
         while (self->quick_crashes->len > 0 &&
                g_array_index(self->quick_crashes, gint64, 0) < now - WORKER_QUICK_CRASH_WINDOW_US)
                 g_array_remove_index(self->quick_crashes, 0);
         self->no_replay = FALSE;
         /* a state without a connection: no frontend was served, nothing
          * waits, and a relaunch starts as it would have anyway */
-        if (!sluice_worker_fd_store_has(self->store, "state") ||
-            !sluice_worker_fd_store_has(self->store, "conn")) {
+        if (!worker_store_resumable(self)) {
                 self->resume_expected = FALSE;
                 return;
         }
+        self->resume_expected = TRUE;
+        /* died serving: resumed as the first time, whatever came before */
+        if (!at_once)
+                return;
+        g_array_append_val(self->quick_crashes, now);
         if (self->quick_crashes->len >= WORKER_QUICK_CRASHES_DROP_STATE) {
-                g_message("sluice-fs for %s crashed %u times within %d s: its stored state is "
-                          "dropped, the share is plugged in again", self->config.tag,
+                g_message("sluice-fs for %s died %u times within %d s while resuming: its "
+                          "stored state is dropped, the share is plugged in again", self->config.tag,
                           self->quick_crashes->len, (int)(WORKER_QUICK_CRASH_WINDOW_US / G_USEC_PER_SEC));
                 worker_drop_stored_state(self);
                 g_array_set_size(self->quick_crashes, 0);
                 return;
         }
         if (self->quick_crashes->len >= WORKER_QUICK_CRASHES_NO_REPLAY) {
-                g_message("sluice-fs for %s crashed again within %d s: the requests it was "
-                          "running are answered EIO instead of run again", self->config.tag,
-                          (int)(WORKER_QUICK_CRASH_WINDOW_US / G_USEC_PER_SEC));
+                g_message("sluice-fs for %s died while resuming: the requests that were in "
+                          "flight are answered EIO instead of run again", self->config.tag);
                 self->no_replay = TRUE;
         }
-        self->resume_expected = TRUE;
 }
 
 /* Both the exit status and the end of stderr are in: decide what comes next. */
@@ -228,6 +244,7 @@ static void worker_exited(SluiceWorker *self)
         g_autofree char *message = describe_exit(self, process);
         WorkerPhase phase = self->phase;
         gint64 now = g_get_monotonic_time();
+        gboolean at_once;
         guint delay;
 
         clear_source(&self->kill_source);
@@ -263,10 +280,21 @@ static void worker_exited(SluiceWorker *self)
                 return;
         }
 
-        g_array_append_val(self->failures, now);
-        while (self->failures->len > 0 &&
-               g_array_index(self->failures, gint64, 0) < now - WORKER_FAILURE_WINDOW_US)
-                g_array_remove_index(self->failures, 0);
+        /* A resumed worker is ready once it has answered what was in flight.
+         * A SIGKILL comes from outside (a person, the OOM killer, a test's
+         * random kills, which may land in the few milliseconds of a
+         * resume); what a request does to a worker is a fault or an abort. */
+        at_once = self->launched_resuming && phase == PHASE_STARTING &&
+                  !(g_subprocess_get_if_signaled(process) &&
+                    g_subprocess_get_term_sig(process) == SIGKILL);
+        /* A ready worker resumed after it died is no failure the share sees
+         * (WORKER_QUICK_CRASH_*): only the others count towards giving up. */
+        if (at_once || !worker_store_resumable(self)) {
+                g_array_append_val(self->failures, now);
+                while (self->failures->len > 0 &&
+                       g_array_index(self->failures, gint64, 0) < now - WORKER_FAILURE_WINDOW_US)
+                        g_array_remove_index(self->failures, 0);
+        }
         if (self->failures->len >= WORKER_MAX_FAILURES) {
                 g_autofree char *failed = g_strdup_printf(
                         _("sluice-fs failed %u times within a minute (last: %s): fix the cause, then start the share again"),
@@ -275,13 +303,13 @@ static void worker_exited(SluiceWorker *self)
                 return;
         }
 
-        worker_count_quick_crash(self, now);
+        worker_count_quick_crash(self, now, at_once);
         self->phase = PHASE_BACKOFF;
         if (self->resume_expected) {
                 /* the frontend waits on the stored connection: no backoff */
                 self->backoff_source = g_idle_add(on_backoff_elapsed, self);
         } else {
-                delay = MIN(1u << (self->failures->len - 1), WORKER_MAX_BACKOFF_S);
+                delay = MIN(1u << (MAX(self->failures->len, 1u) - 1), WORKER_MAX_BACKOFF_S);
                 self->backoff_source = g_timeout_add_seconds(delay, on_backoff_elapsed, self);
         }
         g_signal_emit(self, worker_signals[SIGNAL_CRASHED], 0, message);
@@ -535,6 +563,7 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
         int control_fd, folder_target;
 
         g_assert(self->process == NULL);
+        self->launched_resuming = self->resume_expected && worker_store_resumable(self);
         /* a stale socket from a crashed worker; a stored listening socket is
          * served as it is, its file stays */
         if (!sluice_worker_fd_store_has(self->store, "listen"))

@@ -59,8 +59,23 @@ def notify(text, fd=None):
 resume = {}
 replayed = failed = 0
 conns = []
+
+def dies_while_resuming():
+    """$FAKE_DIE_FILE holding "replaying" (die when running the in-flight
+    requests again: a poisoned request) or "always" (die at any resume):
+    what a worker killed by what it takes up does, before it is ready."""
+    try:
+        with open(os.environ.get("FAKE_DIE_FILE", "")) as f:
+            how = f.read().strip()
+    except OSError:
+        return False
+    return how == "always" or (how == "replaying" and opts.get("--replay") != "no")
+
+
 if "state" in stored and "conn" in stored and os.pread(stored["state"], 6, 0) == b"device":
     state = stored["state"]
+    if dies_while_resuming():
+        os.abort()   # as a request that kills a worker does: not a SIGKILL from outside
     conn = socket.socket(fileno=stored["conn"])
     if opts.get("--replay") == "no":
         failed = 2

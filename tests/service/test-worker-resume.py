@@ -12,12 +12,14 @@ vhost-user connection kept across the crashes, as a guest's mount is.
                   (LISTEN_FDNAMES has conn and state, LISTEN_PID is its own
                   pid), the same connection is served on, the share never
                   leaves "running", Event "resumed" says how long it took and
-                  what became of the requests, Stats count the crash.  Then
-                  two more crashes close together (the first counts too: 3
-                  within 30 s): the 2nd relaunch runs with --replay=no
-                  (Event "recovered": requests failed), the 3rd drops the
-                  stored state, so the frontend sees its connection end and
-                  the share takes the old path (Event "crashed").  The
+                  what became of the requests, Stats count the crash.
+                  Crashes of a worker that was serving are resumed every
+                  time.  A worker that dies taking up what was in flight (a
+                  poisoned request) is relaunched with --replay=no (Event
+                  "recovered": requests failed); dying at two resumes
+                  within 30 s drops the stored state, so the frontend sees
+                  its connection end and the share takes the old path
+                  (Event "crashed").  The
                   worker is a stand-in that speaks the protocol
                   (fake-resume-worker.py): sluice-fs's own resume needs the
                   FUSE tables' part of the work, tested in tests/frontend.
@@ -168,6 +170,8 @@ def case_worker_resume(env):
         print("SKIP: /usr/bin/python3 has no gi (python3-gi) for the fake worker")
         sys.exit(77)
     env.env["SLUICE_FS"] = env.reachable(FAKE)
+    die_file = env.path("die-while-resuming")
+    env.env["FAKE_DIE_FILE"] = die_file
     service = env.start_service()
     env.ctl("add", env.path("share"), "--tag", "docs")
     env.ctl("start", "docs")
@@ -201,19 +205,36 @@ def case_worker_resume(env):
     check(stats.get("worker-crashes") == 1 and stats.get("resume-replayed") == 2
           and stats.get("resume-failed") == 0, f"Stats after one crash: {stats}")
 
-    # ---- the 2nd crash within 30 s: what was in flight is answered EIO ----
+    # ---- crashes of a worker that was serving are resumed every time ----
+    for n in range(2, 6):
+        os.kill(pid, signal.SIGKILL)
+        pid = new_worker(env, "docs", pid, fake)
+        check(frontend.line() == f"resumed {pid}", "a relaunch did not take the connection over")
+        check("--replay=no" not in cmdline_of(pid), f"a worker that was serving: {cmdline_of(pid)}")
+        # serving again (the service saw it ready) before the next kill
+        wait_for(lambda: monitor.text().count("Share.Event ('resumed'") >= n, 30,
+                 f"the resumed Event of relaunch {n}")
+    stats = env.ctl_json("stats", "docs")["stats"]
+    check(stats.get("worker-crashes") == 5 and stats.get("resume-replayed") == 10,
+          f"Stats after five crashes of serving workers: {stats}")
+
+    # ---- a worker dies taking up what was in flight: the next answers it EIO ----
+    with open(die_file, "w") as f:
+        f.write("replaying")
     os.kill(pid, signal.SIGKILL)
-    pid2 = new_worker(env, "docs", pid, fake)
-    check(frontend.line() == f"resumed {pid2}", "the 2nd relaunch did not take the connection over")
-    check("--replay=no" in cmdline_of(pid2), f"second quick relaunch: {cmdline_of(pid2)}")
+    pid2 = wait_for(lambda: [p for p in fake("docs") if p != pid and "--replay=no" in cmdline_of(p)],
+                    30, "a relaunch with --replay=no after the one that died resuming")[0]
+    check(frontend.line() == f"resumed {pid2}", "the --replay=no relaunch did not take the connection over")
     # something failed: a normal "recovered", not the quiet "resumed"
     monitor.wait_for("Share.Event ('recovered'", 30)
-    check("0 requests answered again, 2 failed" in monitor.text(), f"the 2nd Event: {monitor.text()}")
+    check("0 requests answered again, 2 failed" in monitor.text(), f"the Event: {monitor.text()}")
     stats = env.ctl_json("stats", "docs")["stats"]
-    check(stats.get("worker-crashes") == 2 and stats.get("resume-replayed") == 2
-          and stats.get("resume-failed") == 2, f"Stats after two crashes (totals across launches): {stats}")
+    check(stats.get("worker-crashes") == 7 and stats.get("resume-replayed") == 10
+          and stats.get("resume-failed") == 2, f"Stats (totals across launches): {stats}")
 
-    # ---- the 3rd: the stored state is dropped, the frontend sees the end ----
+    # ---- dying at every resume: the stored state is dropped, the frontend sees the end ----
+    with open(die_file, "w") as f:
+        f.write("always")
     os.kill(pid2, signal.SIGKILL)
     check(frontend.line() is None, "the frontend's connection did not end when the state was dropped")
     monitor.wait_for("Share.Event ('crashed'", 30)
