@@ -27,8 +27,8 @@
 # every kill (21 in touch+work, 41 with pause).
 #
 # The kill moments are random but seeded: the seed is printed; run again
-# with SLUICE_RESUME_SEED=N to replay them.  SLUICE_RESUME_PHASES (default
-# "touch work") picks phases; bench/resume-pause.sh runs "pause" and prints
+# with SLUICE_RESUME_SEED=N to replay them.  SLUICE_RESUME_PHASES or
+# --phases "…" (default "touch work") picks phases; bench/resume-pause.sh runs "pause" and prints
 # the figures (SLUICE_RESUME_PAUSE_SPACING: seconds between its kills, 1.5;
 # SLUICE_RESUME_KILLS: 20; SLUICE_RESUME_OUT=DIR keeps what the report reads).
 # Exit: 0 pass, 1 fail, 77 skip (not root, no QEMU/libvirt/kernel, or a
@@ -55,6 +55,8 @@ fi
 user=${SLUICE_TEST_USER:-sluice-test}
 ensure_user "$user"
 phases=${SLUICE_RESUME_PHASES:-touch work}
+# --phases "…" (meson's rows: libvirt-worker-resume-touch runs "touch" alone)
+if [ "${1:-}" = --phases ] && [ -n "${2:-}" ]; then phases=$2; fi
 kills=${SLUICE_RESUME_KILLS:-20}
 seed=${SLUICE_RESUME_SEED:-$(( $(date +%s) % 100000 ))}
 # the pause phase's kills are this many seconds apart (bench/resume-pause.sh
