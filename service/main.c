@@ -18,15 +18,21 @@
 #include "config-store.h"
 #include "errors.h"
 #include "manager.h"
+#include "service-fd-store.h"
 #include "sluice-names.h"
 #include "socket-dir.h"
 
 #define DEFAULT_STATS_INTERVAL_MS 1000
 /* Workers get SIGKILL after 5 s; this only guards against a hang elsewhere. */
 #define SHUTDOWN_GUARD_S 15
+/* Each question to the user manager about a SIGTERM (three in a row): the
+ * unit's stop timeout (15 s) must leave the workers their 5 s. */
+#define JOB_QUERY_TIMEOUT_MS 1000
+#define SYSTEMD_BUS_NAME "org.freedesktop.systemd1"
 
 typedef struct {
         GMainLoop *loop;
+        GDBusConnection *connection;
         SluiceServiceManager *manager;
         SluiceServiceOptions options;
         gboolean name_acquired;
@@ -72,11 +78,132 @@ static gboolean on_signal(gpointer user_data)
         return G_SOURCE_CONTINUE;
 }
 
+static void service_hand_over(Service *service)
+{
+        if (service->shutting_down)
+                return;
+        service->shutting_down = TRUE;
+        service->exit_status = EXIT_SUCCESS;
+        g_message("Restarting: the workers hand their shares over to the next service");
+        g_timeout_add_seconds(SHUTDOWN_GUARD_S, on_shutdown_guard, service);
+        sluice_service_manager_hand_over_async(service->manager, on_shutdown_done, service);
+}
+
+/* A SIGTERM is a stop or a restart of the unit, and only a restart may keep
+ * the shares: a stop (logout, `systemctl --user stop`) must close every
+ * connection so that QEMU sees its backend go, as it always did.  The
+ * signal itself does not say which; the user manager does: the job that
+ * made it send the signal is still running, and for `systemctl --user
+ * restart` (and try-restart, which becomes one) its JobType stays "restart"
+ * until the stop half is done (then the job turns into a start).  So:
+ * GetUnitByPID(our pid) → Unit.Job → Job.JobType, each bounded by
+ * JOB_QUERY_TIMEOUT_MS.  Anything else — no job, another type, no user
+ * manager on the bus, an error, a timeout, no fd store for the unit — is a
+ * stop.  Restart=on-failure is no SIGTERM and needs none of this: the
+ * service failed and its workers' stores went with it. */
+static void decide_on_sigterm(Service *service, const char *job_type, const char *why)
+{
+        if (g_strcmp0(job_type, "restart") == 0) {
+                g_message("SIGTERM: the user manager restarts the unit (job type %s)", job_type);
+                service_hand_over(service);
+                return;
+        }
+        if (job_type != NULL)
+                g_message("SIGTERM: the user manager's job for the unit is a %s: stopping", job_type);
+        else
+                g_message("SIGTERM: %s: stopping", why);
+        on_signal(service);
+}
+
+static GVariant *get_property_finish(GObject *source, GAsyncResult *result, const char *type)
+{
+        g_autoptr(GVariant) reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, NULL);
+        g_autoptr(GVariant) value = NULL;
+
+        if (reply == NULL)
+                return NULL;
+        g_variant_get(reply, "(v)", &value);
+        if (!g_variant_is_of_type(value, G_VARIANT_TYPE(type)))
+                return NULL;
+        return g_steal_pointer(&value);
+}
+
+static void get_property(Service *service, const char *path, const char *iface, const char *name,
+                         GAsyncReadyCallback callback)
+{
+        g_dbus_connection_call(service->connection, SYSTEMD_BUS_NAME, path,
+                               "org.freedesktop.DBus.Properties", "Get",
+                               g_variant_new("(ss)", iface, name), G_VARIANT_TYPE("(v)"),
+                               G_DBUS_CALL_FLAGS_NO_AUTO_START, JOB_QUERY_TIMEOUT_MS, NULL,
+                               callback, service);
+}
+
+static void on_job_type(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GVariant) value = get_property_finish(source, result, "s");
+
+        decide_on_sigterm(user_data, value != NULL ? g_variant_get_string(value, NULL) : NULL,
+                          "the job's type could not be read");
+}
+
+static void on_unit_job(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        Service *service = user_data;
+        g_autoptr(GVariant) value = get_property_finish(source, result, "(uo)");
+        const char *job_path = NULL;
+        guint32 id = 0;
+
+        if (value == NULL) {
+                decide_on_sigterm(service, NULL, "the unit's job could not be read");
+                return;
+        }
+        g_variant_get(value, "(u&o)", &id, &job_path);
+        if (id == 0) {
+                decide_on_sigterm(service, NULL, "no job of the user manager sent it");
+                return;
+        }
+        get_property(service, job_path, "org.freedesktop.systemd1.Job", "JobType", on_job_type);
+}
+
+static void on_unit_by_pid(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        Service *service = user_data;
+        g_autoptr(GVariant) reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, NULL);
+        const char *unit_path = NULL;
+
+        if (reply == NULL) {
+                decide_on_sigterm(service, NULL, "no unit of the user manager runs this service");
+                return;
+        }
+        g_variant_get(reply, "(&o)", &unit_path);
+        get_property(service, unit_path, "org.freedesktop.systemd1.Unit", "Job", on_unit_job);
+}
+
+static gboolean on_sigterm(gpointer user_data)
+{
+        Service *service = user_data;
+
+        if (service->shutting_down)
+                return G_SOURCE_CONTINUE;
+        if (service->connection == NULL || service->manager == NULL ||
+            !sluice_service_fd_store_available()) {
+                decide_on_sigterm(service, NULL, "not run by a user manager with an fd store");
+                return G_SOURCE_CONTINUE;
+        }
+        g_dbus_connection_call(service->connection, SYSTEMD_BUS_NAME, "/org/freedesktop/systemd1",
+                               "org.freedesktop.systemd1.Manager", "GetUnitByPID",
+                               g_variant_new("(u)", (guint32)getpid()), G_VARIANT_TYPE("(o)"),
+                               G_DBUS_CALL_FLAGS_NO_AUTO_START, JOB_QUERY_TIMEOUT_MS, NULL,
+                               on_unit_by_pid, service);
+        return G_SOURCE_CONTINUE;
+}
+
 static void on_bus_acquired(GDBusConnection *connection, const char *name, gpointer user_data)
 {
         Service *service = user_data;
         g_autoptr(GError) error = NULL;
 
+        g_set_object(&service->connection, connection);
         service->manager = sluice_service_manager_new(&service->options);
         if (!sluice_service_manager_export(service->manager, connection, &error)) {
                 g_printerr(_("sluice-service: cannot publish its objects on the session bus: %s\n"),
@@ -212,7 +339,9 @@ int main(int argc, char **argv)
                                                                  : stats_interval_from_env();
         service.options.libvirt_uris = default_uris ? NULL : (const char *const *)uri_array;
 
-        g_unix_signal_add(SIGTERM, on_signal, &service);
+        /* the fds a restart kept, before any share starts */
+        sluice_service_fd_store_init();
+        g_unix_signal_add(SIGTERM, on_sigterm, &service);
         g_unix_signal_add(SIGINT, on_signal, &service);
         owner_id = g_bus_own_name(G_BUS_TYPE_SESSION, SLUICE_BUS_NAME,
                                   G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT |
@@ -226,5 +355,6 @@ int main(int argc, char **argv)
                 sluice_service_manager_unexport(service.manager);
                 g_clear_object(&service.manager);
         }
+        g_clear_object(&service.connection);
         return service.exit_status;
 }

@@ -9,6 +9,7 @@
 #include "config-store.h"
 #include "errors.h"
 #include "manager.h"
+#include "service-fd-store.h"
 #include "share-end-options.h"
 #include "share-path.h"
 #include "share-service.h"
@@ -669,9 +670,17 @@ void sluice_service_manager_autostart(SluiceServiceManager *self)
 {
         g_autoptr(GPtrArray) shares = sorted_shares(self);
 
-        for (guint i = 0; i < shares->len; i++)
-                if (sluice_shared_folder_get_config(shares->pdata[i])->autostart)
+        /* fds kept for a share removed from shares.ini meanwhile go now:
+         * nothing will serve them */
+        sluice_service_fd_store_drop_unknown(tag_taken, self);
+        for (guint i = 0; i < shares->len; i++) {
+                const SluiceShareConfig *config = sluice_shared_folder_get_config(shares->pdata[i]);
+
+                /* a share that ran before the service's restart runs again,
+                 * autostart or not: its frontend waits on the kept store */
+                if (config->autostart || sluice_service_fd_store_has(config->tag))
                         sluice_shared_folder_start_async(shares->pdata[i], NULL, NULL);
+        }
 }
 
 static void on_share_stopped_for_shutdown(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -708,6 +717,60 @@ void sluice_service_manager_shutdown_async(SluiceServiceManager *self, GAsyncRea
 void sluice_service_manager_shutdown_finish(SluiceServiceManager *self, GAsyncResult *result)
 {
         (void)g_task_propagate_boolean(G_TASK(result), NULL);
+}
+
+static void on_worker_handed_over(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+        guint *pending = g_task_get_task_data(task);
+        SluiceWorker *worker = SLUICE_WORKER(source);
+        SluiceWorkerFdStore *store = sluice_worker_get_fd_store(worker);
+        const char *tag = g_object_get_data(G_OBJECT(worker), "sluice-hand-over-tag");
+        g_autoptr(GError) error = NULL;
+
+        sluice_worker_stop_finish(worker, result);
+        /* after the exit: the worker brought its state up to date and
+         * stored everything it had (the store was drained on its exit) */
+        if (sluice_worker_fd_store_count(store) > 0) {
+                if (sluice_service_fd_store_push(tag, store, &error))
+                        g_message("%s: %u fd(s) kept in the service's fd store for the next service",
+                                  tag, sluice_worker_fd_store_count(store));
+                else
+                        g_warning("%s", error->message);
+        }
+        if (--*pending == 0)
+                g_task_return_boolean(task, TRUE);
+}
+
+void sluice_service_manager_hand_over_async(SluiceServiceManager *self, GAsyncReadyCallback callback,
+                                            gpointer user_data)
+{
+        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+        g_autoptr(GPtrArray) shares = sorted_shares(self);
+        guint *pending = g_new0(guint, 1);
+
+        g_task_set_task_data(task, pending, g_free);
+        *pending = shares->len + 1;
+        for (guint i = 0; i < shares->len; i++) {
+                SluiceWorker *worker = sluice_shared_folder_get_worker(shares->pdata[i]);
+
+                if (worker == NULL || !sluice_worker_is_ready(worker)) {
+                        /* nothing to keep (not running, or between launches):
+                         * stopped as on a stop of the service */
+                        sluice_shared_folder_stop_async(shares->pdata[i], TRUE,
+                                                        on_share_stopped_for_shutdown,
+                                                        g_object_ref(task));
+                        continue;
+                }
+                /* the share's machine is left as it is: no unplug, no
+                 * unmount; only its process goes */
+                g_object_set_data_full(G_OBJECT(worker), "sluice-hand-over-tag",
+                                       g_strdup(sluice_shared_folder_get_config(shares->pdata[i])->tag),
+                                       g_free);
+                sluice_worker_hand_over_async(worker, on_worker_handed_over, g_object_ref(task));
+        }
+        if (--*pending == 0)
+                g_task_return_boolean(task, TRUE);
 }
 
 void sluice_service_manager_unexport(SluiceServiceManager *self)

@@ -31,6 +31,12 @@ void sluice_service_manager_autostart(SluiceServiceManager *self);
 void sluice_service_manager_shutdown_async(SluiceServiceManager *self, GAsyncReadyCallback callback,
                                            gpointer user_data);
 void sluice_service_manager_shutdown_finish(SluiceServiceManager *self, GAsyncResult *result);
+/* The service restarts: every ready worker hands over (worker.h) and its
+ * store goes into the service's own (service-fd-store.h); no share is
+ * stopped, unplugged or unmounted.  Shares without a ready worker are
+ * stopped as by a shutdown.  Finish with ..._shutdown_finish. */
+void sluice_service_manager_hand_over_async(SluiceServiceManager *self, GAsyncReadyCallback callback,
+                                            gpointer user_data);
 void sluice_service_manager_unexport(SluiceServiceManager *self);
 
 G_END_DECLS

@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "sluice-names.h"
+#include "service-fd-store.h"
 #include "share-private.h"
 #include "vm-guest.h"
 
@@ -181,6 +182,8 @@ static void ensure_worker(SluiceSharedFolder *self)
         if (self->worker != NULL)
                 return;
         self->worker = sluice_worker_new(&wc);
+        /* what the worker stored before the service restarted: it resumes */
+        sluice_service_fd_store_give(self->config->tag, sluice_worker_get_fd_store(self->worker));
         g_signal_connect(self->worker, "ready", G_CALLBACK(on_worker_ready), self);
         g_signal_connect(self->worker, "crashed", G_CALLBACK(on_worker_crashed), self);
         g_signal_connect(self->worker, "failed", G_CALLBACK(on_worker_failed), self);

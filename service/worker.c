@@ -84,6 +84,7 @@ struct _SluiceWorker {
         gboolean resume_expected;           /* the pending relaunch has a stored state */
         gboolean launched_resuming;         /* the current launch took a stored device up */
         gboolean handing_over;              /* the SIGTERM is a restart's, not a stop's */
+        gboolean keeping_store;             /* the SIGTERM is the service's own restart's */
         gint64 died_at;                     /* monotonic time the last process was seen gone */
         gint64 pause_us;                    /* from that to the next ready */
         GList *restart_tasks;
@@ -253,6 +254,14 @@ static void worker_exited(SluiceWorker *self)
         g_clear_object(&self->launch_cancellable);
         g_clear_pointer(&self->launch_error, g_free);
 
+        if (phase == PHASE_STOPPING && self->keeping_store) {
+                /* the service restarts: it passes the store on, the socket
+                 * file stays for the next service's worker */
+                self->keeping_store = FALSE;
+                self->phase = PHASE_IDLE;
+                worker_maybe_complete_stop(self);
+                return;
+        }
         if (phase == PHASE_STOPPING && self->handing_over) {
                 /* a restart: the next worker takes the store over at once */
                 self->handing_over = FALSE;
@@ -781,6 +790,7 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
         case PHASE_READY:
                 self->phase = PHASE_STOPPING;
                 self->handing_over = FALSE;
+                self->keeping_store = FALSE;
                 clear_source(&self->ready_timeout_source);
                 g_cancellable_cancel(self->launch_cancellable);
                 /* Closing the channel alone makes a healthy worker exit; SIGTERM
@@ -791,7 +801,9 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
                                                           on_stop_timeout, self);
                 G_GNUC_FALLTHROUGH;
         case PHASE_STOPPING:
-                /* a restart's hand-over turns into a stop: nothing is relaunched */
+                /* a hand-over turns into a stop: nothing is relaunched, the
+                 * store is closed */
+                self->keeping_store = FALSE;
                 if (self->handing_over) {
                         self->handing_over = FALSE;
                         complete_restart_tasks(self, _("the share was stopped"));
@@ -804,6 +816,28 @@ void sluice_worker_stop_async(SluiceWorker *self, GAsyncReadyCallback callback, 
 void sluice_worker_stop_finish(SluiceWorker *self, GAsyncResult *result)
 {
         (void)g_task_propagate_boolean(G_TASK(result), NULL);
+}
+
+void sluice_worker_hand_over_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_autoptr(GTask) task = NULL;
+
+        if (self->phase != PHASE_READY) {
+                sluice_worker_stop_async(self, callback, user_data);
+                return;
+        }
+        task = g_task_new(self, NULL, callback, user_data);
+        sluice_worker_orphans_end(self->orphans, "the service is restarting");
+        /* SIGTERM with --resume is a hand-over (protocol "Stopping"); no
+         * relaunch follows, worker_exited() keeps the store */
+        self->phase = PHASE_STOPPING;
+        self->keeping_store = TRUE;
+        clear_source(&self->ready_timeout_source);
+        g_cancellable_cancel(self->launch_cancellable);
+        worker_drop_control(self);
+        g_subprocess_send_signal(self->process, SIGTERM);
+        self->kill_source = g_timeout_add_seconds(WORKER_STOP_TIMEOUT_S, on_stop_timeout, self);
+        self->stop_tasks = g_list_append(self->stop_tasks, g_steal_pointer(&task));
 }
 
 gboolean sluice_worker_is_ready(SluiceWorker *self)

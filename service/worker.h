@@ -81,6 +81,12 @@ gboolean sluice_worker_set_readonly_finish(SluiceWorker *self, GAsyncResult *res
  * ready: an error when it did not start or did not resume (with why). */
 void sluice_worker_restart_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data);
 gboolean sluice_worker_restart_finish(SluiceWorker *self, GAsyncResult *result, GError **error);
+/* The service's own restart: a hand-over (SIGTERM, the worker keeps its
+ * store and exits) without a relaunch; the store and the socket file stay
+ * for the service to pass on.  Completes (with sluice_worker_stop_finish)
+ * once the process is reaped.  A worker that is not ready is stopped as by
+ * sluice_worker_stop_async(), which closes the store. */
+void sluice_worker_hand_over_async(SluiceWorker *self, GAsyncReadyCallback callback, gpointer user_data);
 /* The worker's fd store (worker-fd-store.h): it lives as long as the
  * SluiceWorker, across its processes. */
 SluiceWorkerFdStore *sluice_worker_get_fd_store(SluiceWorker *self);
