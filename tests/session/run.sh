@@ -8,7 +8,7 @@
 #   run.sh --installed CASE…         what is installed on the machine (the
 #                                    packages, under /usr)
 #
-# CASE: service, share-unit, fs-unit, fs-resume, autostart (the files of those names
+# CASE: service, share-unit, fs-unit, fs-resume, service-restart, autostart (the files of those names
 # here).  Exit 0 all passed, 1 a failure, 77 cannot run here (says why).
 #
 # PID 1 is not systemd on the test machines, yet a user manager runs (the
@@ -31,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
         echo "usage: $0 --build BUILD_DIR CASE… | --installed CASE…" >&2
-        echo "cases: service share-unit fs-unit fs-resume autostart" >&2
+        echo "cases: service share-unit fs-unit fs-resume service-restart autostart" >&2
         exit 2
 }
 
