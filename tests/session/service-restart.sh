@@ -74,16 +74,16 @@ case_service_restart() {
         n=$(cat "$state/count")
         user_ctl restart "$unit" || fail "systemctl --user restart $unit failed"
         wait_for 30 service_replaced "$unit" "$pid" || fail "$unit did not come back after restart"
+        wait_for 30 reads_past "$state" $((n + 20)) ||
+                fail "the reads stopped after the restart: $(cat "$state/failures" 2>/dev/null)"
+        kill -0 "$loop" 2>/dev/null || fail "the read loop ended: $(cat "$state/failures" 2>/dev/null)"
+        [ ! -e "$state/failures" ] || fail "reads failed across the restart: $(cat "$state/failures")"
         logged "SIGTERM: the user manager restarts the unit (job type restart)" ||
                 fail "the service did not see the SIGTERM as a restart"
         wait_for 30 one_worker_not "$unit" "$worker" ||
                 fail "no new worker in $unit after the restart: $(unit_pids "$unit" sluice-fs)"
         wait_for 30 logged "sluice-fs for $tag resumed in" ||
                 fail "the new worker did not resume: $(grep -F "sluice-fs for $tag" "$session_work/units.log" | tail -3)"
-        wait_for 30 reads_past "$state" $((n + 20)) ||
-                fail "the reads stopped after the restart: $(cat "$state/failures" 2>/dev/null)"
-        kill -0 "$loop" 2>/dev/null || fail "the read loop ended: $(cat "$state/failures" 2>/dev/null)"
-        [ ! -e "$state/failures" ] || fail "reads failed across the restart: $(cat "$state/failures")"
         share_is "$tag" running || fail "after the restart the share is $(share_field "$tag" state)"
         pass "systemctl --user restart: service $(unit_prop "$unit" MainPID), worker $(unit_pids "$unit" sluice-fs) resumed the connection, no read failed, the share runs"
 
