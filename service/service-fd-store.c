@@ -49,24 +49,16 @@ static gboolean split_name(const char *full, char **tag, char **name)
         return TRUE;
 }
 
-void sluice_service_fd_store_init(void)
+void sluice_service_fd_store_take(int first_fd, int n, char **names)
 {
-        char **names = NULL;
         g_autoptr(GHashTable) removed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-        int n;
+        guint taken_n = 0;
 
-        g_return_if_fail(taken == NULL);
-        taken = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                      (GDestroyNotify)g_ptr_array_unref);
-        /* unsets LISTEN_* (no child may take them for its own) and marks the
-         * fds close-on-exec */
-        n = sd_listen_fds_with_names(1, &names);
-        if (n < 0) {
-                g_warning("The fds systemd passed cannot be read: %s", g_strerror(-n));
-                n = 0;
-        }
+        if (taken == NULL)
+                taken = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                              (GDestroyNotify)g_ptr_array_unref);
         for (int i = 0; i < n; i++) {
-                int fd = SD_LISTEN_FDS_START + i;
+                int fd = first_fd + i;
                 const char *full = names != NULL && names[i] != NULL ? names[i] : "";
                 g_autofree char *tag = NULL, *name = NULL;
                 GPtrArray *list;
@@ -99,11 +91,31 @@ void sluice_service_fd_store_init(void)
                 t->name = g_steal_pointer(&name);
                 t->fd = fd;
                 g_ptr_array_add(list, t);
+                taken_n++;
         }
-        g_strfreev(names);
-        if (n > 0)
-                g_message("Took %d fd(s) of %u share(s) back from the unit's fd store", n,
+        if (taken_n > 0)
+                g_message("Took %u fd(s) of %u share(s) back from the unit's fd store", taken_n,
                           g_hash_table_size(taken));
+}
+
+void sluice_service_fd_store_init(void)
+{
+        char **names = NULL;
+        int n;
+
+        /* unsets LISTEN_* (no child may take them for its own) and marks the
+         * fds close-on-exec */
+        n = sd_listen_fds_with_names(1, &names);
+        if (n < 0)
+                g_warning("The fds systemd passed cannot be read: %s", g_strerror(-n));
+        else if (n > 0)
+                sluice_service_fd_store_take(SD_LISTEN_FDS_START, n, names);
+        g_strfreev(names);
+}
+
+void sluice_service_fd_store_reset(void)
+{
+        g_clear_pointer(&taken, g_hash_table_unref);
 }
 
 gboolean sluice_service_fd_store_available(void)

@@ -38,6 +38,11 @@ G_BEGIN_DECLS
 /* Once, early in main(): takes the fds systemd passed (LISTEN_FDS, which
  * it unsets) and empties the unit's store of them. */
 void sluice_service_fd_store_init(void);
+/* What init does with the fds: FIRST_FD … FIRST_FD+N-1 named NAMES (as
+ * systemd names them), each consumed.  For the tests. */
+void sluice_service_fd_store_take(int first_fd, int n, char **names);
+/* Closes every fd taken and not given (the tests, between cases). */
+void sluice_service_fd_store_reset(void);
 /* Whether there is a unit store to push to ($NOTIFY_SOCKET is set). */
 gboolean sluice_service_fd_store_available(void);
 /* Whether fds for TAG were taken at start and not yet given to a worker. */
