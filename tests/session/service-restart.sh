@@ -35,12 +35,12 @@ vmm_peer_gone() {
         ! printf '%s\n' "$lines" | awk '$8 != 0 { found = 1 } END { exit !found }'
 }
 
-# logged TEXT — the units' output has a line with TEXT.
-logged() { grep -F -- "$1" "$session_work/units.log" >/dev/null; }
+# logged_times TEXT N — the units' output has N lines with TEXT.
+logged_times() { [ "$(grep -c -F -- "$1" "$session_work/units.log")" = "$2" ]; }
 
 case_service_restart() {
         local unit=sluice-service.service tag=kept-docs share=$session_home/Kept
-        local pid worker socket state loop n vmm_pid vmm=$session_test_vmm
+        local pid worker socket state loop n round vmm_pid vmm=$session_test_vmm
         [ -n "$vmm" ] || skip "no test VMM (SLUICE_TEST_VMM) for a frontend"
         as_user mkdir -p "$share"
         as_user sh -c 'printf hello >"$1/hello.txt"' sh "$share"
@@ -70,22 +70,27 @@ case_service_restart() {
                 fail "ss shows no peer for the frontend's connection while it is served: $(ss -xpn | grep -F "pid=$vmm_pid,")"
         pass "a frontend reads hello.txt in a loop over one connection to worker $worker of service $pid"
 
-        # ---- a restart: the next service's worker takes the connection over ----
-        n=$(cat "$state/count")
-        user_ctl restart "$unit" || fail "systemctl --user restart $unit failed"
-        wait_for 30 service_replaced "$unit" "$pid" || fail "$unit did not come back after restart"
-        wait_for 30 reads_past "$state" $((n + 20)) ||
-                fail "the reads stopped after the restart: $(cat "$state/failures" 2>/dev/null)"
-        kill -0 "$loop" 2>/dev/null || fail "the read loop ended: $(cat "$state/failures" 2>/dev/null)"
-        [ ! -e "$state/failures" ] || fail "reads failed across the restart: $(cat "$state/failures")"
-        logged "SIGTERM: the user manager restarts the unit (job type restart)" ||
-                fail "the service did not see the SIGTERM as a restart"
-        wait_for 30 one_worker_not "$unit" "$worker" ||
-                fail "no new worker in $unit after the restart: $(unit_pids "$unit" sluice-fs)"
-        wait_for 30 logged "sluice-fs for $tag resumed in" ||
-                fail "the new worker did not resume: $(grep -F "sluice-fs for $tag" "$session_work/units.log" | tail -3)"
-        share_is "$tag" running || fail "after the restart the share is $(share_field "$tag" state)"
-        pass "systemctl --user restart: service $(unit_prop "$unit" MainPID), worker $(unit_pids "$unit" sluice-fs) resumed the connection, no read failed, the share runs"
+        # ---- restarts: each next service's worker takes the connection over
+        # (the second hands over a worker that itself resumed) ----
+        for round in 1 2; do
+                n=$(cat "$state/count")
+                user_ctl restart "$unit" || fail "systemctl --user restart $unit failed"
+                wait_for 30 service_replaced "$unit" "$pid" || fail "$unit did not come back after restart $round"
+                wait_for 30 reads_past "$state" $((n + 20)) ||
+                        fail "the reads stopped after restart $round: $(cat "$state/failures" 2>/dev/null)"
+                kill -0 "$loop" 2>/dev/null || fail "the read loop ended: $(cat "$state/failures" 2>/dev/null)"
+                [ ! -e "$state/failures" ] || fail "reads failed across restart $round: $(cat "$state/failures")"
+                logged_times "SIGTERM: the user manager restarts the unit (job type restart)" $round ||
+                        fail "the service did not see SIGTERM $round as a restart"
+                wait_for 30 one_worker_not "$unit" "$worker" ||
+                        fail "no new worker in $unit after restart $round: $(unit_pids "$unit" sluice-fs)"
+                wait_for 30 logged_times "sluice-fs for $tag resumed in" $round ||
+                        fail "the new worker did not resume: $(grep -F "sluice-fs for $tag" "$session_work/units.log" | tail -3)"
+                share_is "$tag" running || fail "after restart $round the share is $(share_field "$tag" state)"
+                pid=$(unit_prop "$unit" MainPID)
+                worker=$(unit_pids "$unit" sluice-fs)
+                pass "systemctl --user restart ($round): service $pid, worker $worker resumed the connection, no read failed, the share runs"
+        done
 
         # ---- a stop still ends everything: the frontend sees the end ----
         worker=$(unit_pids "$unit" sluice-fs)
