@@ -666,6 +666,21 @@ gboolean sluice_service_manager_export(SluiceServiceManager *self, GDBusConnecti
         return TRUE;
 }
 
+/* A share that had fds kept across the restart and did not get as far as
+ * a worker (its folder is gone, say): nothing will serve them, so they are
+ * closed and QEMU sees the connection end (the replug path) instead of
+ * waiting on it for good. */
+static void on_kept_share_started(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        SluiceSharedFolder *share = SLUICE_SHARED_FOLDER(source);
+        const char *tag = sluice_shared_folder_get_config(share)->tag;
+        g_autoptr(GError) error = NULL;
+
+        if (!sluice_shared_folder_start_finish(share, result, &error))
+                g_message("%s did not start again after the service's restart: %s", tag, error->message);
+        sluice_service_fd_store_drop(tag);
+}
+
 void sluice_service_manager_autostart(SluiceServiceManager *self)
 {
         g_autoptr(GPtrArray) shares = sorted_shares(self);
@@ -678,7 +693,9 @@ void sluice_service_manager_autostart(SluiceServiceManager *self)
 
                 /* a share that ran before the service's restart runs again,
                  * autostart or not: its frontend waits on the kept store */
-                if (config->autostart || sluice_service_fd_store_has(config->tag))
+                if (sluice_service_fd_store_has(config->tag))
+                        sluice_shared_folder_start_async(shares->pdata[i], on_kept_share_started, NULL);
+                else if (config->autostart)
                         sluice_shared_folder_start_async(shares->pdata[i], NULL, NULL);
         }
 }

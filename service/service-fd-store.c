@@ -148,6 +148,16 @@ void sluice_service_fd_store_give(const char *tag, SluiceWorkerFdStore *store)
         g_message("%s: %u fd(s) from before the service's restart go to its worker", tag, list->len);
 }
 
+void sluice_service_fd_store_drop(const char *tag)
+{
+        GPtrArray *list = taken != NULL ? g_hash_table_lookup(taken, tag) : NULL;
+
+        if (list == NULL)
+                return;
+        g_message("Closing %u fd(s) kept for share \"%s\": no worker took them", list->len, tag);
+        g_hash_table_remove(taken, tag);
+}
+
 void sluice_service_fd_store_drop_unknown(gboolean (*known)(const char *tag, gpointer data),
                                           gpointer data)
 {

@@ -50,6 +50,9 @@ gboolean sluice_service_fd_store_has(const char *tag);
 /* Moves the fds taken for TAG into STORE (a worker's, before its first
  * launch); nothing when there are none. */
 void sluice_service_fd_store_give(const char *tag, SluiceWorkerFdStore *store);
+/* Closes (and logs) the fds still kept for TAG (its worker never came:
+ * nothing will serve them). */
+void sluice_service_fd_store_drop(const char *tag);
 /* Closes (and logs) the fds of every tag for which KNOWN says no share
  * exists. */
 void sluice_service_fd_store_drop_unknown(gboolean (*known)(const char *tag, gpointer data),

@@ -13,7 +13,8 @@
  * loop: the 2nd relaunch answers what was in flight with EIO
  * (--replay=no), the 3rd drops the stored state, so the frontend sees the
  * connection end and the share takes the replug path.  A stop closes the
- * store; a restart (sluice_worker_restart_async) hands it over.  Stopping sends SIGTERM and,
+ * store; a restart (sluice_worker_restart_async) hands it over, and so does
+ * the service's own restart (sluice_worker_hand_over_async), which keeps it.  Stopping sends SIGTERM and,
  * after a timeout, SIGKILL; the process is always reaped.  Workers a killed
  * service left serving a VM on the share's socket ("orphans") are tracked
  * and ended by whatever they cannot honour (worker-orphans.h).  The program

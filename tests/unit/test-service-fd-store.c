@@ -73,7 +73,9 @@ static void test_untrusted_names(void)
         g_assert_true(closed(ends[8]));
 
         /* the share's worker gets its own, and nothing else */
+        /* given once: a later drop (the share's start ended) finds nothing */
         sluice_service_fd_store_give("docs", store);
+        sluice_service_fd_store_drop("docs");
         g_assert_false(sluice_service_fd_store_has("docs"));
         g_assert_cmpuint(sluice_worker_fd_store_count(store), ==, 2);
         g_assert_true(sluice_worker_fd_store_has(store, "conn"));
@@ -82,6 +84,19 @@ static void test_untrusted_names(void)
         g_clear_pointer(&store, sluice_worker_fd_store_free);
         g_assert_true(closed(ends[0]));
         g_assert_true(closed(ends[7]));
+
+        /* a share whose worker never came (its start failed): its fds go */
+        {
+                char *late[] = { "late.conn", NULL };
+                int end = pipe_to(FIRST_FD);
+
+                sluice_service_fd_store_take(FIRST_FD, 1, late);
+                g_assert_false(closed(end));
+                sluice_service_fd_store_drop("late");
+                g_assert_false(sluice_service_fd_store_has("late"));
+                g_assert_true(closed(end));
+                close(end);
+        }
         for (int i = 0; i < n; i++)
                 close(ends[i]);
         sluice_service_fd_store_reset();
