@@ -94,8 +94,9 @@ static void service_hand_over(Service *service)
  * connection so that QEMU sees its backend go, as it always did.  The
  * signal itself does not say which; the user manager does: the job that
  * made it send the signal is still running, and for `systemctl --user
- * restart` (and try-restart, which becomes one) its JobType stays "restart"
- * until the stop half is done (then the job turns into a start).  So:
+ * restart` its JobType is "restart" until the stop half is done (then the
+ * job turns into a start; seen on systemd 252 by tests/session's
+ * service-restart case).  So:
  * GetUnitByPID(our pid) → Unit.Job → Job.JobType, each bounded by
  * JOB_QUERY_TIMEOUT_MS.  Anything else — no job, another type, no user
  * manager on the bus, an error, a timeout, no fd store for the unit — is a
