@@ -420,9 +420,13 @@ static void worker_log_resume(SluiceWorker *self)
         (void)g_variant_lookup(resume, "why-not", "&s", &why);
         (void)g_variant_lookup(resume, "replayed", "u", &replayed);
         (void)g_variant_lookup(resume, "failed", "u", &failed);
-        if (resume_flag(resume, "resumed"))
+        if (resume_flag(resume, "resumed") && self->pause_us > 0)
                 g_message("sluice-fs for %s resumed in %" G_GINT64_FORMAT " ms: %u requests run again, "
                           "%u answered EIO", self->config.tag, self->pause_us / 1000, replayed, failed);
+        else if (resume_flag(resume, "resumed"))
+                /* its predecessor ran under the previous service: no death seen here to time from */
+                g_message("sluice-fs for %s resumed what the previous service's worker served: "
+                          "%u requests run again, %u answered EIO", self->config.tag, replayed, failed);
         else
                 g_message("sluice-fs for %s did not resume: %s", self->config.tag,
                           why != NULL ? why : "no reason given");

@@ -84,7 +84,7 @@ case_service_restart() {
                         fail "the service did not see SIGTERM $round as a restart"
                 wait_for 30 one_worker_not "$unit" "$worker" ||
                         fail "no new worker in $unit after restart $round: $(unit_pids "$unit" sluice-fs)"
-                wait_for 30 logged_times "sluice-fs for $tag resumed in" $round ||
+                wait_for 30 logged_times "sluice-fs for $tag resumed what the previous service's worker served" $round ||
                         fail "the new worker did not resume: $(grep -F "sluice-fs for $tag" "$session_work/units.log" | tail -3)"
                 share_is "$tag" running || fail "after restart $round the share is $(share_field "$tag" state)"
                 pid=$(unit_prop "$unit" MainPID)
