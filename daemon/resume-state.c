@@ -52,7 +52,7 @@ static int map_state(int fd, struct rstate **ret)
 
 int rstate_create(struct rstate **ret)
 {
-        struct rstate *s;
+        struct rstate *s = NULL;
         int fd, r;
 
         fd = memfd_create("sluice-fs-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -112,7 +112,7 @@ static int check_config(const struct rstate_config *c, char *why, size_t size)
 
 int rstate_open(int fd, struct rstate **ret, char *why, size_t why_size)
 {
-        struct rstate *s;
+        struct rstate *s = NULL;
         struct stat st;
         const struct rstate_file *f;
         int r;
