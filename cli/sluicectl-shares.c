@@ -218,6 +218,36 @@ static int attach_done(Ctl *ctl, SluiceShare *share, const char *hint)
         return EXIT_OK;
 }
 
+/* The arguments of a command on one share (argv[0]): SHARE, and the one
+ * flag `flag` when it is not NULL.  FALSE with *ret_status the usage
+ * error's exit status when they are wrong (said on stderr). */
+static gboolean one_share_args(int argc, char **argv, const char *flag, gboolean *ret_flag,
+                               const char **ret_name, int *ret_status)
+{
+        *ret_name = NULL;
+        if (ret_flag != NULL)
+                *ret_flag = FALSE;
+        for (int i = 1; i < argc; i++) {
+                if (flag != NULL && strcmp(argv[i], flag) == 0) {
+                        *ret_flag = TRUE;
+                } else if (argv[i][0] == '-') {
+                        *ret_status = ctl_usage_error(_("Unknown option “%s” for “%s”"), argv[i], argv[0]);
+                        return FALSE;
+                } else if (*ret_name == NULL) {
+                        *ret_name = argv[i];
+                } else {
+                        *ret_name = NULL;
+                        break;
+                }
+        }
+        if (*ret_name == NULL) {
+                *ret_status = ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"),
+                                              argv[0]);
+                return FALSE;
+        }
+        return TRUE;
+}
+
 /* remove, stop, attach, detach: SHARE is the only argument; remove, stop
  * and detach take --force (not asking the guest to unmount first). */
 int ctl_cmd_share_action(Ctl *ctl, int argc, char **argv)
@@ -229,19 +259,11 @@ int ctl_cmd_share_action(Ctl *ctl, int argc, char **argv)
         const char *name = NULL;
         gboolean force = FALSE;
         gboolean ok;
+        int status;
 
-        for (int i = 1; i < argc; i++) {
-                if (strcmp(argv[i], "--force") == 0 && strcmp(command, "attach") != 0)
-                        force = TRUE;
-                else if (argv[i][0] == '-')
-                        return ctl_usage_error(_("Unknown option “%s” for “%s”"), argv[i], command);
-                else if (name == NULL)
-                        name = argv[i];
-                else
-                        return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), command);
-        }
-        if (name == NULL)
-                return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), command);
+        if (!one_share_args(argc, argv, strcmp(command, "attach") != 0 ? "--force" : NULL, &force,
+                            &name, &status))
+                return status;
         share = ctl_find_share(ctl, name, &error);
         if (share == NULL)
                 return ctl_fail(error);
@@ -279,18 +301,10 @@ int ctl_cmd_start(Ctl *ctl, int argc, char **argv)
         const char *name = NULL;
         gboolean wait = FALSE;
 
-        for (int i = 1; i < argc; i++) {
-                if (strcmp(argv[i], "--wait") == 0)
-                        wait = TRUE;
-                else if (argv[i][0] == '-')
-                        return ctl_usage_error(_("Unknown option “%s” for “start”"), argv[i]);
-                else if (name == NULL)
-                        name = argv[i];
-                else
-                        return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
-        }
-        if (name == NULL)
-                return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
+        int status;
+
+        if (!one_share_args(argc, argv, "--wait", &wait, &name, &status))
+                return status;
         share = ctl_find_share(ctl, name, &error);
         if (share == NULL)
                 return ctl_fail(error);
@@ -311,17 +325,10 @@ int ctl_cmd_restart(Ctl *ctl, int argc, char **argv)
         g_autoptr(SluiceShare) share = NULL;
         g_autoptr(GError) error = NULL;
         const char *name = NULL;
+        int status;
 
-        for (int i = 1; i < argc; i++) {
-                if (argv[i][0] == '-')
-                        return ctl_usage_error(_("Unknown option “%s” for “%s”"), argv[i], argv[0]);
-                else if (name == NULL)
-                        name = argv[i];
-                else
-                        return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
-        }
-        if (name == NULL)
-                return ctl_usage_error(_("“%s” needs exactly one SHARE (a tag, id or object path)"), argv[0]);
+        if (!one_share_args(argc, argv, NULL, NULL, &name, &status))
+                return status;
         share = ctl_find_share(ctl, name, &error);
         if (share == NULL)
                 return ctl_fail(error);

@@ -606,6 +606,22 @@ static int dispatch(struct fs_session *s, struct freq *r, const struct fs_op *op
         return op->fn(&s->fs, r, i.p);
 }
 
+/* A decoded request gets its worker's scratch buffers and says where its
+ * reply goes (and, deferred, how it completes). */
+static void worker_bind(struct fs_worker *w, struct freq *r, void *token, uint64_t start_usec)
+{
+        r->buf = w->buf;
+        r->iov = w->iov;
+        r->origin = (struct freq_origin) {
+                .complete = w->complete,
+                .complete_data = w->complete_data,
+                .token = token,
+                .queue_index = (int) w->queue_index,
+                .stats = w->s->fs.stats,
+                .start_usec = start_usec,
+        };
+}
+
 size_t fs_process(struct fs_worker *w, const struct iovec *in, unsigned in_cnt,
                   const struct iovec *out, unsigned out_cnt, void *token)
 {
@@ -621,16 +637,7 @@ size_t fs_process(struct fs_worker *w, const struct iovec *in, unsigned in_cnt,
                 stats_count_request(s->fs.stats, 0, -EINVAL, 0);
                 return 0;
         }
-        r.buf = w->buf;
-        r.iov = w->iov;
-        r.origin = (struct freq_origin) {
-                .complete = w->complete,
-                .complete_data = w->complete_data,
-                .token = token,
-                .queue_index = (int) w->queue_index,
-                .stats = s->fs.stats,
-                .start_usec = start,
-        };
+        worker_bind(w, &r, token, start);
         op = op_of(r.in.opcode);
         err = d == FREQ_DECODE_ERROR ? r.error : dispatch(s, &r, op);
         if (r.deferred)
@@ -814,16 +821,7 @@ size_t fs_process_again(struct fs_worker *w, const struct iovec *in, unsigned in
                 return fs_process(w, in, in_cnt, out, out_cnt, token);
         }
         *ret_replayed = false;
-        r.buf = w->buf;
-        r.iov = w->iov;
-        r.origin = (struct freq_origin) {
-                .complete = w->complete,
-                .complete_data = w->complete_data,
-                .token = token,
-                .queue_index = (int) w->queue_index,
-                .stats = s->fs.stats,
-                .start_usec = stats_now_usec(),
-        };
+        worker_bind(w, &r, token, stats_now_usec());
         if (r.in.opcode == FUSE_INIT) {
                 /* The session it opened is the one taken up: the same answer again. */
                 const struct fuse_init_in *ii = freq_arg(&r, offsetof(struct fuse_init_in, flags2));
