@@ -337,16 +337,16 @@ wait_for 60 share_prop_is "$shareG" GuestState mounted && wait_for 30 more_than 
 boot_id=$(last "$(console $G)" "^READY ")
 wpid=$(worker_of "$shareG")
 if [ -n "$wpid" ]; then
-        # the share's Event signals, as the applet hears them: "recovered"
-        # says the share is back in the guest; only then is the mount read
-        # (touching a crashed worker's mount while its device is still in
-        # the guest would hang there)
+        # the share's Event signals, as the applet hears them: "resumed"
+        # says the next worker took the same device up (no unplug, no
+        # remount); then the guest reads through the mount it had
         runu gdbus monitor --session --dest org.sluice.Sluice1 --object-path "$shareG" >"$work/events.log" 2>&1 &
         monitor=$!
         # it has subscribed once it says who owns the name
         wait_for 20 grep -aq "is owned by" "$work/events.log" || note "gdbus monitor: $(cat "$work/events.log")"
+        mounted=$(count "$(console $G)" "^MOUNTED $mnt: ") gone=$(count "$(console $G)" "^GONE ")
         kill -KILL "$wpid"
-        if wait_for 90 grep -aq "'recovered', '[^']*back at $mnt" "$work/events.log" &&
+        if wait_for 90 grep -aq "'resumed', '[^']*recovered from a worker crash" "$work/events.log" &&
            wait_for 30 share_prop_is "$shareG" GuestState mounted; then
                 reads=$(count "$(console $G)" "^READ-END")
                 guest_flag $G /tmp/ctl-read
@@ -354,7 +354,9 @@ if [ -n "$wpid" ]; then
                 got=$(last "$(console $G)" "^READ $mnt: ")
                 reboots=$(count "$(console $G)" "^READY ")
                 [ "$got" = "READ $mnt: hello from the host" ] && [ "$reboots" = 1 ] && [ "$(shp "$shareG" GuestPath)" = "$mnt" ] &&
-                        pass "worker SIGKILLed: back at $mnt, the guest reads the file there, no VM restart ($(grep -ao "'recovered', '[^']*'" "$work/events.log" | tail -n 1))" ||
+                        [ "$(count "$(console $G)" "^MOUNTED $mnt: ")" = "$mounted" ] &&
+                        [ "$(count "$(console $G)" "^GONE ")" = "$gone" ] &&
+                        pass "worker SIGKILLed: resumed, the guest reads at $mnt through the mount it had, no unplug, no remount, no VM restart ($(grep -ao "'resumed', '[^']*'" "$work/events.log" | tail -n 1))" ||
                         fail_later "after the SIGKILL: '$got', $reboots boot(s) ($boot_id), $(share_info "$shareG")"
         else
                 fail_later "no recovery in the guest after the SIGKILL: $(share_info "$shareG"); events: $(grep -ao "'[a-z]*', '[^']*'" "$work/events.log" | tr '\n' '|')"
