@@ -527,12 +527,15 @@ void vu_dev_free(struct vu_dev *d)
 {
         if (!d)
                 return;
+        /* The queue threads first: they write the rings' stored positions. */
+        for (unsigned i = 0; i < d->n_vrings; i++)
+                vring_stop(&d->vrings[i]);
         if (d->rs && !d->handed_over)
                 unstore_device(d);
         /* The positions stay in the stored state for a successor (hand-over)
          * or were cleared above: the teardown below must not touch them. */
         for (unsigned i = 0; i < d->n_vrings; i++)
-                d->vrings[i].vq.rs = NULL;
+                vq_set_state(&d->vrings[i].vq, NULL);
         for (unsigned i = 0; i < d->n_vrings; i++)
                 vring_reset(&d->vrings[i]);
         /* Before unmapping: deferred requests may still point into guest

@@ -446,11 +446,15 @@ void vq_set_notification(struct vq *vq, bool enable)
 
 void vq_set_state(struct vq *vq, struct rstate_ring *rs)
 {
+        /* the queue thread is stopped; a deferred completion
+         * (vq_complete_stopped()) may push meanwhile, under the lock */
+        pthread_mutex_lock(&vq->lock);
         vq->rs = rs;
         if (rs) {
                 rs->last_avail_idx = vq->last_avail_idx;
                 rs->used_idx = vq->used_idx;
         }
+        pthread_mutex_unlock(&vq->lock);
 }
 
 int vq_resume(struct vq *vq, uint16_t last_avail_idx, uint16_t *heads, unsigned *n_heads)

@@ -86,7 +86,8 @@ int vq_set_rings(struct vq *vq, unsigned num, void *desc, void *avail, void *use
 /* SET_VRING_BASE: the next avail entry to pop (ring stopped). */
 void vq_set_base(struct vq *vq, uint16_t last_avail_idx);
 /* Keeps this ring's hot part of the stored state in rs from now on (NULL:
- * none); copies the current positions into it. */
+ * none); copies the current positions into it.  The queue thread must be
+ * stopped (it writes there without a lock). */
 void vq_set_state(struct vq *vq, struct rstate_ring *rs);
 /* Takes the ring up where a previous worker left it (after vq_set_rings()):
  * reconciles the stored positions and in-flight heads in vq->rs with the

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,8 +50,10 @@ typedef struct {
 typedef struct {
         Harness *h;
         GThread *thread;
-        GMutex lock;
-        GCond changed;
+        /* pthread, not GMutex/GCond: GLib's are futex-based and invisible
+         * to the TSan pass (tests/tsan.supp) */
+        pthread_mutex_t lock;
+        pthread_cond_t changed;       /* CLOCK_MONOTONIC */
         int stop_fd;
         int notify_fd;
         char *notify_path;
@@ -90,10 +93,10 @@ static unsigned store_count(Keeper *k, const char *name)
         unsigned n = 0;
 
         keeper_drain(k);
-        g_mutex_lock(&k->lock);
+        pthread_mutex_lock(&k->lock);
         for (unsigned i = 0; i < k->n_store; i++)
                 n += strcmp(k->store[i].name, name) == 0;
-        g_mutex_unlock(&k->lock);
+        pthread_mutex_unlock(&k->lock);
         return n;
 }
 
@@ -161,10 +164,10 @@ static gboolean keeper_read_one(Keeper *k)
  * once its message is queued). */
 static void keeper_drain(Keeper *k)
 {
-        g_mutex_lock(&k->lock);
+        pthread_mutex_lock(&k->lock);
         while (keeper_read_one(k))
                 ;
-        g_mutex_unlock(&k->lock);
+        pthread_mutex_unlock(&k->lock);
 }
 
 static gpointer keeper_main(gpointer data)
@@ -179,11 +182,11 @@ static gpointer keeper_main(gpointer data)
                         break;
                 if (pfd[1].revents)
                         break;
-                g_mutex_lock(&k->lock);
+                pthread_mutex_lock(&k->lock);
                 while (keeper_read_one(k))
                         ;
-                g_cond_broadcast(&k->changed);
-                g_mutex_unlock(&k->lock);
+                pthread_cond_broadcast(&k->changed);
+                pthread_mutex_unlock(&k->lock);
         }
         return NULL;
 }
@@ -196,7 +199,7 @@ static gboolean keeper_wait_ready(Keeper *k, int *ret_status)
         gboolean ready;
 
         *ret_status = -1;
-        g_mutex_lock(&k->lock);
+        pthread_mutex_lock(&k->lock);
         /* Woken by each message; a worker that dies sends none, so look at
          * it every 100 ms too (a bound on the wait, not a guess at timing). */
         while (!k->ready && g_get_monotonic_time() < deadline) {
@@ -204,12 +207,14 @@ static gboolean keeper_wait_ready(Keeper *k, int *ret_status)
                         k->pid = 0;
                         break;
                 }
-                (void)g_cond_wait_until(&k->changed, &k->lock,
-                                        MIN(deadline, g_get_monotonic_time() +
-                                                              100 * G_TIME_SPAN_MILLISECOND));
+                gint64 until = MIN(deadline, g_get_monotonic_time() + 100 * G_TIME_SPAN_MILLISECOND);
+                struct timespec ts = { .tv_sec = until / G_USEC_PER_SEC,
+                                       .tv_nsec = (until % G_USEC_PER_SEC) * 1000 };
+
+                (void)pthread_cond_timedwait(&k->changed, &k->lock, &ts);
         }
         ready = k->ready;
-        g_mutex_unlock(&k->lock);
+        pthread_mutex_unlock(&k->lock);
         return ready;
 }
 
@@ -230,8 +235,13 @@ static Keeper *keeper_new(Harness *h)
         (void)setsockopt(k->notify_fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
         k->stop_fd = eventfd(0, EFD_CLOEXEC);
         g_assert_cmpint(k->stop_fd, >=, 0);
-        g_mutex_init(&k->lock);
-        g_cond_init(&k->changed);
+        pthread_condattr_t attr;
+
+        pthread_mutex_init(&k->lock, NULL);
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);   /* g_get_monotonic_time()'s clock */
+        pthread_cond_init(&k->changed, &attr);
+        pthread_condattr_destroy(&attr);
         k->thread = g_thread_new("keeper", keeper_main, k);
         return k;
 }
@@ -257,8 +267,8 @@ static void keeper_free(Keeper *k)
         (void)eventfd_write(k->stop_fd, 1);
         g_thread_join(k->thread);
         close(k->stop_fd);
-        g_mutex_clear(&k->lock);
-        g_cond_clear(&k->changed);
+        pthread_mutex_destroy(&k->lock);
+        pthread_cond_destroy(&k->changed);
         for (unsigned i = 0; i < k->n_store; i++)
                 close(k->store[i].fd);
         close(k->notify_fd);
@@ -288,7 +298,7 @@ static void keeper_launch(Keeper *k, const char *crash_at, const char *const *ex
 
         g_assert_cmpuint(k->pid, ==, 0);
         keeper_drain(k);
-        g_mutex_lock(&k->lock);
+        pthread_mutex_lock(&k->lock);
         n = k->n_store;
         for (unsigned i = 0; i < n; i++)
                 g_string_append_printf(names, "%s%s", i ? ":" : "", k->store[i].name);
@@ -334,7 +344,7 @@ static void keeper_launch(Keeper *k, const char *crash_at, const char *const *ex
                 execve(argv->pdata[0], (char **)argv->pdata, (char **)env->pdata);
                 _exit(127);
         }
-        g_mutex_unlock(&k->lock);
+        pthread_mutex_unlock(&k->lock);
         close(log_fd);
         k->pid = pid;
         int status;
@@ -652,9 +662,9 @@ static void test_torn_state(void)
         kill(k->pid, SIGKILL);
         (void)keeper_wait_exit(k);
         keeper_drain(k);
-        g_mutex_lock(&k->lock);
+        pthread_mutex_lock(&k->lock);
         state = dup(store_get(k, "state"));
-        g_mutex_unlock(&k->lock);
+        pthread_mutex_unlock(&k->lock);
         g_assert_cmpint(state, >=, 0);
         /* Both copies of the configuration: past the 24-byte file header. */
         for (off_t off = 24; off < 24 + 2 * 4096; off += 512)
@@ -690,9 +700,9 @@ static void test_missing_fd(void)
         kill(k->pid, SIGKILL);
         (void)keeper_wait_exit(k);
         g_assert_cmpuint(store_count(k, "call-1"), ==, 1);
-        g_mutex_lock(&k->lock);
+        pthread_mutex_lock(&k->lock);
         store_remove(k, "call-1");
-        g_mutex_unlock(&k->lock);
+        pthread_mutex_unlock(&k->lock);
         keeper_launch(k, NULL, NULL);
         g_autofree char *log = keeper_log(k);
         g_assert_nonnull(strstr(log, "names fd 'call-1', which the store does not have"));
