@@ -9,8 +9,10 @@ G_BEGIN_DECLS
 
 /* A part a test may need to click (see sa-test-hook.c): "read-only",
  * "remove", "start-stop", "queues", "guest-copy" (the copy button of "In the
- * VM at …"), "guest-agent" (the offer of a guest agent) or "hotplug-slots"
- * (the offer of spare PCIe root ports); NULL for anything else. */
+ * VM at …"), "guest-agent" (the offer of a guest agent), "hotplug-slots"
+ * (the offer of spare PCIe root ports), "install" ("Install in the VM…"),
+ * "install-progress" (its progress bar), "names" or "case" (the drop-downs);
+ * NULL for anything else. */
 GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part);
 
 G_END_DECLS

@@ -11,6 +11,7 @@
 #include "sa-format.h"
 #include "sa-graph.h"
 #include "sa-guest-place.h"
+#include "sa-guest-tools-dialog.h"
 #include "sa-share-row.h"
 #include "sa-share-row-private.h"
 #include "wire-enums.h"
@@ -34,6 +35,18 @@ struct _SaShareRow {
   GtkLabel *slots_offer_label;
   GtkButton *slots_offer_button;
   gboolean slots_added;  /* added for the VM's next start: not offered again until it has them */
+  /* what a Windows guest lacks: the install offer, its progress and outcome */
+  GtkWidget *tools_box, *tools_offer_box;
+  GtkLabel *tools_label, *tools_result_label;
+  GtkButton *tools_button;
+  GtkProgressBar *tools_progress;
+  guint pulse_id;          /* pulses the bar while the install has no fraction */
+  char *install_result;    /* the last InstallGuestTools answer, until the next click */
+  gboolean install_failed;
+  /* Share.Names / Share.Case and what is served */
+  GtkDropDown *names_dropdown, *case_dropdown;
+  GtkLabel *served_label;
+  gboolean syncing_naming; /* set while the drop-downs follow the service: no write back */
   GtkLabel *read_label, *write_label, *ops_label, *latency_label;
   GtkButton *start_stop_button, *remove_button;
   GtkBox *busy_box;
@@ -129,6 +142,168 @@ static void update_slots(SaShareRow *self)
   gtk_widget_set_visible(self->slots_offer_box, lacks && failed);
 }
 
+/* The drop-downs' items, in the order of the .ui's string lists. */
+static const char *const names_words[] = { "", "windows", "posix" };
+static const char *const case_words[] = { "", "insensitive", "sensitive" };
+
+static guint word_index(const char *const *words, guint n, const char *word)
+{
+  for (guint i = 0; i < n; i++)
+    if (g_str_equal(words[i], word))
+      return i;
+  return 0;  /* a word this applet does not know: shown as the default */
+}
+
+/* Names / Case as set, and what the worker serves now. */
+static void update_naming(SaShareRow *self)
+{
+  const char *served_names = sa_share_get_served_names(self->share);
+  const char *served_case = sa_share_get_served_case(self->share);
+  gboolean windows = g_str_equal(served_names, "windows");
+  gboolean insensitive = g_str_equal(served_case, "insensitive");
+  const char *served = NULL;
+
+  self->syncing_naming = TRUE;
+  gtk_drop_down_set_selected(self->names_dropdown,
+                             word_index(names_words, G_N_ELEMENTS(names_words), sa_share_get_names(self->share)));
+  gtk_drop_down_set_selected(self->case_dropdown,
+                             word_index(case_words, G_N_ELEMENTS(case_words), sa_share_get_case(self->share)));
+  self->syncing_naming = FALSE;
+  if (*served_names != '\0' && *served_case != '\0') {
+    if (windows)
+      served = insensitive ? _("Windows names, case-insensitive") : _("Windows names, case-sensitive");
+    else
+      served = insensitive ? _("Names as on the host, case-insensitive") : _("Names as on the host, case-sensitive");
+  }
+  gtk_label_set_label(self->served_label, served != NULL ? served : "");
+  gtk_widget_set_visible(GTK_WIDGET(self->served_label), served != NULL);
+}
+
+static void on_names_selected(GObject *dropdown, GParamSpec *pspec, gpointer user_data)
+{
+  SaShareRow *self = user_data;
+  guint i = gtk_drop_down_get_selected(self->names_dropdown);
+  if (!self->syncing_naming && i < G_N_ELEMENTS(names_words))
+    sa_share_set_names(self->share, names_words[i]);
+}
+
+static void on_case_selected(GObject *dropdown, GParamSpec *pspec, gpointer user_data)
+{
+  SaShareRow *self = user_data;
+  guint i = gtk_drop_down_get_selected(self->case_dropdown);
+  if (!self->syncing_naming && i < G_N_ELEMENTS(case_words))
+    sa_share_set_case(self->share, case_words[i]);
+}
+
+static gboolean pulse_tools(gpointer user_data)
+{
+  SaShareRow *self = user_data;
+  gtk_progress_bar_pulse(self->tools_progress);
+  return G_SOURCE_CONTINUE;
+}
+
+static void set_pulsing(SaShareRow *self, gboolean pulsing)
+{
+  if (pulsing && self->pulse_id == 0)
+    self->pulse_id = g_timeout_add(150, pulse_tools, self);
+  else if (!pulsing)
+    g_clear_handle_id(&self->pulse_id, g_source_remove);
+}
+
+/* A Windows guest that lacks WinFsp or the VirtIO-FS driver, where the
+ * folder's mount failed for it: "Install in the VM…", then the install's
+ * progress (Vm.GuestToolsInstall) and how it ended. */
+static void update_tools(SaShareRow *self)
+{
+  SluiceVm *vm = find_vm(self);
+  SaVmInstallProgress progress = { 0 };
+  gboolean missing = vm != NULL && sa_vm_get_guest_tools_missing(vm)[0] != NULL;
+  gboolean failed = sluice_wire_guest_state_is(sa_share_get_guest_state(self->share), SLUICE_WIRE_GUEST_FAILED) ||
+                    *sa_share_get_error(self->share) != '\0';
+  if (vm != NULL)
+    sa_vm_get_guest_tools_install(vm, &progress);
+  gboolean running = progress.state == SA_VM_INSTALL_FINDING || progress.state == SA_VM_INSTALL_COPYING ||
+                     progress.state == SA_VM_INSTALL_INSTALLING;
+  const char *tool = sa_vm_guest_tool_label(progress.what);
+  g_autofree char *text = NULL;
+
+  if (missing) {
+    g_autofree char *what = sa_vm_dup_guest_tools_missing_text(vm);
+    /* Translators: "“win11” lacks WinFsp and the VirtIO-FS driver, which Windows needs to show the folder." */
+    text = g_strdup_printf(_("“%s” lacks %s, which Windows needs to show the folder."), sa_vm_get_name(vm), what);
+    gtk_label_set_label(self->tools_label, text);
+    g_clear_pointer(&text, g_free);
+  }
+  gtk_widget_set_visible(self->tools_offer_box, missing && failed && !running);
+
+  switch (progress.state) {
+  case SA_VM_INSTALL_FINDING:
+    text = g_strdup(_("Looking for the installers…"));
+    break;
+  case SA_VM_INSTALL_COPYING:
+    text = tool != NULL
+      /* Translators: "Copying WinFsp into the VM… 40 %" */
+      ? g_strdup_printf(_("Copying %s into the VM… %.0f %%"), tool, progress.fraction * 100)
+      /* Translators: "Copying into the VM… 40 %" */
+      : g_strdup_printf(_("Copying into the VM… %.0f %%"), progress.fraction * 100);
+    gtk_progress_bar_set_fraction(self->tools_progress, progress.fraction);
+    break;
+  case SA_VM_INSTALL_INSTALLING:
+    /* Translators: %s is WinFsp or the VirtIO-FS driver */
+    text = tool != NULL ? g_strdup_printf(_("Installing %s in the VM…"), tool) : g_strdup(_("Installing in the VM…"));
+    break;
+  default:
+    break;
+  }
+  gtk_progress_bar_set_text(self->tools_progress, text);
+  gtk_widget_set_visible(GTK_WIDGET(self->tools_progress), running);
+  set_pulsing(self, progress.state == SA_VM_INSTALL_FINDING || progress.state == SA_VM_INSTALL_INSTALLING);
+
+  /* the call's answer, or while it runs in another client, the property's ending */
+  const char *result = self->install_result;
+  gboolean result_failed = self->install_failed;
+  if (result == NULL && !running && (progress.state == SA_VM_INSTALL_DONE || progress.state == SA_VM_INSTALL_FAILED) &&
+      *progress.message != '\0') {
+    result = progress.message;
+    result_failed = progress.state == SA_VM_INSTALL_FAILED;
+  }
+  gtk_label_set_label(self->tools_result_label, result != NULL && !running ? result : "");
+  if (result_failed)
+    gtk_widget_add_css_class(GTK_WIDGET(self->tools_result_label), "error");
+  else
+    gtk_widget_remove_css_class(GTK_WIDGET(self->tools_result_label), "error");
+  gtk_widget_set_visible(GTK_WIDGET(self->tools_result_label), result != NULL && !running);
+  gtk_widget_set_visible(self->tools_box, (missing && failed) || running || (result != NULL && vm != NULL));
+  sa_vm_install_progress_clear(&progress);
+}
+
+static void report_install(const char *message, gboolean is_error, gpointer user_data)
+{
+  g_autoptr(SaShareRow) self = user_data;
+  g_free(self->install_result);
+  self->install_result = g_strdup(message);
+  self->install_failed = is_error;
+  if (self->share != NULL)
+    update_tools(self);
+  g_signal_emit(self, signals[SIGNAL_MESSAGE], 0, message, is_error);
+}
+
+static void on_install_confirmed(GObject *owner, SluiceVm *vm, const char *installer)
+{
+  SaShareRow *self = SA_SHARE_ROW(owner);
+  g_clear_pointer(&self->install_result, g_free);
+  sa_vm_install_guest_tools(vm, installer, G_CALLBACK(report_install), g_object_ref(self));
+  update_tools(self);
+}
+
+static void on_tools_clicked(GtkButton *button, SaShareRow *self)
+{
+  SluiceVm *vm = find_vm(self);
+  GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+  if (vm != NULL && GTK_IS_WINDOW(root))
+    sa_guest_tools_dialog_ask(GTK_WINDOW(root), vm, NULL, on_install_confirmed, G_OBJECT(self));
+}
+
 static void update_properties(SaShareRow *self)
 {
   const char *path = sa_share_get_path(self->share);
@@ -169,6 +344,8 @@ static void update_properties(SaShareRow *self)
   gtk_widget_set_visible(GTK_WIDGET(self->busy_box), busy != NULL);
   update_guest(self);
   update_slots(self);
+  update_tools(self);
+  update_naming(self);
 }
 
 static GtkWidget *grid_label(const char *text, gboolean header)
@@ -314,6 +491,7 @@ static void on_vms_changed(GListModel *vms, guint pos, guint removed, guint adde
   /* also a VM's properties: the list re-sorts (items-changed) on each change */
   update_guest(user_data);
   update_slots(user_data);
+  update_tools(user_data);
   rebuild_menu(user_data);
 }
 
@@ -438,6 +616,14 @@ GtkWidget *sa_share_row_get_part(SaShareRow *self, const char *part)
     return GTK_WIDGET(self->agent_offer_button);
   if (g_str_equal(part, "hotplug-slots"))
     return GTK_WIDGET(self->slots_offer_button);
+  if (g_str_equal(part, "install"))
+    return GTK_WIDGET(self->tools_button);
+  if (g_str_equal(part, "install-progress"))
+    return GTK_WIDGET(self->tools_progress);
+  if (g_str_equal(part, "names"))
+    return GTK_WIDGET(self->names_dropdown);
+  if (g_str_equal(part, "case"))
+    return GTK_WIDGET(self->case_dropdown);
   if (g_str_equal(part, "queues"))
     /* the expander's title row, not the (maybe hidden) table */
     return gtk_widget_get_first_child(GTK_WIDGET(self->queues_expander));
@@ -474,6 +660,8 @@ static void sa_share_row_dispose(GObject *object)
 {
   SaShareRow *self = SA_SHARE_ROW(object);
   release_stats(self);
+  set_pulsing(self, FALSE);
+  g_clear_pointer(&self->install_result, g_free);
   if (self->vms != NULL)
     g_signal_handlers_disconnect_by_data(self->vms, self);
   g_clear_object(&self->vms);
@@ -513,6 +701,15 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, slots_offer_box);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, slots_offer_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, slots_offer_button);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, tools_box);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, tools_offer_box);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, tools_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, tools_button);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, tools_progress);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, tools_result_label);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, names_dropdown);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, case_dropdown);
+  gtk_widget_class_bind_template_child(widget_class, SaShareRow, served_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, read_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, write_label);
   gtk_widget_class_bind_template_child(widget_class, SaShareRow, ops_label);
@@ -533,6 +730,7 @@ static void sa_share_row_class_init(SaShareRowClass *klass)
   gtk_widget_class_bind_template_callback(widget_class, on_copy_place_clicked);
   gtk_widget_class_bind_template_callback(widget_class, on_agent_offer_clicked);
   gtk_widget_class_bind_template_callback(widget_class, on_slots_offer_clicked);
+  gtk_widget_class_bind_template_callback(widget_class, on_tools_clicked);
 
   signals[SIGNAL_REMOVE_REQUESTED] =
     g_signal_new("remove-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
@@ -551,6 +749,8 @@ static void sa_share_row_init(SaShareRow *self)
 {
   gtk_widget_init_template(GTK_WIDGET(self));
   g_signal_connect(self->queues_expander, "notify::expanded", G_CALLBACK(on_expanded), self);
+  g_signal_connect(self->names_dropdown, "notify::selected", G_CALLBACK(on_names_selected), self);
+  g_signal_connect(self->case_dropdown, "notify::selected", G_CALLBACK(on_case_selected), self);
 }
 
 GtkWidget *sa_share_row_new(SaShare *share, GListModel *vms)

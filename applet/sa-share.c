@@ -377,6 +377,51 @@ void sa_share_set_auto_mount(SaShare *self, gboolean auto_mount)
                                      g_object_ref(self));
 }
 
+const char *sa_share_get_names(SaShare *self)
+{
+  return or_empty(sluice_share_get_names(self->proxy));
+}
+
+const char *sa_share_get_case(SaShare *self)
+{
+  return or_empty(sluice_share_get_case(self->proxy));
+}
+
+const char *sa_share_get_served_names(SaShare *self)
+{
+  return or_empty(sluice_share_get_served_names(self->proxy));
+}
+
+const char *sa_share_get_served_case(SaShare *self)
+{
+  return or_empty(sluice_share_get_served_case(self->proxy));
+}
+
+static void on_set_naming_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(SaShare) self = user_data;
+  g_autoptr(GError) error = NULL;
+  if (!sluice_client_share_set_finish(SLUICE_SHARE(source), result, &error)) {
+    report_error(self, error);
+    /* the drop-downs go back to what the service really has */
+    g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
+  }
+}
+
+void sa_share_set_names(SaShare *self, const char *names)
+{
+  if (g_str_equal(names, sa_share_get_names(self)))
+    return;
+  sluice_client_share_set_names(self->proxy, names, NULL, on_set_naming_done, g_object_ref(self));
+}
+
+void sa_share_set_case(SaShare *self, const char *case_mode)
+{
+  if (g_str_equal(case_mode, sa_share_get_case(self)))
+    return;
+  sluice_client_share_set_case(self->proxy, case_mode, NULL, on_set_naming_done, g_object_ref(self));
+}
+
 static void on_guest_path_settled(GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr(GTask) task = user_data;

@@ -87,4 +87,16 @@ void sa_share_attach(SaShare *self);
 void sa_share_detach(SaShare *self);
 void sa_share_set_vm(SaShare *self, const char *vm);
 
+/* Share.Names / Share.Case as set ("" follows the VM's OS), and what the
+ * worker serves now (ServedNames / ServedCase: "" when no worker runs).
+ * (transfer none) */
+const char *sa_share_get_names(SaShare *self);
+const char *sa_share_get_case(SaShare *self);
+const char *sa_share_get_served_names(SaShare *self);
+const char *sa_share_get_served_case(SaShare *self);
+/* Writes Share.Names / Share.Case; a refusal comes back as "error" and a
+ * "changed" (so that what shows them goes back to the service's value). */
+void sa_share_set_names(SaShare *self, const char *names);
+void sa_share_set_case(SaShare *self, const char *case_mode);
+
 G_END_DECLS

@@ -7,6 +7,7 @@
 #include <adwaita.h>
 
 #include "state-labels.h"
+#include "sa-doctor-dialog.h"
 #include "sa-vm-chooser.h"
 
 struct _SaVmChooser {
@@ -17,6 +18,7 @@ struct _SaVmChooser {
   GtkRevealer *fix_revealer;
   GtkLabel *fix_label;
   GtkButton *fix_button;
+  GtkButton *doctor_button;
   char *selected;        /* kept by name: the list re-sorts as VMs change state */
   gboolean restoring;
 };
@@ -79,6 +81,7 @@ static void update_fix(SaVmChooser *self)
   gtk_revealer_set_reveal_child(self->fix_revealer, lacks);
   guint n = g_list_model_get_n_items(sa_client_get_vms(self->client));
   gtk_widget_set_visible(GTK_WIDGET(self->dropdown), n > 0);
+  gtk_widget_set_visible(GTK_WIDGET(self->doctor_button), vm != NULL);
   adw_action_row_set_subtitle(self->row, n > 0 ? _("Running virtual machines are listed first")
                                                : _("No virtual machines found — shares wait until you assign one"));
 }
@@ -116,6 +119,15 @@ static void on_fix_clicked(GtkButton *button, gpointer user_data)
   SluiceVm *vm = selected_vm(self);
   if (vm != NULL)
     sa_vm_enable_shared_memory(vm, G_CALLBACK(report_to_signal), g_object_ref(self));
+}
+
+static void on_doctor_clicked(GtkButton *button, gpointer user_data)
+{
+  SaVmChooser *self = user_data;
+  SluiceVm *vm = selected_vm(self);
+  GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+  if (vm != NULL && GTK_IS_WINDOW(root))
+    sa_doctor_dialog_show(GTK_WINDOW(root), vm);
 }
 
 static void item_setup(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
@@ -195,6 +207,14 @@ GtkWidget *sa_vm_chooser_new(SaClient *client)
   g_object_unref(factory);
   gtk_widget_set_valign(GTK_WIDGET(self->dropdown), GTK_ALIGN_CENTER);
   adw_action_row_add_suffix(self->row, GTK_WIDGET(self->dropdown));
+  /* the VM's report for a user to read and send: what it has, what Sluice would do */
+  self->doctor_button = GTK_BUTTON(gtk_button_new_with_mnemonic(_("_Doctor…")));
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->doctor_button),
+                              _("What the VM has for shared folders, and what Sluice would do next: a report to read "
+                                "or send"));
+  gtk_widget_set_valign(GTK_WIDGET(self->doctor_button), GTK_ALIGN_CENTER);
+  g_signal_connect(self->doctor_button, "clicked", G_CALLBACK(on_doctor_clicked), self);
+  adw_action_row_add_suffix(self->row, GTK_WIDGET(self->doctor_button));
   adw_action_row_set_activatable_widget(self->row, GTK_WIDGET(self->dropdown));
   gtk_list_box_append(GTK_LIST_BOX(list), GTK_WIDGET(self->row));
   gtk_box_append(GTK_BOX(self), list);

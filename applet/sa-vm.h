@@ -38,4 +38,47 @@ gboolean sa_vm_lacks_hotplug_slot(SluiceVm *vm);
  * restarted. */
 void sa_vm_add_hotplug_slots(SluiceVm *vm, GCallback report, gpointer user_data);
 
+/* Vm.GuestToolsMissing: what the guest lacks to show shared folders ("winfsp",
+ * "virtio-fs"); never NULL (transfer none). */
+const char *const *sa_vm_get_guest_tools_missing(SluiceVm *vm);
+
+/* GuestToolsMissing in words: "WinFsp and the VirtIO-FS driver". */
+char *sa_vm_dup_guest_tools_missing_text(SluiceVm *vm);
+
+/* Vm.GuestToolsInstall as the window shows it. */
+typedef enum {
+  SA_VM_INSTALL_NONE,        /* no install, or a state word this applet does not know */
+  SA_VM_INSTALL_FINDING,
+  SA_VM_INSTALL_COPYING,     /* @fraction of the copy into the guest */
+  SA_VM_INSTALL_INSTALLING,  /* msiexec runs: no fraction */
+  SA_VM_INSTALL_DONE,
+  SA_VM_INSTALL_FAILED,
+} SaVmInstallState;
+
+typedef struct {
+  SaVmInstallState state;
+  double fraction;           /* 0 … 1, clamped */
+  const char *what;          /* "winfsp", "virtio-fs" or "" (transfer none) */
+  char *message;             /* printable, one line; "" when none */
+} SaVmInstallProgress;
+
+void sa_vm_get_guest_tools_install(SluiceVm *vm, SaVmInstallProgress *progress);
+void sa_vm_install_progress_clear(SaVmInstallProgress *progress);
+/* A name for a package of GuestToolsMissing ("WinFsp", "the VirtIO-FS
+ * driver"), or NULL for a word this applet does not know. */
+const char *sa_vm_guest_tool_label(const char *what);
+
+/* Calls Vm.InstallGuestTools with no timeout of its own (an MSI install in a
+ * slow guest takes minutes; the service bounds it); @installer: a file the
+ * user chose, or NULL for what the service finds on the host.  @report as
+ * for sa_vm_enable_shared_memory, with the service's message (a reboot
+ * needed) or its error sentence. */
+void sa_vm_install_guest_tools(SluiceVm *vm, const char *installer, GCallback report, gpointer user_data);
+
+/* Calls Vm.Doctor; @report is a
+ * void (*)(const char *report, const char *error, gpointer user_data)
+ * called once: the report (printable lines) or, when it failed, NULL and
+ * the error sentence. */
+void sa_vm_doctor(SluiceVm *vm, GCallback report, gpointer user_data);
+
 G_END_DECLS

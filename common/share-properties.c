@@ -108,6 +108,18 @@ void sluice_client_share_set_mount_at_boot(SluiceShare *share, gboolean mount_at
                   user_data);
 }
 
+void sluice_client_share_set_names(SluiceShare *share, const char *names, GCancellable *cancellable,
+                                   GAsyncReadyCallback callback, gpointer user_data)
+{
+        set_value(share, "Names", g_variant_new_string(names), cancellable, callback, user_data);
+}
+
+void sluice_client_share_set_case(SluiceShare *share, const char *case_mode, GCancellable *cancellable,
+                                  GAsyncReadyCallback callback, gpointer user_data)
+{
+        set_value(share, "Case", g_variant_new_string(case_mode), cancellable, callback, user_data);
+}
+
 gboolean sluice_client_share_set_auto_mount_sync(SluiceShare *share, gboolean auto_mount,
                                                  GCancellable *cancellable, GError **error)
 {

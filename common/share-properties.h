@@ -67,4 +67,12 @@ gboolean sluice_client_share_fetch_guest_place_finish(SluiceShare *share, GAsync
                                                       char **guest_state, char **guest_path,
                                                       GError **error);
 
+/* Properties.Set of Names ("", "windows", "posix") / Case ("", "insensitive",
+ * "sensitive") (finish with sluice_client_share_set_finish); a word the
+ * service does not know is SLUICE_ERROR_INVALID_ARGUMENT. */
+void sluice_client_share_set_names(SluiceShare *share, const char *names, GCancellable *cancellable,
+                                   GAsyncReadyCallback callback, gpointer user_data);
+void sluice_client_share_set_case(SluiceShare *share, const char *case_mode, GCancellable *cancellable,
+                                  GAsyncReadyCallback callback, gpointer user_data);
+
 G_END_DECLS
