@@ -9,7 +9,8 @@
  * folders wait to be shared and where the keyboard focus is, (4) the text of
  * every label and button shown (to find translated text), and (5) whether a
  * switch is on, and (6) the text on the clipboard (what a paste in another
- * program gets).  It never
+ * program gets).  Buttons, labels and the labels' text are looked for in
+ * the application's dialogs too (the Doctor report, a confirmation).  It never
  * changes state: every action a test takes goes through real input events or
  * the service's own D-Bus API.  It knows the application as a GtkApplication
  * only and finds the window among its windows. */
@@ -124,19 +125,36 @@ static gboolean is_dropdown(GtkWidget *widget, const char *unused)
   return GTK_IS_DROP_DOWN(widget);
 }
 
+/* The first mapped widget @match accepts in the window, else in another of
+ * the application's windows (its dialogs). */
+static GtkWidget *find_in_windows(GtkApplication *app, SaWindow *window, WidgetMatch match, const char *text)
+{
+  GtkWidget *found = find_mapped(GTK_WIDGET(window), match, text);
+  for (GList *l = gtk_application_get_windows(app); found == NULL && l != NULL; l = l->next)
+    if (l->data != (gpointer)window)
+      found = find_mapped(GTK_WIDGET(l->data), match, text);
+  return found;
+}
+
 /* "drop-zone", "button:LABEL" (e.g. a toast's "_Undo"), "label:TEXT",
  * "vm-chooser" (its drop-down), "vm-option:NAME" (a VM in the open drop-down's
- * list), or "PART:PATH" for a share row's part (read-only, remove, start-stop,
- * queues, guest-copy, guest-agent, hotplug-slots). */
-static GtkWidget *find_widget(SaWindow *window, const char *what)
+ * list), "option:TEXT" (an item in the open popover of any drop-down), or
+ * "PART:PATH" for a share row's part (read-only, remove, start-stop, queues,
+ * guest-copy, guest-agent, hotplug-slots, install, install-progress, names,
+ * case). */
+static GtkWidget *find_widget(GtkApplication *app, SaWindow *window, const char *what)
 {
   if (g_str_equal(what, "drop-zone"))
     return sa_window_get_drop_zone(window);
   /* An open popover is a child widget of its button, so the walk reaches it. */
   if (g_str_has_prefix(what, "button:"))
-    return find_mapped(GTK_WIDGET(window), is_button, what + strlen("button:"));
+    return find_in_windows(app, window, is_button, what + strlen("button:"));
   if (g_str_has_prefix(what, "label:"))
-    return find_mapped(GTK_WIDGET(window), is_label, what + strlen("label:"));
+    return find_in_windows(app, window, is_label, what + strlen("label:"));
+  if (g_str_has_prefix(what, "option:")) {
+    GtkWidget *popover = find_mapped(GTK_WIDGET(window), is_popover, NULL);
+    return popover != NULL ? find_mapped(popover, is_label, what + strlen("option:")) : NULL;
+  }
   GtkWidget *dropdown = find_mapped(sa_window_get_vm_chooser(window), is_dropdown, NULL);
   if (g_str_equal(what, "vm-chooser"))
     return dropdown;
@@ -186,7 +204,7 @@ static void method_call(GDBusConnection *bus, const char *sender, const char *pa
   }
   g_variant_get(params, "(&s)", &what);
   SaWindow *window = find_window(self);
-  GtkWidget *widget = window != NULL ? find_widget(window, what) : NULL;
+  GtkWidget *widget = window != NULL ? find_widget(self->app, window, what) : NULL;
   if (widget == NULL || !gtk_widget_get_mapped(widget)) {
     g_dbus_method_invocation_return_error(invocation, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
                                           "No visible widget “%s”", what);
@@ -265,8 +283,12 @@ static GVariant *get_property(GDBusConnection *bus, const char *sender, const ch
   }
   if (g_str_equal(name, "Labels")) {
     g_auto(GVariantBuilder) labels = G_VARIANT_BUILDER_INIT(G_VARIANT_TYPE_STRING_ARRAY);
+    /* the window's first, then its dialogs' */
     if (window != NULL)
       collect_labels(GTK_WIDGET(window), &labels);
+    for (GList *l = gtk_application_get_windows(self->app); l != NULL; l = l->next)
+      if (l->data != (gpointer)window)
+        collect_labels(GTK_WIDGET(l->data), &labels);
     return g_variant_builder_end(&labels);
   }
   g_set_error(error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_PROPERTY, "No property %s", name);
