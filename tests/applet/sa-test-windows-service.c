@@ -12,7 +12,8 @@
  *
  * Every call it gets is printed to stdout ("CALL InstallGuestTools {…}",
  * "CALL Doctor"), so that a test asserts what the applet asked.  Doctor
- * answers a fixed report (REPORT below).  InstallGuestTools stays pending
+ * answers a fixed report (REPORT below), with a drive label as a hostile
+ * guest may name it: a terminal escape and a bidi override.  InstallGuestTools stays pending
  * until the test says, one command per line on stdin:
  *   progress STATE FRACTION WHAT MESSAGE…   sets Vm.GuestToolsInstall
  *   finish MESSAGE…       answers the call; nothing is missing any more
@@ -33,7 +34,7 @@
   "VirtioFsSvc: not installed\n" \
   "WinFsp: not installed\n" \
   "HKLM\\Software\\virtiofs: (absent)\n" \
-  "Drives: C: \"Windows\"\n" \
+  "Drives: C: \"Windows\", D: \"\x1b[2J\xe2\x80\xae" "evil.exe\"\n" \
   "Next: install WinFsp and the VirtIO-FS driver (sluicectl vm win11 install-guest-tools)\n"
 
 static SluiceVm *vm;

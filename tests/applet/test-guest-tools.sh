@@ -86,6 +86,9 @@ click_widget "button:_Doctor…"
 wait_for 10 grep -q "^CALL Doctor" "$double_log" || fail "the Doctor button did not call Vm.Doctor"
 wait_for 10 labels_have "WinFsp: not installed" || fail "the report is not shown: $(hook_prop Labels)"
 labels_have "Next: install WinFsp and the VirtIO-FS driver" || fail "the report is cut: $(hook_prop Labels)"
+# a drive label from the guest: shown, but without its escape and bidi override
+labels_have "evil.exe" || fail "the report lost the guest's drive label: $(hook_prop Labels)"
+! hook_prop Labels | grep -qiF -e '\u001b' -e '\u202e' -e $'\e' || fail "the report shows the guest's control characters: $(hook_prop Labels)"
 clipboard() { gdbus call --session -d org.sluice.Applet -o /org/sluice/Applet/Test -m org.sluice.Applet.Test.ReadClipboard; }
 click_widget "button:_Copy"
 copied() { clipboard | grep -qF "Windows: Windows 11 Pro 23H2 (build 22631)" && clipboard | grep -qF "Drives: C: "; }
