@@ -43,6 +43,7 @@ struct _SaShareRow {
   guint pulse_id;          /* pulses the bar while the install has no fraction */
   char *install_result;    /* the last InstallGuestTools answer, until the next click */
   gboolean install_failed;
+  gboolean install_calling; /* our InstallGuestTools has not answered: not offered twice */
   /* Share.Names / Share.Case and what is served */
   GtkDropDown *names_dropdown, *case_dropdown;
   GtkLabel *served_label;
@@ -224,6 +225,7 @@ static void update_tools(SaShareRow *self)
     sa_vm_get_guest_tools_install(vm, &progress);
   gboolean running = progress.state == SA_VM_INSTALL_FINDING || progress.state == SA_VM_INSTALL_COPYING ||
                      progress.state == SA_VM_INSTALL_INSTALLING;
+  gboolean busy = running || self->install_calling;
   const char *tool = sa_vm_guest_tool_label(progress.what);
   g_autofree char *text = NULL;
 
@@ -234,7 +236,7 @@ static void update_tools(SaShareRow *self)
     gtk_label_set_label(self->tools_label, text);
     g_clear_pointer(&text, g_free);
   }
-  gtk_widget_set_visible(self->tools_offer_box, missing && failed && !running);
+  gtk_widget_set_visible(self->tools_offer_box, missing && failed && !busy);
 
   switch (progress.state) {
   case SA_VM_INSTALL_FINDING:
@@ -259,21 +261,22 @@ static void update_tools(SaShareRow *self)
   gtk_widget_set_visible(GTK_WIDGET(self->tools_progress), running);
   set_pulsing(self, progress.state == SA_VM_INSTALL_FINDING || progress.state == SA_VM_INSTALL_INSTALLING);
 
-  /* the call's answer, or while it runs in another client, the property's ending */
-  const char *result = self->install_result;
+  /* how it ended: our call's answer, or the property's for an install another
+   * client (sluicectl) started; nothing while one runs */
+  const char *result = busy ? NULL : self->install_result;
   gboolean result_failed = self->install_failed;
-  if (result == NULL && !running && (progress.state == SA_VM_INSTALL_DONE || progress.state == SA_VM_INSTALL_FAILED) &&
+  if (!busy && result == NULL && (progress.state == SA_VM_INSTALL_DONE || progress.state == SA_VM_INSTALL_FAILED) &&
       *progress.message != '\0') {
     result = progress.message;
     result_failed = progress.state == SA_VM_INSTALL_FAILED;
   }
-  gtk_label_set_label(self->tools_result_label, result != NULL && !running ? result : "");
+  gtk_label_set_label(self->tools_result_label, result != NULL ? result : "");
   if (result_failed)
     gtk_widget_add_css_class(GTK_WIDGET(self->tools_result_label), "error");
   else
     gtk_widget_remove_css_class(GTK_WIDGET(self->tools_result_label), "error");
-  gtk_widget_set_visible(GTK_WIDGET(self->tools_result_label), result != NULL && !running);
-  gtk_widget_set_visible(self->tools_box, (missing && failed) || running || (result != NULL && vm != NULL));
+  gtk_widget_set_visible(GTK_WIDGET(self->tools_result_label), result != NULL);
+  gtk_widget_set_visible(self->tools_box, (missing && failed) || busy || (result != NULL && vm != NULL));
   sa_vm_install_progress_clear(&progress);
 }
 
@@ -283,6 +286,7 @@ static void report_install(const char *message, gboolean is_error, gpointer user
   g_free(self->install_result);
   self->install_result = g_strdup(message);
   self->install_failed = is_error;
+  self->install_calling = FALSE;
   if (self->share != NULL)
     update_tools(self);
   g_signal_emit(self, signals[SIGNAL_MESSAGE], 0, message, is_error);
@@ -292,6 +296,7 @@ static void on_install_confirmed(GObject *owner, SluiceVm *vm, const char *insta
 {
   SaShareRow *self = SA_SHARE_ROW(owner);
   g_clear_pointer(&self->install_result, g_free);
+  self->install_calling = TRUE;
   sa_vm_install_guest_tools(vm, installer, G_CALLBACK(report_install), g_object_ref(self));
   update_tools(self);
 }

@@ -7,8 +7,9 @@
 # "Install in the VM…"; its confirmation names what goes where; Install
 # calls Vm.InstallGuestTools and the progress bar follows
 # Vm.GuestToolsInstall (the copy's percentage, then installing); a failure
-# shows the service's sentence and offers the install again; a success
-# shows its message (a reboot wanted).  The Doctor button shows Vm.Doctor's
+# shows the service's sentence and offers the install again; "Choose
+# Another File…" picks a WinFsp MSI (typed into the file chooser) that the
+# call then names; a success shows its message (a reboot wanted).  The Doctor button shows Vm.Doctor's
 # report, and Copy puts it on the clipboard.  The row says what is served.
 . "$(dirname "$0")/lib.sh"
 [ -n "${SA_TEST_WINDOWS_SERVICE:-}" ] && [ -x "$SA_TEST_WINDOWS_SERVICE" ] || skip "sa-test-windows-service is not built"
@@ -69,11 +70,26 @@ wait_for 10 locate "install:$folder" || fail "after a failure the install is not
 progress_gone() { ! locate "install-progress:$folder"; }
 wait_for 10 progress_gone || fail "the progress bar stays after the install ended"
 
-# ---- again, to success --------------------------------------------------------------------
+# ---- again, from a file the user picks, to success -----------------------------------------
+msi="$SA_WORK/Downloads/winfsp-2.0.23075.msi"
+mkdir -p "$(dirname "$msi")"
+printf 'not really an MSI' >"$msi"
 click_widget "install:$folder"
+click_widget "button:Choose _Another File…"
+chooser=
+chooser_shown() { chooser=$(xdotool search --onlyvisible --name '^Choose an Installer$' | head -1) && [ -n "$chooser" ]; }
+wait_for 10 chooser_shown || fail "Choose Another File… opened no file chooser"
+# the chooser's location entry opens on a typed "/"
+xdotool windowfocus --sync "$chooser" 2>/dev/null || true
+xdotool type --window "$chooser" --delay 20 "$msi"
+xdotool key --window "$chooser" Return
+picked() { labels_have "Sluice will install WinFsp and the VirtIO-FS driver in “win11” from $msi."; }
+wait_for 10 picked || fail "the confirmation does not name the picked file: $(hook_prop Labels)"
 click_widget "button:_Install"
 two_calls() { [ "$(calls InstallGuestTools)" = 2 ]; }
 wait_for 10 two_calls || fail "the second Install did not call the service"
+grep "^CALL InstallGuestTools" "$double_log" | tail -1 | grep -qF "{'winfsp': <'$msi'>}" ||
+        fail "the call does not pass the picked WinFsp MSI: $(grep "^CALL InstallGuestTools" "$double_log" | tail -1)"
 double progress copying 0.5 virtio-fs Copying
 wait_for 10 labels_have "Copying the VirtIO-FS driver into the VM… 50 %" || fail "the second install shows no progress: $(hook_prop Labels)"
 double "finish WinFsp and the VirtIO-FS driver were installed in “win11”; Windows wants a restart (3010)."

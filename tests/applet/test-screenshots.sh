@@ -5,6 +5,8 @@
 #   applet-shares-1/2.png   two running shares while the test VMM reads and
 #                           writes through one of them (the graph moves);
 #                           the second with the sync-queue table open
+#   (applet-guest-tools-progress.png, an install's copy into a Windows VM at
+#   75 %, is taken by test-guest-tools.sh, which has the VM for it)
 # Each must not be blank, and the two graph shots must differ.
 . "$(dirname "$0")/lib.sh"
 [ -n "${SLUICE_TEST_VMM:-}" ] && [ -x "$SLUICE_TEST_VMM" ] || skip "sluice-test-vmm is not built"
