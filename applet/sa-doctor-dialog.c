@@ -27,6 +27,8 @@ static void on_report(const char *report, const char *error, gpointer user_data)
 {
   /* the reference taken for the call: the dialog may have been closed since */
   g_autoptr(SaDoctorDialog) self = user_data;
+  if (self->report_label == NULL)
+    return;  /* closed before the guest answered: its template is gone */
   gtk_spinner_stop(self->spinner);
   gtk_widget_set_visible(self->asking_box, FALSE);
   if (report == NULL) {
@@ -56,6 +58,8 @@ static void sa_doctor_dialog_class_init(SaDoctorDialogClass *klass)
   gtk_widget_class_bind_template_child(widget_class, SaDoctorDialog, error_label);
   gtk_widget_class_bind_template_child(widget_class, SaDoctorDialog, report_label);
   gtk_widget_class_bind_template_callback(widget_class, on_copy_clicked);
+  /* a report to read and close, as a dialog closes */
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
 }
 
 static void sa_doctor_dialog_init(SaDoctorDialog *self)

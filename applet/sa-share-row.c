@@ -295,6 +295,8 @@ static void report_install(const char *message, gboolean is_error, gpointer user
 static void on_install_confirmed(GObject *owner, SluiceVm *vm, const char *installer)
 {
   SaShareRow *self = SA_SHARE_ROW(owner);
+  if (self->share == NULL)
+    return;  /* the share was removed while the dialog asked */
   g_clear_pointer(&self->install_result, g_free);
   self->install_calling = TRUE;
   sa_vm_install_guest_tools(vm, installer, G_CALLBACK(report_install), g_object_ref(self));

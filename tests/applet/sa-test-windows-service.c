@@ -17,7 +17,8 @@
  * until the test says, one command per line on stdin:
  *   progress STATE FRACTION WHAT MESSAGE…   sets Vm.GuestToolsInstall
  *   finish MESSAGE…       answers the call; nothing is missing any more
- *   fail MESSAGE…         answers .GuestAgent with MESSAGE */
+ *   fail MESSAGE…         answers .GuestAgent with MESSAGE
+ *   doctor-fails MESSAGE… the next Doctor answers .GuestAgent with MESSAGE */
 #include "config.h"
 
 #include <gio/gio.h>
@@ -41,6 +42,7 @@ static SluiceVm *vm;
 static SluiceShare *share;
 static GDBusMethodInvocation *pending_install;
 static GMainLoop *loop;
+static char *doctor_error;  /* the next Doctor fails with this */
 
 static GVariant *progress(const char *state, double fraction, const char *what, const char *message)
 {
@@ -71,6 +73,11 @@ static gboolean on_doctor(SluiceVm *object, GDBusMethodInvocation *invocation, g
 {
   printf("CALL Doctor\n");
   fflush(stdout);
+  if (doctor_error != NULL) {
+    g_dbus_method_invocation_return_dbus_error(invocation, "org.sluice.Sluice1.Error.GuestAgent", doctor_error);
+    g_clear_pointer(&doctor_error, g_free);
+    return TRUE;
+  }
   g_auto(GVariantBuilder) facts = G_VARIANT_BUILDER_INIT(G_VARIANT_TYPE_VARDICT);
   g_variant_builder_add(&facts, "{sv}", "winfsp", g_variant_new_string(""));
   sluice_vm_complete_doctor(object, invocation, REPORT, g_variant_builder_end(&facts));
@@ -87,7 +94,10 @@ static void command(const char *line)
 {
   g_auto(GStrv) words = g_strsplit(line, " ", 5);
   guint n = g_strv_length(words);
-  if (n >= 4 && g_str_equal(words[0], "progress")) {
+  if (n >= 2 && g_str_equal(words[0], "doctor-fails")) {
+    g_free(doctor_error);
+    doctor_error = g_strdup(strchr(line, ' ') + 1);
+  } else if (n >= 4 && g_str_equal(words[0], "progress")) {
     sluice_vm_set_guest_tools_install(vm, progress(words[1], g_ascii_strtod(words[2], NULL), words[3],
                                                    n > 4 ? words[4] : ""));
   } else if (n >= 1 && (g_str_equal(words[0], "finish") || g_str_equal(words[0], "fail")) && pending_install != NULL) {

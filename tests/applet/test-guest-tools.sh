@@ -10,7 +10,8 @@
 # shows the service's sentence and offers the install again; "Choose
 # Another File…" picks a WinFsp MSI (typed into the file chooser) that the
 # call then names; a success shows its message (a reboot wanted).  The Doctor button shows Vm.Doctor's
-# report, and Copy puts it on the clipboard.  The row says what is served.
+# report (or why there is none: closed with Escape), and Copy puts it on
+# the clipboard.  The row says what is served.
 . "$(dirname "$0")/lib.sh"
 [ -n "${SA_TEST_WINDOWS_SERVICE:-}" ] && [ -x "$SA_TEST_WINDOWS_SERVICE" ] || skip "sa-test-windows-service is not built"
 
@@ -98,8 +99,17 @@ labels_have "Windows wants a restart (3010)" || fail "the row does not show the 
 wait_for 10 install_hidden || fail "the install is still offered once nothing is missing"
 
 # ---- the Doctor report --------------------------------------------------------------------
+double "doctor-fails The guest agent of “win11” did not answer: is the VM still starting?"
 click_widget "button:_Doctor…"
 wait_for 10 grep -q "^CALL Doctor" "$double_log" || fail "the Doctor button did not call Vm.Doctor"
+wait_for 10 labels_have "The guest agent of “win11” did not answer" || fail "the Doctor's failure is not shown: $(hook_prop Labels)"
+locate "button:_Copy" || fail "the failed Doctor's window has no Copy button"
+xdotool key Escape
+doctor_closed() { ! labels_have "did not answer: is the VM still starting?"; }
+wait_for 10 doctor_closed || fail "Escape did not close the Doctor's window"
+click_widget "button:_Doctor…"
+two_doctors() { [ "$(calls Doctor)" = 2 ]; }
+wait_for 10 two_doctors || fail "the second Doctor did not call Vm.Doctor"
 wait_for 10 labels_have "WinFsp: not installed" || fail "the report is not shown: $(hook_prop Labels)"
 labels_have "Next: install WinFsp and the VirtIO-FS driver" || fail "the report is cut: $(hook_prop Labels)"
 # a drive label from the guest: shown, but without its escape and bidi override
