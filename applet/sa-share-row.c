@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* sa-share-row: folder, VM, tag, state, read-only switch, start/stop, remove,
- * live graph and sync-queue stats of one share. */
+/* sa-share-row: folder, VM, tag, state, read-only switch, names and case,
+ * start/stop, remove, what the guest lacks (and its install), live graph and
+ * sync-queue stats of one share. */
 #include "config.h"
 
 #include <glib/gi18n.h>

@@ -112,6 +112,7 @@ two_doctors() { [ "$(calls Doctor)" = 2 ]; }
 wait_for 10 two_doctors || fail "the second Doctor did not call Vm.Doctor"
 wait_for 10 labels_have "WinFsp: not installed" || fail "the report is not shown: $(hook_prop Labels)"
 labels_have "Next: install WinFsp and the VirtIO-FS driver" || fail "the report is cut: $(hook_prop Labels)"
+shot_settled applet-doctor
 # a drive label from the guest: shown, but without its escape and bidi override
 labels_have "evil.exe" || fail "the report lost the guest's drive label: $(hook_prop Labels)"
 ! hook_prop Labels | grep -qiF -e '\u001b' -e '\u202e' -e $'\e' || fail "the report shows the guest's control characters: $(hook_prop Labels)"
