@@ -84,6 +84,34 @@ static int method_set_read_only(sd_bus_message *m, void *userdata, sd_bus_error 
         return sd_bus_reply_method_return(m, NULL);
 }
 
+static int method_set_names(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        struct control *c = userdata;
+        const char *names_s, *case_s;
+        enum fs_names_mode names, old_names;
+        enum fs_case_mode case_mode, old_case;
+        int r;
+
+        r = sd_bus_message_read(m, "ss", &names_s, &case_s);
+        if (r < 0)
+                return r;
+        if (options_names_parse(names_s, &names) < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "unknown names mode '%s' (posix or windows)", names_s);
+        if (options_case_parse(case_s, &case_mode) < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "unknown case mode '%s' (sensitive or insensitive)", case_s);
+        fs_session_get_names(c->session, &old_names, &old_case);
+        if (names != old_names || case_mode != old_case) {
+                fs_session_set_names(c->session, names, case_mode);
+                log_info("control: names are now %s, case %s", options_names_name(names),
+                         options_case_name(case_mode));
+                (void)sd_bus_emit_properties_changed(c->bus, WORKER_PATH, WORKER_INTERFACE,
+                                                     "Names", "Case", NULL);
+        }
+        return sd_bus_reply_method_return(m, NULL);
+}
+
 static int method_set_peer_pid(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
         struct control *c = userdata;
@@ -122,6 +150,19 @@ static int property_get(sd_bus *bus, const char *path, const char *interface,
         return sd_bus_message_append(reply, "b", v);
 }
 
+static int names_get(sd_bus *bus, const char *path, const char *interface, const char *property,
+                     sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+        struct control *c = userdata;
+        enum fs_names_mode names;
+        enum fs_case_mode case_mode;
+
+        fs_session_get_names(c->session, &names, &case_mode);
+        return sd_bus_message_append(reply, "s", strcmp(property, "Names") == 0
+                                                 ? options_names_name(names)
+                                                 : options_case_name(case_mode));
+}
+
 /* Worker1.Resume: an empty dict when the worker started fresh with no
  * stored state; else the keys the interface XML documents. */
 static int resume_get(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -152,9 +193,12 @@ static const sd_bus_vtable worker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("GetStats", "", "a{sv}", method_get_stats, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("SetReadOnly", "b", "", method_set_read_only, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("SetNames", "ss", "", method_set_names, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("SetPeerPid", "u", "", method_set_peer_pid, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL("PeerRefused", "uus", 0),
         SD_BUS_PROPERTY("ReadOnly", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Names", "s", names_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Case", "s", names_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Connected", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Resume", "a{sv}", resume_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_VTABLE_END,

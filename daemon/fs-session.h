@@ -74,6 +74,13 @@ bool fs_session_is_initialized(struct fs_session *s);
 void fs_session_set_readonly(struct fs_session *s, bool readonly);
 bool fs_session_get_readonly(struct fs_session *s);
 
+/* Live names/case switch (Worker1.SetNames): from the next request on, names
+ * are read and listed as --names=NAMES --case=CASE would (pt-name.h); a
+ * request being served finishes the way it began.  Thread-safe. */
+void fs_session_set_names(struct fs_session *s, enum fs_names_mode names, enum fs_case_mode case_mode);
+void fs_session_get_names(struct fs_session *s, enum fs_names_mode *ret_names,
+                          enum fs_case_mode *ret_case);
+
 /* Per-thread context.  queue_index: 0 = hiprio, 1… request queues (for stats). */
 int fs_worker_new(struct fs_session *s, unsigned queue_index, struct fs_worker **ret);
 void fs_worker_free(struct fs_worker *w);

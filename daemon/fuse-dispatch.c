@@ -61,6 +61,7 @@
 #include "credentials.h"
 #include "log.h"
 #include "pt-internal.h"
+#include "pt-name.h"
 #include "table-state.h"
 
 #ifndef FUSE_TMPFILE
@@ -279,6 +280,7 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
         default:              fs->timeout_sec = 1; break;
         }
         atomic_init(&fs->readonly, opts->readonly);
+        atomic_init(&fs->name_modes, pt_name_modes_of(opts->names, opts->case_mode));
         atomic_init(&fs->max_io, FREQ_MAX_WRITE);
         fs->fd_ceiling = fd_ceiling();
         atomic_init(&s->initialized, false);
@@ -359,6 +361,20 @@ void fs_session_set_readonly(struct fs_session *s, bool readonly)
 bool fs_session_get_readonly(struct fs_session *s)
 {
         return atomic_load(&s->fs.readonly);
+}
+
+void fs_session_set_names(struct fs_session *s, enum fs_names_mode names, enum fs_case_mode case_mode)
+{
+        atomic_store(&s->fs.name_modes, pt_name_modes_of(names, case_mode));
+}
+
+void fs_session_get_names(struct fs_session *s, enum fs_names_mode *ret_names,
+                          enum fs_case_mode *ret_case)
+{
+        unsigned modes = atomic_load(&s->fs.name_modes);
+
+        *ret_names = (modes & PT_NAMES_WINDOWS) ? FS_NAMES_WINDOWS : FS_NAMES_POSIX;
+        *ret_case = (modes & PT_CASE_INSENSITIVE) ? FS_CASE_INSENSITIVE : FS_CASE_SENSITIVE;
 }
 
 /* ---- workers ---- */
@@ -572,6 +588,7 @@ static int dispatch(struct fs_session *s, struct freq *r, const struct fs_op *op
 
         if (!op)
                 return -ENOSYS;
+        r->name_modes = atomic_load_explicit(&s->fs.name_modes, memory_order_relaxed);
         if (!(op->flags & OP_BEFORE_INIT) &&
             !atomic_load_explicit(&s->initialized, memory_order_acquire))
                 return -EIO;

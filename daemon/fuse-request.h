@@ -74,6 +74,9 @@ struct freq {
         int error;                   /* the reply's error (≤ 0), for stats and trace */
         bool replied;
         bool deferred;               /* freq_defer() took it over */
+        /* How names are read and written for this request (pt-name.h),
+         * read once by the dispatcher: a live switch never splits a request. */
+        unsigned name_modes;
 
         /* Worker scratch the handler may use (NULL in a deferred copy). */
         uint8_t *buf;                /* FREQ_XATTR_SIZE_MAX bytes: xattr values, readlink, dirents */

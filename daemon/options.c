@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "util.h"
 
 #define PROGRAM "sluice-fs"
 
@@ -50,6 +51,8 @@ enum {
         OPT_ALLOW_PEER_PID,
         OPT_RESUME,
         OPT_REPLAY,
+        OPT_NAMES,
+        OPT_CASE,
 };
 
 static const struct option long_options[] = {
@@ -82,6 +85,8 @@ static const struct option long_options[] = {
         { "allow-peer-pid", required_argument, NULL, OPT_ALLOW_PEER_PID },
         { "resume", no_argument, NULL, OPT_RESUME },
         { "replay", required_argument, NULL, OPT_REPLAY },
+        { "names", required_argument, NULL, OPT_NAMES },
+        { "case", required_argument, NULL, OPT_CASE },
         { "foreground", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -113,6 +118,12 @@ static const char help_text[] =
         "                             host does not change the folder; never (or none):\n"
         "                             no caching, direct I/O (also: -o cache=MODE)\n"
         "      --xattr                pass extended attributes through (also: -o xattr)\n"
+        "      --names=MODE           posix (default): names as they are on the host;\n"
+        "                             windows: names Windows can open (characters it\n"
+        "                             forbids shown as U+F0xx, as WinFsp does; a trailing\n"
+        "                             dot or space and device names such as CON mapped)\n"
+        "      --case=MODE            sensitive (default): names match as the host's do;\n"
+        "                             insensitive: a name matches whatever its case\n"
         "      --translate-uid=GUEST:HOST  files owned by host uid HOST appear owned by\n"
         "                             GUEST in the guest; files GUEST creates belong to the\n"
         "                             worker's user on the host (to HOST when run by root)\n"
@@ -248,6 +259,46 @@ static int parse_cache(const char *s, struct fs_options *o)
         else
                 return usage_error("unknown cache mode '%s' (auto, always or never)", s);
         return 0;
+}
+
+static const char *const names_names[] = {
+        [FS_NAMES_POSIX] = "posix",
+        [FS_NAMES_WINDOWS] = "windows",
+};
+
+static const char *const case_names[] = {
+        [FS_CASE_SENSITIVE] = "sensitive",
+        [FS_CASE_INSENSITIVE] = "insensitive",
+};
+
+const char *options_names_name(enum fs_names_mode mode)
+{
+        return (unsigned)mode < ELEMENTSOF(names_names) ? names_names[mode] : "?";
+}
+
+int options_names_parse(const char *s, enum fs_names_mode *ret)
+{
+        for (unsigned m = 0; m < ELEMENTSOF(names_names); m++)
+                if (strcmp(s, names_names[m]) == 0) {
+                        *ret = (enum fs_names_mode)m;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+const char *options_case_name(enum fs_case_mode mode)
+{
+        return (unsigned)mode < ELEMENTSOF(case_names) ? case_names[mode] : "?";
+}
+
+int options_case_parse(const char *s, enum fs_case_mode *ret)
+{
+        for (unsigned m = 0; m < ELEMENTSOF(case_names); m++)
+                if (strcmp(s, case_names[m]) == 0) {
+                        *ret = (enum fs_case_mode)m;
+                        return 0;
+                }
+        return -EINVAL;
 }
 
 static int parse_sandbox(const char *s, struct fs_options *o)
@@ -478,6 +529,14 @@ static int parse_one(int c, const char *arg, struct fs_options *o,
                 return 0;
         case OPT_CACHE:
                 return parse_cache(arg, o);
+        case OPT_NAMES:
+                if (options_names_parse(arg, &o->names) < 0)
+                        return usage_error("unknown names mode '%s' (posix or windows)", arg);
+                return 0;
+        case OPT_CASE:
+                if (options_case_parse(arg, &o->case_mode) < 0)
+                        return usage_error("unknown case mode '%s' (sensitive or insensitive)", arg);
+                return 0;
         case OPT_XATTR:
                 o->xattr = true;
                 return 0;

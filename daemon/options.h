@@ -25,6 +25,18 @@ enum fs_sandbox_mode {
         FS_SANDBOX_NONE,        /* openat2/O_NOFOLLOW confinement only */
 };
 
+/* How names reach the guest (--names; pt-name.h, win-names.h). */
+enum fs_names_mode {
+        FS_NAMES_POSIX = 0,  /* default: host names as they are */
+        FS_NAMES_WINDOWS,    /* names Windows can open: WinFsp's U+F0xx mapping and more */
+};
+
+/* How the guest's names are matched (--case; pt-name.h). */
+enum fs_case_mode {
+        FS_CASE_SENSITIVE = 0,  /* default: as the host file system does */
+        FS_CASE_INSENSITIVE,    /* a name finds the host name equal to it after case folding */
+};
+
 #define FS_MAX_QUEUES     64   /* request queues; the hiprio queue comes on top */
 #define FS_TAG_MAX        36   /* virtio-fs config space tag: 36 bytes, not NUL-terminated */
 #define FS_ID_UNMAPPED    ((uint32_t)-1)
@@ -51,6 +63,8 @@ struct fs_options {
         bool readonly;              /* --readonly or -o readonly */
         enum fs_cache_mode cache;   /* --cache=auto|always|never (-o cache=none is accepted too) */
         bool xattr;                 /* --xattr or -o xattr */
+        enum fs_names_mode names;   /* --names=posix|windows */
+        enum fs_case_mode case_mode; /* --case=sensitive|insensitive */
         enum fs_sandbox_mode sandbox; /* --sandbox=seccomp|none (virtiofsd's namespace/chroot: seccomp) */
         unsigned queues;            /* --queues=N request queues (default 1) */
         unsigned poll_us;           /* --poll-us=N busy-poll after each batch (default 50) */
@@ -89,5 +103,12 @@ struct fs_options {
  * wrong and how to get help, and returns -EINVAL (main exits 2).  Returns 1
  * when the command was fully handled (--help, --version, --print-capabilities)
  * and main should exit 0. */
+/* The one spelling of each names/case mode (options, Worker1.SetNames and its
+ * properties): the name of a mode, and the mode of a name (-EINVAL: unknown). */
+const char *options_names_name(enum fs_names_mode mode);
+int options_names_parse(const char *s, enum fs_names_mode *ret);
+const char *options_case_name(enum fs_case_mode mode);
+int options_case_parse(const char *s, enum fs_case_mode *ret);
+
 int options_parse(int argc, char **argv, struct fs_options *opts);
 void options_free(struct fs_options *opts);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "pt-name.h"
 
 /* The directory `dir` (the dispatcher checked its type) opened for reading
  * through our own fd's magic link in /proc/self/fd.  confine_reopen() would
@@ -120,8 +121,10 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
                         const struct linux_dirent64 *de = (const void *)(r->buf + pos);
                         union {
                                 struct fuse_direntplus p;
-                                uint8_t bytes[sizeof(struct fuse_direntplus) + FREQ_NAME_MAX + 8];
+                                uint8_t bytes[sizeof(struct fuse_direntplus) + PT_NAME_GUEST_MAX + 8];
                         } ent;
+                        const char *host_name = de->d_name;
+                        char host_copy[FREQ_NAME_MAX + 1];
                         struct fuse_dirent *d = plus ? &ent.p.dirent : (struct fuse_dirent *)ent.bytes;
                         size_t name_off = plus ? FUSE_NAME_OFFSET_DIRENTPLUS : FUSE_NAME_OFFSET;
                         size_t namelen, size, rec;
@@ -136,6 +139,14 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
                         namelen = strnlen(de->d_name, rec - offsetof(struct linux_dirent64, d_name));
                         if (namelen == 0 || namelen > FREQ_NAME_MAX)
                                 continue;
+                        if (r->name_modes & PT_NAMES_WINDOWS) {
+                                /* The lookup below wants the host name, the guest its own form. */
+                                memcpy(host_copy, de->d_name, namelen);
+                                host_copy[namelen] = '\0';
+                                host_name = host_copy;
+                                namelen = pt_name_to_guest(r->name_modes, host_copy, namelen,
+                                                           (char *)&ent + name_off);
+                        }
                         size = FUSE_DIRENT_ALIGN(name_off + namelen);
                         if (used + size > max) {
                                 if (used == 0)
@@ -146,13 +157,20 @@ static int do_readdir(struct pt_fs *fs, struct freq *r, bool plus)
                         /* Every header field is set below (a direntplus's entry by
                          * the lookup or here); only the name's padding needs zeros:
                          * the record's last 8 bytes, all at or after name_off. */
-                        memset((uint8_t *)&ent + size - 8, 0, 8);
-                        memcpy((uint8_t *)&ent + name_off, de->d_name, namelen);
-                        /* NUL-terminated for pt_lookup_entry() even when the record ends with the name. */
-                        ent.bytes[name_off + namelen] = '\0';
-                        if (plus && !is_dot_or_dotdot((const char *)&ent + name_off)) {
+                        if (host_name == de->d_name) {
+                                memset((uint8_t *)&ent + size - 8, 0, 8);
+                                memcpy((uint8_t *)&ent + name_off, de->d_name, namelen);
+                                /* NUL-terminated for pt_lookup_entry() even when the record ends with the name. */
+                                ent.bytes[name_off + namelen] = '\0';
+                                host_name = (const char *)&ent + name_off;
+                        } else {
+                                /* The padding after the mapped name's NUL. */
+                                memset((uint8_t *)&ent + name_off + namelen, 0,
+                                       size - name_off - namelen);
+                        }
+                        if (plus && !is_dot_or_dotdot(host_name)) {
                                 /* Counts a lookup: the kernel instantiates the dentry. */
-                                int lerr = pt_lookup_entry(fs, h.p->inode, (const char *)&ent + name_off,
+                                int lerr = pt_lookup_entry(fs, h.p->inode, host_name,
                                                      &ent.p.entry_out);
 
                                 if (lerr == -ENOENT)

@@ -18,19 +18,20 @@
 #include "credentials.h"
 #include "log.h"
 #include "metadata-helper.h"
+#include "pt-name.h"
 
 /* ---- lookups and attributes ---- */
 
 int pt_lookup(struct pt_fs *fs, struct freq *r, struct inode *dir)
 {
         struct fuse_entry_out e;
+        struct pt_name n;
         size_t pos = 0;
-        const char *name;
-        int err = freq_name(r, &pos, &name);
+        int err = pt_name_from_guest(fs, r, dir, &pos, PT_NAME_FIND, &n);
 
         if (err < 0)
                 return err;
-        err = pt_lookup_entry(fs, dir, name, &e);
+        err = pt_lookup_entry(fs, dir, n.name, &e);
         return err < 0 ? err : pt_reply(r, &e, sizeof(e));
 }
 
@@ -403,13 +404,15 @@ int pt_readlink(struct pt_fs *fs, struct freq *r, struct inode *i)
 
 int pt_symlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
 {
+        struct pt_name n;
         size_t pos = 0;
         const char *name, *target;
-        int err = freq_name(r, &pos, &name);
+        int err = pt_name_from_guest(fs, r, dir, &pos, PT_NAME_MAKE_EXCL, &n);
 
         PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
+        name = n.name;
         /* The target is only data for the guest: it is never followed on the host. */
         err = freq_string(r, &pos, FREQ_PATH_MAX - 1, &target);
         if (err < 0)
@@ -428,12 +431,14 @@ int pt_symlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
 static int make_node(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t pos, mode_t mode,
                      dev_t rdev)
 {
+        struct pt_name n;
         const char *name;
-        int err = freq_name(r, &pos, &name);
+        int err = pt_name_from_guest(fs, r, dir, &pos, PT_NAME_MAKE_EXCL, &n);
 
         PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
+        name = n.name;
         if ((err = policy_check_mknod(&fs->policy, mode, name, r->in.uid)) < 0)
                 return err;
         if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0 ||
@@ -467,12 +472,14 @@ static int remove_name(struct pt_fs *fs, struct freq *r, struct inode *dir, int 
         size_t pos = 0;
         struct stat victim;
         bool have_victim;
+        struct pt_name n;
         const char *name;
-        int err = freq_name(r, &pos, &name);
+        int err = pt_name_from_guest(fs, r, dir, &pos, PT_NAME_FIND, &n);
 
         PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
+        name = n.name;
         if ((err = pt_check_remove(fs, r, dir, name)) < 0)
                 return err;
         if ((err = pt_check_inside(fs, dir)) < 0)
@@ -513,19 +520,25 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
                      size_t pos, unsigned flags)
 {
         _cleanup_iref_ newdir = PT_INODE(fs, newdir_id);
+        struct pt_name oldn, newn;
         const char *oldname, *newname;
         struct stat victim;
         bool have_victim;
-        int err = freq_name(r, &pos, &oldname);
+        int err;
 
-        if (err < 0)
-                return err;
-        if ((err = freq_name(r, &pos, &newname)) < 0)
-                return err;
         if (!newdir.p)
                 return -EBADF;
         if (newdir.p->type != S_IFDIR)
                 return -ENOTDIR;
+        /* The target of an exchange must exist, as the source does. */
+        if ((err = pt_name_from_guest(fs, r, olddir, &pos, PT_NAME_FIND, &oldn)) < 0 ||
+            (err = pt_name_from_guest(fs, r, newdir.p, &pos,
+                                      (flags & RENAME_EXCHANGE) ? PT_NAME_FIND
+                                      : (flags & RENAME_NOREPLACE) ? PT_NAME_MAKE_EXCL
+                                      : PT_NAME_MAKE_REPLACE, &newn)) < 0)
+                return err;
+        oldname = oldn.name;
+        newname = newn.name;
         PT_NEED_FD(fs, olddir);
         PT_NEED_FD(fs, newdir.p);
         /* The source goes away from its directory; a target that exists is
@@ -580,13 +593,15 @@ int pt_link(struct pt_fs *fs, struct freq *r, struct inode *dir)
         PT_ARG(fuse_link_in, in, r);
         _cleanup_iref_ old = PT_INODE(fs, in->oldnodeid);
         size_t pos = sizeof(*in);
+        struct pt_name n;
         const char *name;
         char procname[16];
-        int err = freq_name(r, &pos, &name);
+        int err = pt_name_from_guest(fs, r, dir, &pos, PT_NAME_MAKE_EXCL, &n);
 
         PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
+        name = n.name;
         if (!old.p)
                 return -EBADF;
         if (old.p->type == S_IFDIR)

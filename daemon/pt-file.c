@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "pt-name.h"
 
 static bool wants_write(int flags)
 {
@@ -223,16 +224,19 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
 {
         PT_ARG(fuse_create_in, in, r);
         size_t pos = sizeof(*in);
+        struct pt_name n;
         const char *name;
         int flags = pt_open_flags(in->flags) | (int)(in->flags & O_EXCL);
         mode_t mode;
         struct stat st;
         _cleanup_close_ int fd = -1;
-        int err = freq_name(r, &pos, &name);
+        int err = pt_name_from_guest(fs, r, dir, &pos,
+                                     (flags & O_EXCL) ? PT_NAME_MAKE_EXCL : PT_NAME_MAKE_OPEN, &n);
 
         PT_NEED_FD(fs, dir);
         if (err < 0)
                 return err;
+        name = n.name;
         if ((err = check_create(fs, r, dir, name, flags)) < 0 ||
             (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;

@@ -44,6 +44,8 @@ struct pt_fs {
         uint64_t timeout_sec;         /* entry and attr timeouts from --cache */
         uint32_t timeout_nsec;
         atomic_bool readonly;
+        /* PT_NAMES_WINDOWS | PT_CASE_INSENSITIVE (pt-name.h), switched live. */
+        atomic_uint name_modes;
         /* READ/WRITE payload bytes at most: the max_write INIT offered
          * (FREQ_MAX_WRITE until then). */
         _Atomic uint32_t max_io;
