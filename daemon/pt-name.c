@@ -8,8 +8,9 @@
 #include "confine.h"
 #include "win-names.h"
 
-int pt_name_from_guest(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t *pos,
-                       enum pt_name_use use, struct pt_name *ret)
+/* Any mode but posix + sensitive (pt_name_from_guest() does that one). */
+int pt_name_from_guest_mapped(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t *pos,
+                              enum pt_name_use use, struct pt_name *ret)
 {
         const unsigned modes = r->name_modes;
         const char *sent;

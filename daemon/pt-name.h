@@ -60,8 +60,23 @@ struct pt_name {
  * of those; -ENAMETOOLONG for one longer than NAME_MAX bytes on the host;
  * what pt_name_case_resolve() returns.  `dir` is the directory the name is in
  * (for the case-insensitive search; its fd is made valid when needed). */
-int pt_name_from_guest(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t *pos,
-                       enum pt_name_use use, struct pt_name *ret);
+int pt_name_from_guest_mapped(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t *pos,
+                              enum pt_name_use use, struct pt_name *ret);
+
+/* Inline, so that posix + sensitive mode costs what freq_name() did. */
+static inline int pt_name_from_guest(struct pt_fs *fs, struct freq *r, struct inode *dir,
+                                     size_t *pos, enum pt_name_use use, struct pt_name *ret)
+{
+        int len;
+
+        if (__builtin_expect(r->name_modes != 0, 0))
+                return pt_name_from_guest_mapped(fs, r, dir, pos, use, ret);
+        len = freq_name(r, pos, &ret->name);
+        if (len < 0)
+                return len;
+        ret->len = (size_t)len;
+        return 0;
+}
 
 /* The hook of --case=insensitive (pt-name-case.c): called with `name` already
  * in host spelling (decoded) when r->name_modes has PT_CASE_INSENSITIVE.  It
