@@ -358,7 +358,7 @@ static const char *const awkward[] = {
         "Meeting 10:30.txt", "what?.md", "a<b>.c", "x|y", "\"quoted\"", "end.", "end ", "CON",
         "aux.txt", "com1.log", "lpt9", "conference.txt", "back\\slash", "star*", "tab\there",
         "new\nline", "bell\a", "\x1f", "\x7f", "Ünïcödé ≠ ascii", "日本語のファイル.txt",
-        "emoji 😀.png", "Ω:Ω", "a\xef\x80\xba" "b", "\xef\x80\x80", "\xef\x81\xbf", "\xef\x80\xae",
+        "emoji 😀.png", "Ω:Ω", "a\xef\x80\xba\x62", "\xef\x80\x80", "\xef\x81\xbf", "\xef\x80\xae",
         "x\xef\x80\xae", "x\xef\x80\xa0", "CO\xef\x81\x8e", "...", ". .", " . ", "-", "~$lock.docx",
         "Thumbs.db", "desktop.ini", "file.", "file..", "a.b.c.", "NUL.", "prn.PRN", "con.con",
         "CoM5.tar", "LpT3 .txt", "\xff\xfe", "caf\xe9", "\xe2\x82", "::::", "?*?*", "<>",

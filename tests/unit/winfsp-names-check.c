@@ -244,7 +244,7 @@ static const char *const awkward[] = {
         "Meeting 10:30.txt", "what?.md", "a<b>.c", "x|y", "\"quoted\"", "end.", "end ", "CON",
         "aux.txt", "com1.log", "lpt9", "conference.txt", "back\\slash", "star*", "tab\there",
         "\x1f", "\x7f", "Ünïcödé ≠ ascii", "日本語のファイル.txt", "emoji 😀.png", "Ω:Ω",
-        "a\xef\x80\xba" "b", "\xef\x80\x80", "\xef\x81\xbf", "x\xef\x80\xae", "CO\xef\x81\x8e", "...",
+        "a\xef\x80\xba\x62", "\xef\x80\x80", "\xef\x81\xbf", "x\xef\x80\xae", "CO\xef\x81\x8e", "...",
         ". .", "file..", "NUL.", "prn.PRN", "CoM5.tar", "::::", "?*?*", "<>",
 };
 
