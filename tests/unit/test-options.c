@@ -49,6 +49,9 @@ static void test_defaults(void)
         g_assert_false(o.allow_devices);
         g_assert_false(o.allow_setuid);
         g_assert_cmpuint(o.xattr_namespaces, ==, 0);
+        /* Names as the host has them, matched case-sensitively. */
+        g_assert_cmpint(o.names, ==, FS_NAMES_POSIX);
+        g_assert_cmpint(o.case_mode, ==, FS_CASE_SENSITIVE);
         options_free(&o);
 }
 
@@ -119,6 +122,18 @@ static void test_sluice_options(void)
         g_assert_cmpint(o.cache, ==, FS_CACHE_ALWAYS);
         g_assert_cmpstr(o.tag, ==, "sluice");
         options_free(&o);
+
+        g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/", "--names=windows", "--case", "insensitive",
+                              NULL), ==, 0);
+        g_assert_cmpint(o.names, ==, FS_NAMES_WINDOWS);
+        g_assert_cmpint(o.case_mode, ==, FS_CASE_INSENSITIVE);
+        /* the one spelling, both ways */
+        g_assert_cmpstr(options_names_name(o.names), ==, "windows");
+        g_assert_cmpstr(options_case_name(o.case_mode), ==, "insensitive");
+        options_free(&o);
+        g_assert_cmpint(parse(&o, "--fd=3", "--shared-dir=/", "--names=windows", "--names=posix", NULL), ==, 0);
+        g_assert_cmpint(o.names, ==, FS_NAMES_POSIX);
+        options_free(&o);
 }
 
 /* What libvirt 9.0 runs: --fd=N -o source=…,cache=…,sandbox=…,xattr --thread-pool-size=N. */
@@ -174,6 +189,10 @@ static const struct {
         { { "--fd=3", "--shared-dir=/srv", "-z" }, "unknown option '-z'" },
         { { "--fd=3", "--shared-dir=/srv", "--cache=sometimes" }, "unknown cache mode 'sometimes'" },
         { { "--fd=3", "--shared-dir=/srv", "--sandbox=jail" }, "unknown sandbox mode" },
+        { { "--fd=3", "--shared-dir=/srv", "--names=dos" }, "unknown names mode 'dos' (posix or windows)" },
+        { { "--fd=3", "--shared-dir=/srv", "--names=Windows" }, "unknown names mode" },
+        { { "--fd=3", "--shared-dir=/srv", "--names=" }, "unknown names mode" },
+        { { "--fd=3", "--shared-dir=/srv", "--case=upper" }, "unknown case mode 'upper' (sensitive or insensitive)" },
         { { "--fd=3", "--shared-dir=/srv", "--queues=0" }, "--queues must be" },
         { { "--fd=3", "--shared-dir=/srv", "--queues=65" }, "--queues must be" },
         { { "--fd=3", "--shared-dir=/srv", "--queues=2x" }, "--queues must be" },
