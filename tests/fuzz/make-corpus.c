@@ -428,6 +428,31 @@ static void corpus_fuse(void)
         f_rename(&o, ON(0), "f1", "..", 0);
         save(t, "confinement-dotdot", &o);
 
+        /* --names=windows (odd length, fuzz-fuse.c): mapped names made,
+         * found in both forms, renamed, removed; ones decoding to "..", "."
+         * or holding U+F02F; a 765-byte mapped name */
+        o.n = 0;
+        f_create(&o, "new\xef\x80\xbf.txt", S_IFREG | 0644, O_RDWR | O_EXCL);   /* new U+F03F .txt */
+        f_lookup(&o, ON(0), "new?.txt");
+        f_mkdir(&o, ON(0), "d\xef\x81\xbc", 0755);                              /* d U+F07C */
+        f_rename(&o, ON(0), "new\xef\x80\xbf.txt", "CO\xef\x81\x8e", 0);       /* to CON */
+        f_lookup(&o, ON(0), ".\xef\x80\xae");                                   /* .. */
+        f_mkdir(&o, ON(0), "\xef\x80\xae", 0755);                                /* . */
+        f_mkdir(&o, ON(0), ".\xef\x80\xae\xef\x80\xafoutside", 0755);            /* U+F02F */
+        f_create(&o, "a\xef\x80\x80\xef\x80\xba\x62", S_IFREG | 0644, O_RDWR);   /* literal U+F03A */
+        f_lookup(&o, ON(0), "a\xef\x80\x80:b");
+        {
+                char mapped[3 * 255 + 1];
+
+                for (int i = 0; i < 255; i++)
+                        memcpy(mapped + 3 * i, "\xef\x80\xba", 3);
+                mapped[3 * 255] = '\0';
+                f_mkdir(&o, ON(0), mapped, 0755);
+        }
+        if (o.n % 2 == 0)
+                put8(&o, 0);            /* odd: served --names=windows */
+        save(t, "windows-names", &o);
+
         o.n = 0;
         f_lookup(&o, ON(0), "sub/../..");
         f_mkdir(&o, ON(0), "a/b", 0755);
