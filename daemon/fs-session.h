@@ -76,7 +76,9 @@ bool fs_session_get_readonly(struct fs_session *s);
 
 /* Live names/case switch (Worker1.SetNames): from the next request on, names
  * are read and listed as --names=NAMES --case=CASE would (pt-name.h); a
- * request being served finishes the way it began.  Thread-safe. */
+ * request being served finishes the way it began.  What the guest cached
+ * under the old names (dentries, within --cache's timeouts) it keeps until
+ * they expire.  Thread-safe. */
 void fs_session_set_names(struct fs_session *s, enum fs_names_mode names, enum fs_case_mode case_mode);
 void fs_session_get_names(struct fs_session *s, enum fs_names_mode *ret_names,
                           enum fs_case_mode *ret_case);

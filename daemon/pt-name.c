@@ -39,8 +39,12 @@ int pt_name_from_guest_mapped(struct pt_fs *fs, struct freq *r, struct inode *di
                 ret->name = ret->buf;
                 ret->len = (size_t)n;
         }
-        if (modes & PT_CASE_INSENSITIVE)
-                return pt_name_case_resolve(fs, dir, use, ret);
+        if (modes & PT_CASE_INSENSITIVE) {
+                /* The hook may read dir: its descriptor is made valid first. */
+                int err = inode_fd(fs->inodes, dir);
+
+                return err < 0 ? err : pt_name_case_resolve(fs, dir, use, ret);
+        }
         return 0;
 }
 

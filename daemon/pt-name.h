@@ -59,7 +59,7 @@ struct pt_name {
  * -EINVAL for a name that is empty, ".", "..", holds a '/' or decodes to one
  * of those; -ENAMETOOLONG for one longer than NAME_MAX bytes on the host;
  * what pt_name_case_resolve() returns.  `dir` is the directory the name is in
- * (for the case-insensitive search; its fd is made valid when needed). */
+ * (for the case-insensitive search, which gets its fd made valid). */
 int pt_name_from_guest_mapped(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t *pos,
                               enum pt_name_use use, struct pt_name *ret);
 
@@ -79,7 +79,8 @@ static inline int pt_name_from_guest(struct pt_fs *fs, struct freq *r, struct in
 }
 
 /* The hook of --case=insensitive (pt-name-case.c): called with `name` already
- * in host spelling (decoded) when r->name_modes has PT_CASE_INSENSITIVE.  It
+ * in host spelling (decoded) when r->name_modes has PT_CASE_INSENSITIVE;
+ * `dir` is a directory with a valid fd (held for the request).  It
  * may replace `name` (e.g. by the existing host name in `dir` that equals it
  * after case folding, copied into name->buf) or refuse it (-errno: e.g.
  * -EEXIST for a MAKE_EXCL name that another spelling already takes).

@@ -526,6 +526,15 @@ static void test_set_names_live(void)
         mode_names = control_get(c, "Names");
         g_assert_cmpstr(mode_names, ==, "windows");
 
+        /* the case mode travels with it (its behaviour: pt-name-case.c) */
+        r = control_call(c, "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "windows", "insensitive"),
+                         &error);
+        g_assert_no_error(error);
+        g_clear_pointer(&r, g_variant_unref);
+        g_clear_pointer(&case_mode, g_free);
+        case_mode = control_get(c, "Case");
+        g_assert_cmpstr(case_mode, ==, "insensitive");
+
         /* and back */
         r = control_call(c, "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "posix", "sensitive"),
                          &error);
