@@ -8,7 +8,7 @@ TSAN_BUILD ?= build-tsan
 MESON_ARGS ?=
 
 # Everything Sluice builds with and is tested with, by Debian package name.
-DEPS_BUILD = meson ninja-build pkg-config gcc libc6-dev gettext \
+DEPS_BUILD = meson ninja-build pkg-config gcc libc6-dev gettext unicode-data \
 	libglib2.0-dev libglib2.0-bin libsystemd-dev libseccomp-dev \
 	libvirt-dev libvirt-glib-1.0-dev libgtk-4-dev libadwaita-1-dev libnotify-dev \
 	libdbusmenu-glib-dev desktop-file-utils libjson-glib-dev libacl1-dev libxml2-dev python3

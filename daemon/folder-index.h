@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* folder-index.h — which host name of a folder a case-insensitive name means.
+ *
+ * With --case=insensitive a name the guest sends that misses exactly is
+ * looked up by its folded key (case-fold.h) among the names of that one
+ * folder.  Scanning the folder on every miss would make each miss cost the
+ * folder's size, so the index keeps, per folder, a hash of folded key → host
+ * name, built by one scan (getdents64 through a fresh fd of the folder) and
+ * trusted while the folder's mtime and ctime, to the nanosecond, are what
+ * they were when the scan began: any change of the folder's entries, by the
+ * host or by us, moves them.  The daemon's own changes also drop the folder's
+ * index at once (findex_forget), so it never waits for a timestamp.
+ *
+ * A scan that began less than a timestamp tick after the folder last changed
+ * answers its own request but is not kept: a change in that same tick could
+ * leave the times as they were (git's "racily clean" index entries).
+ *
+ * Twins: where two or more names of a folder fold alike (`Foo` and `foo`,
+ * made on the host), the index records the key as ambiguous, and a folded
+ * lookup of it answers FINDEX_MANY, never one of them at random: each stays
+ * reachable by its exact name only.
+ *
+ * Memory is bounded: at most FINDEX_MAX_FOLDERS folders, FINDEX_MAX_NAMES
+ * names and FINDEX_MAX_BYTES bytes of names, keys and slots in all (or the
+ * limits given to findex_new); the least recently used folders are evicted
+ * to make room.  A folder too big for the bounds on its own is scanned on
+ * every miss and never kept: correct, slower (its size is the guest's cost,
+ * not the daemon's memory).
+ *
+ * Threads: every function may be called from any thread; one mutex guards
+ * the index, and scans run outside it.  Hash keys are seeded from getrandom
+ * (SipHash-1-3), so names made in the guest cannot be picked to collide.
+ *
+ * System calls: fstat (every lookup), openat(dir, ".", O_RDONLY|O_DIRECTORY),
+ * getdents64, close, clock_gettime (a scan); getrandom (findex_new). */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FINDEX_MAX_FOLDERS 1024
+#define FINDEX_MAX_NAMES   (1u << 20)
+#define FINDEX_MAX_BYTES   (96u << 20)
+
+/* A name the index hands back fits in this (NAME_MAX and its NUL). */
+#define FINDEX_NAME_SIZE 256
+
+struct findex_limits {
+        size_t max_folders;
+        size_t max_names;
+        size_t max_bytes;
+};
+
+enum findex_match {
+        FINDEX_NONE = 0,        /* no name of the folder folds like it */
+        FINDEX_ONE = 1,         /* exactly one: its host name is returned */
+        FINDEX_MANY = 2,        /* twins: several fold like it, none is chosen */
+};
+
+struct findex_stats {
+        size_t folders, names, bytes;   /* kept now */
+        uint64_t scans;                 /* folders read */
+        uint64_t hits;                  /* lookups answered by a kept index */
+};
+
+struct findex;
+
+/* A new, empty index with `limits` (NULL: the FINDEX_MAX_* defaults; a zero
+ * field takes its default too).  NULL when out of memory. */
+struct findex *findex_new(const struct findex_limits *limits);
+void findex_free(struct findex *ix);
+
+/* The names of the folder `dir_fd` (any fd of a directory, O_PATH is fine)
+ * that fold like `name` (`len` bytes).  Returns FINDEX_ONE with that name in
+ * ret_name (FINDEX_NAME_SIZE bytes), FINDEX_NONE, FINDEX_MANY, or -errno
+ * when the folder cannot be read (-ENOTDIR, -EACCES, -ENOMEM, …).  The
+ * returned name was in the folder when it was read: the caller opens it with
+ * its usual confined calls and handles -ENOENT as any race. */
+int findex_lookup(struct findex *ix, int dir_fd, const char *name, size_t len,
+                  char ret_name[FINDEX_NAME_SIZE]);
+
+/* The daemon changed the entries of the folder (st_dev, st_ino): created,
+ * removed or renamed a name in it.  Drops what the index knew of it. */
+void findex_forget(struct findex *ix, dev_t dev, ino_t ino);
+
+void findex_get_stats(struct findex *ix, struct findex_stats *ret);
