@@ -96,6 +96,15 @@ int casefold_key(const char *name, size_t len, char *out, size_t out_size)
         size_t pos = 0, o = 0;
 
         while (pos < len) {
+                unsigned char b = (unsigned char)name[pos];
+                /* ASCII, most names' every byte: no table, no decoding */
+                if (b < 0x80) {
+                        if (o + 2 > out_size)
+                                return -ENAMETOOLONG;
+                        out[o++] = (char)(b >= 'A' && b <= 'Z' ? b + ('a' - 'A') : b);
+                        pos++;
+                        continue;
+                }
                 char piece[4];
                 size_t n = next_piece(name, len, &pos, piece);
                 if (o + n + 1 > out_size)
