@@ -59,6 +59,7 @@
 
 #include "confine.h"
 #include "credentials.h"
+#include "folder-index.h"
 #include "log.h"
 #include "pt-internal.h"
 #include "pt-name.h"
@@ -281,6 +282,10 @@ int fs_session_new(const struct fs_options *opts, int root_fd, struct stats *sta
         }
         atomic_init(&fs->readonly, opts->readonly);
         atomic_init(&fs->name_modes, pt_name_modes_of(opts->names, opts->case_mode));
+        /* before the sandbox: its hash key comes from getrandom */
+        fs->case_index = findex_new(NULL);
+        if (!fs->case_index)
+                return -ENOMEM;
         atomic_init(&fs->max_io, FREQ_MAX_WRITE);
         fs->fd_ceiling = fd_ceiling();
         atomic_init(&s->initialized, false);
@@ -345,6 +350,7 @@ void fs_session_free(struct fs_session *s)
                 inode_table_set_state(s->fs.inodes, NULL);
         handle_table_free(s->fs.handles);
         inode_table_free(s->fs.inodes);
+        findex_free(s->fs.case_index);
         tstate_free(s->state);
         if (s->fs.proc_fd >= 0)
                 (void) close(s->fs.proc_fd);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "case-fold.h"
 #include "confine.h"
 #include "crash-point.h"
 #include "credentials.h"
@@ -531,11 +532,24 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
         if (newdir.p->type != S_IFDIR)
                 return -ENOTDIR;
         /* The target of an exchange must exist, as the source does. */
-        if ((err = pt_name_from_guest(fs, r, olddir, &pos, PT_NAME_FIND, &oldn)) < 0 ||
-            (err = pt_name_from_guest(fs, r, newdir.p, &pos,
-                                      (flags & RENAME_EXCHANGE) ? PT_NAME_FIND
-                                      : (flags & RENAME_NOREPLACE) ? PT_NAME_MAKE_EXCL
-                                      : PT_NAME_MAKE_REPLACE, &newn)) < 0)
+        const enum pt_name_use new_use = (flags & RENAME_EXCHANGE) ? PT_NAME_FIND
+                                         : (flags & RENAME_NOREPLACE) ? PT_NAME_MAKE_EXCL
+                                         : PT_NAME_MAKE_REPLACE;
+        const unsigned modes = r->name_modes;
+        if ((err = pt_name_from_guest(fs, r, olddir, &pos, PT_NAME_FIND, &oldn)) < 0)
+                return err;
+        /* The target is read as spelled, and resolved case-insensitively
+         * only when it is not the source's own name in another case: `foo`
+         * to `FOO` renames the file (as Windows does), where the folded
+         * match would name the source itself. */
+        r->name_modes = modes & ~PT_CASE_INSENSITIVE;
+        err = pt_name_from_guest(fs, r, newdir.p, &pos, new_use, &newn);
+        r->name_modes = modes;
+        if (err < 0)
+                return err;
+        if ((modes & PT_CASE_INSENSITIVE) &&
+            !(newdir.p == olddir && casefold_equal(oldn.name, oldn.len, newn.name, newn.len)) &&
+            (err = pt_name_case_resolve(fs, newdir.p, new_use, &newn)) < 0)
                 return err;
         oldname = oldn.name;
         newname = newn.name;

@@ -46,6 +46,9 @@ struct pt_fs {
         atomic_bool readonly;
         /* PT_NAMES_WINDOWS | PT_CASE_INSENSITIVE (pt-name.h), switched live. */
         atomic_uint name_modes;
+        /* Folded names per folder, for PT_CASE_INSENSITIVE (folder-index.h);
+         * made at start whatever the mode, so a live switch finds it. */
+        struct findex *case_index;
         /* READ/WRITE payload bytes at most: the max_write INIT offered
          * (FREQ_MAX_WRITE until then). */
         _Atomic uint32_t max_io;

@@ -1,15 +1,62 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pt-name-case.c — --case=insensitive: which host name a guest's name means
- * (pt_name_case_resolve(), pt-name.h). */
+ * (pt_name_case_resolve(), pt-name.h).
+ *
+ * A name that exists as spelled is always that name (the common case, and
+ * the only way to reach one of two twins).  Otherwise the folder `dir`, and
+ * only it, is searched for names that fold alike (folder-index.h): the
+ * answer is one of that folder's own entries, which the handler then opens
+ * with its usual confined calls (O_NOFOLLOW, RESOLVE_BENEATH), so a folded
+ * match never leads through a symlink or out of the folder.
+ *
+ *   use           one folds alike       several (twins)    none
+ *   FIND          that name             as spelled         as spelled
+ *                                       (so ENOENT)
+ *   MAKE_OPEN     that name (opened)    -EEXIST            as spelled (made)
+ *   MAKE_EXCL     -EEXIST               -EEXIST            as spelled (made)
+ *   MAKE_REPLACE  that name (replaced)  -EEXIST            as spelled (made)
+ *
+ * A folder the worker cannot list (search permission only) is answered as
+ * spelled: folding needs its names.  The daemon's own changes to a folder
+ * move its times, which the index checks on every lookup; a MAKE also drops
+ * the folder's index at once (findex_forget()), as its names are about to
+ * change. */
 #include "pt-name.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "folder-index.h"
 
 int pt_name_case_resolve(struct pt_fs *fs, struct inode *dir, enum pt_name_use use,
                          struct pt_name *name)
 {
-        /* Not implemented yet: the name is used as the guest spelled it. */
-        (void) fs;
-        (void) dir;
-        (void) use;
-        (void) name;
-        return 0;
+        char found[FINDEX_NAME_SIZE];
+        struct stat st;
+        int fd = inode_fd(fs->inodes, dir);
+
+        if (fd < 0)
+                return fd;
+        if (fstatat(fd, name->name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+                return 0;
+        int match = findex_lookup(fs->case_index, fd, name->name, name->len, found);
+        if (use != PT_NAME_FIND)
+                findex_forget(fs->case_index, dir->dev, dir->ino);
+        switch (match) {
+        case FINDEX_ONE:
+                if (use == PT_NAME_MAKE_EXCL)
+                        return -EEXIST;
+                name->len = strlen(found);
+                memcpy(name->buf, found, name->len + 1);
+                name->name = name->buf;
+                return 0;
+        case FINDEX_MANY:
+                return use == PT_NAME_FIND ? 0 : -EEXIST;
+        default:
+                /* FINDEX_NONE, or a folder we cannot list: as spelled (the
+                 * operation then answers for that name) */
+                return 0;
+        }
 }

@@ -15,6 +15,11 @@
 
 static const char *const insensitive[] = { "--case=insensitive", NULL };
 
+static int by_name(gconstpointer a, gconstpointer b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* The names of a host folder, sorted, joined by ",". */
 static char *host_names(Harness *h, const char *rel)
 {
@@ -25,7 +30,7 @@ static char *host_names(Harness *h, const char *rel)
         g_assert_nonnull(d);
         while ((n = g_dir_read_name(d)))
                 g_ptr_array_add(names, g_strdup(n));
-        g_ptr_array_sort(names, (GCompareFunc)g_strcmp0);
+        g_ptr_array_sort(names, by_name);
         g_ptr_array_add(names, NULL);
         return g_strjoinv(",", (char **)names->pdata);
 }
@@ -50,7 +55,7 @@ static char *guest_names(struct vmm *v, uint64_t node)
         assert_ok(vmm_readdir(v, node, fh, 0, false, buf, sizeof(buf), &got));
         assert_ok(vmm_dirents_foreach(buf, got, false, collect, names));
         assert_ok(vmm_releasedir(v, node, fh));
-        g_ptr_array_sort(names, (GCompareFunc)g_strcmp0);
+        g_ptr_array_sort(names, by_name);
         g_ptr_array_add(names, NULL);
         return g_strjoinv(",", (char **)names->pdata);
 }
