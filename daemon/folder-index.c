@@ -22,13 +22,14 @@
 #define NAME_MANY UINT32_MAX
 
 /* One folded key of a folder.  An empty slot has key_len 0 (no name is
- * empty, so no key is). */
+ * empty, so no key is); a removed one stays in the probe chains, dead. */
 struct slot {
         uint64_t hash;
         uint32_t key_off;
         uint32_t name_off;      /* NAME_MANY: twins */
         uint16_t key_len;
         uint16_t name_len;
+        bool dead;
 };
 
 struct folder {
@@ -37,7 +38,12 @@ struct folder {
         struct timespec mtime, ctime;
         struct folder *lru_prev, *lru_next;     /* most recently used first */
         struct folder *chain;                   /* next in its bucket */
-        size_t n_names;
+        size_t n_names;                         /* live slots */
+        size_t n_used;                          /* live and dead slots */
+        /* Brought up to date by our own changes (findex_note_change()) since
+         * the last scan: read again once the folder is quiet for a second,
+         * as a host change in the same tick as ours would not show. */
+        bool unverified;
         size_t mask;                            /* slots - 1 (a power of 2) */
         struct slot *slots;
         char *arena;                            /* names and keys, NUL-less */
@@ -118,15 +124,19 @@ static struct slot *folder_find(const struct folder *f, uint64_t hash, const cha
                 struct slot *s = &f->slots[i];
                 if (s->key_len == 0)
                         return s;
-                if (s->hash == hash && s->key_len == key_len &&
+                if (!s->dead && s->hash == hash && s->key_len == key_len &&
                     memcmp(f->arena + s->key_off, key, key_len) == 0)
                         return s;
         }
 }
 
+/* Rehashes into a table where the live names fill at most 3/8 (dead slots
+ * are left behind). */
 static int folder_grow(struct folder *f)
 {
-        size_t n = (f->mask + 1) * 2;
+        size_t n = 16;
+        while (n * 3 < (f->n_names + 1) * 8)
+                n *= 2;
         struct slot *slots = calloc(n, sizeof(*slots));
         if (!slots)
                 return -ENOMEM;
@@ -135,7 +145,7 @@ static int folder_grow(struct folder *f)
         moved.mask = n - 1;
         for (size_t i = 0; i <= f->mask; i++) {
                 const struct slot *s = &f->slots[i];
-                if (s->key_len == 0)
+                if (s->key_len == 0 || s->dead)
                         continue;
                 for (size_t j = s->hash & moved.mask;; j = (j + 1) & moved.mask) {
                         if (slots[j].key_len == 0) {
@@ -147,6 +157,7 @@ static int folder_grow(struct folder *f)
         free(f->slots);
         f->slots = slots;
         f->mask = n - 1;
+        f->n_used = f->n_names;
         return 0;
 }
 
@@ -174,7 +185,7 @@ static int arena_add(struct folder *f, const char *s, size_t len, uint32_t *ret_
 static int folder_add(const struct findex *ix, struct folder *f, const char *name, size_t name_len,
                       const char *key, size_t key_len)
 {
-        if ((f->n_names + 1) * 4 > (f->mask + 1) * 3) {
+        if ((f->n_used + 1) * 4 > (f->mask + 1) * 3) {
                 int r = folder_grow(f);
                 if (r < 0)
                         return r;
@@ -182,7 +193,10 @@ static int folder_add(const struct findex *ix, struct folder *f, const char *nam
         uint64_t hash = key_hash(ix, key, key_len);
         struct slot *s = folder_find(f, hash, key, key_len);
         if (s->key_len != 0) {
-                s->name_off = NAME_MANY;
+                /* the same name again (a rename onto it replaced it) is no twin */
+                if (s->name_off != NAME_MANY &&
+                    !(s->name_len == name_len && memcmp(f->arena + s->name_off, name, name_len) == 0))
+                        s->name_off = NAME_MANY;
                 return 0;
         }
         uint32_t key_off, name_off;
@@ -195,6 +209,7 @@ static int folder_add(const struct findex *ix, struct folder *f, const char *nam
         *s = (struct slot){ .hash = hash, .key_off = key_off, .name_off = name_off,
                             .key_len = (uint16_t)key_len, .name_len = (uint16_t)name_len };
         f->n_names++;
+        f->n_used++;
         return 0;
 }
 
@@ -353,6 +368,22 @@ static bool before(const struct timespec *a, const struct timespec *b)
         return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
+/* Whether the folder's last change (`st`) is older than the clock's tick
+ * at `t0`, read before `st`: then any later change gets other times. */
+static bool quiet(const struct stat *st, const struct timespec *t0)
+{
+        return before(&st->st_mtim, t0) && before(&st->st_ctim, t0);
+}
+
+/* Whether an index our own changes kept up is to be read again: the folder
+ * has not changed for a second (not just a tick: while the guest keeps
+ * changing a folder, no miss reads it all again). */
+static bool settled(const struct stat *st, const struct timespec *t0)
+{
+        const struct timespec a_second_ago = { t0->tv_sec - 1, t0->tv_nsec };
+        return before(&st->st_mtim, &a_second_ago) && before(&st->st_ctim, &a_second_ago);
+}
+
 /* Linux's getdents64 record. */
 struct dirent64_rec {
         uint64_t d_ino;
@@ -450,7 +481,7 @@ static int scan(struct findex *ix, int dir_fd, const char *key, size_t key_len,
         close(fd);
         /* a change in the tick the times were read in could leave them as
          * they are: such a scan answers now, and is not trusted later */
-        if (r < 0 || !before(&st.st_mtim, &t0) || !before(&st.st_ctim, &t0))
+        if (r < 0 || !quiet(&st, &t0))
                 keep = false;
         if (keep)
                 *ret = f;
@@ -471,6 +502,10 @@ int findex_lookup(struct findex *ix, int dir_fd, const char *name, size_t len,
         if (kl < 0)
                 return kl;
         uint64_t hash = key_hash(ix, key, (size_t)kl);
+        struct timespec t0;
+        /* before the fstat: see settled() */
+        if (clock_gettime(CLOCK_REALTIME_COARSE, &t0) < 0)
+                return -errno;
         if (fstat(dir_fd, &st) < 0)
                 return -errno;
         if (!S_ISDIR(st.st_mode))
@@ -478,7 +513,8 @@ int findex_lookup(struct findex *ix, int dir_fd, const char *name, size_t len,
 
         pthread_mutex_lock(&ix->lock);
         struct folder *f = *find_link(ix, st.st_dev, st.st_ino);
-        if (f && same_time(&f->mtime, &st.st_mtim) && same_time(&f->ctime, &st.st_ctim)) {
+        if (f && same_time(&f->mtime, &st.st_mtim) && same_time(&f->ctime, &st.st_ctim) &&
+            !(f->unverified && settled(&st, &t0))) {
                 int match = folder_answer(f, hash, key, (size_t)kl, ret_name);
                 lru_unlink(ix, f);
                 lru_push_front(ix, f);
@@ -514,6 +550,77 @@ void findex_forget(struct findex *ix, dev_t dev, ino_t ino)
         struct folder *f = *find_link(ix, dev, ino);
         if (f)
                 drop_locked(ix, f);
+        pthread_mutex_unlock(&ix->lock);
+        folder_free(f);
+}
+
+int findex_stamp(int dir_fd, struct findex_stamp *ret)
+{
+        struct stat st;
+
+        if (fstat(dir_fd, &st) < 0)
+                return -errno;
+        *ret = (struct findex_stamp){ .dev = st.st_dev, .ino = st.st_ino,
+                                      .mtime = st.st_mtim, .ctime = st.st_ctim };
+        return 0;
+}
+
+/* Takes `name` out of the folder's table: false when the table cannot say
+ * what is left (twins, or a name it did not have). */
+static bool folder_remove(const struct findex *ix, struct folder *f, const char *name)
+{
+        char key[KEY_SIZE];
+        size_t len = strlen(name);
+        int kl = casefold_key(name, len, key, sizeof(key));
+        if (kl < 0)
+                return false;
+        struct slot *s = folder_find(f, key_hash(ix, key, (size_t)kl), key, (size_t)kl);
+        if (s->key_len == 0 || s->name_off == NAME_MANY || s->name_len != len ||
+            memcmp(f->arena + s->name_off, name, len) != 0)
+                return false;
+        s->dead = true;
+        f->n_names--;
+        return true;
+}
+
+static int folder_add_name(const struct findex *ix, struct folder *f, const char *name)
+{
+        char key[KEY_SIZE];
+        size_t len = strlen(name);
+        int kl = casefold_key(name, len, key, sizeof(key));
+        if (kl < 0)
+                return kl;
+        return folder_add(ix, f, name, len, key, (size_t)kl);
+}
+
+void findex_note_change(struct findex *ix, int dir_fd, const struct findex_stamp *before_change,
+                        const char *removed, const char *added)
+{
+        struct stat st;
+        bool ok;
+
+        pthread_mutex_lock(&ix->lock);
+        struct folder *f = *find_link(ix, before_change->dev, before_change->ino);
+        if (!f) {
+                pthread_mutex_unlock(&ix->lock);
+                return;
+        }
+        /* only a table that was the folder just before our change can be
+         * brought up to date by it; and it must still fit the bounds */
+        ok = same_time(&f->mtime, &before_change->mtime) && same_time(&f->ctime, &before_change->ctime) &&
+             fstat(dir_fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino;
+        drop_locked(ix, f);
+        if (ok && removed)
+                ok = folder_remove(ix, f, removed);
+        if (ok && added)
+                ok = folder_add_name(ix, f, added) == 0 && fits_alone(ix, f);
+        if (ok) {
+                f->mtime = st.st_mtim;
+                f->ctime = st.st_ctim;
+                f->unverified = true;
+                keep_locked(ix, f);
+                f = NULL;
+        }
         pthread_mutex_unlock(&ix->lock);
         folder_free(f);
 }

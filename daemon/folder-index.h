@@ -8,12 +8,21 @@
  * name, built by one scan (getdents64 through a fresh fd of the folder) and
  * trusted while the folder's mtime and ctime, to the nanosecond, are what
  * they were when the scan began: any change of the folder's entries, by the
- * host or by us, moves them.  The daemon's own changes also drop the folder's
- * index at once (findex_forget), so it never waits for a timestamp.
+ * host or by us, moves them.
  *
  * A scan that began less than a timestamp tick after the folder last changed
  * answers its own request but is not kept: a change in that same tick could
  * leave the times as they were (git's "racily clean" index entries).
+ *
+ * The daemon's own changes (a guest copying a thousand files into a folder)
+ * would make every next miss read the whole folder again: instead they
+ * bring the index up to date (findex_note_change(): the name removed, the
+ * name added, the times after), when the index was the folder just before
+ * the change.  A host change in the same tick as one of ours, or between
+ * our stamp and our change, would not show: so such an index is read again
+ * on the first miss once the folder has been quiet for a second.  Until then
+ * (while the guest keeps changing the folder) a name the host made in that
+ * window may be missed by a folded lookup; its exact name always works.
  *
  * Twins: where two or more names of a folder fold alike (`Foo` and `foo`,
  * made on the host), the index records the key as ambiguous, and a folded
@@ -31,8 +40,9 @@
  * the index, and scans run outside it.  Hash keys are seeded from getrandom
  * (SipHash-1-3), so names made in the guest cannot be picked to collide.
  *
- * System calls: fstat (every lookup), openat(dir, ".", O_RDONLY|O_DIRECTORY),
- * getdents64, close, clock_gettime (a scan); getrandom (findex_new). */
+ * System calls: fstat, clock_gettime (every lookup; the clock through the
+ * vDSO), openat(dir, ".", O_RDONLY|O_DIRECTORY), getdents64, close (a
+ * scan); fstat (findex_stamp, findex_note_change); getrandom (findex_new). */
 #pragma once
 
 #include <stddef.h>
@@ -80,8 +90,26 @@ void findex_free(struct findex *ix);
 int findex_lookup(struct findex *ix, int dir_fd, const char *name, size_t len,
                   char ret_name[FINDEX_NAME_SIZE]);
 
-/* The daemon changed the entries of the folder (st_dev, st_ino): created,
- * removed or renamed a name in it.  Drops what the index knew of it. */
+/* Drops what the index knew of the folder (st_dev, st_ino). */
 void findex_forget(struct findex *ix, dev_t dev, ino_t ino);
+
+/* A folder's identity and times, taken before the daemon changes it. */
+struct findex_stamp {
+        dev_t dev;
+        ino_t ino;
+        struct timespec mtime, ctime;
+};
+
+/* The stamp of the folder `dir_fd` now (one fstat); 0 or -errno. */
+int findex_stamp(int dir_fd, struct findex_stamp *ret);
+
+/* The daemon just changed the folder `dir_fd`, whose stamp before the change
+ * was `before_change`: `removed` (NULL: none) is no longer a name of it,
+ * `added` (NULL: none) is one now (a rename within one folder passes both;
+ * a replaced target is `added` again).  Brings the folder's index up to
+ * date, or drops it when it was not the folder before the change, the
+ * change makes twins ambiguous, or it no longer fits the bounds. */
+void findex_note_change(struct findex *ix, int dir_fd, const struct findex_stamp *before_change,
+                        const char *removed, const char *added);
 
 void findex_get_stats(struct findex *ix, struct findex_stats *ret);

@@ -423,8 +423,11 @@ int pt_symlink(struct pt_fs *fs, struct freq *r, struct inode *dir)
         if ((err = pt_check_access(fs, r, dir, W_OK | X_OK)) < 0 ||
             (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
+        struct pt_name_change change;
+        pt_name_case_before(fs, r, dir, &change);
         if (symlinkat(target, dir->fd, name) < 0)
                 return -errno;
+        pt_name_case_after(fs, dir, &change, NULL, name);
         return pt_reply_new_node(fs, r, dir, name, -1, NULL, O_RDONLY);
 }
 
@@ -446,8 +449,11 @@ static int make_node(struct pt_fs *fs, struct freq *r, struct inode *dir, size_t
             (err = pt_check_inside_unconfined(fs, dir)) < 0)
                 return err;
         mode = (mode & S_IFMT) | policy_mode(&fs->policy, mode & S_IFMT, mode, name, r->in.uid);
+        struct pt_name_change change;
+        pt_name_case_before(fs, r, dir, &change);
         if ((S_ISDIR(mode) ? mkdirat(dir->fd, name, mode & 07777) : mknodat(dir->fd, name, mode, rdev)) < 0)
                 return -errno;
+        pt_name_case_after(fs, dir, &change, NULL, name);
         return pt_reply_new_node(fs, r, dir, name, -1, NULL, O_RDONLY);
 }
 
@@ -489,8 +495,11 @@ static int remove_name(struct pt_fs *fs, struct freq *r, struct inode *dir, int 
          * name: it must keep its descriptor (inode_note_removed()).  Only
          * asked when some known inode was reached through dir. */
         have_victim = inode_has_kids(dir) && fstatat(dir->fd, name, &victim, AT_SYMLINK_NOFOLLOW) == 0;
+        struct pt_name_change change;
+        pt_name_case_before(fs, r, dir, &change);
         if (unlinkat(dir->fd, name, flags) < 0)
                 return -errno;
+        pt_name_case_after(fs, dir, &change, name, NULL);
         if (have_victim)
                 inode_note_removed(fs->inodes, victim.st_dev, victim.st_ino);
         return pt_reply_ok(r);
@@ -572,9 +581,21 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
          * inode was reached through newdir. */
         have_victim = !(flags & RENAME_EXCHANGE) && inode_has_kids(newdir.p) &&
                       fstatat(newdir.p->fd, newname, &victim, AT_SYMLINK_NOFOLLOW) == 0;
+        struct pt_name_change old_change, new_change;
+        pt_name_case_before(fs, r, olddir, &old_change);
+        if (newdir.p != olddir)
+                pt_name_case_before(fs, r, newdir.p, &new_change);
         /* Both ends are single names under inode fds inside the folder. */
         if (renameat2(olddir->fd, oldname, newdir.p->fd, newname, flags) < 0)
                 return -errno;
+        /* an exchange leaves both names where they were */
+        if (newdir.p == olddir) {
+                pt_name_case_after(fs, olddir, &old_change, (flags & RENAME_EXCHANGE) ? NULL : oldname,
+                                   (flags & RENAME_EXCHANGE) ? NULL : newname);
+        } else {
+                pt_name_case_after(fs, olddir, &old_change, (flags & RENAME_EXCHANGE) ? NULL : oldname, NULL);
+                pt_name_case_after(fs, newdir.p, &new_change, NULL, (flags & RENAME_EXCHANGE) ? NULL : newname);
+        }
         if (have_victim)
                 inode_note_removed(fs->inodes, victim.st_dev, victim.st_ino);
         /* Where the moved inode is now (when it was reached through olddir,
@@ -627,6 +648,8 @@ int pt_link(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 return err;
         /* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH on older kernels; the /proc
          * magic link of our own fd names exactly the same object. */
+        struct pt_name_change change;
+        pt_name_case_before(fs, r, dir, &change);
         if (linkat(old.p->fd, "", dir->fd, name, AT_EMPTY_PATH) < 0) {
                 if (errno != ENOENT && errno != EPERM && errno != EINVAL)
                         return -errno;
@@ -634,6 +657,7 @@ int pt_link(struct pt_fs *fs, struct freq *r, struct inode *dir)
                 if (linkat(fs->proc_fd, procname, dir->fd, name, AT_SYMLINK_FOLLOW) < 0)
                         return -errno;
         }
+        pt_name_case_after(fs, dir, &change, NULL, name);
         return pt_reply_new_node(fs, r, dir, name, -1, NULL, O_RDONLY);
 }
 

@@ -248,13 +248,18 @@ int pt_create(struct pt_fs *fs, struct freq *r, struct inode *dir)
          * the open fails on any existing name, symlinks included, so what it
          * opens is the regular file it just made: no O_NONBLOCK to take back,
          * no check, no lease. */
+        struct pt_name_change change;
+        pt_name_case_before(fs, r, dir, &change);
         if (!(flags & O_EXCL)) {
                 err = create_reply(fs, r, dir, name, flags, mode);
+                if (err == 0)   /* made, or opened: the same name again changes nothing */
+                        pt_name_case_after(fs, dir, &change, NULL, name);
                 return err == -EAGAIN ? open_wait_defer(fs, r, dir, name, flags, mode) : err;
         }
         fd = pt_fd_keep(fs, confine_open_child(dir->fd, name, flags | O_CREAT, mode));
         if (fd < 0)
                 return fd;
+        pt_name_case_after(fs, dir, &change, NULL, name);
         if (fstat(fd, &st) < 0)
                 return -errno;
         return pt_reply_new_node(fs, r, dir, name, TAKE_FD(fd), &st, flags);

@@ -18,9 +18,8 @@
  *
  * A folder the worker cannot list (search permission only) is answered as
  * spelled: folding needs its names.  The daemon's own changes to a folder
- * move its times, which the index checks on every lookup; a MAKE also drops
- * the folder's index at once (findex_forget()), as its names are about to
- * change. */
+ * bring its index up to date (pt_name_case_after()); the host's move its
+ * times, which the index checks on every lookup. */
 #include "pt-name.h"
 
 #include <errno.h>
@@ -42,8 +41,6 @@ int pt_name_case_resolve(struct pt_fs *fs, struct inode *dir, enum pt_name_use u
         if (fstatat(fd, name->name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
                 return 0;
         int match = findex_lookup(fs->case_index, fd, name->name, name->len, found);
-        if (use != PT_NAME_FIND)
-                findex_forget(fs->case_index, dir->dev, dir->ino);
         switch (match) {
         case FINDEX_ONE:
                 if (use == PT_NAME_MAKE_EXCL)
@@ -59,4 +56,19 @@ int pt_name_case_resolve(struct pt_fs *fs, struct inode *dir, enum pt_name_use u
                  * operation then answers for that name) */
                 return 0;
         }
+}
+
+void pt_name_case_before(struct pt_fs *fs, const struct freq *r, const struct inode *dir,
+                         struct pt_name_change *ret)
+{
+        (void) fs;
+        ret->on = (r->name_modes & PT_CASE_INSENSITIVE) && dir->fd >= 0 &&
+                  findex_stamp(dir->fd, &ret->stamp) == 0;
+}
+
+void pt_name_case_after(struct pt_fs *fs, const struct inode *dir, const struct pt_name_change *change,
+                        const char *removed, const char *added)
+{
+        if (change->on)
+                findex_note_change(fs->case_index, dir->fd, &change->stamp, removed, added);
 }

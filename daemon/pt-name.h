@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "folder-index.h"
 #include "pt-internal.h"
 
 /* r->name_modes / pt_fs.name_modes bits. */
@@ -87,6 +88,23 @@ static inline int pt_name_from_guest(struct pt_fs *fs, struct freq *r, struct in
  * Returning 0 without a change keeps the name as the guest spelled it. */
 int pt_name_case_resolve(struct pt_fs *fs, struct inode *dir, enum pt_name_use use,
                          struct pt_name *name);
+
+/* --case=insensitive keeps each folder's index of folded names up to date
+ * through the worker's own changes (folder-index.h), so that a guest making
+ * many files in one folder does not have the whole folder read again on
+ * each: a handler that adds or removes names in `dir` takes the folder's
+ * stamp before its system call (pt_name_case_before()) and, after it
+ * succeeded, says what changed (pt_name_case_after(): `removed`, `added`,
+ * either NULL).  Outside that mode both do nothing.  `dir`'s fd must be
+ * valid (PT_NEED_FD). */
+struct pt_name_change {
+        bool on;
+        struct findex_stamp stamp;
+};
+void pt_name_case_before(struct pt_fs *fs, const struct freq *r, const struct inode *dir,
+                         struct pt_name_change *ret);
+void pt_name_case_after(struct pt_fs *fs, const struct inode *dir, const struct pt_name_change *change,
+                        const char *removed, const char *added);
 
 /* The most bytes a host name of NAME_MAX bytes takes in guest form. */
 #define PT_NAME_GUEST_MAX (NAME_MAX * 3)

@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -66,24 +67,35 @@ static void teardown(struct fixture *f, gconstpointer data)
         g_free(f->dir);
 }
 
-/* A scan is kept only when the folder's last change is older than the
- * clock's current tick: wait (bounded) until it is, so that the next
- * lookup builds an index the one after can use. */
-static void wait_folder_settled(int fd)
+static bool later(const struct timespec *a, const struct timespec *b)
+{
+        return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+/* Waits (bounded) until the coarse clock is `secs` past the folder's last
+ * change.  A scan is kept only when that change is older than the clock's
+ * current tick (secs 0), so the next lookup builds an index the one after
+ * can use; an index kept up by our own changes is read again once the
+ * folder is a second old (secs 1). */
+static void wait_folder_older(int fd, int secs)
 {
         struct stat st;
         g_assert_no_errno(fstat(fd, &st));
-        for (int i = 0; i < 2000; i++) {
+        st.st_ctim.tv_sec += secs;
+        st.st_mtim.tv_sec += secs;
+        for (int i = 0; i < 4000; i++) {
                 struct timespec now;
                 g_assert_no_errno(clock_gettime(CLOCK_REALTIME_COARSE, &now));
-                if ((now.tv_sec > st.st_ctim.tv_sec ||
-                     (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec > st.st_ctim.tv_nsec)) &&
-                    (now.tv_sec > st.st_mtim.tv_sec ||
-                     (now.tv_sec == st.st_mtim.tv_sec && now.tv_nsec > st.st_mtim.tv_nsec)))
+                if (later(&now, &st.st_ctim) && later(&now, &st.st_mtim))
                         return;
                 g_usleep(1000);
         }
-        g_error("the coarse clock did not pass the folder's ctime in 2 s");
+        g_error("the coarse clock did not pass the folder's ctime + %d s in 4 s", secs);
+}
+
+static void wait_folder_settled(int fd)
+{
+        wait_folder_older(fd, 0);
 }
 
 static int lookup(struct fixture *f, const char *name, char out[FINDEX_NAME_SIZE])
@@ -183,6 +195,84 @@ static void test_kept_and_invalidated(struct fixture *f, gconstpointer data)
         g_assert_cmpuint(stats(f->ix).folders, ==, 0);
         g_assert_cmpint(lookup(f, "final.doc", out), ==, FINDEX_ONE);
         g_assert_cmpuint(stats(f->ix).scans, ==, scans + 1);
+}
+
+/* The daemon's own changes bring the index up to date instead of making
+ * the next miss read the folder again; a twin they make, or a change the
+ * index did not see before them, drops it. */
+static void test_own_changes(struct fixture *f, gconstpointer data)
+{
+        char out[FINDEX_NAME_SIZE];
+        struct findex_stamp stamp;
+        (void)data;
+        touch(f->dir, "Keep.txt");
+        wait_folder_settled(f->fd);
+        g_assert_cmpint(lookup(f, "KEEP.TXT", out), ==, FINDEX_ONE);
+        g_assert_cmpuint(stats(f->ix).scans, ==, 1);
+
+        /* a hundred files made by "the daemon": not a scan after each (one
+         * more at a second's boundary at most) */
+        for (int i = 0; i < 100; i++) {
+                g_autofree char *n = g_strdup_printf("New%03d.txt", i);
+                g_autofree char *upper = g_ascii_strup(n, -1);
+                g_assert_cmpint(lookup(f, upper, out), ==, FINDEX_NONE);
+                g_assert_no_errno(findex_stamp(f->fd, &stamp));
+                touch(f->dir, n);
+                findex_note_change(f->ix, f->fd, &stamp, NULL, n);
+                g_assert_cmpint(lookup(f, upper, out), ==, FINDEX_ONE);
+                g_assert_cmpstr(out, ==, n);
+        }
+        g_assert_cmpuint(stats(f->ix).scans, <, 10);
+        g_assert_cmpuint(stats(f->ix).names, ==, 101);
+
+        /* a removal and a rename */
+        g_autofree char *p = g_build_filename(f->dir, "New007.txt", NULL);
+        g_assert_no_errno(findex_stamp(f->fd, &stamp));
+        g_assert_no_errno(g_unlink(p));
+        findex_note_change(f->ix, f->fd, &stamp, "New007.txt", NULL);
+        g_assert_cmpint(lookup(f, "new007.TXT", out), ==, FINDEX_NONE);
+        g_autofree char *from = g_build_filename(f->dir, "Keep.txt", NULL);
+        g_autofree char *to = g_build_filename(f->dir, "KEEP.TXT", NULL);
+        g_assert_no_errno(findex_stamp(f->fd, &stamp));
+        g_assert_no_errno(g_rename(from, to));
+        findex_note_change(f->ix, f->fd, &stamp, "Keep.txt", "KEEP.TXT");
+        g_assert_cmpint(lookup(f, "keep.txt", out), ==, FINDEX_ONE);
+        g_assert_cmpstr(out, ==, "KEEP.TXT");
+
+        /* quiet for a second: read once more (a host change in the tick of
+         * one of ours would not have moved the times), then kept again */
+        wait_folder_older(f->fd, 1);
+        guint64 scans = stats(f->ix).scans;
+        g_assert_cmpint(lookup(f, "keep.txt", out), ==, FINDEX_ONE);
+        g_assert_cmpuint(stats(f->ix).scans, ==, scans + 1);
+        g_assert_cmpint(lookup(f, "keep.txt", out), ==, FINDEX_ONE);
+        g_assert_cmpuint(stats(f->ix).scans, ==, scans + 1);
+
+        /* the host changed the folder before our change: dropped, read again */
+        touch(f->dir, "host.txt");
+        g_assert_no_errno(findex_stamp(f->fd, &stamp));
+        stamp.mtime.tv_nsec ^= 1;       /* as if taken before the host's change */
+        touch(f->dir, "ours.txt");
+        findex_note_change(f->ix, f->fd, &stamp, NULL, "ours.txt");
+        g_assert_cmpuint(stats(f->ix).folders, ==, 0);
+        g_assert_cmpint(lookup(f, "HOST.TXT", out), ==, FINDEX_ONE);
+        g_assert_cmpuint(stats(f->ix).scans, ==, scans + 2);
+
+        /* a twin made by us: the key is ambiguous from then on */
+        wait_folder_settled(f->fd);
+        g_assert_cmpint(lookup(f, "OURS.TXT", out), ==, FINDEX_ONE);
+        g_assert_no_errno(findex_stamp(f->fd, &stamp));
+        touch(f->dir, "Ours.txt");
+        findex_note_change(f->ix, f->fd, &stamp, NULL, "Ours.txt");
+        g_assert_cmpint(lookup(f, "OURS.TXT", out), ==, FINDEX_MANY);
+        /* removing one twin: the index cannot tell what is left, drops it */
+        g_autofree char *twin = g_build_filename(f->dir, "Ours.txt", NULL);
+        g_assert_no_errno(findex_stamp(f->fd, &stamp));
+        g_assert_no_errno(g_unlink(twin));
+        findex_note_change(f->ix, f->fd, &stamp, "Ours.txt", NULL);
+        g_assert_cmpuint(stats(f->ix).folders, ==, 0);
+        g_assert_cmpint(lookup(f, "OURS.TXT", out), ==, FINDEX_ONE);
+        g_assert_cmpstr(out, ==, "ours.txt");
 }
 
 static void test_errors(struct fixture *f, gconstpointer data)
@@ -325,6 +415,7 @@ int main(int argc, char **argv)
         ADD("/folder-index/answers", test_answers);
         ADD("/folder-index/twins", test_twins);
         ADD("/folder-index/kept-and-invalidated", test_kept_and_invalidated);
+        ADD("/folder-index/own-changes", test_own_changes);
         ADD("/folder-index/errors", test_errors);
         ADD("/folder-index/threads", test_threads);
         g_test_add_func("/folder-index/bounds", test_bounds);
