@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <gio/gio.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -340,6 +342,101 @@ static void test_sensitive(void)
         }
 }
 
+/* With --names=windows too: a host name Windows cannot spell (a ':' in it)
+ * reached in another case by its mapped form (U+F03A, as WinFsp maps it)
+ * and by the ':' virtiofs.exe decodes it to; no twin made by either. */
+static void test_windows_names(void)
+{
+        static const char *const both[] = { "--names=windows", "--case=insensitive", NULL };
+        if (!harness_require_sluice("--case is sluice-fs's"))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        harness_write(h, "Notes:2024.txt", "n");
+        harness_up(h, both);
+        struct vmm *v = h->vmm;
+        struct fuse_entry_out exact, e;
+
+        assert_ok(vmm_lookup(v, VMM_ROOT, "Notes\uF03A2024.txt", &exact));
+        assert_ok(vmm_lookup(v, VMM_ROOT, "NOTES\uF03A2024.TXT", &e));
+        g_assert_cmpuint(e.attr.ino, ==, exact.attr.ino);
+        assert_ok(vmm_lookup(v, VMM_ROOT, "notes:2024.TXT", &e));
+        g_assert_cmpuint(e.attr.ino, ==, exact.attr.ino);
+        assert_errno(vmm_mkdir(v, VMM_ROOT, "NOTES\uF03A2024.TXT", 0755, &e), -EEXIST);
+        assert_errno(vmm_symlink(v, VMM_ROOT, "notes:2024.txt", "x", &e), -EEXIST);
+        g_autofree char *names = host_names(h, "");
+        g_assert_cmpstr(names, ==, "Notes:2024.txt");
+        /* listed in the mapped form, once */
+        g_autofree char *listed = guest_names(v, VMM_ROOT);
+        g_assert_cmpstr(listed, ==, "Notes\uF03A2024.txt");
+}
+
+/* Worker1.SetNames switches case-insensitivity live, as sluice-service does
+ * when the share's Case setting changes. */
+static void test_set_names_live(void)
+{
+        if (!harness_require_sluice("Worker1.SetNames is sluice-fs's"))
+                return;
+        g_autoptr(Harness) h = harness_new();
+        g_autoptr(GError) error = NULL;
+        g_autofree char *opt = NULL;
+        int sv[2];
+
+        harness_write(h, "readme.txt", "x");
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        opt = g_strdup_printf("--control-fd=%d", sv[1]);
+        {
+                const char *const extra[] = { opt, NULL };
+                g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, extra);
+                h->pid = harness_spawn(argv, sv[1]);
+                close(sv[1]);
+        }
+        {
+                gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+                struct stat st;
+                /* the worker listens once it is set up: then it serves both */
+                while (lstat(h->socket, &st) < 0) {
+                        harness_assert_alive(h);
+                        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+                        g_usleep(10000);
+                }
+        }
+        g_autoptr(GSocket) sock = g_socket_new_from_fd(sv[0], &error);
+        g_assert_no_error(error);
+        g_autoptr(GSocketConnection) stream = g_socket_connection_factory_create_connection(sock);
+        g_autoptr(GDBusConnection) c = g_dbus_connection_new_sync(G_IO_STREAM(stream), NULL,
+                G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT, NULL, NULL, &error);
+        g_assert_no_error(error);
+        h->vmm = harness_connect(h, NULL);
+        struct fuse_entry_out e;
+
+        assert_errno(vmm_lookup(h->vmm, VMM_ROOT, "README.TXT", &e), -ENOENT);
+        const char *modes[] = { "insensitive", "sensitive", "insensitive" };
+        for (gsize i = 0; i < G_N_ELEMENTS(modes); i++) {
+                g_autoptr(GVariant) r = g_dbus_connection_call_sync(c, NULL, "/org/sluice/Worker1",
+                        "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "posix", modes[i]), NULL,
+                        G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
+                g_assert_no_error(error);
+                switch (i) {
+                case 0:         /* insensitive: found, no twin made */
+                        assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "README.TXT", &e));
+                        assert_errno(vmm_mkdir(h->vmm, VMM_ROOT, "Readme.TXT", 0755, &e), -EEXIST);
+                        break;
+                case 1:         /* sensitive again: as POSIX, a twin may be made */
+                        assert_errno(vmm_lookup(h->vmm, VMM_ROOT, "README.TXT", &e), -ENOENT);
+                        assert_ok(vmm_mkdir(h->vmm, VMM_ROOT, "Readme.TXT", 0755, &e));
+                        break;
+                default:        /* insensitive with twins: exact names only */
+                        assert_errno(vmm_lookup(h->vmm, VMM_ROOT, "README.TXT", &e), -ENOENT);
+                        assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "Readme.TXT", &e));
+                        g_assert_true(S_ISDIR(e.attr.mode));
+                        assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "readme.txt", &e));
+                        g_assert_true(S_ISREG(e.attr.mode));
+                        break;
+                }
+        }
+        harness_assert_alive(h);
+}
+
 int main(int argc, char **argv)
 {
         harness_test_init(&argc, &argv);
@@ -351,5 +448,7 @@ int main(int argc, char **argv)
         g_test_add_func("/case/own-changes", test_own_changes);
         g_test_add_func("/case/confined", test_confined);
         g_test_add_func("/case/sensitive", test_sensitive);
+        g_test_add_func("/case/windows-names", test_windows_names);
+        g_test_add_func("/case/set-names-live", test_set_names_live);
         return g_test_run();
 }
