@@ -58,17 +58,13 @@ int pt_name_case_resolve(struct pt_fs *fs, struct inode *dir, enum pt_name_use u
         }
 }
 
-void pt_name_case_before(struct pt_fs *fs, const struct freq *r, const struct inode *dir,
-                         struct pt_name_change *ret)
+void pt_name_case_stamp(const struct inode *dir, struct pt_name_change *ret)
 {
-        (void) fs;
-        ret->on = (r->name_modes & PT_CASE_INSENSITIVE) && dir->fd >= 0 &&
-                  findex_stamp(dir->fd, &ret->stamp) == 0;
+        ret->on = dir->fd >= 0 && findex_stamp(dir->fd, &ret->stamp) == 0;
 }
 
-void pt_name_case_after(struct pt_fs *fs, const struct inode *dir, const struct pt_name_change *change,
-                        const char *removed, const char *added)
+void pt_name_case_note(struct pt_fs *fs, const struct inode *dir, const struct pt_name_change *change,
+                       const char *removed, const char *added)
 {
-        if (change->on)
-                findex_note_change(fs->case_index, dir->fd, &change->stamp, removed, added);
+        findex_note_change(fs->case_index, dir->fd, &change->stamp, removed, added);
 }

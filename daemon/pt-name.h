@@ -101,10 +101,27 @@ struct pt_name_change {
         bool on;
         struct findex_stamp stamp;
 };
-void pt_name_case_before(struct pt_fs *fs, const struct freq *r, const struct inode *dir,
-                         struct pt_name_change *ret);
-void pt_name_case_after(struct pt_fs *fs, const struct inode *dir, const struct pt_name_change *change,
-                        const char *removed, const char *added);
+void pt_name_case_stamp(const struct inode *dir, struct pt_name_change *ret);
+void pt_name_case_note(struct pt_fs *fs, const struct inode *dir, const struct pt_name_change *change,
+                       const char *removed, const char *added);
+
+/* Inline, so that case-sensitive requests pay one test each. */
+static inline void pt_name_case_before(struct pt_fs *fs, const struct freq *r, const struct inode *dir,
+                                       struct pt_name_change *ret)
+{
+        (void) fs;
+        ret->on = false;
+        if (__builtin_expect(r->name_modes & PT_CASE_INSENSITIVE, 0))
+                pt_name_case_stamp(dir, ret);
+}
+
+static inline void pt_name_case_after(struct pt_fs *fs, const struct inode *dir,
+                                      const struct pt_name_change *change, const char *removed,
+                                      const char *added)
+{
+        if (__builtin_expect(change->on, 0))
+                pt_name_case_note(fs, dir, change, removed, added);
+}
 
 /* The most bytes a host name of NAME_MAX bytes takes in guest form. */
 #define PT_NAME_GUEST_MAX (NAME_MAX * 3)
