@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "case-fold.h"
 #include "confine.h"
 #include "crash-point.h"
 #include "credentials.h"
@@ -544,21 +543,10 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
         const enum pt_name_use new_use = (flags & RENAME_EXCHANGE) ? PT_NAME_FIND
                                          : (flags & RENAME_NOREPLACE) ? PT_NAME_MAKE_EXCL
                                          : PT_NAME_MAKE_REPLACE;
-        const unsigned modes = r->name_modes;
-        if ((err = pt_name_from_guest(fs, r, olddir, &pos, PT_NAME_FIND, &oldn)) < 0)
-                return err;
-        /* The target is read as spelled, and resolved case-insensitively
-         * only when it is not the source's own name in another case: `foo`
-         * to `FOO` renames the file (as Windows does), where the folded
-         * match would name the source itself. */
-        r->name_modes = modes & ~PT_CASE_INSENSITIVE;
-        err = pt_name_from_guest(fs, r, newdir.p, &pos, new_use, &newn);
-        r->name_modes = modes;
-        if (err < 0)
-                return err;
-        if ((modes & PT_CASE_INSENSITIVE) &&
-            !(newdir.p == olddir && casefold_equal(oldn.name, oldn.len, newn.name, newn.len)) &&
-            (err = pt_name_case_resolve(fs, newdir.p, new_use, &newn)) < 0)
+        if ((err = pt_name_from_guest(fs, r, olddir, &pos, PT_NAME_FIND, &oldn)) < 0 ||
+            (err = __builtin_expect(r->name_modes & PT_CASE_INSENSITIVE, 0)
+                   ? pt_name_case_rename_target(fs, r, olddir, &oldn, newdir.p, &pos, new_use, &newn)
+                   : pt_name_from_guest(fs, r, newdir.p, &pos, new_use, &newn)) < 0)
                 return err;
         oldname = oldn.name;
         newname = newn.name;
@@ -581,21 +569,17 @@ static int do_rename(struct pt_fs *fs, struct freq *r, struct inode *olddir, uin
          * inode was reached through newdir. */
         have_victim = !(flags & RENAME_EXCHANGE) && inode_has_kids(newdir.p) &&
                       fstatat(newdir.p->fd, newname, &victim, AT_SYMLINK_NOFOLLOW) == 0;
+        const bool case_insensitive = __builtin_expect(r->name_modes & PT_CASE_INSENSITIVE, 0);
         struct pt_name_change old_change, new_change;
-        pt_name_case_before(fs, r, olddir, &old_change);
-        if (newdir.p != olddir)
-                pt_name_case_before(fs, r, newdir.p, &new_change);
+        if (case_insensitive) {
+                pt_name_case_stamp(olddir, &old_change);
+                pt_name_case_stamp(newdir.p, &new_change);
+        }
         /* Both ends are single names under inode fds inside the folder. */
         if (renameat2(olddir->fd, oldname, newdir.p->fd, newname, flags) < 0)
                 return -errno;
-        /* an exchange leaves both names where they were */
-        if (newdir.p == olddir) {
-                pt_name_case_after(fs, olddir, &old_change, (flags & RENAME_EXCHANGE) ? NULL : oldname,
-                                   (flags & RENAME_EXCHANGE) ? NULL : newname);
-        } else {
-                pt_name_case_after(fs, olddir, &old_change, (flags & RENAME_EXCHANGE) ? NULL : oldname, NULL);
-                pt_name_case_after(fs, newdir.p, &new_change, NULL, (flags & RENAME_EXCHANGE) ? NULL : newname);
-        }
+        if (case_insensitive)
+                pt_name_case_renamed(fs, olddir, &old_change, oldname, newdir.p, &new_change, newname, flags);
         if (have_victim)
                 inode_note_removed(fs->inodes, victim.st_dev, victim.st_ino);
         /* Where the moved inode is now (when it was reached through olddir,

@@ -24,9 +24,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "case-fold.h"
 #include "folder-index.h"
 
 int pt_name_case_resolve(struct pt_fs *fs, struct inode *dir, enum pt_name_use use,
@@ -58,6 +60,24 @@ int pt_name_case_resolve(struct pt_fs *fs, struct inode *dir, enum pt_name_use u
         }
 }
 
+int pt_name_case_rename_target(struct pt_fs *fs, struct freq *r, struct inode *olddir,
+                               const struct pt_name *source, struct inode *newdir, size_t *pos,
+                               enum pt_name_use use, struct pt_name *ret)
+{
+        const unsigned modes = r->name_modes;
+        int err;
+
+        /* the seam without its case step, then the step here */
+        r->name_modes = modes & ~PT_CASE_INSENSITIVE;
+        err = pt_name_from_guest(fs, r, newdir, pos, use, ret);
+        r->name_modes = modes;
+        if (err < 0)
+                return err;
+        if (newdir == olddir && casefold_equal(source->name, source->len, ret->name, ret->len))
+                return 0;
+        return pt_name_case_resolve(fs, newdir, use, ret);
+}
+
 void pt_name_case_stamp(const struct inode *dir, struct pt_name_change *ret)
 {
         ret->on = dir->fd >= 0 && findex_stamp(dir->fd, &ret->stamp) == 0;
@@ -67,4 +87,18 @@ void pt_name_case_note(struct pt_fs *fs, const struct inode *dir, const struct p
                        const char *removed, const char *added)
 {
         findex_note_change(fs->case_index, dir->fd, &change->stamp, removed, added);
+}
+
+void pt_name_case_renamed(struct pt_fs *fs, const struct inode *olddir, const struct pt_name_change *old_change,
+                          const char *oldname, const struct inode *newdir,
+                          const struct pt_name_change *new_change, const char *newname, unsigned flags)
+{
+        const bool exchange = flags & RENAME_EXCHANGE;
+
+        if (newdir == olddir) {
+                pt_name_case_after(fs, olddir, old_change, exchange ? NULL : oldname, exchange ? NULL : newname);
+                return;
+        }
+        pt_name_case_after(fs, olddir, old_change, exchange ? NULL : oldname, NULL);
+        pt_name_case_after(fs, newdir, new_change, NULL, exchange ? NULL : newname);
 }

@@ -89,6 +89,15 @@ static inline int pt_name_from_guest(struct pt_fs *fs, struct freq *r, struct in
 int pt_name_case_resolve(struct pt_fs *fs, struct inode *dir, enum pt_name_use use,
                          struct pt_name *name);
 
+/* RENAME's target under --case=insensitive: read as spelled (into `ret`,
+ * from *pos, in `newdir`) and resolved by pt_name_case_resolve() with `use`
+ * only when it is not the source's own name (`source`, in `olddir`) in
+ * another case: `foo` to `FOO` renames the file, as Windows does, where the
+ * folded match would name the source itself. */
+int pt_name_case_rename_target(struct pt_fs *fs, struct freq *r, struct inode *olddir,
+                               const struct pt_name *source, struct inode *newdir, size_t *pos,
+                               enum pt_name_use use, struct pt_name *ret);
+
 /* --case=insensitive keeps each folder's index of folded names up to date
  * through the worker's own changes (folder-index.h), so that a guest making
  * many files in one folder does not have the whole folder read again on
@@ -104,6 +113,12 @@ struct pt_name_change {
 void pt_name_case_stamp(const struct inode *dir, struct pt_name_change *ret);
 void pt_name_case_note(struct pt_fs *fs, const struct inode *dir, const struct pt_name_change *change,
                        const char *removed, const char *added);
+
+/* After a RENAME (RENAME_EXCHANGE in `flags` leaves both names where they
+ * were), with the stamps pt_name_case_stamp() took of both folders. */
+void pt_name_case_renamed(struct pt_fs *fs, const struct inode *olddir, const struct pt_name_change *old_change,
+                          const char *oldname, const struct inode *newdir,
+                          const struct pt_name_change *new_change, const char *newname, unsigned flags);
 
 /* Inline, so that case-sensitive requests pay one test each. */
 static inline void pt_name_case_before(struct pt_fs *fs, const struct freq *r, const struct inode *dir,
