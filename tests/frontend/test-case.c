@@ -416,6 +416,7 @@ static void test_set_names_live(void)
                         "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "posix", modes[i]), NULL,
                         G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
                 g_assert_no_error(error);
+                g_assert_nonnull(r);
                 switch (i) {
                 case 0:         /* insensitive: found, no twin made */
                         assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "README.TXT", &e));
