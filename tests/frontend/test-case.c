@@ -288,6 +288,34 @@ static void test_own_changes(void)
         assert_ok(vmm_lookup(v, VMM_ROOT, "KEPT.TXT", &e));
         g_autofree char *names = host_names(h, "");
         g_assert_cmpstr(names, ==, "kept.txt");
+
+        /* a copy of many files into one folder, each then opened in another
+         * case, and no twin of any made (the index kept up by each change) */
+        struct fuse_entry_out dir;
+        assert_ok(vmm_mkdir(v, VMM_ROOT, "Copy", 0755, &dir));
+        for (int i = 0; i < 300; i++) {
+                g_autofree char *n = g_strdup_printf("Photo-%03d.jpg", i);
+                g_autofree char *upper = g_ascii_strup(n, -1);
+                assert_ok(vmm_create(v, dir.nodeid, n, O_RDWR | O_CREAT | O_EXCL, S_IFREG | 0644, &e, &fh));
+                assert_ok(vmm_release(v, e.nodeid, fh));
+                assert_ok(vmm_lookup(v, dir.nodeid, upper, &e));
+                assert_errno(vmm_mkdir(v, dir.nodeid, upper, 0755, &e), -EEXIST);
+                if (i % 3 == 0)
+                        assert_ok(vmm_rename(v, dir.nodeid, upper, dir.nodeid, upper, 0));
+                if (i % 5 == 0)
+                        assert_ok(vmm_unlink(v, dir.nodeid, upper));
+        }
+        g_autofree char *path = harness_path(h, "Copy");
+        g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+        guint count = 0;
+        while (g_dir_read_name(d))
+                count++;
+        g_assert_cmpuint(count, ==, 300 - 60);
+        assert_errno(vmm_lookup(v, dir.nodeid, "PHOTO-000.JPG", &e), -ENOENT);
+        assert_ok(vmm_lookup(v, dir.nodeid, "PHOTO-001.JPG", &e));
+        assert_ok(vmm_lookup(v, dir.nodeid, "PHOTO-003.JPG", &e));
+        g_autofree char *renamed = harness_path(h, "Copy/PHOTO-003.JPG");
+        g_assert_true(g_file_test(renamed, G_FILE_TEST_EXISTS));
 }
 
 /* A folded lookup answers from that one folder: never through a symlink,
