@@ -25,8 +25,10 @@
  *   u16 record length, then that many bytes: fuse_in_header + arguments
  * An input of odd length is served with --names=windows (the U+F0xx
  * decoding of every name, daemon/win-names.c), one of even length with
- * posix names: the fuzzer changes lengths all the time, so both modes get
- * every request (trailing bytes shorter than a record header are ignored).
+ * posix names; one whose length has bit 1 set with --case=insensitive (the
+ * folded lookups of daemon/folder-index.c): the fuzzer changes lengths all
+ * the time, so every mode gets every request (trailing bytes shorter than a
+ * record header are ignored).
  * After every reply: it fits the buffer, its header's len is what
  * fs_process() returned, the unique is the request's, the error in
  * [-4095, 0].  After every input: the session is reset (deferred SETLKWs
@@ -481,7 +483,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 setup();
         if (!share_filled)
                 fill_share();
-        fs_session_set_names(session, (size & 1) ? FS_NAMES_WINDOWS : FS_NAMES_POSIX, FS_CASE_SENSITIVE);
+        fs_session_set_names(session, (size & 1) ? FS_NAMES_WINDOWS : FS_NAMES_POSIX,
+                             (size & 2) ? FS_CASE_INSENSITIVE : FS_CASE_SENSITIVE);
         while (in.left >= 6) {
                 uint8_t flags = fz_u8(&in), node_sel = fz_u8(&in), handle_sel = fz_u8(&in);
                 uint8_t layout = fz_u8(&in);
