@@ -2,8 +2,10 @@
 /* guest-agent.c — commands to the QEMU guest agent; see guest-agent.h. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gi18n.h>
 #include <libvirt/libvirt-qemu.h>
@@ -473,6 +475,73 @@ gboolean sluice_guest_agent_write_file(virDomainPtr domain, const char *path, GB
                         return FALSE;
                 }
                 done += (gsize)count;
+        }
+        {
+                g_autoptr(JsonObject) args = json_object_new();
+                g_autoptr(JsonNode) reply = NULL;
+
+                json_object_set_int_member(args, "handle", handle);
+                reply = sluice_guest_agent_call(domain, "guest-file-close", args, SLUICE_GUEST_AGENT_TIMEOUT_S, error);
+                return reply != NULL;
+        }
+}
+
+/* One guest-file-write of N bytes of DATA; FALSE unless the guest took them all. */
+static gboolean write_chunk(virDomainPtr domain, gint64 handle, const char *path, const guchar *data, gsize n,
+                            gsize done, gsize size, GError **error)
+{
+        g_autoptr(JsonObject) args = json_object_new();
+        g_autoptr(JsonNode) reply = NULL;
+        g_autofree char *b64 = g_base64_encode(data, n);
+        JsonObject *o;
+        gint64 count = 0;
+
+        json_object_set_int_member(args, "handle", handle);
+        json_object_set_string_member(args, "buf-b64", b64);
+        reply = sluice_guest_agent_call(domain, "guest-file-write", args, SLUICE_GUEST_AGENT_TIMEOUT_S, error);
+        if (reply == NULL || (o = return_object(reply, "guest-file-write", error)) == NULL)
+                return FALSE;
+        /* a short write is not resumed: a guest that takes less is out of space or lying */
+        if (!get_int(o, "count", &count) || count < 0 || (gsize)count != n) {
+                g_set_error(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_PROTOCOL,
+                            _("writing %s in the guest stopped after %zu of %zu bytes"), path, done, size);
+                return FALSE;
+        }
+        return TRUE;
+}
+
+gboolean sluice_guest_agent_write_from_fd(virDomainPtr domain, const char *path, int fd, gsize size,
+                                          SluiceGuestAgentProgress progress, gpointer user_data, GError **error)
+{
+        g_autofree guchar *buf = g_malloc(SLUICE_GUEST_AGENT_WRITE_CHUNK);
+        gint64 handle = file_open(domain, path, "wb", error);
+        gsize done = 0;
+
+        if (handle < 0)
+                return FALSE;
+        while (done < size) {
+                gsize want = MIN(size - done, (gsize)SLUICE_GUEST_AGENT_WRITE_CHUNK);
+                ssize_t got;
+
+                do
+                        got = pread(fd, buf, want, (off_t)done);
+                while (got < 0 && errno == EINTR);
+                if (got <= 0) {
+                        int e = got < 0 ? errno : 0;
+
+                        file_close(domain, handle);
+                        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(e != 0 ? e : EIO),
+                                    _("reading the file to copy into the guest failed after %zu of %zu bytes: %s"),
+                                    done, size, e != 0 ? g_strerror(e) : _("it is shorter than it was"));
+                        return FALSE;
+                }
+                if (!write_chunk(domain, handle, path, buf, (gsize)got, done, size, error)) {
+                        file_close(domain, handle);
+                        return FALSE;
+                }
+                done += (gsize)got;
+                if (progress != NULL)
+                        progress(done, size, user_data);
         }
         {
                 g_autoptr(JsonObject) args = json_object_new();

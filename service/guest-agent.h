@@ -93,6 +93,20 @@ GBytes *sluice_guest_agent_read_file(virDomainPtr domain, const char *path, gsiz
 /* Replaces the guest file PATH with DATA (mode "w": created when missing). */
 gboolean sluice_guest_agent_write_file(virDomainPtr domain, const char *path, GBytes *data, GError **error);
 
+/* How much of a file went into the guest so far (DONE of TOTAL bytes). */
+typedef void (*SluiceGuestAgentProgress)(gsize done, gsize total, gpointer user_data);
+/* The most one guest-file-write carries of a streamed file. */
+#define SLUICE_GUEST_AGENT_WRITE_CHUNK (192 * 1024)
+
+/* Replaces the guest file PATH with SIZE bytes read from FD (a host file,
+ * from its start), in guest-file-write calls of at most
+ * SLUICE_GUEST_AGENT_WRITE_CHUNK bytes; PROGRESS (may be NULL) after each.
+ * A host file that ends early or a guest that takes less than it was
+ * given, or nothing, is an error; each call waits at most
+ * SLUICE_GUEST_AGENT_TIMEOUT_S, the whole at most the thread's deadline. */
+gboolean sluice_guest_agent_write_from_fd(virDomainPtr domain, const char *path, int fd, gsize size,
+                                          SluiceGuestAgentProgress progress, gpointer user_data, GError **error);
+
 typedef struct {
         SluiceWireGuestOs os_type;
         char *os_name;          /* "Debian GNU/Linux 12 (bookworm)", "Linux 6.1.0-28-amd64", "" */

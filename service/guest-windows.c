@@ -10,6 +10,7 @@
 #include "guest-agent.h"
 #include "guest-ops.h"
 #include "guest-place.h"
+#include "guest-tools.h"
 #include "guest-windows.h"
 #include "printable.h"
 #include "share-tag.h"
@@ -48,21 +49,21 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WinExec, sluice_guest_exec_clear)
  * runs a program without a shell and without looking it up in PATH.  These
  * are where Windows, virtio-win's guest tools and WinFsp's installer put
  * them by default. */
-#define SC_EXE "C:\\Windows\\System32\\sc.exe"
-#define REG_EXE "C:\\Windows\\System32\\reg.exe"
-#define POWERSHELL_EXE "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe"
+#define SC_EXE SLUICE_WIN_SC_EXE
+#define REG_EXE SLUICE_WIN_REG_EXE
+#define POWERSHELL_EXE SLUICE_WIN_POWERSHELL_EXE
 #define LAUNCHCTL_EXE "C:\\Program Files (x86)\\WinFsp\\bin\\launchctl-x64.exe"
 #define VIRTIOFS_EXE "C:\\Program Files\\Virtio-Win\\VioFS\\virtiofs.exe"
 
-#define VIOFS_SERVICE "VirtioFsSvc"
-#define WINFSP_SERVICE "WinFsp.Launcher"
+#define VIOFS_SERVICE SLUICE_WIN_VIOFS_SERVICE
+#define WINFSP_SERVICE SLUICE_WIN_WINFSP_SERVICE
 /* virtiofs.exe reads its mount point here when the service starts it
  * without arguments ("*": the first free letter from Z: down). */
-#define VIOFS_REGKEY "HKLM\\SOFTWARE\\VirtIO-FS"
+#define VIOFS_REGKEY SLUICE_WIN_VIOFS_REGKEY
 /* WinFsp's launcher starts the file systems registered under this key, one
  * instance per `launchctl start`; virtiofs.exe takes -t TAG and -m DRIVE
  * (virtio-win builds from 2023 on; 0.1.225 still lacked -t). */
-#define LAUNCHER_REGKEY "HKLM\\SOFTWARE\\WOW6432Node\\WinFsp\\Services\\virtiofs"
+#define LAUNCHER_REGKEY SLUICE_WIN_LAUNCHER_REGKEY
 /* The file system name virtiofs.exe gives its volumes; their label is the tag. */
 #define VIOFS_FORMAT "VirtIO-FS"
 
@@ -353,21 +354,65 @@ static gboolean settle(virDomainPtr domain, const char *tag, gboolean want_mount
         return FALSE;
 }
 
+int sluice_guest_windows_service_state(virDomainPtr domain, const char *name, GError **error)
+{
+        return service_state(domain, name, error);
+}
+
+char **sluice_guest_windows_missing(virDomainPtr domain, int *viofs_state, GError **error)
+{
+        g_autoptr(GStrvBuilder) missing = g_strv_builder_new();
+        char **result;
+        int viofs, winfsp;
+
+        viofs = service_state(domain, VIOFS_SERVICE, error);
+        if (viofs < 0)
+                return NULL;
+        winfsp = service_state(domain, WINFSP_SERVICE, error);
+        if (winfsp < 0)
+                return NULL;
+        if (viofs == 0)
+                g_strv_builder_add(missing, "virtio-fs");
+        if (winfsp == 0)
+                g_strv_builder_add(missing, "winfsp");
+        if (viofs_state != NULL)
+                *viofs_state = viofs;
+        result = g_strv_builder_end(missing);
+        sluice_guest_tools_note_missing((const char *const *)result);
+        return result;
+}
+
+char *sluice_guest_windows_list_volumes(virDomainPtr domain, gsize *len, GError **error)
+{
+        const char *const argv[] = { POWERSHELL_EXE, "-NoLogo", "-NoProfile", "-NonInteractive",
+                                     "-Command", LIST_VOLUMES, NULL };
+        g_auto(WinExec) r = { 0 };
+
+        if (!run(domain, argv, &r, error))
+                return NULL;
+        if (r.exit_code != 0) {
+                g_autofree char *text = said(&r);
+
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("Listing the drives in the VM failed: %s"), text);
+                return NULL;
+        }
+        *len = r.out_len;
+        r.out_len = 0;
+        return g_steal_pointer(&r.out);
+}
+
 /* Both the driver's service and WinFsp are there, or an Error naming what to install. */
 static gboolean check_installed(virDomainPtr domain, int *viofs_state, GError **error)
 {
-        int winfsp;
+        g_auto(GStrv) lacks = sluice_guest_windows_missing(domain, viofs_state, error);
         g_autoptr(GString) missing = g_string_new(NULL);
 
-        *viofs_state = service_state(domain, VIOFS_SERVICE, error);
-        if (*viofs_state < 0)
+        if (lacks == NULL)
                 return FALSE;
-        winfsp = service_state(domain, WINFSP_SERVICE, error);
-        if (winfsp < 0)
-                return FALSE;
-        if (*viofs_state == 0)
+        if (g_strv_contains((const char *const *)lacks, "virtio-fs"))
                 g_string_append(missing, _("Install virtio-win's guest tools (virtio-win-guest-tools.exe) in the VM: it brings the VirtIO-FS driver and service."));
-        if (winfsp == 0) {
+        if (g_strv_contains((const char *const *)lacks, "winfsp")) {
                 if (missing->len > 0)
                         g_string_append_c(missing, ' ');
                 g_string_append(missing, _("Install WinFsp (winfsp.dev) in the VM."));

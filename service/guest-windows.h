@@ -39,6 +39,28 @@ char *sluice_guest_windows_mount(virDomainPtr domain, const char *tag, const cha
 gboolean sluice_guest_windows_unmount(virDomainPtr domain, const char *tag, const char *drive,
                                       GError **error);
 
+/* The programs and keys Sluice uses in a Windows guest, for guest-tools'
+ * installer and the doctor too. */
+#define SLUICE_WIN_SC_EXE "C:\\Windows\\System32\\sc.exe"
+#define SLUICE_WIN_REG_EXE "C:\\Windows\\System32\\reg.exe"
+#define SLUICE_WIN_POWERSHELL_EXE "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe"
+#define SLUICE_WIN_VIOFS_SERVICE "VirtioFsSvc"
+#define SLUICE_WIN_WINFSP_SERVICE "WinFsp.Launcher"
+#define SLUICE_WIN_VIOFS_REGKEY "HKLM\\SOFTWARE\\VirtIO-FS"
+#define SLUICE_WIN_LAUNCHER_REGKEY "HKLM\\SOFTWARE\\WOW6432Node\\WinFsp\\Services\\virtiofs"
+
+/* The state of service NAME as sc.exe says (4 running …), 0 when it is
+ * not installed, -1 with ERROR set. */
+int sluice_guest_windows_service_state(virDomainPtr domain, const char *name, GError **error);
+/* What the guest lacks to show a shared folder: a vector of "virtio-fs",
+ * "winfsp" (empty when nothing), also noted for Vm.GuestToolsMissing
+ * (guest-tools.h); VIOFS_STATE (may be NULL) VirtioFsSvc's state.  NULL
+ * with ERROR set when Windows did not say. */
+char **sluice_guest_windows_missing(virDomainPtr domain, int *viofs_state, GError **error);
+/* Every volume with a letter, as lines "Z:\|FORMAT|LABEL" (PowerShell's
+ * DriveInfo), or NULL with ERROR set. */
+char *sluice_guest_windows_list_volumes(virDomainPtr domain, gsize *len, GError **error);
+
 /* Pure helpers, for the procedures above and the unit tests: they read
  * what Windows' programs print (CRLF or LF lines, bounded, anything else
  * skipped). */

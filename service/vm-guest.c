@@ -22,11 +22,13 @@
 #include "errors.h"
 #include "guest-agent.h"
 #include "guest-os.h"
+#include "guest-tools.h"
 #include "printable.h"
 #include "share-tag.h"
 #include "vm-connection.h"
 #include "vm-domain.h"
 #include "vm-guest.h"
+#include "vm-guest-tools.h"
 
 static gboolean domain_guest_ready(const SluiceVmDomain *vm)
 {
@@ -79,6 +81,7 @@ typedef struct {
         char *blocked;            /* what the agent's policy blocks, for a DISABLED error */
         /* set by the thread */
         gboolean agent_gone;      /* the transport said the agent is not there (any more) */
+        char **tools_missing;     /* what the guest lacks, when the call learned it (guest-tools.h) */
 } GuestCall;
 
 static void guest_call_free(gpointer data)
@@ -92,6 +95,7 @@ static void guest_call_free(gpointer data)
         g_free(c->place);
         g_free(c->vm_name);
         g_free(c->blocked);
+        g_strfreev(c->tools_missing);
         g_free(c);
 }
 
@@ -296,6 +300,7 @@ static void guest_call_thread(GTask *task, gpointer source, gpointer task_data, 
         place = guest_call_run(c, &error);
         /* the pool's thread runs other tasks after this one */
         sluice_guest_agent_set_deadline(0);
+        c->tools_missing = sluice_guest_tools_take_noted();
 
         if (place != NULL) {
                 g_task_return_pointer(task, place, g_free);
@@ -309,6 +314,14 @@ static void guest_call_thread(GTask *task, gpointer source, gpointer task_data, 
         /* the agent went away or hangs: what the VM says of it is asked anew */
         c->agent_gone = sluice_guest_agent_error_is_gone(error);
         normalise_error(c, &error);
+        /* something is missing: the Error offers to install it */
+        if (c->tools_missing != NULL && c->tools_missing[0] != NULL) {
+                g_autofree char *offer = sluice_vm_guest_tools_offer(c->vm_name);
+                char *message = g_strconcat(error->message, " ", offer, NULL);
+
+                g_free(error->message);
+                error->message = message;
+        }
         g_task_return_error(task, error);
 }
 
@@ -333,6 +346,8 @@ static void guest_call_done(GObject *source, GAsyncResult *result, gpointer user
         }
         if (c->agent_gone && !vm->removed)
                 sluice_vm_domain_agent_recheck(vm);
+        if (c->tools_missing != NULL)
+                sluice_vm_guest_tools_set_missing(vm, (const char *const *)c->tools_missing);
         if (place != NULL)
                 g_task_return_pointer(outer, g_steal_pointer(&place), g_free);
         else
