@@ -15,6 +15,7 @@
 #include "vm-connection.h"
 #include "vm-domain.h"
 #include "vm-hotplug-slots.h"
+#include "vm-doctor.h"
 #include "vm-guest-tools.h"
 #include "vm-socket-access.h"
 
@@ -112,6 +113,7 @@ static void on_domain_added(SluiceVmConnection *connection, GVirDomain *domain, 
         vm = sluice_vm_domain_new(connection, domain, self->server, on_vm_changed, on_vm_guest_changed, self);
         sluice_vm_hotplug_slots_export(vm);
         sluice_vm_guest_tools_export(vm);
+        sluice_vm_doctor_export(vm);
         g_hash_table_insert(self->vms, vm->uuid, vm);
         g_signal_emit(self, signals[SIGNAL_VMS_CHANGED], 0);
 }
