@@ -2,7 +2,8 @@
 /* sluicectl-vms.c — "vms": the VMs the service follows, with their guest
  * agents and what the host's confinement keeps from them; "vm NAME
  * enable-agent | enable-shared-memory | add-slots [COUNT]": the changes the
- * service makes to a VM's definition. */
+ * service makes to a VM's definition (install-guest-tools and doctor are
+ * sluicectl-guest-tools.c's). */
 #include "config.h"
 
 #include <string.h>
@@ -174,7 +175,12 @@ int ctl_cmd_vm(Ctl *ctl, int argc, char **argv)
         guint64 count = CTL_DEFAULT_SLOTS;
         gboolean ok;
 
-        if (argc >= 3 && strcmp(argv[2], "add-slots") == 0) {
+        gboolean guest_tools = argc >= 3 && (strcmp(argv[2], "install-guest-tools") == 0 ||
+                                             strcmp(argv[2], "doctor") == 0);
+
+        if (guest_tools) {
+                /* its own file checks its arguments */
+        } else if (argc >= 3 && strcmp(argv[2], "add-slots") == 0) {
                 if (argc > 4)
                         return ctl_usage_error(_("Use “vm NAME add-slots [COUNT]”"));
                 if (argc == 4 && !ctl_parse_uint(argv[3], 1, CTL_MAX_SLOTS, &count))
@@ -182,7 +188,7 @@ int ctl_cmd_vm(Ctl *ctl, int argc, char **argv)
                                                argv[3]);
         } else if (argc != 3 ||
                    (strcmp(argv[2], "enable-agent") != 0 && strcmp(argv[2], "enable-shared-memory") != 0)) {
-                return ctl_usage_error(_("Use “vm NAME enable-agent”, “vm NAME enable-shared-memory” or “vm NAME add-slots [COUNT]”"));
+                return ctl_usage_error(_("Use “vm NAME enable-agent”, “vm NAME enable-shared-memory”, “vm NAME add-slots [COUNT]”, “vm NAME install-guest-tools” or “vm NAME doctor”"));
         }
         if (!g_utf8_validate(argv[1], -1, NULL))
                 return ctl_usage_error(_("The VM's name is not valid UTF-8"));
@@ -191,6 +197,8 @@ int ctl_cmd_vm(Ctl *ctl, int argc, char **argv)
                 return ctl_fail(error);
         /* the service answers within its own bound (it waits on libvirtd) */
         g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(vm), CTL_CALL_TIMEOUT_MS);
+        if (guest_tools)
+                return ctl_cmd_vm_guest_tools(ctl, vm, argc, argv);
         if (strcmp(argv[2], "add-slots") == 0)
                 return vm_add_slots(ctl, vm, (guint32)count);
         if (strcmp(argv[2], "enable-agent") == 0)

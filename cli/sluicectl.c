@@ -67,6 +67,18 @@ static const char slots_usage_text[] = N_(
         "  vm NAME add-slots [COUNT]         spare PCIe root ports (default 4): a VM needs a\n"
         "                                    free one for every share plugged in while it runs\n");
 
+/* Its own text, so that the translations of the one above stay whole. */
+static const char guest_tools_usage_text[] = N_(
+        "\n"
+        "A Windows VM's guest pieces, through its guest agent:\n"
+        "  vm NAME install-guest-tools [--winfsp MSI] [--virtio-win ISO|MSI]\n"
+        "                                    install what Windows lacks to show shares\n"
+        "                                    (WinFsp, virtio-win's VirtIO-FS driver) from\n"
+        "                                    these files, or from ones found in\n"
+        "                                    /usr/share/virtio-win and your Downloads folder\n"
+        "  vm NAME doctor                    what the guest has and what Sluice would do\n"
+        "                                    next: a report to read and send\n");
+
 static gboolean ctl_connect(Ctl *ctl, GError **error)
 {
         g_autoptr(GDBusConnection) bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, error);
@@ -129,8 +141,8 @@ int main(int argc, char **argv)
                 if (strcmp(argv[i], "--json") == 0) {
                         ctl.json = TRUE;
                 } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                        g_print("%s%s%s%s%s", _(usage_text), _(force_usage_text), _(restart_usage_text), _(vm_usage_text),
-                                _(slots_usage_text));
+                        g_print("%s%s%s%s%s%s", _(usage_text), _(force_usage_text), _(restart_usage_text),
+                                _(vm_usage_text), _(slots_usage_text), _(guest_tools_usage_text));
                         return EXIT_OK;
                 } else if (strcmp(argv[i], "--version") == 0) {
                         g_print("sluicectl %s\n", PACKAGE_VERSION);

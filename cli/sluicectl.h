@@ -10,6 +10,7 @@
  *   sluicectl-wait.c    start --wait: the share for as long as the command runs (systemd)
  *   sluicectl-shares.c  list, add, remove, start, stop, attach, detach, set
  *   sluicectl-stats.c   stats [--watch]
+ *   sluicectl-guest-tools.c  vm NAME install-guest-tools | doctor
  *   sluicectl-vms.c     vms; vm NAME enable-agent | enable-shared-memory | add-slots
  *   sluicectl.c         main: global options, the command table, connecting
  *
@@ -120,6 +121,10 @@ int ctl_cmd_start(Ctl *ctl, int argc, char **argv);
 /* restart SHARE: into the sluice-fs on disk, the guest kept */
 int ctl_cmd_restart(Ctl *ctl, int argc, char **argv);
 int ctl_cmd_set(Ctl *ctl, int argc, char **argv);
+
+/* ---- sluicectl-guest-tools.c ---- */
+/* vm NAME install-guest-tools [--winfsp MSI] [--virtio-win ISO|MSI] | vm NAME doctor */
+int ctl_cmd_vm_guest_tools(Ctl *ctl, SluiceVm *vm, int argc, char **argv);
 
 /* ---- sluicectl-stats.c, sluicectl-vms.c ---- */
 int ctl_cmd_stats(Ctl *ctl, int argc, char **argv);
