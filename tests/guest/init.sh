@@ -19,7 +19,9 @@
 #                              installed"); it prints each command as a
 #                              "QGA-WIN: {json}" line on the console;
 #                              sluice_qga_error_escapes=TAG: its errors for
-#                              TAG hold escapes and non-UTF-8 (qga-windows.c)
+#                              TAG hold escapes and non-UTF-8 (qga-windows.c);
+#                              sluice_qga_msi_result=CODE,…: what its next
+#                              msiexec runs answer (1603 fails, 3010 reboot)
 #   sluice_qga=liar            the same program as a Linux agent that can lie
 #                              (--os linux): honest until the host switches it
 #                              with "sluice-test-lie" (sluice_qga_lie=MODE: from
@@ -61,8 +63,10 @@ if [ "$qga_mode" != off ] && port=$(agent_port) && [ -c "$port" ]; then
                 if [ -x /bin/sluice-qga-windows ]; then
                         missing=$(cmdline_value sluice_qga_missing)
                         escapes=$(cmdline_value sluice_qga_error_escapes)
+                        msi_result=$(cmdline_value sluice_qga_msi_result)
                         /bin/sluice-qga-windows --port "$port" --record /tmp/qga-windows.log \
-                                ${missing:+--missing "$missing"} ${escapes:+--error-escapes "$escapes"} </dev/null &
+                                ${missing:+--missing "$missing"} ${escapes:+--error-escapes "$escapes"} \
+                                ${msi_result:+--msi-result "$msi_result"} </dev/null &
                 else
                         echo "sluice-guest: sluice_qga=windows but no /bin/sluice-qga-windows in the image"
                 fi

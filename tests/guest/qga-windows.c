@@ -15,6 +15,9 @@
  * to the record file, so a test can assert what was run, in which order.
  * --error-escapes TAG: a guest-exec whose arguments name TAG fails with
  * what a broken or hostile agent might say (error_escapes below).
+ * --msi-result CODE[,CODE…]: the exit codes of the next msiexec runs (1603
+ * fails, 3010 installs and wants a restart); after them msiexec installs
+ * and answers 0 (the section "msiexec, file writes, doctor").
  *
  * A test tool, static and without libraries: its JSON reader is its own,
  * bounded, and answers malformed input with an error as qemu-ga does.
@@ -45,10 +48,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define REQUEST_MAX (64 * 1024)
+/* a guest-file-write of 192 KiB in base64, and its JSON */
+#define REQUEST_MAX (512 * 1024)
 #define DEPTH_MAX 32
 #define OUTPUT_MAX 8192
 #define EXECS_MAX 64
@@ -737,6 +742,268 @@ static int powershell_exe(const char *const *argv, int argc, struct buf *out, st
         return 0;
 }
 
+/* ---- msiexec, file writes, doctor ----
+ * guest-file-open/write/close store what Sluice copies in for real, under
+ * FILES_DIR (the guest's tmpfs), bounded; msiexec.exe /i PATH "installs"
+ * what the MSI is for when PATH was written so and starts as an MSI, and
+ * answers the codes --msi-result gives, one per run, then 0; the doctor's
+ * questions (reg query of a whole key, sc qc, the driver's and WinFsp's
+ * versions) are answered as Windows prints them. */
+
+#define FILES_DIR "/tmp/sluice-qga-files"
+#define FILES_MAX 8
+#define FILE_SIZE_MAX (64L * 1024 * 1024)
+#define MSI_RESULTS_MAX 8
+
+static char *base64_decode(const char *b64, size_t *len);
+static int write_all(int fd, const char *data, size_t len);
+
+static struct {
+        long long handle;       /* 0: free */
+        int fd;
+        char path[260];         /* the Windows path it was opened as */
+        long size;
+} win_files[FILES_MAX];
+static long long win_next_handle = 1000;
+static int msi_results[MSI_RESULTS_MAX], msi_results_n, msi_runs;
+
+/* The host file that holds Windows path PATH: its characters but letters,
+ * digits, '.', '-' made '_' (case folded, as Windows' names are). */
+static void win_file_name(const char *path, char *out, size_t size)
+{
+        size_t n = (size_t)snprintf(out, size, "%s/", FILES_DIR);
+
+        for (const char *p = path; *p != '\0' && n + 1 < size; p++) {
+                char c = *p;
+
+                if (c >= 'A' && c <= 'Z')
+                        c = (char)(c - 'A' + 'a');
+                out[n++] = ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-') ? c : '_';
+        }
+        out[n] = '\0';
+}
+
+static void win_error(struct buf *reply, const char *desc)
+{
+        buf_printf(reply, "{\"error\":{\"class\":\"GenericError\",\"desc\":");
+        buf_json_string(reply, desc);
+        buf_printf(reply, "}}");
+}
+
+static int win_file_slot(const struct jnode *args)
+{
+        const struct jnode *h = jget(args, "handle");
+
+        for (int i = 0; h != NULL && h->type == J_NUM && i < FILES_MAX; i++)
+                if (win_files[i].handle != 0 && win_files[i].handle == h->num)
+                        return i;
+        return -1;
+}
+
+static void win_file(const char *cmd, const struct jnode *args, struct buf *reply)
+{
+        char name[512];
+        int k;
+
+        if (strcmp(cmd, "guest-file-open") == 0) {
+                const char *path = jstr(args, "path");
+                const char *mode = jstr(args, "mode");
+                int slot = -1;
+
+                for (int i = 0; i < FILES_MAX && slot < 0; i++)
+                        if (win_files[i].handle == 0)
+                                slot = i;
+                if (path == NULL || slot < 0) {
+                        win_error(reply, path == NULL ? "Parameter 'path' is missing" : "too many open files");
+                        return;
+                }
+                win_file_name(path, name, sizeof(name));
+                (void)mkdir(FILES_DIR, 0700);
+                win_files[slot].fd = open(name, mode != NULL && mode[0] != 'r' ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY,
+                                          0600);
+                if (win_files[slot].fd < 0) {
+                        win_error(reply, "failed to open file: The system cannot find the file specified.");
+                        return;
+                }
+                win_files[slot].handle = win_next_handle++;
+                win_files[slot].size = 0;
+                snprintf(win_files[slot].path, sizeof(win_files[slot].path), "%s", path);
+                buf_printf(reply, "{\"return\":%lld}", win_files[slot].handle);
+                return;
+        }
+        k = win_file_slot(args);
+        if (k < 0) {
+                win_error(reply, "handle does not exist");
+                return;
+        }
+        if (strcmp(cmd, "guest-file-write") == 0) {
+                const char *b64 = jstr(args, "buf-b64");
+                size_t n = 0;
+                char *data = b64 != NULL ? base64_decode(b64, &n) : NULL;
+
+                /* bounded as a disk is: a file past the bound fails as a full one */
+                if (data == NULL || win_files[k].size + (long)n > FILE_SIZE_MAX ||
+                    write_all(win_files[k].fd, data, n) < 0) {
+                        free(data);
+                        win_error(reply, "failed to write to file: There is not enough space on the disk.");
+                        return;
+                }
+                free(data);
+                win_files[k].size += (long)n;
+                buf_printf(reply, "{\"return\":{\"count\":%zu,\"eof\":false}}", n);
+        } else if (strcmp(cmd, "guest-file-read") == 0) {
+                buf_printf(reply, "{\"return\":{\"count\":0,\"buf-b64\":\"\",\"eof\":true}}");
+        } else {        /* close */
+                close(win_files[k].fd);
+                win_files[k].handle = 0;
+                buf_printf(reply, "{\"return\":{}}");
+        }
+}
+
+/* msiexec.exe /i PATH /qn /norestart [ADDLOCAL=…]: Windows Installer's codes. */
+static int msiexec_exe(const char *const *argv, int argc, struct buf *out, struct buf *err)
+{
+        const char *path = NULL, *addlocal = NULL;
+        int quiet = 0, code;
+        char name[512];
+        unsigned char magic[8];
+        static const unsigned char msi_magic[8] = { 0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1 };
+        int fd;
+
+        (void)out;
+        (void)err;
+        for (int i = 0; i < argc; i++) {
+                if (strcasecmp(argv[i], "/i") == 0 && i + 1 < argc)
+                        path = argv[++i];
+                else if (strcasecmp(argv[i], "/qn") == 0)
+                        quiet = 1;
+                else if (strncasecmp(argv[i], "ADDLOCAL=", 9) == 0)
+                        addlocal = argv[i] + 9;
+        }
+        if (path == NULL || !quiet)
+                return 1639;    /* ERROR_INVALID_COMMAND_LINE; without /qn it would wait for a click */
+        win_file_name(path, name, sizeof(name));
+        fd = open(name, O_RDONLY);
+        if (fd < 0)
+                return 1619;    /* ERROR_INSTALL_PACKAGE_OPEN_FAILED */
+        if (read(fd, magic, sizeof(magic)) != (ssize_t)sizeof(magic) || memcmp(magic, msi_magic, 8) != 0) {
+                close(fd);
+                return 1620;    /* ERROR_INSTALL_PACKAGE_INVALID */
+        }
+        close(fd);
+        /* never the channel Sluice talks through */
+        if (addlocal != NULL && (strstr(addlocal, "vioserial") != NULL || strstr(addlocal, "qemu") != NULL))
+                return 1603;
+        code = msi_runs < msi_results_n ? msi_results[msi_runs] : 0;
+        msi_runs++;
+        if (code != 0 && code != 3010 && code != 1641)
+                return code;
+        if (addlocal != NULL && strstr(addlocal, "FE_viofs_driver") != NULL) {
+                win.viofs = 1;
+                win.svc_state = SVC_STOPPED;
+        } else if (strstr(base_name(path), "winfsp") != NULL) {
+                win.winfsp = 1;
+                reg_set("HKLM\\SOFTWARE\\WOW6432Node\\WinFsp", "InstallDir", "REG_SZ",
+                        "C:\\Program Files (x86)\\WinFsp\\");
+        } else {
+                return 1603;
+        }
+        return code;
+}
+
+/* reg query KEY (no /v): every value of KEY as reg.exe lists them. */
+static int reg_query_key(const char *key, struct buf *out, struct buf *err)
+{
+        char long_key[200];
+        int any = 0;
+
+        reg_key_long(key, long_key, sizeof(long_key));
+        for (int i = 0; i < REG_MAX; i++) {
+                if (win.reg[i].key[0] == '\0' || strcasecmp(win.reg[i].key, key) != 0)
+                        continue;
+                if (!any)
+                        buf_printf(out, "\r\n%s\r\n", long_key);
+                buf_printf(out, "    %s    %s    %s\r\n", win.reg[i].name, win.reg[i].type, win.reg[i].data);
+                any = 1;
+        }
+        if (!any) {
+                buf_printf(err, "ERROR: The system was unable to find the specified registry key or value.\r\n");
+                return 1;
+        }
+        buf_printf(out, "\r\n");
+        return 0;
+}
+
+/* sc.exe qc VirtioFsSvc: its configuration, the start type as the model has it. */
+static int sc_qc(const char *name, struct buf *out)
+{
+        if (strcasecmp(name, "VirtioFsSvc") != 0 || !win.viofs) {
+                buf_printf(out, "[SC] OpenService FAILED 1060:\r\n\r\nThe specified service does not exist as an installed service.\r\n\r\n");
+                return 1060;
+        }
+        buf_printf(out, "[SC] QueryServiceConfig SUCCESS\r\n\r\nSERVICE_NAME: VirtioFsSvc\r\n");
+        buf_printf(out, "        TYPE               : 10  WIN32_OWN_PROCESS \r\n");
+        buf_printf(out, "        START_TYPE         : %s\r\n", win.svc_auto ? "2   AUTO_START" : "3   DEMAND_START");
+        buf_printf(out, "        ERROR_CONTROL      : 1   NORMAL\r\n");
+        buf_printf(out, "        BINARY_PATH_NAME   : \"C:\\Program Files\\Virtio-Win\\VioFS\\virtiofs.exe\"\r\n");
+        buf_printf(out, "        DISPLAY_NAME       : VirtIO-FS Service\r\n");
+        return 0;
+}
+
+/* The doctor's PowerShell questions; -1 when COMMAND is not one of them. */
+static int doctor_powershell(const char *command, struct buf *out)
+{
+        if (strstr(command, "Win32_PnPSignedDriver") != NULL) {
+                if (win.viofs)
+                        buf_printf(out, "100.95.104.26200\r\n");
+                return 0;
+        }
+        if (strstr(command, "Uninstall") != NULL && strstr(command, "WinFsp") != NULL) {
+                if (win.winfsp)
+                        buf_printf(out, "2.0.23075\r\n");
+                return 0;
+        }
+        return -1;
+}
+
+/* Runs the program of this section that ARGV names, or returns -1 (not one of them). */
+static int doctor_exec(const char *base, const char *const *argv, int argc, struct buf *out, struct buf *err)
+{
+        if (strcasecmp(base, "msiexec.exe") == 0)
+                return msiexec_exe(argv, argc, out, err);
+        if (strcasecmp(base, "reg.exe") == 0 && argc == 2 && strcasecmp(argv[0], "query") == 0)
+                return reg_query_key(argv[1], out, err);
+        if (strcasecmp(base, "sc.exe") == 0 && argc == 2 && strcasecmp(argv[0], "qc") == 0)
+                return sc_qc(argv[1], out);
+        if (strcasecmp(base, "powershell.exe") == 0)
+                for (int i = 0; i + 1 < argc; i++)
+                        if (strcasecmp(argv[i], "-Command") == 0)
+                                return doctor_powershell(argv[i + 1], out);
+        return -1;
+}
+
+/* --msi-result CODE[,CODE…]: what the next msiexec runs answer. */
+static int set_msi_results(const char *list)
+{
+        char *end;
+
+        for (const char *p = list; *p != '\0' && msi_results_n < MSI_RESULTS_MAX; p = *end == ',' ? end + 1 : end) {
+                long code = strtol(p, &end, 10);
+
+                if (end == p || code < 0 || code > 65535)
+                        return -1;
+                msi_results[msi_results_n++] = (int)code;
+        }
+        return 0;
+}
+
+static void doctor_model_init(void)
+{
+        reg_set("HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion", "ProductName", "REG_SZ", "Windows 10 Pro");
+        reg_set("HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion", "DisplayVersion", "REG_SZ", "22H2");
+        reg_set("HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion", "CurrentBuild", "REG_SZ", "19045");
+}
+
 /* --error-escapes TAG: the agent's error for a program run with TAG among
  * its arguments holds terminal escapes (a screen clear, a window title, a
  * colour), C1 controls (CSI, NEL), a bidi override and a lone surrogate,
@@ -785,6 +1052,7 @@ static int guest_exec(const struct jnode *args, struct buf *reply)
         present = (strcasecmp(path, "C:\\Windows\\System32\\sc.exe") == 0) ||
                   (strcasecmp(path, "C:\\Windows\\System32\\reg.exe") == 0) ||
                   (strcasecmp(path, "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe") == 0) ||
+                  (strcasecmp(path, "C:\\Windows\\System32\\msiexec.exe") == 0) ||
                   (win.winfsp && strcasecmp(path, "C:\\Program Files (x86)\\WinFsp\\bin\\launchctl-x64.exe") == 0);
         if (!present) {
                 buf_printf(reply, "{\"error\":{\"class\":\"GenericError\",\"desc\":");
@@ -803,7 +1071,9 @@ static int guest_exec(const struct jnode *args, struct buf *reply)
         free(execs[slot].err.data);
         memset(&execs[slot], 0, sizeof(execs[slot]));
         execs[slot].pid = next_pid;
-        if (strcasecmp(base, "sc.exe") == 0)
+        if ((code = doctor_exec(base, argv, argc, &execs[slot].out, &execs[slot].err)) >= 0)
+                ;       /* msiexec, file writes, doctor */
+        else if (strcasecmp(base, "sc.exe") == 0)
                 code = sc_exe(argv, argc, &execs[slot].out);
         else if (strcasecmp(base, "reg.exe") == 0)
                 code = reg_exe(argv, argc, &execs[slot].out, &execs[slot].err);
@@ -849,8 +1119,6 @@ static const char *const supported[] = {
         "guest-file-close", "guest-shutdown",
 };
 
-static int file_handles;
-
 /* One request's answer into REPLY; DELIMIT set when a 0xFF goes first. */
 static void answer(const struct jnode *req, struct buf *reply, int *delimit)
 {
@@ -888,19 +1156,9 @@ static void answer(const struct jnode *req, struct buf *reply, int *delimit)
                 guest_exec(args, reply);
         } else if (strcmp(cmd, "guest-exec-status") == 0) {
                 guest_exec_status(args, reply);
-        } else if (strcmp(cmd, "guest-file-open") == 0) {
-                buf_printf(reply, "{\"return\":%d}", 1000 + file_handles++);
-        } else if (strcmp(cmd, "guest-file-read") == 0) {
-                buf_printf(reply, "{\"return\":{\"count\":0,\"buf-b64\":\"\",\"eof\":true}}");
-        } else if (strcmp(cmd, "guest-file-write") == 0) {
-                const char *b64 = jstr(args, "buf-b64");
-                size_t n = b64 != NULL ? strlen(b64) / 4 * 3 : 0;
-
-                if (b64 != NULL && n > 0 && strlen(b64) >= 2)
-                        n -= (b64[strlen(b64) - 1] == '=') + (b64[strlen(b64) - 2] == '=');
-                buf_printf(reply, "{\"return\":{\"count\":%zu,\"eof\":false}}", n);
-        } else if (strcmp(cmd, "guest-file-close") == 0) {
-                buf_printf(reply, "{\"return\":{}}");
+        } else if (strncmp(cmd, "guest-file-", 11) == 0 && strcmp(cmd, "guest-file-flush") != 0 &&
+                   strcmp(cmd, "guest-file-seek") != 0) {
+                win_file(cmd, args, reply);     /* msiexec, file writes, doctor */
         } else {
                 struct buf d = { 0 };
 
@@ -915,6 +1173,8 @@ static void answer(const struct jnode *req, struct buf *reply, int *delimit)
 /* ---- the port ---- */
 
 static FILE *record;
+/* the most of one request note() prints */
+#define NOTE_MAX 1024
 
 static void note(const char *text, size_t len)
 {
@@ -922,6 +1182,11 @@ static void note(const char *text, size_t len)
         size_t n = 0;
 
         n += (size_t)snprintf(line, sizeof(line), "QGA-WIN: ");
+        /* a file's chunk is not worth a console line of its own size */
+        if (len > NOTE_MAX) {
+                n += (size_t)snprintf(line + n, sizeof(line) - n, "(%zu bytes) ", len);
+                len = NOTE_MAX;
+        }
         for (size_t i = 0; i < len && n + 2 < sizeof(line); i++) {
                 unsigned char c = (unsigned char)text[i];
 
@@ -1288,7 +1553,7 @@ static int linux_answer(const struct jnode *req, struct buf *reply, int *delimit
 static void usage(void)
 {
         fprintf(stderr, "usage: sluice-qga-windows --port DEVICE [--record FILE] [--missing winfsp|viofs]... "
-                        "[--error-escapes TAG]\n"
+                        "[--error-escapes TAG] [--msi-result CODE[,CODE...]]\n"
                         "       sluice-qga-windows --os linux --port DEVICE [--record FILE] "
                         "[--lie none|busy|one-byte-reads|silent|garbage]\n");
         exit(2);
@@ -1325,6 +1590,9 @@ int main(int argc, char **argv)
                                 usage();
                 } else if (strcmp(argv[i], "--error-escapes") == 0 && i + 1 < argc) {
                         error_escapes_tag = argv[++i];
+                } else if (strcmp(argv[i], "--msi-result") == 0 && i + 1 < argc) {
+                        if (set_msi_results(argv[++i]) < 0)
+                                usage();
                 } else if (strcmp(argv[i], "--missing") == 0 && i + 1 < argc) {
                         i++;
                         if (strcmp(argv[i], "winfsp") == 0)
@@ -1339,6 +1607,7 @@ int main(int argc, char **argv)
         }
         if (port == NULL)
                 usage();
+        doctor_model_init();
         if (win.winfsp)
                 reg_set("HKLM\\SOFTWARE\\WOW6432Node\\WinFsp", "InstallDir", "REG_SZ", "C:\\Program Files (x86)\\WinFsp\\");
         signal(SIGPIPE, SIG_IGN);
