@@ -95,8 +95,9 @@ gboolean sluice_guest_agent_write_file(virDomainPtr domain, const char *path, GB
 
 /* How much of a file went into the guest so far (DONE of TOTAL bytes). */
 typedef void (*SluiceGuestAgentProgress)(gsize done, gsize total, gpointer user_data);
-/* The most one guest-file-write carries of a streamed file. */
-#define SLUICE_GUEST_AGENT_WRITE_CHUNK (192 * 1024)
+/* The most one guest-file-write carries of a streamed file: 64 KiB in
+ * base64, a request size every agent takes. */
+#define SLUICE_GUEST_AGENT_WRITE_CHUNK (48 * 1024)
 
 /* Replaces the guest file PATH with SIZE bytes read from FD (a host file,
  * from its start), in guest-file-write calls of at most

@@ -438,7 +438,7 @@ static gboolean on_install_guest_tools(SluiceVm *iface, GDBusMethodInvocation *i
         c->invocation = g_object_ref(invocation);
         state->installing = TRUE;
         g_message("%s: installing guest tools", vm->name);
-        publish(vm, "finding", "", 0.0, _("Starting"));
+        publish(vm, "finding", "", 0.0, _("Looking for the installers on this computer"));
         g_task_run_in_thread(task, install_thread);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }

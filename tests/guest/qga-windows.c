@@ -52,8 +52,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* a guest-file-write of 192 KiB in base64, and its JSON */
-#define REQUEST_MAX (512 * 1024)
+/* a guest-file-write of 48 KiB in base64 and its JSON, with room to spare */
+#define REQUEST_MAX (256 * 1024)
 #define DEPTH_MAX 32
 #define OUTPUT_MAX 8192
 #define EXECS_MAX 64
