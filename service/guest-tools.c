@@ -10,6 +10,8 @@
 
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 
 #include "errors.h"
 #include "guest-tools.h"
@@ -250,6 +252,90 @@ char **sluice_guest_tools_msiexec_argv(SluiceGuestTool tool, const char *msi_pat
         argv = g_strv_builder_end(b);
         g_strv_builder_unref(b);
         return argv;
+}
+
+static xmlNode *child(xmlNode *node, const char *name)
+{
+        for (xmlNode *c = node != NULL ? node->children : NULL; c != NULL; c = c->next)
+                if (c->type == XML_ELEMENT_NODE && xmlStrcmp(c->name, (const xmlChar *)name) == 0)
+                        return c;
+        return NULL;
+}
+
+static char *attribute(xmlNode *node, const char *name)
+{
+        xmlChar *value = node != NULL ? xmlGetProp(node, (const xmlChar *)name) : NULL;
+        char *copy = value != NULL ? g_strdup((const char *)value) : NULL;
+
+        xmlFree(value);
+        return copy;
+}
+
+char *sluice_guest_tools_empty_cdrom(const char *domain_xml, char **bus)
+{
+        xmlDoc *doc;
+        xmlNode *devices;
+        char *found = NULL;
+
+        *bus = NULL;
+        if (domain_xml == NULL)
+                return NULL;
+        doc = xmlReadMemory(domain_xml, (int)strlen(domain_xml), "domain.xml", NULL,
+                            XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+        if (doc == NULL)
+                return NULL;
+        devices = child(xmlDocGetRootElement(doc), "devices");
+        for (xmlNode *d = devices != NULL ? devices->children : NULL; d != NULL && found == NULL; d = d->next) {
+                g_autofree char *device = NULL;
+                xmlNode *target;
+
+                if (d->type != XML_ELEMENT_NODE || xmlStrcmp(d->name, (const xmlChar *)"disk") != 0)
+                        continue;
+                device = attribute(d, "device");
+                target = child(d, "target");
+                if (g_strcmp0(device, "cdrom") != 0 || target == NULL || child(d, "source") != NULL)
+                        continue;
+                found = attribute(target, "dev");
+                if (found != NULL)
+                        *bus = attribute(target, "bus");
+        }
+        xmlFreeDoc(doc);
+        return found;
+}
+
+char *sluice_guest_tools_cdrom_xml(const char *target_dev, const char *bus, const char *iso_path)
+{
+        g_autofree char *dev = g_markup_escape_text(target_dev, -1);
+        g_autofree char *b = bus != NULL ? g_markup_escape_text(bus, -1) : NULL;
+        g_autofree char *file = g_markup_escape_text(iso_path, -1);
+
+        return g_strdup_printf("<disk type='file' device='cdrom'><driver name='qemu' type='raw'/>"
+                               "<source file='%s'/><target dev='%s'%s%s%s/><readonly/></disk>",
+                               file, dev, b != NULL ? " bus='" : "", b != NULL ? b : "", b != NULL ? "'" : "");
+}
+
+char *sluice_guest_tools_virtio_win_drive(const char *volumes, gsize len)
+{
+        g_autofree char *text = volumes != NULL ? g_strndup(volumes, len) : g_strdup("");
+        g_auto(GStrv) lines = g_strsplit(text, "\n", 64);
+
+        for (gsize i = 0; lines[i] != NULL; i++) {
+                g_auto(GStrv) parts = g_strsplit(g_strstrip(lines[i]), "|", 3);
+                char letter;
+
+                if (g_strv_length(parts) != 3 || strlen(parts[0]) < 2 || parts[0][1] != ':')
+                        continue;
+                letter = g_ascii_toupper(parts[0][0]);
+                if (letter < 'D' || letter > 'Z' || g_ascii_strncasecmp(g_strstrip(parts[2]), "virtio-win", 10) != 0)
+                        continue;
+                return g_strdup_printf("%c:", letter);
+        }
+        return NULL;
+}
+
+char *sluice_guest_tools_msi_on_drive(const char *drive)
+{
+        return g_strdup_printf("%s\\%s", drive, VIRTIO_WIN_MSI);
 }
 
 /* Windows Installer's exit codes (Microsoft's "MsiExec.exe and

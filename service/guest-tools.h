@@ -30,7 +30,7 @@ gboolean sluice_guest_tool_parse(const char *word, SluiceGuestTool *ret);
 
 typedef enum {
         SLUICE_INSTALLER_MSI,
-        SLUICE_INSTALLER_ISO,           /* virtio-win.iso: inserted as a CD-ROM, never copied */
+        SLUICE_INSTALLER_ISO,           /* virtio-win.iso: inserted as the VM's CD, never copied */
 } SluiceInstallerKind;
 
 /* An installer file on the host, open for reading. */
@@ -77,6 +77,19 @@ const char *sluice_guest_tools_guest_path(SluiceGuestTool tool);
  * is a guest path built by Sluice (a constant above, or a drive letter
  * read back and "\virtio-win-gt-x64.msi").  A new vector. */
 char **sluice_guest_tools_msiexec_argv(SluiceGuestTool tool, const char *msi_path);
+
+/* virtio-win's ISO, inserted as the VM's CD-ROM media: the target of the
+ * first CD-ROM drive in DOMAIN_XML (the live definition) that holds no
+ * media (its <target dev>, BUS set to its bus), or NULL when there is none. */
+char *sluice_guest_tools_empty_cdrom(const char *domain_xml, char **bus);
+/* The <disk> that puts ISO_PATH into that drive (virDomainUpdateDeviceFlags). */
+char *sluice_guest_tools_cdrom_xml(const char *target_dev, const char *bus, const char *iso_path);
+/* From the volume list ("D:\|CDFS|virtio-win-0.1.262" lines, as
+ * guest-windows.h reads it): the drive ("D:") whose label starts with
+ * "virtio-win", or NULL. */
+char *sluice_guest_tools_virtio_win_drive(const char *volumes, gsize len);
+/* virtio-win's MSI on that drive ("D:\virtio-win-gt-x64.msi"). */
+char *sluice_guest_tools_msi_on_drive(const char *drive);
 
 /* msiexec's exit CODE for a person: NULL for 0 and 3010 (success; REBOOT
  * set for 3010 and 1641), else a sentence naming what Windows Installer

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <libvirt/virterror.h>
 
 #include "errors.h"
 #include "guest-agent.h"
@@ -173,6 +174,90 @@ static void wrap_agent_error(const InstallCall *c, GError **error)
         g_free(message);
 }
 
+/* Copies the MSI INSTALLER into the guest as GUEST_PATH, with progress. */
+static gboolean copy_msi(InstallCall *c, SluiceInstaller *installer, const char *guest_path, GError **error)
+{
+        g_message("%s: copying %s (%zu bytes) into the guest as %s", c->vm_name, installer->path, installer->size,
+                  guest_path);
+        c->last_progress = 0;
+        on_copied(0, installer->size, c);
+        if (!sluice_guest_agent_write_from_fd(c->domain, guest_path, installer->fd, installer->size, on_copied, c,
+                                              error)) {
+                wrap_agent_error(c, error);
+                return FALSE;
+        }
+        return TRUE;
+}
+
+/* How long an inserted CD may take to show in Windows' volume list */
+#define CD_SETTLE_TRIES 30
+#define CD_SETTLE_POLL_US (G_USEC_PER_SEC)
+
+/* The drive showing virtio-win's CD, or NULL (ERROR set only on a failure to ask). */
+static char *virtio_win_drive(InstallCall *c, GError **error)
+{
+        gsize len = 0;
+        g_autofree char *volumes = sluice_guest_windows_list_volumes(c->domain, &len, error);
+
+        if (volumes == NULL) {
+                wrap_agent_error(c, error);
+                return NULL;
+        }
+        return sluice_guest_tools_virtio_win_drive(volumes, len);
+}
+
+/* virtio-win's ISO as the VM's CD (unless Windows shows it already): the
+ * guest path of the MSI on it, or NULL with ERROR set. */
+static char *insert_iso(InstallCall *c, const char *iso_path, GError **error)
+{
+        g_autofree char *drive = NULL;
+        g_autofree char *xml = NULL;
+        g_autofree char *target = NULL;
+        g_autofree char *bus = NULL;
+        g_autofree char *disk = NULL;
+
+        drive = virtio_win_drive(c, error);
+        if (drive == NULL && error != NULL && *error != NULL)
+                return NULL;
+        if (drive != NULL)
+                return sluice_guest_tools_msi_on_drive(drive);
+        xml = virDomainGetXMLDesc(c->domain, 0);
+        target = xml != NULL ? sluice_guest_tools_empty_cdrom(xml, &bus) : NULL;
+        if (target == NULL) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
+                            _("“%s” has no empty CD-ROM drive to put virtio-win's ISO in. Give Sluice the "
+                              "virtio-win-gt-x64.msi it holds instead (open the ISO on this computer and copy that file "
+                              "out, e.g. to your Downloads folder), or add a CD-ROM drive to the VM (virt-manager: Add "
+                              "Hardware, Storage, CDROM device) and try again."),
+                            c->vm_name);
+                return NULL;
+        }
+        disk = sluice_guest_tools_cdrom_xml(target, bus, iso_path);
+        report(c, "copying", 1.0, _("Inserting virtio-win's ISO as the VM's CD-ROM"));
+        if (virDomainUpdateDeviceFlags(c->domain, disk, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+                const char *said = virGetLastErrorMessage();
+
+                sluice_guest_agent_set_error(error, SLUICE_ERROR, SLUICE_ERROR_LIBVIRT,
+                                             _("libvirt did not insert virtio-win's ISO into “%s”'s CD-ROM drive %s: %s"),
+                                             c->vm_name, target, said != NULL ? said : "");
+                return NULL;
+        }
+        g_message("%s: %s inserted as CD-ROM %s", c->vm_name, iso_path, target);
+        for (int i = 0; i < CD_SETTLE_TRIES; i++) {
+                if (i > 0)
+                        g_usleep(CD_SETTLE_POLL_US);
+                drive = virtio_win_drive(c, error);
+                if (drive != NULL)
+                        return sluice_guest_tools_msi_on_drive(drive);
+                if (error != NULL && *error != NULL)
+                        return NULL;
+        }
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                    _("virtio-win's ISO was inserted into “%s”, but Windows shows no drive labelled virtio-win after %d s."),
+                    c->vm_name, CD_SETTLE_TRIES);
+        return NULL;
+}
+
 /* Copies and runs the installer of C->current; REBOOT set when Windows wants one. */
 static gboolean install_one(InstallCall *c, gboolean *reboot, GError **error)
 {
@@ -184,6 +269,7 @@ static gboolean install_one(InstallCall *c, gboolean *reboot, GError **error)
         g_autofree char *message = NULL;
         SluiceGuestExec r = { 0 };
         const char *guest_path = sluice_guest_tools_guest_path(tool);
+        g_autofree char *on_drive = NULL;
 
         /* TRANSLATORS: the package */
         message = g_strdup_printf(_("Looking for %s's installer on this computer"), tool_title(tool));
@@ -200,23 +286,12 @@ static gboolean install_one(InstallCall *c, gboolean *reboot, GError **error)
         if (!sluice_guest_tools_open_installer(path, tool, &installer, error))
                 return FALSE;
         if (installer.kind == SLUICE_INSTALLER_ISO) {
-                g_autofree char *shown = sluice_printable_escaped(path);
-
-                /* a CD image is not copied (700 MB through the agent): its MSI is */
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
-                            _("“%s” is a CD image. Give Sluice the virtio-win-gt-x64.msi it holds instead (open the ISO "
-                              "on this computer and copy that file out, e.g. to your Downloads folder), or attach the ISO "
-                              "to the VM as a CD-ROM and run virtio-win-gt-x64.msi from it in Windows."),
-                            shown);
-                return FALSE;
-        }
-        g_message("%s: copying %s (%zu bytes) into the guest as %s", c->vm_name, installer.path, installer.size,
-                  guest_path);
-        c->last_progress = 0;
-        on_copied(0, installer.size, c);
-        if (!sluice_guest_agent_write_from_fd(c->domain, guest_path, installer.fd, installer.size, on_copied, c,
-                                              error)) {
-                wrap_agent_error(c, error);
+                /* a CD image is not copied (700 MB through the agent): it is inserted */
+                on_drive = insert_iso(c, installer.path, error);
+                if (on_drive == NULL)
+                        return FALSE;
+                guest_path = on_drive;
+        } else if (!copy_msi(c, &installer, guest_path, error)) {
                 return FALSE;
         }
         g_free(message);

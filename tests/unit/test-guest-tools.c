@@ -244,6 +244,40 @@ static void test_doctor_reading(void)
         g_assert_cmpint(sluice_guest_doctor_sc_start_type(NULL, 0), ==, 0);
 }
 
+static void test_cdrom(void)
+{
+        static const char with_empty[] =
+                "<domain type='kvm'><name>w</name><devices>"
+                "<disk type='file' device='disk'><source file='/v/w.qcow2'/><target dev='sda' bus='sata'/></disk>"
+                "<disk type='file' device='cdrom'><source file='/v/win.iso'/><target dev='sdb' bus='sata'/></disk>"
+                "<disk type='file' device='cdrom'><target dev='sdc' bus='sata'/><readonly/></disk>"
+                "</devices></domain>";
+        static const char without[] =
+                "<domain type='kvm'><devices><disk type='file' device='cdrom'><source file='/v/win.iso'/>"
+                "<target dev='sdb' bus='sata'/></disk></devices></domain>";
+        static const char volumes[] = "C:\\|NTFS|\r\nE:\\|CDFS|VIRTIO-WIN-0.1.262\r\nZ:\\|VirtIO-FS|docs\r\n";
+        g_autofree char *bus = NULL;
+        g_autofree char *target = sluice_guest_tools_empty_cdrom(with_empty, &bus);
+        g_autofree char *none_bus = NULL;
+        g_autofree char *none = sluice_guest_tools_empty_cdrom(without, &none_bus);
+        g_autofree char *garbage_bus = NULL;
+        g_autofree char *garbage = sluice_guest_tools_empty_cdrom("<domain><devices", &garbage_bus);
+        g_autofree char *xml = sluice_guest_tools_cdrom_xml("sdc", "sata", "/home/me/Down'<loads>/virtio-win.iso");
+        g_autofree char *drive = sluice_guest_tools_virtio_win_drive(volumes, strlen(volumes));
+        g_autofree char *msi = sluice_guest_tools_msi_on_drive(drive);
+
+        g_assert_cmpstr(target, ==, "sdc");
+        g_assert_cmpstr(bus, ==, "sata");
+        g_assert_null(none);
+        g_assert_null(garbage);
+        /* the path is data in the XML, never markup */
+        g_assert_nonnull(strstr(xml, "file='/home/me/Down&apos;&lt;loads&gt;/virtio-win.iso'"));
+        g_assert_nonnull(strstr(xml, "<target dev='sdc' bus='sata'/>"));
+        g_assert_cmpstr(drive, ==, "E:");
+        g_assert_cmpstr(msi, ==, "E:\\virtio-win-gt-x64.msi");
+        g_assert_null(sluice_guest_tools_virtio_win_drive("C:\\|NTFS|\r\n", 9));
+}
+
 int main(int argc, char **argv)
 {
         int status;
@@ -258,6 +292,7 @@ int main(int argc, char **argv)
         g_test_add_func("/guest-tools/argv", test_argv);
         g_test_add_func("/guest-tools/noted-missing", test_noted_missing);
         g_test_add_func("/guest-tools/doctor-reading", test_doctor_reading);
+        g_test_add_func("/guest-tools/cdrom", test_cdrom);
         status = g_test_run();
         (void)g_rmdir(scratch);
         g_free(scratch);
