@@ -473,6 +473,28 @@ static gboolean parse_options(InstallCall *c, GVariant *options, GError **error)
         return TRUE;
 }
 
+/* Whether VM can take an install now; the D-Bus error when not. */
+static gboolean install_possible(SluiceVmDomain *vm, GError **error)
+{
+        if (vm->guest_os_type != SLUICE_WIRE_GUEST_OS_WINDOWS) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
+                            _("“%s” does not run Windows (as its guest agent says): WinFsp and the VirtIO-FS driver are for Windows guests only."),
+                            vm->name);
+                return FALSE;
+        }
+        if (!vm->active || vm->guest_agent != SLUICE_WIRE_AGENT_READY || vm->domain == NULL) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT, _("Sluice cannot install in “%s” now: %s"),
+                            vm->name, !vm->active ? _("it is not running.") : sluice_vm_domain_agent_message(vm));
+                return FALSE;
+        }
+        if (tools_state(vm)->installing) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_BUSY,
+                            _("An installation in “%s” runs already: wait for it to end."), vm->name);
+                return FALSE;
+        }
+        return TRUE;
+}
+
 static gboolean on_install_guest_tools(SluiceVm *iface, GDBusMethodInvocation *invocation, GVariant *options,
                                        gpointer user_data)
 {
@@ -480,40 +502,21 @@ static gboolean on_install_guest_tools(SluiceVm *iface, GDBusMethodInvocation *i
         g_autoptr(GTask) task = NULL;
         g_autoptr(GError) error = NULL;
         InstallCall *c = g_new0(InstallCall, 1);
-        ToolsState *state = tools_state(vm);
 
         c->vm = sluice_vm_domain_ref(vm);
         c->vm_name = g_strdup(vm->name);
-        task = g_task_new(NULL, NULL, on_installed, NULL);
-        g_task_set_task_data(task, c, install_call_free);
-        if (!parse_options(c, options, &error)) {
+        if (!parse_options(c, options, &error) || !install_possible(vm, &error)) {
+                install_call_free(c);
                 g_dbus_method_invocation_return_gerror(invocation, error);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-        if (vm->guest_os_type != SLUICE_WIRE_GUEST_OS_WINDOWS) {
-                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_UNSUPPORTED,
-                                                      _("“%s” does not run Windows (as its guest agent says): WinFsp and the VirtIO-FS driver are for Windows guests only."),
-                                                      vm->name);
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-        if (!vm->active || vm->guest_agent != SLUICE_WIRE_AGENT_READY || vm->domain == NULL) {
-                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                                                      _("Sluice cannot install in “%s” now: %s"), vm->name,
-                                                      !vm->active ? _("it is not running.")
-                                                                  : sluice_vm_domain_agent_message(vm));
-                return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-        if (state->installing) {
-                g_dbus_method_invocation_return_error(invocation, SLUICE_ERROR, SLUICE_ERROR_BUSY,
-                                                      _("An installation in “%s” runs already: wait for it to end."),
-                                                      vm->name);
                 return G_DBUS_METHOD_INVOCATION_HANDLED;
         }
         c->domain = sluice_vm_domain_get_raw(vm);
         c->invocation = g_object_ref(invocation);
-        state->installing = TRUE;
+        tools_state(vm)->installing = TRUE;
         g_message("%s: installing guest tools", vm->name);
         publish(vm, "finding", "", 0.0, _("Looking for the installers on this computer"));
+        task = g_task_new(NULL, NULL, on_installed, NULL);
+        g_task_set_task_data(task, c, install_call_free);
         g_task_run_in_thread(task, install_thread);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
