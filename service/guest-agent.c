@@ -514,7 +514,7 @@ gboolean sluice_guest_agent_write_from_fd(virDomainPtr domain, const char *path,
                                           SluiceGuestAgentProgress progress, gpointer user_data, GError **error)
 {
         g_autofree guchar *buf = g_malloc(SLUICE_GUEST_AGENT_WRITE_CHUNK);
-        gint64 handle = file_open(domain, path, "wb", error);
+        gint64 handle = file_open(domain, path, "w", error);
         gsize done = 0;
 
         if (handle < 0)

@@ -4,10 +4,13 @@
  * argument vectors, and the doctor's reading of what Windows prints. */
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "errors.h"
+#include "fake-guest-agent.h"
+#include "guest-agent.h"
 #include "guest-doctor.h"
 #include "guest-tools.h"
 
@@ -278,6 +281,85 @@ static void test_cdrom(void)
         g_assert_null(sluice_guest_tools_virtio_win_drive("C:\\|NTFS|\r\n", 9));
 }
 
+typedef struct {
+        guint calls;
+        gsize last;
+        gsize total;
+        gboolean backwards;
+} Seen;
+
+static void on_progress(gsize done, gsize total, gpointer user_data)
+{
+        Seen *seen = user_data;
+
+        seen->backwards |= done < seen->last;
+        seen->calls++;
+        seen->last = done;
+        seen->total = total;
+}
+
+/* A 300 KiB installer copied in pieces with its progress; a full disk and
+ * an agent failing midway end it with an error, never a loop. */
+static void test_copy_into_guest(void)
+{
+        const gsize size = 300 * 1024;
+        g_autofree char *path = g_build_filename(scratch, "winfsp-copy.msi", NULL);
+        g_autofree guchar *data = g_malloc(size);
+        g_autoptr(GBytes) in_guest = NULL;
+        g_autoptr(GError) error = NULL;
+        Seen seen = { 0 };
+        int fd;
+
+        for (gsize i = 0; i < size; i++)
+                data[i] = (guchar)(i * 7 + 3);
+        memcpy(data, MSI_MAGIC, sizeof(MSI_MAGIC));
+        g_assert_true(g_file_set_contents(path, (const char *)data, (gssize)size, NULL));
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+
+        fake_guest_reset();
+        g_assert_true(sluice_guest_agent_write_from_fd(NULL, "C:\\Windows\\Temp\\sluice-winfsp.msi", fd, size,
+                                                       on_progress, &seen, &error));
+        g_assert_no_error(error);
+        in_guest = fake_guest_get_file("C:\\Windows\\Temp\\sluice-winfsp.msi", NULL);
+        g_assert_nonnull(in_guest);
+        g_assert_cmpmem(g_bytes_get_data(in_guest, NULL), g_bytes_get_size(in_guest), data, size);
+        g_assert_cmpuint(seen.calls, ==, (size + SLUICE_GUEST_AGENT_WRITE_CHUNK - 1) / SLUICE_GUEST_AGENT_WRITE_CHUNK);
+        g_assert_cmpuint(seen.last, ==, size);
+        g_assert_cmpuint(seen.total, ==, size);
+        g_assert_false(seen.backwards);
+
+        /* a full disk in the guest */
+        fake_guest_reset();
+        fake_guest_set_space(100 * 1024);
+        g_assert_false(sluice_guest_agent_write_from_fd(NULL, "C:\\t.msi", fd, size, NULL, NULL, &error));
+        g_assert_nonnull(error);
+        g_assert_nonnull(strstr(error->message, "No space left"));
+        g_clear_error(&error);
+
+        /* the agent fails at its third write */
+        fake_guest_reset();
+        fake_guest_fail("guest-file-write", 3, "Guest agent is not responding: Guest agent not available for now");
+        seen = (Seen){ 0 };
+        g_assert_false(sluice_guest_agent_write_from_fd(NULL, "C:\\t.msi", fd, size, on_progress, &seen, &error));
+        g_assert_nonnull(error);
+        g_assert_true(error->domain == SLUICE_GUEST_AGENT_ERROR);
+        g_assert_nonnull(strstr(error->message, "not responding"));
+        g_assert_cmpuint(seen.calls, ==, 2);
+        g_assert_true(fake_guest_saw("guest-file-close"));
+        g_clear_error(&error);
+
+        /* the host file is shorter than said (changed after it was checked) */
+        fake_guest_reset();
+        g_assert_false(sluice_guest_agent_write_from_fd(NULL, "C:\\t.msi", fd, size + 4096, NULL, NULL, &error));
+        g_assert_nonnull(error);
+        g_assert_nonnull(strstr(error->message, "shorter"));
+
+        close(fd);
+        (void)g_unlink(path);
+        fake_guest_reset();
+}
+
 int main(int argc, char **argv)
 {
         int status;
@@ -293,6 +375,7 @@ int main(int argc, char **argv)
         g_test_add_func("/guest-tools/noted-missing", test_noted_missing);
         g_test_add_func("/guest-tools/doctor-reading", test_doctor_reading);
         g_test_add_func("/guest-tools/cdrom", test_cdrom);
+        g_test_add_func("/guest-tools/copy-into-guest", test_copy_into_guest);
         status = g_test_run();
         (void)g_rmdir(scratch);
         g_free(scratch);
