@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/libvirt/guest-windows-tools.sh — what a Windows guest lacks is
 # installed from the host, and the doctor reports what the guest has:
-# sluice-service against a real system libvirtd and two TCG guests that run
+# sluice-service against a real system libvirtd and three TCG guests that run
 # the pretend Windows agent (tests/guest/qga-windows.c), through the D-Bus
 # API and sluicectl.
 #
@@ -23,7 +23,9 @@
 #      a file that is not an MSI and a symlink are refused (.InvalidArgument);
 #  (d) `sluicectl vm V doctor` shows Windows' version, the driver's and
 #      WinFsp's versions, VirtioFsSvc's state and start type, the drives and
-#      what Sluice would do next; --json the same as facts.
+#      what Sluice would do next; --json the same as facts; a Linux guest L
+#      (the same agent as an honest Linux one) gets its kernel and virtiofs
+#      reported, and InstallGuestTools on it is .Unsupported.
 # Exit: 0 pass, 1 fail, 77 skip (not root, no QEMU/libvirt/kernel, or an
 # image without the pretend Windows agent).
 set -uo pipefail
@@ -134,16 +136,17 @@ mkdir -p "$work/share-f" "$work/share-v"
 echo "from the host" > "$work/share-f/hello.txt"
 chown -R "$user:" "$work/share-f" "$work/share-v"
 
-F=sluice-tools-f V=sluice-tools-v
+F=sluice-tools-f V=sluice-tools-v L=sluice-tools-l
 define $F --agent --cmdline "sluice_qga=windows sluice_qga_missing=winfsp sluice_qga_msi_result=1603" ||
         fail "define $F"
 define $V --agent --cmdline "sluice_qga=windows sluice_qga_missing=viofs sluice_qga_msi_result=3010" ||
         fail "define $V"
+define $L --agent --cmdline "sluice_qga=liar" || fail "define $L"
 t_boot=$EPOCHREALTIME
-for d in $F $V; do vsh start "$d" >/dev/null || fail "start $d"; done
+for d in $F $V $L; do vsh start "$d" >/dev/null || fail "start $d"; done
 wait_for 240 booted $F || fail "$F did not boot"
 wait_for 240 booted $V || fail "$V did not boot"
-note "both guests booted in $(since "$t_boot") s"
+note "the guests booted in $(since "$t_boot") s"
 wait_for 30 has_vm $F && wait_for 30 has_vm $V || fail "no Vm objects"
 vmF=$(vm_path $F) vmV=$(vm_path $V)
 for v in "$vmF" "$vmV"; do
@@ -257,5 +260,19 @@ done
 json=$(runu "$work/bin/sluicectl" --json vm $V doctor 2>&1)
 grep -q '"viofs-driver-version" *: *"100.95.104.26200"' <<<"$json" && grep -q '"winfsp-version" *: *"2.0.23075"' <<<"$json" &&
         pass "sluicectl --json vm $V doctor has the facts" || fail_later "doctor --json: $json"
+
+wait_for 240 booted $L && wait_for 30 has_vm $L || fail_later "$L did not boot"
+vmL=$(vm_path $L)
+if wait_for 90 vm_prop_is "$vmL" GuestAgent ready; then
+        report=$(runu "$work/bin/sluicectl" vm $L doctor 2>&1)
+        grep -q "^Linux kernel: [0-9]" <<<"$report" && grep -q "^virtiofs in the kernel: " <<<"$report" &&
+                pass "sluicectl vm $L doctor (Linux): $(tr '\n' '|' <<<"$report")" ||
+                fail_later "sluicectl vm $L doctor (Linux): $report"
+        out=$(call "$vmL" org.sluice.Sluice1.Vm.InstallGuestTools "{}" 2>&1)
+        case $out in *Unsupported*"does not run Windows"*) pass "InstallGuestTools on Linux: .Unsupported" ;;
+                *) fail_later "InstallGuestTools on Linux: $out" ;; esac
+else
+        fail_later "$L: GuestAgent '$(vmp "$vmL" GuestAgent)'"
+fi
 
 finish
