@@ -136,10 +136,12 @@ gboolean sluice_guest_tools_open_installer(const char *path, SluiceGuestTool too
         if ((kind == SLUICE_INSTALLER_MSI && ((gsize)st.st_size < MSI_MIN || (gsize)st.st_size > SLUICE_GUEST_TOOLS_MSI_MAX)) ||
             (kind == SLUICE_INSTALLER_ISO && ((gsize)st.st_size < ISO_MAGIC_OFFSET + 5 ||
                                               (gsize)st.st_size > SLUICE_GUEST_TOOLS_ISO_MAX))) {
+                /* the number formatted first: xgettext cuts a msgid at a format macro */
+                g_autofree char *bytes = g_strdup_printf("%" G_GINT64_FORMAT, (gint64)st.st_size);
+
                 (void)close(fd);
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
-                            _("“%s” cannot be an installer: it has %" G_GINT64_FORMAT " bytes"), shown,
-                            (gint64)st.st_size);
+                            _("“%s” cannot be an installer: it has %s bytes"), shown, bytes);
                 return FALSE;
         }
         if (kind == SLUICE_INSTALLER_MSI ? !read_at(fd, 0, magic, sizeof(MSI_MAGIC)) ||
