@@ -179,6 +179,11 @@ static void on_share_event(SaClient *client, SaShare *share, const char *kind,
     body = g_strdup(message);
     urgency = NOTIFY_URGENCY_LOW;
     break;
+  case SLUICE_WIRE_EVENT_LETTER_CHANGED:
+    /* Its drive letter was taken in Windows: the user looks under another one. */
+    summary = g_strdup_printf(_("“%s” has another drive letter"), name);
+    body = g_strdup(message);
+    break;
   case SLUICE_WIRE_EVENT_FAILED:
     summary = g_strdup_printf(_("Could not share “%s”"), name);
     body = g_strdup(message);

@@ -56,8 +56,23 @@ static const char *const event_words[] = {
         [SLUICE_WIRE_EVENT_RECOVERED] = "recovered",
         [SLUICE_WIRE_EVENT_FAILED] = "failed",
         [SLUICE_WIRE_EVENT_RESUMED] = "resumed",
+        [SLUICE_WIRE_EVENT_LETTER_CHANGED] = "letter-changed",
 };
-G_STATIC_ASSERT(G_N_ELEMENTS(event_words) == SLUICE_WIRE_EVENT_RESUMED + 1);
+G_STATIC_ASSERT(G_N_ELEMENTS(event_words) == SLUICE_WIRE_EVENT_LETTER_CHANGED + 1);
+
+static const char *const names_words[] = {
+        [SLUICE_WIRE_NAMES_DEFAULT] = "",
+        [SLUICE_WIRE_NAMES_POSIX] = "posix",
+        [SLUICE_WIRE_NAMES_WINDOWS] = "windows",
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(names_words) == SLUICE_WIRE_NAMES_WINDOWS + 1);
+
+static const char *const case_words[] = {
+        [SLUICE_WIRE_CASE_DEFAULT] = "",
+        [SLUICE_WIRE_CASE_SENSITIVE] = "sensitive",
+        [SLUICE_WIRE_CASE_INSENSITIVE] = "insensitive",
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(case_words) == SLUICE_WIRE_CASE_INSENSITIVE + 1);
 
 /* The word at INDEX, or the table's first (its "nothing known") for an
  * index out of range: a caller's bad cast never reads past the table. */
@@ -105,3 +120,5 @@ WIRE_ENUM_FUNCS(sluice_wire_guest_agent, SluiceWireGuestAgent, guest_agent_words
 WIRE_ENUM_FUNCS(sluice_wire_vm_state, SluiceWireVmState, vm_state_words)
 WIRE_ENUM_FUNCS(sluice_wire_guest_os, SluiceWireGuestOs, guest_os_words)
 WIRE_ENUM_FUNCS(sluice_wire_event, SluiceWireEvent, event_words)
+WIRE_ENUM_FUNCS(sluice_wire_names, SluiceWireNames, names_words)
+WIRE_ENUM_FUNCS(sluice_wire_case, SluiceWireCase, case_words)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wire-enums.h — the words of org.sluice.Sluice1's state properties
- * (Share.State, Share.GuestState, Vm.State, Vm.GuestAgent, Vm.GuestOsType)
- * and of Share.Event's kind, as enums.
+ * (Share.State, Share.GuestState, Vm.State, Vm.GuestAgent, Vm.GuestOsType),
+ * of Share.Names and Share.Case, and of Share.Event's kind, as enums.
  *
  * The API carries these states as fixed English words; this is the one place
  * that turns them into enums and back.  The service publishes with _name(),
@@ -65,7 +65,22 @@ typedef enum {
         SLUICE_WIRE_EVENT_RECOVERED, /* "recovered": served again after a crash */
         SLUICE_WIRE_EVENT_FAILED,    /* "failed" */
         SLUICE_WIRE_EVENT_RESUMED,   /* "resumed": a crash the guest did not notice (nothing failed) */
+        SLUICE_WIRE_EVENT_LETTER_CHANGED, /* "letter-changed": the share's drive letter was taken: another one */
 } SluiceWireEvent;
+
+/* Share.Names and ServedNames: how names a Windows guest cannot use are shown. */
+typedef enum {
+        SLUICE_WIRE_NAMES_DEFAULT, /* "": follow the VM's OS (Names only, never served) */
+        SLUICE_WIRE_NAMES_POSIX,   /* "posix": as they are on the host */
+        SLUICE_WIRE_NAMES_WINDOWS, /* "windows": WinFsp's mapping */
+} SluiceWireNames;
+
+/* Share.Case and ServedCase. */
+typedef enum {
+        SLUICE_WIRE_CASE_DEFAULT,     /* "": follow the VM's OS (Case only, never served) */
+        SLUICE_WIRE_CASE_SENSITIVE,   /* "sensitive" */
+        SLUICE_WIRE_CASE_INSENSITIVE, /* "insensitive" */
+} SluiceWireCase;
 
 const char *sluice_wire_share_state_name(SluiceWireShareState state);
 gboolean sluice_wire_share_state_parse(const char *word, SluiceWireShareState *ret);
@@ -85,6 +100,12 @@ gboolean sluice_wire_guest_os_parse(const char *word, SluiceWireGuestOs *ret);
 const char *sluice_wire_event_name(SluiceWireEvent event);
 gboolean sluice_wire_event_parse(const char *word, SluiceWireEvent *ret);
 
+const char *sluice_wire_names_name(SluiceWireNames names);
+gboolean sluice_wire_names_parse(const char *word, SluiceWireNames *ret);
+
+const char *sluice_wire_case_name(SluiceWireCase case_);
+gboolean sluice_wire_case_parse(const char *word, SluiceWireCase *ret);
+
 /* Shorthands for the questions clients ask most: a NULL or unknown word is
  * not the state asked about. */
 gboolean sluice_wire_share_state_is(const char *word, SluiceWireShareState state);
@@ -93,5 +114,7 @@ gboolean sluice_wire_guest_agent_is(const char *word, SluiceWireGuestAgent agent
 gboolean sluice_wire_vm_state_is(const char *word, SluiceWireVmState state);
 gboolean sluice_wire_guest_os_is(const char *word, SluiceWireGuestOs os);
 gboolean sluice_wire_event_is(const char *word, SluiceWireEvent event);
+gboolean sluice_wire_names_is(const char *word, SluiceWireNames names);
+gboolean sluice_wire_case_is(const char *word, SluiceWireCase case_);
 
 G_END_DECLS

@@ -15,8 +15,11 @@
 #include "config-store.h"
 #include "errors.h"
 #include "guest-os.h"
+#include "guest-place.h"
+#include "printable.h"
 #include "share-path.h"
 #include "share-tag.h"
+#include "wire-enums.h"
 
 #define GROUP_PREFIX "share "
 /* Hand-edited files are small; anything bigger is not a shares.ini. */
@@ -24,7 +27,7 @@
 
 static const char *const known_keys[] = {
         "path", "tag", "vm", "read-only", "autostart", "cache", "queues",
-        "auto-mount", "mount-point", "mount-at-boot", NULL,
+        "auto-mount", "mount-point", "mount-at-boot", "names", "case", "guest-letter", NULL,
 };
 
 SluiceShareConfig *sluice_share_config_new(void)
@@ -39,6 +42,9 @@ SluiceShareConfig *sluice_share_config_new(void)
         config->queues = 1;
         config->auto_mount = TRUE;
         config->mount_point = g_strdup("");
+        config->names = g_strdup("");
+        config->case_ = g_strdup("");
+        config->guest_letter = g_strdup("");
         return config;
 }
 
@@ -51,6 +57,9 @@ SluiceShareConfig *sluice_share_config_copy(const SluiceShareConfig *config)
         copy->vm = g_strdup(config->vm);
         copy->cache = g_strdup(config->cache);
         copy->mount_point = g_strdup(config->mount_point);
+        copy->names = g_strdup(config->names);
+        copy->case_ = g_strdup(config->case_);
+        copy->guest_letter = g_strdup(config->guest_letter);
         return copy;
 }
 
@@ -63,6 +72,9 @@ void sluice_share_config_free(SluiceShareConfig *config)
         g_free(config->vm);
         g_free(config->cache);
         g_free(config->mount_point);
+        g_free(config->names);
+        g_free(config->case_);
+        g_free(config->guest_letter);
         g_free(config);
 }
 
@@ -108,6 +120,34 @@ gboolean sluice_config_check_queues(guint64 queues, GError **error)
 gboolean sluice_config_check_mount_point(const char *mount_point, GError **error)
 {
         return sluice_guest_os_check_place(mount_point, error);
+}
+
+gboolean sluice_config_check_names(const char *names, GError **error)
+{
+        SluiceWireNames parsed;
+        g_autofree char *shown = NULL;
+
+        if (sluice_wire_names_parse(names, &parsed))
+                return TRUE;
+        shown = sluice_printable_escaped(names != NULL ? names : "");
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                    _("“%s” is not a way of showing names: use “windows” (names Windows cannot use are shown as WinFsp does), “posix” (as they are), or nothing to follow the VM's OS"),
+                    shown);
+        return FALSE;
+}
+
+gboolean sluice_config_check_case(const char *case_, GError **error)
+{
+        SluiceWireCase parsed;
+        g_autofree char *shown = NULL;
+
+        if (sluice_wire_case_parse(case_, &parsed))
+                return TRUE;
+        shown = sluice_printable_escaped(case_ != NULL ? case_ : "");
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
+                    _("“%s” is not a case setting: use “insensitive” (README.TXT finds readme.txt), “sensitive”, or nothing to follow the VM's OS"),
+                    shown);
+        return FALSE;
 }
 
 char *sluice_config_default_path(void)
@@ -187,6 +227,36 @@ static void read_guest_boolean(GKeyFile *keyfile, const char *group, const char 
                 drop_guest_setting(file, group, key, _("not true or false"), bad);
 }
 
+typedef gboolean (*CheckString)(const char *value, GError **error);
+
+/* A string setting: missing leaves the default, a bad one is dropped with a log line. */
+static void read_guest_string(GKeyFile *keyfile, const char *group, const char *key, CheckString check,
+                              char **field, const char *file, gboolean *bad)
+{
+        g_autoptr(GError) error = NULL;
+        g_autofree char *value = g_key_file_get_string(keyfile, group, key, &error);
+
+        if (value == NULL) {
+                if (!g_error_matches(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND))
+                        drop_guest_setting(file, group, key, error->message, bad);
+                return;
+        }
+        if (!check(value, &error)) {
+                drop_guest_setting(file, group, key, error->message, bad);
+                return;
+        }
+        g_free(*field);
+        *field = g_steal_pointer(&value);
+}
+
+static gboolean check_guest_letter(const char *letter, GError **error)
+{
+        if (*letter == '\0' || sluice_guest_place_is_drive(letter))
+                return sluice_guest_os_check_place(letter, error);
+        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT, _("not a drive letter"));
+        return FALSE;
+}
+
 /* The guest settings cost no share: a missing or bad value leaves the default. */
 static void read_guest_settings(GKeyFile *keyfile, const char *group, SluiceShareConfig *config,
                                 const char *file, gboolean *bad)
@@ -206,6 +276,10 @@ static void read_guest_settings(GKeyFile *keyfile, const char *group, SluiceShar
                 g_free(config->mount_point);
                 config->mount_point = g_steal_pointer(&mount_point);
         }
+        read_guest_string(keyfile, group, "names", sluice_config_check_names, &config->names, file, bad);
+        read_guest_string(keyfile, group, "case", sluice_config_check_case, &config->case_, file, bad);
+        /* only a drive Windows gave is kept: a path here would be someone's edit */
+        read_guest_string(keyfile, group, "guest-letter", check_guest_letter, &config->guest_letter, file, bad);
 }
 
 /* Reads one group; NULL with a message for the log when it is unusable. */
@@ -476,6 +550,9 @@ gboolean sluice_config_save(const char *file, GPtrArray *entries, GError **error
                 g_key_file_set_boolean(keyfile, group, "auto-mount", config->auto_mount);
                 g_key_file_set_string(keyfile, group, "mount-point", config->mount_point);
                 g_key_file_set_boolean(keyfile, group, "mount-at-boot", config->mount_at_boot);
+                g_key_file_set_string(keyfile, group, "names", config->names);
+                g_key_file_set_string(keyfile, group, "case", config->case_);
+                g_key_file_set_string(keyfile, group, "guest-letter", config->guest_letter);
         }
         data = g_key_file_to_data(keyfile, NULL, NULL);
         if (!g_file_set_contents_full(file, data, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,

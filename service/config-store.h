@@ -3,7 +3,7 @@
  *
  * One group per share, "[share N]" where N is the share's id, with the keys
  * path, tag, vm, read-only, autostart, cache, queues, auto-mount,
- * mount-point, mount-at-boot.  Written atomically
+ * mount-point, mount-at-boot, names, case, guest-letter.  Written atomically
  * (g_file_set_contents) on every change.  Loading is forgiving: each bad
  * entry gets one log line and is skipped, the good ones load, and a file
  * with bad entries is first copied aside as shares.ini.bad-<timestamp>.
@@ -11,7 +11,11 @@
  * or by hand) is not a reason to lose the share: it gets a valid tag made
  * from the old one (or the folder's name), with a log line naming both.
  * A path in a place that may not be shared (share-path.h) is skipped.
- * The guest settings (auto-mount, mount-point, mount-at-boot) came later and
+ * guest-letter is not a setting but a memory: the drive letter a Windows
+ * guest first gave a share whose mount-point is "", so that every later
+ * mount (after a reboot too) asks for that letter again.
+ * The guest settings (auto-mount, mount-point, mount-at-boot, names, case,
+ * guest-letter) came later and
  * cost no share: a file without them gets their defaults, and a bad value
  * is dropped with a log line, the share keeping the default. */
 #pragma once
@@ -37,6 +41,9 @@ typedef struct {
         gboolean auto_mount;    /* mount in the guest through its agent (default TRUE) */
         char *mount_point;      /* where in the guest: "" = the OS's default */
         gboolean mount_at_boot; /* Linux guests: a marked /etc/fstab line (default FALSE) */
+        char *names;            /* Share.Names: "" (the VM's OS decides), posix, windows */
+        char *case_;            /* Share.Case: "" (the VM's OS decides), sensitive, insensitive */
+        char *guest_letter;     /* the drive Windows first gave ("Z:"), "" when none yet */
         SluiceFolderId folder;  /* not saved: the folder checked in this run (share-path.h) */
 } SluiceShareConfig;
 
@@ -55,6 +62,10 @@ gboolean sluice_config_check_queues(guint64 queues, GError **error);
  * (sluice_guest_os_check_place); which guest will take it is not known
  * here, so either is taken. */
 gboolean sluice_config_check_mount_point(const char *mount_point, GError **error);
+/* Share.Names: "", "posix" or "windows"; Share.Case: "", "sensitive" or
+ * "insensitive" (wire-enums.h).  INVALID_ARGUMENT with a sentence otherwise. */
+gboolean sluice_config_check_names(const char *names, GError **error);
+gboolean sluice_config_check_case(const char *case_, GError **error);
 
 /* The file's path: $XDG_CONFIG_HOME/sluice/shares.ini. */
 char *sluice_config_default_path(void);

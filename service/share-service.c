@@ -42,8 +42,8 @@ static void on_read_only_done(GObject *source, GAsyncResult *result, gpointer us
                 g_dbus_method_invocation_take_error(g_steal_pointer(&invocation), error);
 }
 
-/* AutoMount, MountPoint, MountAtBoot: the share checks and applies them, so
- * a refused MountPoint is the caller's error and the property keeps its
+/* AutoMount, MountPoint, MountAtBoot, Names, Case: the share checks and
+ * applies them, so a refused MountPoint, Names or Case is the caller's error and the property keeps its
  * value.  FALSE when NAME is none of them. */
 static gboolean set_guest_setting(SluiceShareService *self, const char *name, GVariant *value,
                                   GDBusMethodInvocation *invocation)
@@ -51,7 +51,7 @@ static gboolean set_guest_setting(SluiceShareService *self, const char *name, GV
         GError *error = NULL;
 
         if (!g_str_equal(name, "AutoMount") && !g_str_equal(name, "MountPoint") &&
-            !g_str_equal(name, "MountAtBoot"))
+            !g_str_equal(name, "MountAtBoot") && !g_str_equal(name, "Names") && !g_str_equal(name, "Case"))
                 return FALSE;
         if (refuse_when_removed(self, invocation))
                 return TRUE;
@@ -59,6 +59,14 @@ static gboolean set_guest_setting(SluiceShareService *self, const char *name, GV
                 sluice_shared_folder_set_auto_mount(self->folder, g_variant_get_boolean(value));
         } else if (g_str_equal(name, "MountAtBoot")) {
                 sluice_shared_folder_set_mount_at_boot(self->folder, g_variant_get_boolean(value));
+        } else if (g_str_equal(name, "Names") || g_str_equal(name, "Case")) {
+                const char *word = g_variant_get_string(value, NULL);
+
+                if (!(g_str_equal(name, "Names") ? sluice_shared_folder_set_names(self->folder, word, &error)
+                                                 : sluice_shared_folder_set_case(self->folder, word, &error))) {
+                        g_dbus_method_invocation_take_error(invocation, error);
+                        return TRUE;
+                }
         } else if (!sluice_shared_folder_set_mount_point(self->folder,
                                                          g_variant_get_string(value, NULL), &error)) {
                 g_dbus_method_invocation_take_error(invocation, error);

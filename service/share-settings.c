@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-settings.c — the share's guest settings (AutoMount, MountPoint,
- * MountAtBoot): kept in its config and on its Share object, saved through
+ * MountAtBoot, Names, Case; ServedNames and ServedCase follow): kept in its config and on its Share object, saved through
  * "changed".  What a change means for the guest now (a plugged share
  * mounted, an fstab line written or removed) is the machine's to say: a
  * change that matters before the next mount is fed to it as an event. */
 #include "config.h"
 
+#include "share-names.h"
 #include "share-private.h"
+#include "vm-guest.h"
 
 static void settings_changed(SluiceSharedFolder *self)
 {
@@ -50,4 +52,61 @@ void sluice_shared_folder_set_mount_at_boot(SluiceSharedFolder *self, gboolean m
         sluice_shared_folder_step(self, &(Happening){
                 .event = mount_at_boot ? SLUICE_SHARE_EVENT_MOUNT_AT_BOOT_ON : SLUICE_SHARE_EVENT_MOUNT_AT_BOOT_OFF,
         });
+}
+
+void sluice_shared_folder_update_served(SluiceSharedFolder *self)
+{
+        gboolean windows = self->vms != NULL && *self->config->vm != '\0' &&
+                           sluice_vm_manager_guest_is_windows(self->vms, self->config->vm);
+        SluiceShareServed served = sluice_share_names_resolve(self->config->names, self->config->case_, windows);
+        const char *names = sluice_wire_names_name(served.names);
+        const char *case_ = sluice_wire_case_name(served.case_);
+
+        gboolean serving = self->worker != NULL && (self->machine.state == SLUICE_SHARE_STARTING ||
+                                                    self->machine.state == SLUICE_SHARE_RUNNING ||
+                                                    self->machine.state == SLUICE_SHARE_DETACHING);
+
+        /* every later launch of the worker takes them, whatever it does now */
+        if (self->worker != NULL)
+                sluice_worker_set_names(self->worker, names, case_);
+        /* "empty when no worker runs" (the API) */
+        if (!serving) {
+                sluice_share_set_served_names(self->iface, "");
+                sluice_share_set_served_case(self->iface, "");
+                return;
+        }
+        if (g_strcmp0(sluice_share_get_served_names(self->iface), names) != 0 ||
+            g_strcmp0(sluice_share_get_served_case(self->iface), case_) != 0)
+                g_message("%s: names %s, case %s%s", self->config->tag, names, case_,
+                          windows ? " (a Windows guest)" : "");
+        sluice_share_set_served_names(self->iface, names);
+        sluice_share_set_served_case(self->iface, case_);
+}
+
+gboolean sluice_shared_folder_set_names(SluiceSharedFolder *self, const char *names, GError **error)
+{
+        if (!sluice_config_check_names(names, error))
+                return FALSE;
+        if (g_strcmp0(names, self->config->names) == 0)
+                return TRUE;
+        g_free(self->config->names);
+        self->config->names = g_strdup(names);
+        sluice_share_set_names(self->iface, names);
+        settings_changed(self);
+        sluice_shared_folder_update_served(self);
+        return TRUE;
+}
+
+gboolean sluice_shared_folder_set_case(SluiceSharedFolder *self, const char *case_, GError **error)
+{
+        if (!sluice_config_check_case(case_, error))
+                return FALSE;
+        if (g_strcmp0(case_, self->config->case_) == 0)
+                return TRUE;
+        g_free(self->config->case_);
+        self->config->case_ = g_strdup(case_);
+        sluice_share_set_case(self->iface, case_);
+        settings_changed(self);
+        sluice_shared_folder_update_served(self);
+        return TRUE;
 }

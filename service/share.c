@@ -182,6 +182,8 @@ static void ensure_worker(SluiceSharedFolder *self)
         if (self->worker != NULL)
                 return;
         self->worker = sluice_worker_new(&wc);
+        /* its first launch has the names the VM's OS asks for */
+        sluice_shared_folder_update_served(self);
         /* what the worker stored before the service restarted: it resumes */
         sluice_service_fd_store_give(self->config->tag, sluice_worker_get_fd_store(self->worker));
         g_signal_connect(self->worker, "ready", G_CALLBACK(on_worker_ready), self);
@@ -215,6 +217,8 @@ void sluice_shared_folder_step(SluiceSharedFolder *self, const Happening *what)
         sluice_shared_folder_execute(self, &r, what);
         /* plugged in or out, the agent's state known: the notice may change */
         sluice_shared_folder_publish_error(self);
+        /* ServedNames and ServedCase are empty while no worker runs */
+        sluice_shared_folder_update_served(self);
         g_object_unref(hold);
 }
 
@@ -324,6 +328,7 @@ void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm)
         self->config->vm = g_strdup(vm);
         sluice_share_set_vm(self->iface, vm);
         sluice_shared_folder_vms_changed(self);
+        sluice_shared_folder_update_served(self);
         g_signal_emit(self, share_signals[SIGNAL_CHANGED], 0);
         if (vm_is_running(self))
                 sluice_shared_folder_step(self, &(Happening){ .event = SLUICE_SHARE_EVENT_VM_STARTED });
@@ -360,6 +365,9 @@ void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *v
 
 void sluice_shared_folder_guest_changed(SluiceSharedFolder *self, const char *vm)
 {
+        /* the agent may have just said that the guest runs Windows */
+        if (is_my_vm(self, vm))
+                sluice_shared_folder_update_served(self);
         if (is_my_vm(self, vm))
                 sluice_shared_folder_step(self, &(Happening){
                         .event = SLUICE_SHARE_EVENT_GUEST_READY,
@@ -452,6 +460,10 @@ SluiceSharedFolder *sluice_shared_folder_new(const SluiceShareConfig *config, Sl
         sluice_share_set_auto_mount(self->iface, config->auto_mount);
         sluice_share_set_mount_point(self->iface, config->mount_point);
         sluice_share_set_mount_at_boot(self->iface, config->mount_at_boot);
+        sluice_share_set_names(self->iface, config->names);
+        sluice_share_set_case(self->iface, config->case_);
+        sluice_share_set_served_names(self->iface, "");
+        sluice_share_set_served_case(self->iface, "");
         sluice_share_set_socket_path(self->iface, "");
         sluice_share_set_guest_hint(self->iface, "");
         sluice_share_set_guest_path(self->iface, "");

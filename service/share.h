@@ -87,6 +87,14 @@ void sluice_shared_folder_set_auto_mount(SluiceSharedFolder *self, gboolean auto
 gboolean sluice_shared_folder_set_mount_point(SluiceSharedFolder *self, const char *mount_point,
                                               GError **error);
 void sluice_shared_folder_set_mount_at_boot(SluiceSharedFolder *self, gboolean mount_at_boot);
+/* Names and Case ("" or what sluice_config_check_names/_case take;
+ * SLUICE_ERROR_INVALID_ARGUMENT otherwise): saved, resolved at once. */
+gboolean sluice_shared_folder_set_names(SluiceSharedFolder *self, const char *names, GError **error);
+gboolean sluice_shared_folder_set_case(SluiceSharedFolder *self, const char *case_, GError **error);
+/* ServedNames and ServedCase anew (share-names.h) from the settings and the
+ * VM's OS, told to a running worker when they changed: called whenever
+ * either may have changed (a setting, SetVm, the agent saying its OS). */
+void sluice_shared_folder_update_served(SluiceSharedFolder *self);
 /* Assigns another VM (already validated); detaches from the old one first. */
 void sluice_shared_folder_set_vm(SluiceSharedFolder *self, const char *vm);
 

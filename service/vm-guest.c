@@ -43,6 +43,13 @@ gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm_id)
         return vm != NULL && domain_guest_ready(vm);
 }
 
+gboolean sluice_vm_manager_guest_is_windows(SluiceVmManager *self, const char *vm_id)
+{
+        SluiceVmDomain *vm = sluice_vm_manager_find_domain(self, vm_id, NULL);
+
+        return vm != NULL && sluice_guest_os_ops(vm->os, vm->guest_os_type) == &sluice_guest_windows_ops;
+}
+
 char *sluice_vm_manager_guest_agent_message(SluiceVmManager *self, const char *vm_id)
 {
         SluiceVmDomain *vm = sluice_vm_manager_find_domain(self, vm_id, NULL);

@@ -39,6 +39,9 @@ typedef struct {
 /* Whether Sluice can mount in VM's guest now: its agent is READY and the
  * guest's OS is Linux or Windows. */
 gboolean sluice_vm_manager_guest_ready(SluiceVmManager *self, const char *vm);
+/* Whether VM is known to run Windows (its agent said so, or its definition
+ * names a Windows OS: guest-os.h), running or not; FALSE for a VM nobody knows. */
+gboolean sluice_vm_manager_guest_is_windows(SluiceVmManager *self, const char *vm);
 /* The agent's state, as Vm.GuestAgent (NONE for a VM nobody knows). */
 SluiceWireGuestAgent sluice_vm_manager_guest_agent(SluiceVmManager *self, const char *vm);
 /* Vm.GuestAgentMessage: what to do when the agent is not READY (a new

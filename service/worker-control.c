@@ -168,6 +168,37 @@ gboolean sluice_worker_control_set_readonly_finish(SluiceWorker1 *control, GAsyn
         return g_task_propagate_boolean(G_TASK(result), error);
 }
 
+static void on_set_names_done(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr(GTask) task = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (sluice_worker1_call_set_names_finish(SLUICE_WORKER1(source), result, &error)) {
+                g_task_return_boolean(task, TRUE);
+                return;
+        }
+        g_dbus_error_strip_remote_error(error);
+        g_task_return_new_error(task, SLUICE_ERROR, SLUICE_ERROR_WORKER_FAILED,
+                                _("sluice-fs did not switch how it shows names (%s): stop and start the share"),
+                                error->message);
+}
+
+void sluice_worker_control_set_names_async(SluiceWorker1 *control, const char *names, const char *case_,
+                                           GAsyncReadyCallback callback, gpointer user_data)
+{
+        GTask *task = g_task_new(control, NULL, callback, user_data);
+
+        g_task_set_source_tag(task, sluice_worker_control_set_names_async);
+        sluice_worker1_call_set_names(control, names, case_, NULL, on_set_names_done, task);
+}
+
+gboolean sluice_worker_control_set_names_finish(SluiceWorker1 *control, GAsyncResult *result,
+                                                GError **error)
+{
+        g_return_val_if_fail(g_task_is_valid(result, control), FALSE);
+        return g_task_propagate_boolean(G_TASK(result), error);
+}
+
 static void on_set_peer_pid_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GTask) task = user_data;

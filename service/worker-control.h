@@ -33,6 +33,14 @@ void sluice_worker_control_set_readonly_async(SluiceWorker1 *control, gboolean r
 gboolean sluice_worker_control_set_readonly_finish(SluiceWorker1 *control, GAsyncResult *result,
                                                    GError **error);
 
+/* Worker1.SetNames: how the worker shows names (NAMES "posix"|"windows")
+ * and finds them (CASE "sensitive"|"insensitive") from now on; completes
+ * once it holds them, or with SLUICE_ERROR_WORKER_FAILED. */
+void sluice_worker_control_set_names_async(SluiceWorker1 *control, const char *names, const char *case_,
+                                           GAsyncReadyCallback callback, gpointer user_data);
+gboolean sluice_worker_control_set_names_finish(SluiceWorker1 *control, GAsyncResult *result,
+                                                GError **error);
+
 /* From now on the worker accepts a frontend only from process pid (the VM's
  * QEMU) while it lives; 0: any process of an allowed user.  Completes once
  * the worker holds it, or with SLUICE_ERROR_WORKER_FAILED (no such process). */

@@ -66,6 +66,10 @@ struct _SluiceWorker {
         GCancellable *launch_cancellable;  /* cancels the connect and stderr reads */
         SluiceWorker1 *control;
         gboolean launched_readonly;
+        char *names;                        /* served: "posix" or "windows" */
+        char *case_;                        /* served: "sensitive" or "insensitive" */
+        char *worker_names;                 /* what the process has: launched with or set; NULL: unknown */
+        char *worker_case;
         gboolean ever_ready;                /* since the last sluice_worker_start() */
         gboolean restarting;                /* the current launch follows a crash */
         guint pending_exit_events;          /* process exit + stderr EOF */
@@ -388,6 +392,57 @@ static gboolean on_ready_timeout(gpointer user_data)
         return G_SOURCE_REMOVE;
 }
 
+typedef struct {
+        SluiceWorker *worker;
+        char *names;
+        char *case_;
+} NamesRequest;
+
+static void on_names_set(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        NamesRequest *r = user_data;
+        g_autoptr(GError) error = NULL;
+
+        if (sluice_worker_control_set_names_finish(SLUICE_WORKER1(source), result, &error)) {
+                g_free(r->worker->worker_names);
+                g_free(r->worker->worker_case);
+                r->worker->worker_names = g_steal_pointer(&r->names);
+                r->worker->worker_case = g_steal_pointer(&r->case_);
+        } else {
+                g_warning("%s: %s", r->worker->config.tag, error->message);
+        }
+        g_object_unref(r->worker);
+        g_free(r->names);
+        g_free(r->case_);
+        g_free(r);
+}
+
+/* Tells a ready worker the served names and case when it has others. */
+static void send_names(SluiceWorker *self)
+{
+        NamesRequest *r;
+
+        if (self->phase != PHASE_READY || self->control == NULL)
+                return;
+        if (g_strcmp0(self->worker_names, self->names) == 0 && g_strcmp0(self->worker_case, self->case_) == 0)
+                return;
+        r = g_new0(NamesRequest, 1);
+        r->worker = g_object_ref(self);
+        r->names = g_strdup(self->names);
+        r->case_ = g_strdup(self->case_);
+        sluice_worker_control_set_names_async(self->control, self->names, self->case_, on_names_set, r);
+}
+
+void sluice_worker_set_names(SluiceWorker *self, const char *names, const char *case_)
+{
+        g_return_if_fail(SLUICE_IS_WORKER(self));
+        g_free(self->names);
+        g_free(self->case_);
+        self->names = g_strdup(names != NULL ? names : "posix");
+        self->case_ = g_strdup(case_ != NULL ? case_ : "sensitive");
+        send_names(self);
+}
+
 static void on_late_readonly_done(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GError) error = NULL;
@@ -464,6 +519,8 @@ static void on_control_connected(GObject *source, GAsyncResult *result, gpointer
         /* Read-only was toggled while the worker was starting. */
         if (self->launched_readonly != self->config.readonly)
                 sluice_worker_set_readonly_async(self, self->config.readonly, on_late_readonly_done, NULL);
+        /* … and the names likewise (the guest's OS became known meanwhile) */
+        send_names(self);
         g_signal_emit(self, worker_signals[SIGNAL_READY], 0, restarted);
         self->resume_expected = FALSE;
         complete_restart_tasks(self, NULL);
@@ -620,6 +677,12 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
                 g_ptr_array_add(argv, g_strdup("--readonly"));
         g_ptr_array_add(argv, g_strdup_printf("--cache=%s", self->config.cache));
         g_ptr_array_add(argv, g_strdup_printf("--queues=%u", self->config.queues));
+        /* the defaults are not written out: a sluice-fs without these
+         * options still serves a Linux guest */
+        if (g_strcmp0(self->names, "posix") != 0)
+                g_ptr_array_add(argv, g_strdup_printf("--names=%s", self->names));
+        if (g_strcmp0(self->case_, "sensitive") != 0)
+                g_ptr_array_add(argv, g_strdup_printf("--case=%s", self->case_));
         g_ptr_array_add(argv, g_strdup_printf("--control-fd=%d", control_fd));
         /* keeps its fds in our store (worker-fd-store.h) and takes them up */
         g_ptr_array_add(argv, g_strdup("--resume"));
@@ -679,6 +742,10 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
 
         self->phase = PHASE_STARTING;
         self->launched_readonly = self->config.readonly;
+        g_free(self->worker_names);
+        g_free(self->worker_case);
+        self->worker_names = g_strdup(self->names);
+        self->worker_case = g_strdup(self->case_);
         self->launch_cancellable = g_cancellable_new();
         self->pending_exit_events = 2;
         g_subprocess_wait_async(self->process, NULL, on_process_exited, g_object_ref(self));
@@ -952,6 +1019,8 @@ SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config)
         self->config.cache = g_strdup(config->cache != NULL ? config->cache : "auto");
         self->config.readonly = config->readonly;
         self->config.queues = config->queues > 0 ? config->queues : 1;
+        self->names = g_strdup(config->names != NULL ? config->names : "posix");
+        self->case_ = g_strdup(config->case_ != NULL ? config->case_ : "sensitive");
         self->peer_uid = -1;
         self->store = sluice_worker_fd_store_new(self->config.tag);
         self->orphans = sluice_worker_orphans_find(self->config.socket_path, self->config.tag,
@@ -988,6 +1057,10 @@ static void sluice_worker_finalize(GObject *object)
         g_free(self->config.tag);
         g_free(self->config.socket_path);
         g_free(self->config.cache);
+        g_free(self->names);
+        g_free(self->case_);
+        g_free(self->worker_names);
+        g_free(self->worker_case);
         g_free(self->launch_error);
         g_free(self->last_stderr_line);
         g_array_unref(self->failures);

@@ -36,6 +36,8 @@ typedef struct {
         char *cache;        /* auto|always|never */
         gboolean readonly;
         guint queues;
+        const char *names;  /* ServedNames: "posix" (NULL too) or "windows" */
+        const char *case_;  /* ServedCase: "sensitive" (NULL too) or "insensitive" */
 } SluiceWorkerConfig;
 
 #define SLUICE_TYPE_WORKER (sluice_worker_get_type())
@@ -76,6 +78,11 @@ GPid sluice_worker_get_pid(SluiceWorker *self);
 void sluice_worker_set_readonly_async(SluiceWorker *self, gboolean readonly,
                                       GAsyncReadyCallback callback, gpointer user_data);
 gboolean sluice_worker_set_readonly_finish(SluiceWorker *self, GAsyncResult *result, GError **error);
+
+/* How the worker shows and finds names (Worker1.SetNames): for every later
+ * launch (--names, --case) and, when ready and different from what it
+ * has, live.  A refusal is logged: the next launch takes them. */
+void sluice_worker_set_names(SluiceWorker *self, const char *names, const char *case_);
 
 /* A hand-over: SIGTERM (the worker keeps its store, protocol "Stopping"),
  * then a launch at once with the store.  Completes when the new worker is
