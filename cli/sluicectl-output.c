@@ -42,6 +42,10 @@ JsonNode *ctl_share_to_json(SluiceShare *share)
         STRING_MEMBER("guest_path", sluice_share_get_guest_path);
         STRING_MEMBER("guest_state", sluice_share_get_guest_state);
         STRING_MEMBER("mount_point", sluice_share_get_mount_point);
+        STRING_MEMBER("names", sluice_share_get_names);
+        STRING_MEMBER("case", sluice_share_get_case);
+        STRING_MEMBER("served_names", sluice_share_get_served_names);
+        STRING_MEMBER("served_case", sluice_share_get_served_case);
 #undef STRING_MEMBER
         json_builder_set_member_name(b, "read_only");
         json_builder_add_boolean_value(b, sluice_share_get_read_only(share));

@@ -376,10 +376,20 @@ int ctl_cmd_set(Ctl *ctl, int argc, char **argv)
         gboolean (*set)(SluiceShare *, gboolean, GCancellable *, GError **) = NULL;
         gboolean value = FALSE;
         const char *mount_point = NULL;
+        /* names, case: a word of the service's ("default": follow the VM's OS) */
+        gboolean (*set_word)(SluiceShare *, const char *, GCancellable *, GError **) = NULL;
+        const char *word = NULL;
 
         if (argc != 4)
-                return ctl_usage_error(_("Use “set SHARE readonly|autostart|automount|mount-at-boot on|off”, “set SHARE mount-point PATH|default” or “set SHARE vm NAME”"));
-        if (is_mount_point_setting(argv[2])) {
+                return ctl_usage_error(_("Use “set SHARE readonly|autostart|automount|mount-at-boot on|off”, “set SHARE mount-point PATH|default”, “set SHARE names windows|posix|default”, “set SHARE case insensitive|sensitive|default” or “set SHARE vm NAME”"));
+        if (strcmp(argv[2], "names") == 0 || strcmp(argv[2], "case") == 0) {
+                set_word = strcmp(argv[2], "names") == 0 ? sluice_client_share_set_names_sync
+                                                         : sluice_client_share_set_case_sync;
+                /* the service checks the word and says what it takes */
+                word = strcmp(argv[3], "default") == 0 ? "" : argv[3];
+                if (!g_utf8_validate(word, -1, NULL))
+                        return ctl_usage_error(_("“%s” takes windows, posix, insensitive, sensitive or default"), argv[2]);
+        } else if (is_mount_point_setting(argv[2])) {
                 if (!g_utf8_validate(argv[3], -1, NULL))
                         return ctl_usage_error(_("The mount point must be UTF-8 text"));
                 /* "default": the guest's own place (/mnt/TAG, a free drive from Z: down) */
@@ -389,7 +399,7 @@ int ctl_cmd_set(Ctl *ctl, int argc, char **argv)
                         if (strcmp(argv[2], switches[i].name) == 0)
                                 set = switches[i].set;
                 if (set == NULL)
-                        return ctl_usage_error(_("Unknown setting “%s”: use readonly, autostart, automount, mount-point, mount-at-boot or vm"), argv[2]);
+                        return ctl_usage_error(_("Unknown setting “%s”: use readonly, autostart, automount, mount-point, mount-at-boot, names, case or vm"), argv[2]);
                 if (!parse_on_off(argv[3], &value))
                         return ctl_usage_error(_("“%s” is not on or off"), argv[3]);
         }
@@ -404,6 +414,11 @@ int ctl_cmd_set(Ctl *ctl, int argc, char **argv)
                 return ctl_print_done(ctl, share, NULL);
         }
         /* Not the generated setters: they would not report a refusal. */
+        if (set_word != NULL) {
+                if (!set_word(share, word, NULL, &error))
+                        return ctl_fail(error);
+                return ctl_print_done(ctl, share, NULL);
+        }
         if (mount_point != NULL ? !sluice_client_share_set_mount_point_sync(share, mount_point, NULL, &error)
                                 : !set(share, value, NULL, &error))
                 return ctl_fail(error);

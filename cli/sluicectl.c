@@ -32,6 +32,8 @@ static const char usage_text[] = N_(
         "  set SHARE vm NAME                 assign a VM (\"\" for none)\n"
         "  set SHARE automount on|off        mount it in the guest through its agent\n"
         "  set SHARE mount-point PATH|X:|default\n"
+        "  set SHARE names windows|posix|default\n"
+        "  set SHARE case insensitive|sensitive|default\n"
         "                                    where in the guest (next mount)\n"
         "  set SHARE mount-at-boot on|off    a Linux guest's /etc/fstab line\n"
         "  stats SHARE [--watch [--count N]] throughput, latency and queue counters\n"

@@ -127,6 +127,18 @@ gboolean sluice_client_share_set_auto_mount_sync(SluiceShare *share, gboolean au
                               error);
 }
 
+gboolean sluice_client_share_set_names_sync(SluiceShare *share, const char *names, GCancellable *cancellable,
+                                            GError **error)
+{
+        return set_value_sync(share, "Names", g_variant_new_string(names), cancellable, error);
+}
+
+gboolean sluice_client_share_set_case_sync(SluiceShare *share, const char *case_, GCancellable *cancellable,
+                                           GError **error)
+{
+        return set_value_sync(share, "Case", g_variant_new_string(case_), cancellable, error);
+}
+
 gboolean sluice_client_share_set_mount_point_sync(SluiceShare *share, const char *mount_point,
                                                   GCancellable *cancellable, GError **error)
 {

@@ -49,6 +49,13 @@ gboolean sluice_client_share_set_mount_point_sync(SluiceShare *share, const char
 gboolean sluice_client_share_set_mount_at_boot_sync(SluiceShare *share, gboolean mount_at_boot,
                                                     GCancellable *cancellable, GError **error);
 
+/* Properties.Set of Names / Case ("" follows the VM's OS); a refused word
+ * is SLUICE_ERROR_INVALID_ARGUMENT with the service's reason. */
+gboolean sluice_client_share_set_names_sync(SluiceShare *share, const char *names, GCancellable *cancellable,
+                                            GError **error);
+gboolean sluice_client_share_set_case_sync(SluiceShare *share, const char *case_, GCancellable *cancellable,
+                                           GError **error);
+
 /* Properties.Get of State / GuestHint: the value the service has now. */
 char *sluice_client_share_fetch_state_sync(SluiceShare *share, GCancellable *cancellable,
                                            GError **error);

@@ -27,7 +27,11 @@ from gi.repository import Gio, GLib  # noqa: E402
 
 XML = """<node><interface name="org.sluice.Worker1">
 <method name="GetStats"><arg name="stats" type="a{sv}" direction="out"/></method>
+<method name="SetNames"><arg name="names" type="s" direction="in"/>
+<arg name="case" type="s" direction="in"/></method>
 <property name="Resume" type="a{sv}" access="read"/>
+<property name="Names" type="s" access="read"/>
+<property name="Case" type="s" access="read"/>
 </interface></node>"""
 
 opts = {}
@@ -121,7 +125,26 @@ loop = GLib.MainLoop()
 node = Gio.DBusNodeInfo.new_for_xml(XML)
 
 
+# --names/--case and SetNames, as sluice-fs takes them; what it has is
+# written beside the socket (SOCKET.names: "NAMES CASE") for the tests
+served = {"names": opts.get("--names", "posix"), "case": opts.get("--case", "sensitive")}
+
+
+def record_names():
+    with open(opts["--socket-path"] + ".names", "w") as f:
+        f.write(f"{served['names']} {served['case']}\n")
+
+
 def on_call(connection, sender, path, iface, method, params, invocation):
+    if method == "SetNames":
+        names, case = params.unpack()
+        if names not in ("posix", "windows") or case not in ("sensitive", "insensitive"):
+            invocation.return_dbus_error("org.freedesktop.DBus.Error.InvalidArgs", "bad names or case")
+            return
+        served.update(names=names, case=case)
+        record_names()
+        invocation.return_value(None)
+        return
     stats = {"uptime-us": GLib.Variant("t", int((time.monotonic() - started) * 1e6) + 1),
              "resume-replayed": GLib.Variant("t", replayed),
              "resume-failed": GLib.Variant("t", failed)}
@@ -129,9 +152,12 @@ def on_call(connection, sender, path, iface, method, params, invocation):
 
 
 def on_get(connection, sender, path, iface, prop):
+    if prop in ("Names", "Case"):
+        return GLib.Variant("s", served[prop.lower()])
     return GLib.Variant("a{sv}", resume)
 
 
+record_names()
 control = Gio.Socket.new_from_fd(int(opts["--control-fd"]))
 stream = control.connection_factory_create_connection()
 # the object first, then the first message: the service's first call is its readiness probe

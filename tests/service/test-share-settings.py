@@ -18,10 +18,17 @@ SLUICE_TEST_USER set, everything runs as that user.
                         list's IN GUEST column and the settings in --json.
   guest-settings-config shares.ini with bad guest settings: each dropped with
                         one log line, the share loads with the default.
+  names-case            Names and Case: "" by default, ServedNames/ServedCase
+                        empty while stopped; writes saved and kept across a
+                        restart; bad words refused with .InvalidArgument; the
+                        worker launched with --names/--case and told a live
+                        change (Worker1.SetNames), through the fake worker of
+                        test-worker-resume.py; sluicectl set/--json.
 """
 import configparser
 import importlib.util
 import os
+import shutil
 import sys
 
 _spec = importlib.util.spec_from_file_location(
@@ -29,6 +36,10 @@ _spec = importlib.util.spec_from_file_location(
 st = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(st)
 Failure, check, wait_for, ROOT = st.Failure, st.check, st.wait_for, st.ROOT
+_spec = importlib.util.spec_from_file_location(
+    "worker_resume_test", os.path.join(os.path.dirname(os.path.abspath(__file__)), "test-worker-resume.py"))
+wr = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(wr)
 
 ERROR = "org.sluice.Sluice1.Error."
 SHARE_IFACE = "org.sluice.Sluice1.Share"
@@ -225,6 +236,92 @@ mount-at-boot=yes please
         check(sum(what in line for line in log.splitlines()) == 1, f"expected one log line {what!r}:\n{log}")
     check(any(n.startswith("shares.ini.bad-") for n in os.listdir(env.path("config", "sluice"))),
           "the file with bad values was not kept aside")
+    env.stop_service(service)
+
+
+def worker_names(env, tag):
+    """What the running (fake) worker of TAG serves: "NAMES CASE", None before it said."""
+    share = env.share(tag)
+    try:
+        with open(share["socket_path"] + ".names") as f:
+            return f.read().strip()
+    except (OSError, KeyError, TypeError):
+        return None
+
+
+def worker_args(env, tag):
+    pids = wr.fake_pids(env, tag)
+    check(len(pids) == 1, f"workers of {tag}: {pids}")
+    with open(f"/proc/{pids[0]}/cmdline", "rb") as f:
+        return f.read().decode().split("\0")
+
+
+def case_names_case(env):
+    if not wr.fake_usable():
+        print("SKIP: /usr/bin/python3 has no gi (python3-gi) for the fake worker")
+        sys.exit(77)
+    binary = os.path.join(env.mkdir("libexec"), "fake-resume-worker.py")
+    shutil.copy2(wr.FAKE, binary)
+    os.chmod(binary, 0o755)
+    env.own(binary)
+    env.env["SLUICE_FS"] = binary
+    service = env.start_service()
+    s = env.ctl_json("add", env.path("share"), "--tag", "docs", "--no-autostart")
+    path = s["object_path"]
+    for key in ("names", "case", "served_names", "served_case"):
+        check(s.get(key) == "", f"--json {key} by default: {s}")
+    check(get_property(env, path, "Names") == "(<''>,)", get_property(env, path, "Names"))
+
+    # What a person may write, refused otherwise in words, nothing changed.
+    for name, bad, words in (("Names", "Windows", ("windows", "posix")),
+                             ("Names", "dos", ("windows",)),
+                             ("Case", "yes", ("insensitive", "sensitive")),
+                             ("Case", "INSENSITIVE", ("insensitive",))):
+        r = set_property(env, path, name, f"<'{bad}'>")
+        check(r.returncode != 0 and ERROR + "InvalidArgument" in r.stderr,
+              f"{name} {bad!r} was not refused with InvalidArgument: {r.stdout} {r.stderr}")
+        for w in words:
+            check(w in r.stderr, f"{name} {bad!r}: no {w!r} in {r.stderr}")
+    check(get_property(env, path, "Case") == "(<''>,)", "a refused Case changed it")
+    check("names" in saved(env)["docs"] and saved(env)["docs"]["names"] == "", f"{saved(env)}")
+
+    check(set_property(env, path, "Names", "<'windows'>").returncode == 0, "Names windows")
+    check(set_property(env, path, "Case", "<'insensitive'>").returncode == 0, "Case insensitive")
+    ini = saved(env)["docs"]
+    check(ini.get("names") == "windows" and ini.get("case") == "insensitive", f"shares.ini: {ini}")
+    check(env.share("docs")["served_names"] == "", f"served while stopped: {env.share('docs')}")
+
+    # Started: the worker is launched with them.
+    env.ctl("start", "docs")
+    env.wait_state("docs", "running")
+    d = env.share("docs")
+    check(d["served_names"] == "windows" and d["served_case"] == "insensitive", f"served: {d}")
+    args = worker_args(env, "docs")
+    check("--names=windows" in args and "--case=insensitive" in args, f"the worker's arguments: {args}")
+    wait_for(lambda: worker_names(env, "docs") == "windows insensitive", 30, "the worker to hold windows")
+
+    # Changed while it runs: the worker is told, not restarted.
+    pid = wr.fake_pids(env, "docs")
+    check(env.ctl_json("set", "docs", "names", "posix")["ok"], "sluicectl set names posix")
+    wait_for(lambda: worker_names(env, "docs") == "posix insensitive", 30,
+             f"the worker to be told posix (it has {worker_names(env, 'docs')})")
+    # "" follows the VM's OS: no VM here, so a Linux guest's way
+    env.ctl("set", "docs", "case", "default")
+    wait_for(lambda: worker_names(env, "docs") == "posix sensitive", 30,
+             f"the worker to be told sensitive (it has {worker_names(env, 'docs')})")
+    check(wr.fake_pids(env, "docs") == pid, "the worker was restarted for a change of names")
+    d = env.share("docs")
+    check(d["names"] == "posix" and d["case"] == "" and d["served_names"] == "posix"
+          and d["served_case"] == "sensitive", f"after the live change: {d}")
+    env.ctl("set", "docs", "names", "unix", rc=1)
+    env.ctl("set", "docs", "case", "windows", rc=1)
+
+    # Kept across a restart of the service.
+    env.ctl("set", "docs", "names", "windows")
+    env.stop_service(service)
+    service = env.start_service()
+    d = env.share("docs")
+    check(d["names"] == "windows" and d["case"] == "", f"after a restart: {d}")
     env.stop_service(service)
 
 
