@@ -279,6 +279,13 @@ static const Row managed_table[SLUICE_SHARE_ATTACHMENT_N_STATES][SLUICE_SHARE_AT
                 /* the agent came up after the plug, or AutoMount was switched on */
                 [SLUICE_SHARE_ATTACHMENT_GUEST_READY] = { GO(MOUNTING), DO(A(MOUNT_IN_GUEST)) },
         },
+        [SLUICE_SHARE_ATTACHMENT_MOUNTED] = {
+                /* the agent is back (a reboot, an agent restart): a reboot
+                 * lost what mounted it (a Linux mount, a WinFsp launcher
+                 * instance), so it is asked again at the same place; one
+                 * still there is found and left as it is */
+                [SLUICE_SHARE_ATTACHMENT_GUEST_READY] = { GO(MOUNTING), DO(A(MOUNT_IN_GUEST)) },
+        },
         [SLUICE_SHARE_ATTACHMENT_REPLUGGING] = {
                 /* the dead mount is let go first (GUEST_RELEASED), then mounted again */
                 [SLUICE_SHARE_ATTACHMENT_PLUG_DONE] = { GO(REMOUNTING),

@@ -75,6 +75,12 @@
  *       |                                  once mounted)          |
  *       +-------------------------------- UNPLUG_DONE ------------+
  *
+ *   GUEST_READY while MOUNTED (managed: the agent came back after a reboot
+ *   or its own restart) goes to MOUNTING and mounts again at the same
+ *   place: a rebooted guest lost its mounts (Linux without an fstab line,
+ *   Windows' WinFsp launcher instances); one still mounted is found there
+ *   and the mount succeeds at once.
+ *
  *   MountAtBoot switched on while MOUNTED writes the guest's boot line at
  *   once (MOUNT_AT_BOOT_ON: WRITE_BOOT_LINE); otherwise the next mount
  *   does.  Switching it off, and removing the share, forget the line

@@ -531,6 +531,10 @@ static gboolean agent_set(SluiceVmDomain *vm, SluiceWireGuestAgent state)
         SluiceWireGuestOs old_os = vm->guest_os_type;
 
         vm->guest_agent = state;
+        /* an agent that went away may have taken a reboot with it: what
+         * Sluice mounted there is asked anew when it is back (vm-guest.c) */
+        if (old == SLUICE_WIRE_AGENT_READY && state != SLUICE_WIRE_AGENT_READY)
+                g_hash_table_remove_all(vm->guest_mounts);
         agent_publish(vm);
         return old != state || g_strcmp0(before, sluice_vm_get_guest_agent_message(vm->iface)) != 0 ||
                old_os != vm->guest_os_type;

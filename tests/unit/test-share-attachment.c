@@ -209,6 +209,7 @@ static const Expected expected[] = {
 static const Expected managed[] = {
         { S(PLUGGING), S(PLUG_DONE), S(MOUNTING), A(CLEAR_ERROR) | A(SET_HINT) | A(MOUNT_IN_GUEST), C(NONE) },
         { S(PLUGGED), S(GUEST_READY), S(MOUNTING), A(MOUNT_IN_GUEST), C(NONE) },
+        { S(MOUNTED), S(GUEST_READY), S(MOUNTING), A(MOUNT_IN_GUEST), C(NONE) },
         { S(REPLUGGING), S(PLUG_DONE), S(REMOUNTING), A(CLEAR_ERROR) | A(SET_HINT) | A(RELEASE_DEAD_MOUNT), C(NONE) },
 };
 
@@ -357,7 +358,8 @@ static void test_mounted_after_plug_when_managed(void)
 }
 
 /* An agent that comes up after the plug (or AutoMount switched on) mounts
- * a plugged share; a mounted one is left alone. */
+ * a plugged share; an agent that comes back (the guest rebooted, or the
+ * agent restarted) mounts a mounted one again, at the place it had. */
 static void test_guest_ready_mounts_plugged(void)
 {
         SluiceShareAttachment machine = { .state = S(PLUGGED) };
@@ -366,13 +368,19 @@ static void test_guest_ready_mounts_plugged(void)
         r = go(&machine, S(GUEST_READY), TRUE, S(MOUNTING));
         g_assert_cmphex(r.actions, ==, A(MOUNT_IN_GUEST));
         (void)go(&machine, S(GUEST_MOUNTED), TRUE, S(MOUNTED));
-        r = go(&machine, S(GUEST_READY), TRUE, S(MOUNTED));
+        /* the agent went away (not managed meanwhile): nothing is done */
+        r = go(&machine, S(GUEST_READY), FALSE, S(MOUNTED));
         g_assert_cmphex(r.actions, ==, 0);
+        /* … and is back: mounted again, and GuestPath set from the answer */
+        r = go(&machine, S(GUEST_READY), TRUE, S(MOUNTING));
+        g_assert_cmphex(r.actions, ==, A(MOUNT_IN_GUEST));
+        r = go(&machine, S(GUEST_MOUNTED), TRUE, S(MOUNTED));
+        g_assert_true(r.actions & A(SET_GUEST_PATH));
         for (guint state = 0; state < SLUICE_SHARE_ATTACHMENT_N_STATES; state++) {
                 SluiceShareAttachment m = { .state = state };
 
                 r = sluice_share_attachment_step(&m, S(GUEST_READY), TRUE);
-                if (state != S(PLUGGED))
+                if (state != S(PLUGGED) && state != S(MOUNTED))
                         g_assert_cmphex(r.actions, ==, 0);
         }
 }
