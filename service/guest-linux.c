@@ -935,9 +935,11 @@ static gboolean linux_check_place(const char *place, GError **error)
         return *place == '\0' || sluice_guest_linux_check_mount_point(place, error);
 }
 
-static char *linux_mount(virDomainPtr domain, const char *tag, const char *place, guint others, GError **error)
+static char *linux_mount(virDomainPtr domain, const char *tag, const char *place, guint others,
+                         gboolean case_insensitive, GError **error)
 {
         (void)others;   /* every share is a mount of its own */
+        (void)case_insensitive;   /* the worker answers lookups so; Linux needs no word of it */
         if (!sluice_guest_linux_mount(domain, tag, place, error))
                 return NULL;
         return g_strdup(place);

@@ -38,9 +38,13 @@ typedef struct {
         char *(*hint)(const char *tag);
 
         /* Mounts TAG at PLACE (checked; "" the guest's choice); OTHERS: how
-         * many other shares Sluice has mounted in this guest now.  Already
-         * mounted: success.  Returns where it is, as the guest calls it. */
-        char *(*mount)(virDomainPtr domain, const char *tag, const char *place, guint others, GError **error);
+         * many other shares Sluice has mounted in this guest now;
+         * CASE_INSENSITIVE: the share is served so (Share.ServedCase), for
+         * a guest that must know (Windows).  Already mounted: success.
+         * Returns where it is, as the guest calls it (Windows: another
+         * letter where PLACE's was taken). */
+        char *(*mount)(virDomainPtr domain, const char *tag, const char *place, guint others,
+                       gboolean case_insensitive, GError **error);
         /* Unmounts TAG at PLACE before an unplug; not mounted: success; in
          * use: BUSY naming what uses it (find_users), nothing changed. */
         gboolean (*unmount)(virDomainPtr domain, const char *tag, const char *place, GError **error);

@@ -57,13 +57,22 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WinExec, sluice_guest_exec_clear)
 
 #define VIOFS_SERVICE SLUICE_WIN_VIOFS_SERVICE
 #define WINFSP_SERVICE SLUICE_WIN_WINFSP_SERVICE
-/* virtiofs.exe reads its mount point here when the service starts it
- * without arguments ("*": the first free letter from Z: down). */
+/* virtiofs.exe (virtio-win's viofs/svc/virtiofs.cpp, FS_SERVICE_REGKEY)
+ * reads its settings under HKLM\\Software\\VirtIO-FS — MountPoint ("*": the
+ * first free letter from Z: down) and CaseInsensitive (a DWORD) among
+ * them — but only when the service starts without arguments, as it does
+ * at boot; started with arguments it takes -m, -t and -i instead.  (Not
+ * HKLM\\Software\\virtiofs: nothing reads that key.) */
 #define VIOFS_REGKEY SLUICE_WIN_VIOFS_REGKEY
 /* WinFsp's launcher starts the file systems registered under this key, one
  * instance per `launchctl start`; virtiofs.exe takes -t TAG and -m DRIVE
- * (virtio-win builds from 2023 on; 0.1.225 still lacked -t). */
-#define LAUNCHER_REGKEY SLUICE_WIN_LAUNCHER_REGKEY
+ * (virtio-win builds from 2023 on; 0.1.225 still lacked -t).  A class's
+ * command line is fixed, so a case-insensitive share (virtiofs.exe -i) has
+ * a class of Sluice's own beside the usual "virtiofs"
+ * (SLUICE_WIN_LAUNCHER_REGKEY's). */
+#define LAUNCHER_SERVICES "HKLM\\SOFTWARE\\WOW6432Node\\WinFsp\\Services\\"
+#define LAUNCHER_CLASS "virtiofs"
+#define LAUNCHER_CLASS_NOCASE "sluice-virtiofs-i"
 /* The file system name virtiofs.exe gives its volumes; their label is the tag. */
 #define VIOFS_FORMAT "VirtIO-FS"
 
@@ -176,18 +185,21 @@ gboolean sluice_guest_windows_launchctl_ok(const char *out, gsize len, char **me
         return FALSE;
 }
 
-char *sluice_guest_windows_drive_of(const char *out, gsize len, const char *tag, guint32 *in_use)
+/* Every "Z:\\|FORMAT|LABEL" line: TAG's drive (NULL when none), every
+ * letter listed (IN_USE) and those of VirtIO-FS (VIOFS), as bit masks. */
+static char *parse_volumes(const char *out, gsize len, const char *tag, guint32 *in_use, guint32 *viofs)
 {
         g_autofree char *found = NULL;
         const char *line;
         gsize n, pos = 0;
 
-        if (in_use != NULL)
-                *in_use = 0;
+        *in_use = 0;
+        *viofs = 0;
         while (next_line(out, len, &pos, &line, &n)) {
                 const char *bar1, *bar2, *format, *label;
                 gsize name_n, format_n, label_n;
                 char letter;
+                gboolean is_viofs;
 
                 trim(&line, &n);
                 bar1 = memchr(line, '|', n);
@@ -201,20 +213,45 @@ char *sluice_guest_windows_drive_of(const char *out, gsize len, const char *tag,
                 if (!(letter >= 'A' && letter <= 'Z') || name_n < 2 || line[1] != ':' ||
                     !(name_n == 2 || (name_n == 3 && line[2] == '\\')))
                         continue;
-                if (in_use != NULL)
-                        *in_use |= 1u << (letter - 'A');
+                *in_use |= 1u << (letter - 'A');
                 format = bar1 + 1;
                 format_n = (gsize)(bar2 - format);
                 label = bar2 + 1;
                 label_n = (gsize)(line + n - label);
                 trim(&format, &format_n);
                 trim(&label, &label_n);
-                if (found == NULL && tag != NULL && format_n == strlen(VIOFS_FORMAT) &&
-                    g_ascii_strncasecmp(format, VIOFS_FORMAT, format_n) == 0 && label_n == strlen(tag) &&
+                is_viofs = format_n == strlen(VIOFS_FORMAT) &&
+                           g_ascii_strncasecmp(format, VIOFS_FORMAT, format_n) == 0;
+                if (is_viofs)
+                        *viofs |= 1u << (letter - 'A');
+                if (found == NULL && tag != NULL && is_viofs && label_n == strlen(tag) &&
                     g_ascii_strncasecmp(label, tag, label_n) == 0)
                         found = g_strdup_printf("%c:", letter);
         }
         return g_steal_pointer(&found);
+}
+
+char *sluice_guest_windows_drive_of(const char *out, gsize len, const char *tag, guint32 *in_use)
+{
+        guint32 used, viofs;
+        char *found = parse_volumes(out, len, tag, &used, &viofs);
+
+        if (in_use != NULL)
+                *in_use = used;
+        return found;
+}
+
+char *sluice_guest_windows_pick_drive(const char *wanted, guint32 in_use)
+{
+        char letter = wanted != NULL && sluice_guest_place_is_drive(wanted) ? g_ascii_toupper(wanted[0]) : '*';
+
+        if (letter >= 'D' && letter <= 'Z' && (in_use & (1u << (letter - 'A'))) == 0)
+                return g_strdup_printf("%c:", letter);
+        /* as WinFsp's "*" does: the first free one from Z: down */
+        for (char l = 'Z'; l >= 'D'; l--)
+                if ((in_use & (1u << (l - 'A'))) == 0)
+                        return g_strdup_printf("%c:", l);
+        return NULL;
 }
 
 /* Runs ARGV in the guest; an agent failure says what was being done and
@@ -266,6 +303,7 @@ static int service_state(virDomainPtr domain, const char *name, GError **error)
 /* The steps run_ok() takes, each with its own message. */
 typedef enum {
         STEP_SET_LETTER,
+        STEP_SET_CASE,
         STEP_AUTOSTART,
         STEP_STOP,
         STEP_START,
@@ -288,6 +326,11 @@ static gboolean run_ok(virDomainPtr domain, const char *const *argv, int ok_too,
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
                             /* TRANSLATORS: %s is what Windows said */
                             _("Setting VirtIO-FS's drive letter failed in the VM: %s"), text);
+                break;
+        case STEP_SET_CASE:
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            /* TRANSLATORS: %s is what Windows said */
+                            _("Setting VirtIO-FS's case-insensitive mode failed in the VM: %s"), text);
                 break;
         case STEP_AUTOSTART:
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
@@ -315,8 +358,10 @@ static gboolean run_ok(virDomainPtr domain, const char *const *argv, int ok_too,
 }
 
 /* The drive showing TAG (NULL when none); IN_USE as for drive_of. */
-static gboolean read_back(virDomainPtr domain, const char *tag, char **drive, guint32 *in_use, GError **error)
+static gboolean read_back(virDomainPtr domain, const char *tag, char **drive, guint32 *in_use,
+                          guint32 *viofs, GError **error)
 {
+        guint32 used, served;
         const char *const argv[] = { POWERSHELL_EXE, "-NoLogo", "-NoProfile", "-NonInteractive",
                                      "-Command", LIST_VOLUMES, NULL };
         g_auto(WinExec) r = { 0 };
@@ -330,7 +375,11 @@ static gboolean read_back(virDomainPtr domain, const char *tag, char **drive, gu
                             _("Listing the drives in the VM failed: %s"), text);
                 return FALSE;
         }
-        *drive = sluice_guest_windows_drive_of(r.out, r.out_len, tag, in_use);
+        *drive = parse_volumes(r.out, r.out_len, tag, &used, &served);
+        if (in_use != NULL)
+                *in_use = used;
+        if (viofs != NULL)
+                *viofs = served;
         return TRUE;
 }
 
@@ -343,7 +392,7 @@ static gboolean settle(virDomainPtr domain, const char *tag, gboolean want_mount
 
                 if (i > 0)
                         g_usleep(SETTLE_POLL_US);
-                if (!read_back(domain, tag, &found, NULL, error))
+                if (!read_back(domain, tag, &found, NULL, NULL, error))
                         return FALSE;
                 if ((found != NULL) == want_mounted) {
                         if (drive != NULL)
@@ -431,15 +480,21 @@ static gboolean check_installed(virDomainPtr domain, int *viofs_state, GError **
  * (virtiofs.exe reads -t and -m from them), so it serves this share even
  * where the VM has several. */
 static gboolean start_service(virDomainPtr domain, const char *tag, const char *mount_point, int state,
-                              GError **error)
+                              gboolean case_insensitive, GError **error)
 {
         const char *const set_point[] = { REG_EXE, "add", VIOFS_REGKEY, "/v", "MountPoint", "/t", "REG_SZ",
                                           "/d", mount_point, "/f", NULL };
+        /* what the boot-time start reads; 0 rather than deleted: one command, the same every time */
+        const char *const set_case[] = { REG_EXE, "add", VIOFS_REGKEY, "/v", "CaseInsensitive", "/t", "REG_DWORD",
+                                         "/d", case_insensitive ? "1" : "0", "/f", NULL };
         const char *const automatic[] = { SC_EXE, "config", VIOFS_SERVICE, "start=", "auto", NULL };
         const char *const stop[] = { SC_EXE, "stop", VIOFS_SERVICE, NULL };
         const char *const start[] = { SC_EXE, "start", VIOFS_SERVICE, "-t", tag, "-m", mount_point, NULL };
+        const char *const start_nocase[] = { SC_EXE, "start", VIOFS_SERVICE, "-i", "-t", tag, "-m", mount_point,
+                                             NULL };
 
         if (!run_ok(domain, set_point, 0, STEP_SET_LETTER, error) ||
+            !run_ok(domain, set_case, 0, STEP_SET_CASE, error) ||
             !run_ok(domain, automatic, 0, STEP_AUTOSTART, error))
                 return FALSE;
         if (state != SC_STOPPED) {
@@ -457,7 +512,7 @@ static gboolean start_service(virDomainPtr domain, const char *tag, const char *
                         g_usleep(SETTLE_POLL_US);
                 }
         }
-        return run_ok(domain, start, SC_ALREADY_RUNNING, STEP_START, error);
+        return run_ok(domain, case_insensitive ? start_nocase : start, SC_ALREADY_RUNNING, STEP_START, error);
 }
 
 /* A virtio-win from before 2023 knows no -t: its service stops at once
@@ -479,19 +534,22 @@ static gboolean start_service_plain(virDomainPtr domain, const char *tag, char *
 }
 
 /* Another share: an instance of WinFsp's launcher serving TAG alone. */
-static gboolean start_instance(virDomainPtr domain, const char *tag, const char *mount_point, GError **error)
+static gboolean start_instance(virDomainPtr domain, const char *tag, const char *mount_point,
+                               gboolean case_insensitive, GError **error)
 {
-        const char *const registered[] = { REG_EXE, "query", LAUNCHER_REGKEY, "/v", "CommandLine", NULL };
-        const char *const reg_exe[] = { REG_EXE, "add", LAUNCHER_REGKEY, "/v", "Executable", "/t", "REG_SZ",
+        const char *class = case_insensitive ? LAUNCHER_CLASS_NOCASE : LAUNCHER_CLASS;
+        g_autofree char *key = g_strconcat(LAUNCHER_SERVICES, class, NULL);
+        const char *const registered[] = { REG_EXE, "query", key, "/v", "CommandLine", NULL };
+        const char *const reg_exe[] = { REG_EXE, "add", key, "/v", "Executable", "/t", "REG_SZ",
                                         "/d", VIRTIOFS_EXE, "/f", NULL };
-        const char *const reg_cmd[] = { REG_EXE, "add", LAUNCHER_REGKEY, "/v", "CommandLine", "/t", "REG_SZ",
-                                        "/d", "-t %1 -m %2", "/f", NULL };
-        const char *const reg_sec[] = { REG_EXE, "add", LAUNCHER_REGKEY, "/v", "Security", "/t", "REG_SZ",
+        const char *const reg_cmd[] = { REG_EXE, "add", key, "/v", "CommandLine", "/t", "REG_SZ",
+                                        "/d", case_insensitive ? "-i -t %1 -m %2" : "-t %1 -m %2", "/f", NULL };
+        const char *const reg_sec[] = { REG_EXE, "add", key, "/v", "Security", "/t", "REG_SZ",
                                         "/d", "D:P(A;;RPWPLC;;;WD)", "/f", NULL };
-        const char *const reg_job[] = { REG_EXE, "add", LAUNCHER_REGKEY, "/v", "JobControl", "/t", "REG_DWORD",
+        const char *const reg_job[] = { REG_EXE, "add", key, "/v", "JobControl", "/t", "REG_DWORD",
                                         "/d", "1", "/f", NULL };
         g_autofree char *instance = g_strconcat("sluice-", tag, NULL);
-        const char *const start[] = { LAUNCHCTL_EXE, "start", "virtiofs", instance, tag, mount_point, NULL };
+        const char *const start[] = { LAUNCHCTL_EXE, "start", class, instance, tag, mount_point, NULL };
         g_auto(WinExec) q = { 0 };
         g_auto(WinExec) r = { 0 };
         g_autofree char *message = NULL;
@@ -517,32 +575,41 @@ static gboolean start_instance(virDomainPtr domain, const char *tag, const char 
 }
 
 char *sluice_guest_windows_mount(virDomainPtr domain, const char *tag, const char *drive,
-                                 gboolean others_mounted, GError **error)
+                                 gboolean others_mounted, gboolean case_insensitive, GError **error)
 {
         g_autofree char *mount_point = NULL;
         g_autofree char *found = NULL;
-        guint32 in_use = 0;
+        guint32 in_use = 0, viofs = 0;
+        gboolean instance;
         int state;
 
         if (!sluice_share_tag_check(tag, error) || !sluice_guest_windows_check_drive(drive, error))
                 return NULL;
-        mount_point = drive == NULL || *drive == '\0' ? g_strdup("*") : g_ascii_strup(drive, -1);
         if (!check_installed(domain, &state, error))
                 return NULL;
-        if (!read_back(domain, tag, &found, &in_use, error))
+        if (!read_back(domain, tag, &found, &in_use, &viofs, error))
                 return NULL;
         if (found != NULL)      /* there already: the service found it at boot */
                 return g_steal_pointer(&found);
-        if (mount_point[0] != '*' && (in_use & (1u << (mount_point[0] - 'A'))) != 0) {
-                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                            _("Drive %s is in use in the VM already: choose another letter, or leave it empty for the first free one from Z: down"),
-                            mount_point);
-                return NULL;
+        /* a letter taken by another drive (a USB stick, another share):
+         * the next free one, which the caller sees in the answer */
+        if (drive == NULL || *drive == '\0') {
+                mount_point = g_strdup("*");
+        } else {
+                mount_point = sluice_guest_windows_pick_drive(drive, in_use);
+                if (mount_point == NULL) {
+                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                                    _("Every drive letter from D: to Z: is in use in the VM: free one, then attach again"));
+                        return NULL;
+                }
         }
-        if (!others_mounted ? !start_service(domain, tag, mount_point, state, error)
-                            : !start_instance(domain, tag, mount_point, error))
+        /* After a reboot the service serves another share already (the
+         * first device, at the registry's letter): it is left alone. */
+        instance = others_mounted || (state == SC_RUNNING && viofs != 0);
+        if (!instance ? !start_service(domain, tag, mount_point, state, case_insensitive, error)
+                      : !start_instance(domain, tag, mount_point, case_insensitive, error))
                 return NULL;
-        if (!settle(domain, tag, TRUE, &found, error) && !others_mounted &&
+        if (!settle(domain, tag, TRUE, &found, error) && !instance &&
             !start_service_plain(domain, tag, &found, error))
                 return NULL;
         if (found == NULL) {
@@ -566,21 +633,28 @@ gboolean sluice_guest_windows_unmount(virDomainPtr domain, const char *tag, cons
         (void)drive;    /* the drive Windows gave is read back: it is what counts */
         if (!sluice_share_tag_check(tag, error))
                 return FALSE;
-        if (!read_back(domain, tag, &found, NULL, error))
+        if (!read_back(domain, tag, &found, NULL, NULL, error))
                 return FALSE;
         if (found == NULL)
                 return TRUE;
         instance = g_strconcat("sluice-", tag, NULL);
         {
-                const char *const stop_instance[] = { LAUNCHCTL_EXE, "stop", "virtiofs", instance, NULL };
+                const char *const stop_instance[] = { LAUNCHCTL_EXE, "stop", LAUNCHER_CLASS, instance, NULL };
+                const char *const stop_nocase[] = { LAUNCHCTL_EXE, "stop", LAUNCHER_CLASS_NOCASE, instance, NULL };
+                g_auto(WinExec) r2 = { 0 };
 
-                /* A share of its own instance, or else the service's. */
+                /* A share of its own instance (of either class), or else the service's. */
                 if (!run(domain, stop_instance, &r, error))
                         return FALSE;
+                if (!(r.exit_code == 0 && sluice_guest_windows_launchctl_ok(r.out, r.out_len, &message))) {
+                        g_clear_pointer(&message, g_free);
+                        if (!run(domain, stop_nocase, &r2, error))
+                                return FALSE;
+                        if (!(r2.exit_code == 0 && sluice_guest_windows_launchctl_ok(r2.out, r2.out_len, &message)) &&
+                            !run_ok(domain, stop_service, SC_NOT_ACTIVE, STEP_STOP, error))
+                                return FALSE;
+                }
         }
-        if (!(r.exit_code == 0 && sluice_guest_windows_launchctl_ok(r.out, r.out_len, &message)) &&
-            !run_ok(domain, stop_service, SC_NOT_ACTIVE, STEP_STOP, error))
-                return FALSE;
         if (!settle(domain, tag, FALSE, NULL, error)) {
                 if (error != NULL && *error == NULL)
                         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
@@ -608,9 +682,10 @@ static char *windows_default_place(const char *tag)
         return g_strdup("");
 }
 
-static char *windows_mount(virDomainPtr domain, const char *tag, const char *place, guint others, GError **error)
+static char *windows_mount(virDomainPtr domain, const char *tag, const char *place, guint others,
+                           gboolean case_insensitive, GError **error)
 {
-        return sluice_guest_windows_mount(domain, tag, place, others > 0, error);
+        return sluice_guest_windows_mount(domain, tag, place, others > 0, case_insensitive, error);
 }
 
 const SluiceGuestOps sluice_guest_windows_ops = {

@@ -30,11 +30,16 @@ G_BEGIN_DECLS
 gboolean sluice_guest_windows_check_drive(const char *drive, GError **error);
 
 /* Mounts TAG: with no other share of Sluice mounted in this guest
- * (OTHERS_MOUNTED FALSE) through VirtioFsSvc (set to start automatically,
- * started), else as a WinFsp launcher instance of its own.  DRIVE as
- * checked above.  Returns the letter Windows gave, read back ("Z:"). */
+ * (OTHERS_MOUNTED FALSE) and VirtioFsSvc serving no other share (as it does
+ * after a reboot) through VirtioFsSvc (registry MountPoint set to the
+ * letter and CaseInsensitive to CASE_INSENSITIVE, both of which it reads at
+ * boot; set to start automatically; started), else as a WinFsp launcher
+ * instance of its own (which a reboot ends: mount again after one).  DRIVE
+ * as checked above; a DRIVE taken by another drive gets the next free one
+ * (sluice_guest_windows_pick_drive).  Returns the letter Windows gave, read
+ * back ("Z:"): the caller compares it with DRIVE. */
 char *sluice_guest_windows_mount(virDomainPtr domain, const char *tag, const char *drive,
-                                 gboolean others_mounted, GError **error);
+                                 gboolean others_mounted, gboolean case_insensitive, GError **error);
 /* Stops what serves TAG at DRIVE (the service, or its launcher instance). */
 gboolean sluice_guest_windows_unmount(virDomainPtr domain, const char *tag, const char *drive,
                                       GError **error);
@@ -72,6 +77,9 @@ int sluice_guest_windows_sc_state(const char *out, gsize len);
 /* TRUE when WinFsp's launchctl answered "OK"; else FALSE and, in MESSAGE, a
  * printable copy of what it said instead. */
 gboolean sluice_guest_windows_launchctl_ok(const char *out, gsize len, char **message);
+/* WANTED ("Y:") when it is not in IN_USE (bit 0 = A:), else the first free
+ * letter from Z: down to D:; NULL when none is free. */
+char *sluice_guest_windows_pick_drive(const char *wanted, guint32 in_use);
 /* From lines "Z:\|FORMAT|LABEL" (the volumes read back): the drive ("Z:")
  * whose file system is VirtIO-FS and whose label is TAG (any case), or
  * NULL; IN_USE (may be NULL) gets every drive listed as a bit mask

@@ -249,6 +249,29 @@ typedef struct {
         gboolean nothing_to_release; /* RELEASE_DEAD_MOUNT found no mount: GUEST_RELEASED now */
 } After;
 
+/* A Windows guest's drive: the letter Windows first gave is kept (it is
+ * asked for at every later mount, after a reboot too), and a letter other
+ * than the one asked for is said, never silently. */
+static void note_drive_letter(SluiceSharedFolder *self, const char *wanted, const char *place)
+{
+        g_autofree char *message = NULL;
+
+        if (!sluice_guest_place_is_drive(place))
+                return;
+        if (*self->config->mount_point == '\0' && *self->config->guest_letter == '\0') {
+                g_free(self->config->guest_letter);
+                self->config->guest_letter = g_ascii_strup(place, -1);
+                g_signal_emit_by_name(self, "changed");
+        }
+        if (wanted == NULL || !sluice_guest_place_is_drive(wanted) || g_ascii_strcasecmp(wanted, place) == 0)
+                return;
+        g_message("%s: drive %s was taken in %s: it is %s", self->config->tag, wanted, self->config->vm, place);
+        /* TRANSLATORS: the share's tag, the drive it got, the VM's name, the drive it wanted */
+        message = g_strdup_printf(_("“%s” is drive %s in %s: %s is taken by another drive"), self->config->tag,
+                                  place, self->config->vm, wanted);
+        sluice_shared_folder_emit_event(self, SLUICE_WIRE_EVENT_LETTER_CHANGED, message);
+}
+
 /* One action. */
 static void execute(SluiceSharedFolder *self, SluiceShareActions action, const Happening *what,
                     const GError *error, After *after)
@@ -373,9 +396,14 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 if (!sluice_shared_folder_release_dead_mount(self))
                         after->nothing_to_release = TRUE;
                 break;
-        case A(SET_GUEST_PATH):
+        case A(SET_GUEST_PATH): {
+                g_autofree char *wanted = g_strdup(sluice_shared_folder_wanted_place(self));
+
                 sluice_shared_folder_set_guest(self, what->place != NULL ? what->place : self->guest_place, SLUICE_WIRE_GUEST_MOUNTED);
+                if (what->place != NULL)
+                        note_drive_letter(self, wanted, what->place);
                 break;
+        }
         case A(REPORT_MOUNT_FAILED):
                 sluice_shared_folder_set_guest(self, NULL, SLUICE_WIRE_GUEST_FAILED);
                 message = g_strdup_printf(_("Could not mount “%s” in %s: %s"), tag, vm, why);

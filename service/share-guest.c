@@ -12,6 +12,7 @@
 
 #include "errors.h"
 #include "guest-os.h"
+#include "guest-place.h"
 #include "share-private.h"
 #include "vm-guest.h"
 
@@ -192,13 +193,27 @@ void sluice_shared_folder_set_guest(SluiceSharedFolder *self, const char *place,
         sluice_share_set_guest_state(self->iface, sluice_wire_guest_state_name(state));
 }
 
+const char *sluice_shared_folder_wanted_place(SluiceSharedFolder *self)
+{
+        const char *own = *self->config->mount_point != '\0' ? self->config->mount_point : self->config->guest_letter;
+
+        if (self->guest_place == NULL)
+                return *own != '\0' ? own : NULL;
+        if (sluice_guest_place_is_drive(self->guest_place) && sluice_guest_place_is_drive(own))
+                return own;
+        return self->guest_place;
+}
+
 void sluice_shared_folder_mount_in_guest(SluiceSharedFolder *self)
 {
-        /* after a crash, at the same place as before */
+        const char *wanted = sluice_shared_folder_wanted_place(self);
+        /* after a crash or a reboot, at the same place as before */
         SluiceGuestMountSpec spec = {
                 .tag = self->config->tag,
-                .mount_point = self->guest_place != NULL ? self->guest_place : self->config->mount_point,
+                .mount_point = wanted != NULL ? wanted : "",
                 .at_boot = self->config->mount_at_boot,
+                .case_insensitive = sluice_wire_case_is(sluice_share_get_served_case(self->iface),
+                                                        SLUICE_WIRE_CASE_INSENSITIVE),
         };
 
         sluice_shared_folder_set_guest(self, self->guest_place, SLUICE_WIRE_GUEST_MOUNTING);

@@ -97,6 +97,11 @@ void sluice_shared_folder_execute(SluiceSharedFolder *self, const SluiceShareLif
  * let_go_quietly: the device is out, its mount goes; nothing follows
  * either. */
 void sluice_shared_folder_set_guest(SluiceSharedFolder *self, const char *place, SluiceWireGuestState state);
+/* Where the next mount asks to be (NULL: the OS's default): after a crash
+ * or a reboot where it was, but a Windows drive at the share's own letter
+ * (MountPoint, else the one Windows first gave, config's guest_letter),
+ * not the one it fell back to when that was taken. */
+const char *sluice_shared_folder_wanted_place(SluiceSharedFolder *self);
 void sluice_shared_folder_mount_in_guest(SluiceSharedFolder *self);
 void sluice_shared_folder_unmount_in_guest(SluiceSharedFolder *self, const char *place);
 gboolean sluice_shared_folder_release_dead_mount(SluiceSharedFolder *self);

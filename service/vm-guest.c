@@ -80,6 +80,7 @@ typedef struct {
         char *tag;
         char *place;              /* mount: what spec asked ("" = default); others: where it is */
         gboolean at_boot;
+        gboolean case_insensitive;
         /* filled when it starts, in the main thread */
         virDomainPtr domain;
         char *vm_name;
@@ -261,7 +262,7 @@ static char *guest_mount(GuestCall *c, GError **error)
                 g_warning("%s: cannot forget the boot-time mount of %s: %s", c->vm_name, c->tag,
                           boot_error->message);
         }
-        return ops->mount(c->domain, c->tag, c->place, c->others, error);
+        return ops->mount(c->domain, c->tag, c->place, c->others, c->case_insensitive, error);
 }
 
 static char *guest_call_run(GuestCall *c, GError **error)
@@ -403,8 +404,8 @@ static void guest_queue_next(SluiceVmDomain *vm)
 
 /* Queues a call on VM_ID's guest; answers at once when it cannot be done. */
 static void guest_call_queue(SluiceVmManager *self, GuestOp op, const char *vm_id, const char *tag,
-                             const char *place, gboolean at_boot, gpointer source_tag,
-                             GAsyncReadyCallback callback, gpointer user_data)
+                             const char *place, gboolean at_boot, gboolean case_insensitive,
+                             gpointer source_tag, GAsyncReadyCallback callback, gpointer user_data)
 {
         g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
         g_autoptr(GError) error = NULL;
@@ -419,6 +420,7 @@ static void guest_call_queue(SluiceVmManager *self, GuestOp op, const char *vm_i
         c->tag = g_strdup(tag != NULL ? tag : "");
         c->place = g_strdup(place != NULL ? place : "");
         c->at_boot = at_boot;
+        c->case_insensitive = case_insensitive;
         g_task_set_task_data(task, c, guest_call_free);
         if (vm == NULL) {
                 /* a VM that is gone has nothing mounted any more */
@@ -449,7 +451,7 @@ void sluice_vm_manager_guest_mount_async(SluiceVmManager *self, const char *vm, 
         g_return_if_fail(SLUICE_IS_VM_MANAGER(self));
         g_return_if_fail(spec != NULL);
         guest_call_queue(self, GUEST_MOUNT, vm, spec->tag, spec->mount_point, spec->at_boot,
-                         sluice_vm_manager_guest_mount_async, callback, user_data);
+                         spec->case_insensitive, sluice_vm_manager_guest_mount_async, callback, user_data);
 }
 
 char *sluice_vm_manager_guest_mount_finish(SluiceVmManager *self, GAsyncResult *result, GError **error)
@@ -462,7 +464,7 @@ void sluice_vm_manager_guest_unmount_async(SluiceVmManager *self, const char *vm
                                            GAsyncReadyCallback callback, gpointer user_data)
 {
         g_return_if_fail(SLUICE_IS_VM_MANAGER(self));
-        guest_call_queue(self, GUEST_UNMOUNT, vm, tag, place, FALSE, sluice_vm_manager_guest_unmount_async,
+        guest_call_queue(self, GUEST_UNMOUNT, vm, tag, place, FALSE, FALSE, sluice_vm_manager_guest_unmount_async,
                          callback, user_data);
 }
 
@@ -484,7 +486,7 @@ void sluice_vm_manager_guest_release_async(SluiceVmManager *self, const char *vm
                                            GAsyncReadyCallback callback, gpointer user_data)
 {
         g_return_if_fail(SLUICE_IS_VM_MANAGER(self));
-        guest_call_queue(self, GUEST_RELEASE, vm, tag, place, FALSE, sluice_vm_manager_guest_release_async,
+        guest_call_queue(self, GUEST_RELEASE, vm, tag, place, FALSE, FALSE, sluice_vm_manager_guest_release_async,
                          callback, user_data);
 }
 
@@ -497,7 +499,7 @@ void sluice_vm_manager_guest_forget_async(SluiceVmManager *self, const char *vm,
                                           GAsyncReadyCallback callback, gpointer user_data)
 {
         g_return_if_fail(SLUICE_IS_VM_MANAGER(self));
-        guest_call_queue(self, GUEST_FORGET, vm, tag, "", FALSE, sluice_vm_manager_guest_forget_async, callback,
+        guest_call_queue(self, GUEST_FORGET, vm, tag, "", FALSE, FALSE, sluice_vm_manager_guest_forget_async, callback,
                          user_data);
 }
 

@@ -34,6 +34,7 @@ typedef struct {
         const char *tag;
         const char *mount_point;  /* Share.MountPoint: "" = the OS's default (/mnt/TAG, Z: downwards) */
         gboolean at_boot;         /* Share.MountAtBoot (Linux: the fstab line) */
+        gboolean case_insensitive; /* Share.ServedCase "insensitive" (Windows: virtiofs.exe -i) */
 } SluiceGuestMountSpec;
 
 /* Whether Sluice can mount in VM's guest now: its agent is READY and the

@@ -163,6 +163,40 @@ static void assert_printable(const char *text)
         }
 }
 
+static guint32 drives(const char *letters)
+{
+        guint32 mask = 0;
+
+        for (const char *l = letters; *l != '\0'; l++)
+                mask |= 1u << (*l - 'A');
+        return mask;
+}
+
+static void assert_picked(const char *wanted, const char *in_use, const char *want)
+{
+        g_autofree char *got = sluice_guest_windows_pick_drive(wanted, drives(in_use));
+
+        g_assert_cmpstr(got, ==, want);
+}
+
+/* A share's letter taken by another drive (a USB stick, another share):
+ * the next free one from Z: down, never A: to C:, never one in use. */
+static void test_pick_drive(void)
+{
+        assert_picked("Z:", "CD", "Z:");
+        assert_picked("y:", "CD", "Y:");
+        assert_picked("Z:", "CDZ", "Y:");
+        assert_picked("Z:", "CDYZ", "X:");
+        assert_picked("M:", "CDMZ", "Y:");
+        assert_picked("", "CDZ", "Y:");
+        assert_picked(NULL, "", "Z:");
+        assert_picked("Z:", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", NULL);
+        assert_picked("Z:", "ABCEFGHIJKLMNOPQRSTUVWXYZ", "D:");
+        /* what a drive check refuses is never handed back */
+        assert_picked("C:", "D", "Z:");
+        assert_picked("Z:\\", "D", "Z:");
+}
+
 static void test_agent_error_printable(void)
 {
         g_autoptr(GError) error = NULL;
@@ -175,7 +209,7 @@ static void test_agent_error_printable(void)
         /* libvirt reports an agent's {"error": …} with its desc as it came */
         fake_guest_fail("guest-exec", 0,
                         "internal error: unable to execute QEMU agent command 'guest-exec': " HOSTILE_DESC);
-        drive = sluice_guest_windows_mount(NULL, "docs", "", FALSE, &error);
+        drive = sluice_guest_windows_mount(NULL, "docs", "", FALSE, FALSE, &error);
         g_assert_null(drive);
         /* the agent's own failure, its code kept for vm-guest.c to word */
         g_assert_error(error, SLUICE_GUEST_AGENT_ERROR, SLUICE_GUEST_AGENT_ERROR_FAILED);
@@ -252,6 +286,7 @@ int main(int argc, char **argv)
         g_test_add_func("/guest-windows/sc-state", test_sc_state);
         g_test_add_func("/guest-windows/launchctl", test_launchctl);
         g_test_add_func("/guest-windows/drive-of", test_drive_of);
+        g_test_add_func("/guest-windows/pick-drive", test_pick_drive);
         g_test_add_func("/guest-windows/agent-error-printable", test_agent_error_printable);
         g_test_add_func("/guest-windows/set-error", test_set_error);
         g_test_add_func("/guest-windows/osinfo-printable", test_osinfo_printable);
