@@ -21,7 +21,8 @@
 #                              sluice_qga_error_escapes=TAG: its errors for
 #                              TAG hold escapes and non-UTF-8 (qga-windows.c);
 #                              sluice_qga_msi_result=CODE,…: what its next
-#                              msiexec runs answer (1603 fails, 3010 reboot)
+#                              msiexec runs answer (1603 fails, 3010 reboot);
+#                              sluice_qga_taken=X: drive X: is a USB stick
 #   sluice_qga=liar            the same program as a Linux agent that can lie
 #                              (--os linux): honest until the host switches it
 #                              with "sluice-test-lie" (sluice_qga_lie=MODE: from
@@ -64,9 +65,10 @@ if [ "$qga_mode" != off ] && port=$(agent_port) && [ -c "$port" ]; then
                         missing=$(cmdline_value sluice_qga_missing)
                         escapes=$(cmdline_value sluice_qga_error_escapes)
                         msi_result=$(cmdline_value sluice_qga_msi_result)
+                        taken=$(cmdline_value sluice_qga_taken)
                         /bin/sluice-qga-windows --port "$port" --record /tmp/qga-windows.log \
                                 ${missing:+--missing "$missing"} ${escapes:+--error-escapes "$escapes"} \
-                                ${msi_result:+--msi-result "$msi_result"} </dev/null &
+                                ${msi_result:+--msi-result "$msi_result"} ${taken:+--taken "$taken"} </dev/null &
                 else
                         echo "sluice-guest: sluice_qga=windows but no /bin/sluice-qga-windows in the image"
                 fi

@@ -18,6 +18,12 @@
  * --msi-result CODE[,CODE…]: the exit codes of the next msiexec runs (1603
  * fails, 3010 installs and wants a restart); after them msiexec installs
  * and answers 0 (the section "msiexec, file writes, doctor").
+ * --taken X: drive X: is a USB stick from the start (letters already taken).
+ * Test-only commands (the section "reboot, registry, letters"):
+ * "sluice-test-reboot" {"taken": "X"} reboots this pretend Windows (the
+ * agent goes away and comes back; what Windows keeps and loses, below),
+ * a USB stick at X: when given; "sluice-test-state" answers the model:
+ * VirtioFsSvc, the drives and who serves them, the registry.
  *
  * A test tool, static and without libraries: its JSON reader is its own,
  * bounded, and answers malformed input with an error as qemu-ga does.
@@ -436,7 +442,8 @@ static void buf_base64(struct buf *b, const char *data, size_t len)
 struct drive {
         char letter;            /* 0: free slot */
         char tag[64];
-        char owner[64];         /* "service" or a launcher instance's name */
+        char owner[64];         /* "service", a launcher instance's name, or "usb" (a stick) */
+        int nocase;             /* virtiofs.exe -i: case-insensitive */
 };
 
 static struct {
@@ -569,6 +576,163 @@ static void sc_state_text(struct buf *out, const char *name, int state, int star
                 buf_printf(out, "        PID                : 2816\r\n        FLAGS              : \r\n");
 }
 
+/* ---- reboot, registry, letters ---- */
+
+/* What this pretend Windows keeps across a reboot and what it loses, as
+ * Windows does: the registry and the services' start types stay; every
+ * WinFsp launcher instance is gone (the launcher starts none by itself) and
+ * so is a running service not set to Automatic.  At "boot" an Automatic
+ * VirtioFsSvc, started without arguments, reads HKLM\SOFTWARE\VirtIO-FS
+ * (MountPoint, CaseInsensitive) and serves the first VirtIO-FS device: the
+ * model sees no devices, so that is the share the service served last (a
+ * VM's device order survives its reboot).  A USB stick at a letter takes
+ * it before any service starts.  Meanwhile the agent is away: its port is
+ * closed, which the host sees as the agent disconnecting. */
+#define VIOFS_KEY "HKLM\\SOFTWARE\\VirtIO-FS"
+#define LAUNCHER_KEY "HKLM\\SOFTWARE\\WOW6432Node\\WinFsp\\Services\\"
+#define REBOOT_DOWN_US (1500 * 1000)
+
+static int reboot_pending;
+static char reboot_taken[8];
+static char service_tag[64];    /* the share VirtioFsSvc served last */
+
+static void service_served(const char *tag, int nocase)
+{
+        int k = drive_of_owner("service");
+
+        if (tag != service_tag)
+                snprintf(service_tag, sizeof(service_tag), "%s", tag);
+        if (k >= 0)
+                win.drives[k].nocase = nocase;
+}
+
+/* The registry entry of launcher class NAME's command line, -1 when not registered. */
+static int launcher_class(const char *name)
+{
+        char key[160];
+
+        if (strchr(name, '\\') != NULL)
+                return -1;
+        snprintf(key, sizeof(key), LAUNCHER_KEY "%s", name);
+        return reg_find(key, "CommandLine");
+}
+
+static int reg_delete(const char *key, const char *name, struct buf *out, struct buf *err)
+{
+        int k = reg_find(key, name);
+
+        if (k < 0) {
+                buf_printf(err, "ERROR: The system was unable to find the specified registry key or value.\r\n");
+                return 1;
+        }
+        memset(&win.reg[k], 0, sizeof(win.reg[k]));
+        buf_printf(out, "The operation completed successfully.\r\n\r\n");
+        return 0;
+}
+
+/* A USB stick at LETTER ("Y" or "Y:"); -1 when that is no drive letter. */
+static int usb_stick(const char *letter)
+{
+        char mount_point[3] = { (char)(letter[0] & ~0x20), ':', '\0' };
+
+        if (letter[0] == '\0' || (letter[1] != '\0' && strcmp(letter + 1, ":") != 0) || mount_point[0] < 'D' ||
+            mount_point[0] > 'Z')
+                return -1;
+        return mount_drive("USB STICK", mount_point, "usb");
+}
+
+static void test_reboot_asked(const struct jnode *args, struct buf *reply)
+{
+        const char *taken = jstr(args, "taken");
+
+        if (taken != NULL && (strlen(taken) == 0 || strlen(taken) > 2)) {
+                buf_printf(reply, "{\"error\":{\"class\":\"GenericError\",\"desc\":\"taken: a drive letter\"}}");
+                return;
+        }
+        snprintf(reboot_taken, sizeof(reboot_taken), "%s", taken != NULL ? taken : "");
+        reboot_pending = 1;
+        buf_printf(reply, "{\"return\":{}}");
+}
+
+/* The reboot itself, once its answer is out: the port closed, Windows
+ * "restarted", the port opened again.  Returns the new descriptor. */
+static int test_reboot(const char *port, int fd)
+{
+        int k;
+
+        reboot_pending = 0;
+        close(fd);
+        usleep(REBOOT_DOWN_US);
+        for (int i = 0; i < INSTANCES_MAX; i++)
+                if (strcmp(win.drives[i].owner, "usb") != 0)
+                        memset(&win.drives[i], 0, sizeof(win.drives[i]));
+        for (int i = 0; i < EXECS_MAX; i++)
+                execs[i].pid = 0;
+        if (reboot_taken[0] != '\0' && usb_stick(reboot_taken) < 0)
+                fprintf(stderr, "sluice-qga-windows: no USB stick at %s: the letter is in use\n", reboot_taken);
+        win.svc_state = SVC_STOPPED;
+        if (win.viofs && win.svc_auto) {
+                win.svc_state = SVC_RUNNING;
+                k = reg_find(VIOFS_KEY, "MountPoint");
+                if (service_tag[0] != '\0') {
+                        /* a letter taken now: virtiofs.exe cannot mount and stops */
+                        if (mount_drive(service_tag, k >= 0 ? win.reg[k].data : "*", "service") < 0) {
+                                win.svc_state = SVC_STOPPED;
+                        } else {
+                                k = reg_find(VIOFS_KEY, "CaseInsensitive");
+                                service_served(service_tag, k >= 0 && strtoul(win.reg[k].data, NULL, 0) != 0);
+                        }
+                }
+        }
+        printf("QGA-WIN: rebooted\n");
+        fflush(stdout);
+        for (;;) {
+                fd = open(port, O_RDWR | O_NOCTTY);
+                if (fd >= 0)
+                        return fd;
+                usleep(100 * 1000);
+        }
+}
+
+/* The model, for the tests' assertions. */
+static void test_state(struct buf *reply)
+{
+        int first = 1;
+
+        buf_printf(reply, "{\"return\":{\"service\":{\"running\":%s,\"automatic\":%s,\"tag\":",
+                   win.svc_state == SVC_RUNNING ? "true" : "false", win.svc_auto ? "true" : "false");
+        buf_json_string(reply, service_tag);
+        buf_printf(reply, "},\"drives\":[");
+        for (char l = 'D'; l <= 'Z'; l++)
+                for (int i = 0; i < INSTANCES_MAX; i++) {
+                        if (win.drives[i].letter != l)
+                                continue;
+                        buf_printf(reply, "%s{\"letter\":\"%c:\",\"tag\":", first ? "" : ",", l);
+                        buf_json_string(reply, win.drives[i].tag);
+                        buf_printf(reply, ",\"owner\":");
+                        buf_json_string(reply, win.drives[i].owner);
+                        buf_printf(reply, ",\"case-insensitive\":%s}", win.drives[i].nocase ? "true" : "false");
+                        first = 0;
+                }
+        buf_printf(reply, "],\"registry\":[");
+        first = 1;
+        for (int i = 0; i < REG_MAX; i++) {
+                if (win.reg[i].key[0] == '\0')
+                        continue;
+                buf_printf(reply, "%s{\"key\":", first ? "" : ",");
+                buf_json_string(reply, win.reg[i].key);
+                buf_printf(reply, ",\"name\":");
+                buf_json_string(reply, win.reg[i].name);
+                buf_printf(reply, ",\"type\":");
+                buf_json_string(reply, win.reg[i].type);
+                buf_printf(reply, ",\"data\":");
+                buf_json_string(reply, win.reg[i].data);
+                buf_printf(reply, "}");
+                first = 0;
+        }
+        buf_printf(reply, "]}}");
+}
+
 static int sc_exe(const char *const *argv, int argc, struct buf *out)
 {
         const char *cmd = argc > 0 ? argv[0] : "";
@@ -605,17 +769,19 @@ static int sc_exe(const char *const *argv, int argc, struct buf *out)
         }
         if (strcasecmp(cmd, "start") == 0) {
                 const char *tag = NULL, *mount_point = NULL;
-                int k;
+                int k, nocase = 0;
 
                 if (win.svc_state == SVC_RUNNING) {
                         buf_printf(out, "[SC] StartService FAILED 1056:\r\n\r\nAn instance of the service is already running.\r\n\r\n");
                         return 1056;
                 }
-                for (int i = 2; i + 1 < argc; i += 2) {
-                        if (strcmp(argv[i], "-t") == 0)
-                                tag = argv[i + 1];
-                        else if (strcmp(argv[i], "-m") == 0)
-                                mount_point = argv[i + 1];
+                for (int i = 2; i < argc; i++) {
+                        if (strcmp(argv[i], "-i") == 0)
+                                nocase = 1;
+                        else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc)
+                                tag = argv[++i];
+                        else if (strcmp(argv[i], "-m") == 0 && i + 1 < argc)
+                                mount_point = argv[++i];
                 }
                 if (mount_point == NULL) {
                         k = reg_find("HKLM\\SOFTWARE\\VirtIO-FS", "MountPoint");
@@ -627,6 +793,8 @@ static int sc_exe(const char *const *argv, int argc, struct buf *out)
                  * this model does not see: it runs without a drive. */
                 if (tag != NULL && mount_drive(tag, mount_point, "service") < 0)
                         win.svc_state = SVC_STOPPED;    /* the letter was taken: it stops at once */
+                else if (tag != NULL)
+                        service_served(tag, nocase);
                 return 0;
         }
         /* stop */
@@ -671,10 +839,16 @@ static int reg_exe(const char *const *argv, int argc, struct buf *out, struct bu
                         buf_printf(err, "ERROR: The system was unable to find the specified registry key or value.\r\n");
                         return 1;
                 }
-                buf_printf(out, "\r\n%s\r\n    %s    %s    %s\r\n\r\n", long_key, win.reg[k].name, win.reg[k].type,
-                           win.reg[k].data);
+                if (strcasecmp(win.reg[k].type, "REG_DWORD") == 0)     /* reg.exe prints a DWORD in hex */
+                        buf_printf(out, "\r\n%s\r\n    %s    %s    0x%lx\r\n\r\n", long_key, win.reg[k].name,
+                                   win.reg[k].type, strtoul(win.reg[k].data, NULL, 0));
+                else
+                        buf_printf(out, "\r\n%s\r\n    %s    %s    %s\r\n\r\n", long_key, win.reg[k].name,
+                                   win.reg[k].type, win.reg[k].data);
                 return 0;
         }
+        if (strcasecmp(argv[0], "delete") == 0 && name != NULL)
+                return reg_delete(argv[1], name, out, err);
         buf_printf(err, "ERROR: Invalid syntax.\r\nType \"REG %s /?\" for usage.\r\n", argv[0]);
         return 1;
 }
@@ -684,9 +858,9 @@ static int reg_exe(const char *const *argv, int argc, struct buf *out, struct bu
 static int launchctl_exe(const char *const *argv, int argc, struct buf *out, struct buf *err)
 {
         if (argc == 5 && strcmp(argv[0], "start") == 0) {
-                int k = reg_find("HKLM\\SOFTWARE\\WOW6432Node\\WinFsp\\Services\\virtiofs", "CommandLine");
+                int k = launcher_class(argv[1]);
 
-                if (strcmp(argv[1], "virtiofs") != 0 || k < 0 || !win.viofs) {
+                if (k < 0 || !win.viofs) {
                         buf_printf(out, "KO launcher: error 2\n");     /* class not registered / no executable */
                         return 0;
                 }
@@ -698,6 +872,7 @@ static int launchctl_exe(const char *const *argv, int argc, struct buf *out, str
                         buf_printf(out, "KO launcher: error 1067\n");  /* the file system exited at once */
                         return 0;
                 }
+                win.drives[drive_of_owner(argv[2])].nocase = strstr(win.reg[k].data, "-i ") != NULL;
                 buf_printf(out, "OK\n");
                 return 0;
         }
@@ -738,7 +913,9 @@ static int powershell_exe(const char *const *argv, int argc, struct buf *out, st
         for (char l = 'E'; l <= 'Z'; l++)
                 for (int i = 0; i < INSTANCES_MAX; i++)
                         if (win.drives[i].letter == l)
-                                buf_printf(out, "%c:\\|VirtIO-FS|%s\r\n", l, win.drives[i].tag);
+                                buf_printf(out, "%c:\\|%s|%s\r\n", l,
+                                           strcmp(win.drives[i].owner, "usb") == 0 ? "FAT32" : "VirtIO-FS",
+                                           win.drives[i].tag);
         return 0;
 }
 
@@ -1152,6 +1329,10 @@ static void answer(const struct jnode *req, struct buf *reply, int *delimit)
                                   "\"version\":\"Microsoft Windows 10\",\"variant\":\"client\","
                                   "\"pretty-name\":\"Windows 10 Pro\",\"version-id\":\"10\",\"variant-id\":\"client\","
                                   "\"kernel-version\":\"10.0\",\"machine\":\"x86_64\",\"id\":\"mswindows\"}}");
+        } else if (strcmp(cmd, "sluice-test-reboot") == 0) {
+                test_reboot_asked(args, reply);
+        } else if (strcmp(cmd, "sluice-test-state") == 0) {
+                test_state(reply);
         } else if (strcmp(cmd, "guest-exec") == 0) {
                 guest_exec(args, reply);
         } else if (strcmp(cmd, "guest-exec-status") == 0) {
@@ -1553,7 +1734,7 @@ static int linux_answer(const struct jnode *req, struct buf *reply, int *delimit
 static void usage(void)
 {
         fprintf(stderr, "usage: sluice-qga-windows --port DEVICE [--record FILE] [--missing winfsp|viofs]... "
-                        "[--error-escapes TAG] [--msi-result CODE[,CODE...]]\n"
+                        "[--error-escapes TAG] [--msi-result CODE[,CODE...]] [--taken X]\n"
                         "       sluice-qga-windows --os linux --port DEVICE [--record FILE] "
                         "[--lie none|busy|one-byte-reads|silent|garbage]\n");
         exit(2);
@@ -1592,6 +1773,9 @@ int main(int argc, char **argv)
                         error_escapes_tag = argv[++i];
                 } else if (strcmp(argv[i], "--msi-result") == 0 && i + 1 < argc) {
                         if (set_msi_results(argv[++i]) < 0)
+                                usage();
+                } else if (strcmp(argv[i], "--taken") == 0 && i + 1 < argc) {
+                        if (usb_stick(argv[++i]) < 0)
                                 usage();
                 } else if (strcmp(argv[i], "--missing") == 0 && i + 1 < argc) {
                         i++;
@@ -1683,6 +1867,8 @@ int main(int argc, char **argv)
                         if (depth == 0) {
                                 handle(fd, request, have);
                                 have = 0;
+                                if (reboot_pending)
+                                        fd = test_reboot(port, fd);
                         }
                 }
         }
