@@ -232,6 +232,8 @@ typedef struct {
         gboolean auto_mount;
         char *mount_point;
         gboolean mount_at_boot;
+        char *names;
+        char *case_;
 } AddOptions;
 
 static void add_options_clear(AddOptions *o)
@@ -239,6 +241,8 @@ static void add_options_clear(AddOptions *o)
         g_free(o->tag);
         g_free(o->cache);
         g_free(o->mount_point);
+        g_free(o->names);
+        g_free(o->case_);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(AddOptions, add_options_clear)
 
@@ -251,6 +255,7 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
                 { "tag", "s" }, { "read-only", "b" }, { "autostart", "b" },
                 { "attach", "b" }, { "cache", "s" }, { "queues", "u" },
                 { "auto-mount", "b" }, { "mount-point", "s" }, { "mount-at-boot", "b" },
+                { "names", "s" }, { "case", "s" },
         };
         GVariantIter iter;
         const char *key;
@@ -261,6 +266,8 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
         out->cache = g_strdup("auto");
         out->auto_mount = TRUE;
         out->mount_point = g_strdup("");
+        out->names = g_strdup("");
+        out->case_ = g_strdup("");
         g_variant_iter_init(&iter, options);
         while (g_variant_iter_next(&iter, "{&sv}", &key, &value)) {
                 G_GNUC_UNUSED g_autoptr(GVariant) owned = value;  /* frees value */
@@ -271,7 +278,7 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
                                 break;
                 if (i == G_N_ELEMENTS(known)) {
                         g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
-                                    _("Unknown option “%s”: the options are tag, read-only, autostart, attach, cache, queues, auto-mount, mount-point and mount-at-boot"),
+                                    _("Unknown option “%s”: the options are tag, read-only, autostart, attach, cache, queues, auto-mount, mount-point, mount-at-boot, names and case"),
                                     key);
                         return FALSE;
                 }
@@ -300,13 +307,20 @@ static gboolean parse_add_options(GVariant *options, AddOptions *out, GError **e
                         out->mount_point = g_variant_dup_string(owned, NULL);
                 } else if (strcmp(key, "mount-at-boot") == 0) {
                         out->mount_at_boot = g_variant_get_boolean(owned);
+                } else if (strcmp(key, "names") == 0) {
+                        g_free(out->names);
+                        out->names = g_variant_dup_string(owned, NULL);
+                } else if (strcmp(key, "case") == 0) {
+                        g_free(out->case_);
+                        out->case_ = g_variant_dup_string(owned, NULL);
                 } else {
                         out->queues = g_variant_get_uint32(owned);
                 }
         }
         return sluice_config_check_cache(out->cache, error) &&
                sluice_config_check_queues(out->queues, error) &&
-               sluice_config_check_mount_point(out->mount_point, error);
+               sluice_config_check_mount_point(out->mount_point, error) &&
+               sluice_config_check_names(out->names, error) && sluice_config_check_case(out->case_, error);
 }
 
 /* ---- shares on the bus ---- */
@@ -445,6 +459,10 @@ static void add_share_from_call(SluiceServiceManager *self, GDBusMethodInvocatio
         g_free(config->mount_point);
         config->mount_point = g_strdup(opts.mount_point);
         config->mount_at_boot = opts.mount_at_boot;
+        g_free(config->names);
+        config->names = g_strdup(opts.names);
+        g_free(config->case_);
+        config->case_ = g_strdup(opts.case_);
 
         share = add_share(self, config);
         if (!save_config(self, &error)) {
