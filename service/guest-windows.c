@@ -592,16 +592,14 @@ char *sluice_guest_windows_mount(virDomainPtr domain, const char *tag, const cha
         if (found != NULL)      /* there already: the service found it at boot */
                 return g_steal_pointer(&found);
         /* a letter taken by another drive (a USB stick, another share):
-         * the next free one, which the caller sees in the answer */
-        if (drive == NULL || *drive == '\0') {
-                mount_point = g_strdup("*");
-        } else {
-                mount_point = sluice_guest_windows_pick_drive(drive, in_use);
-                if (mount_point == NULL) {
-                        g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
-                                    _("Every drive letter from D: to Z: is in use in the VM: free one, then attach again"));
-                        return NULL;
-                }
+         * the next free one, which the caller sees in the answer; none
+         * chosen: the first free one from Z: down, named, so that the
+         * registry's MountPoint names it for the next boot */
+        mount_point = sluice_guest_windows_pick_drive(drive, in_use);
+        if (mount_point == NULL) {
+                g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_GUEST_AGENT,
+                            _("Every drive letter from D: to Z: is in use in the VM: free one, then attach again"));
+                return NULL;
         }
         /* After a reboot the service serves another share already (the
          * first device, at the registry's letter): it is left alone. */

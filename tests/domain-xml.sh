@@ -22,6 +22,8 @@
 #                        libvirt adds the virtio-serial controller and owns the socket)
 #   --root-ports N       spare PCIe root ports (default 8); with 0, libvirt adds only
 #                        those its own devices take: nothing can be hot-plugged
+#   --reboot-restarts    a reboot or reset restarts the guest (hot-plugged devices
+#                        kept) instead of destroying it
 #
 # Values are written as given, XML-escaped; --metadata and --device are XML.
 # Exit: 0, or 2 on a usage error.
@@ -31,7 +33,7 @@ usage() { sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 # text for an XML attribute or element
 esc() { local s=$1; s=${s//&/&amp;}; s=${s//</&lt;}; s=${s//>/&gt;}; s=${s//\'/&apos;}; printf '%s' "$s"; }
 
-kernel= initrd= console= tag= cmdline= memory=256 shared=1 metadata= devices=() agent= root_ports=8
+kernel= initrd= console= tag= cmdline= memory=256 shared=1 metadata= devices=() agent= root_ports=8 on_reboot=destroy
 while [ $# -gt 0 ]; do
         case $1 in
         --kernel) kernel=$2; shift ;;
@@ -44,6 +46,7 @@ while [ $# -gt 0 ]; do
         --metadata) metadata=$2; shift ;;
         --device) devices+=("$2"); shift ;;
         --agent) agent=1 ;;
+        --reboot-restarts) on_reboot=restart ;;
         --root-ports) root_ports=$2; shift ;;
         -h|--help) usage ;;
         -*) echo "domain-xml.sh: unknown option $1" >&2; usage ;;
@@ -71,7 +74,7 @@ echo "  <os><type arch='x86_64' machine='q35'>hvm</type><kernel>$(esc "$kernel")
 echo "    <initrd>$(esc "$initrd")</initrd><cmdline>$(esc "$args")</cmdline></os>"
 # without ACPI, hot-plugging fails: "Bus 'pci.0' does not support hotplugging"
 echo "  <features><acpi/></features>"
-echo "  <on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot><on_crash>destroy</on_crash>"
+echo "  <on_poweroff>destroy</on_poweroff><on_reboot>$on_reboot</on_reboot><on_crash>destroy</on_crash>"
 echo "  <devices>"
 # q35 hot-plugs into free PCIe root ports, and libvirt adds about as many as
 # the devices at boot need: without spares a second share at once would find

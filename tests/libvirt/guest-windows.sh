@@ -15,8 +15,8 @@
 #      launcher instance (a reboot ended the first), Z: by VirtioFsSvc alone;
 #  (c) W reboots with a USB stick at Y:: wy is drive X:, GuestPath says so,
 #      an Event "letter-changed" says that Y: is taken;
-#  (d) sluice-service restarts while W reboots (the stick gone): the new
-#      service brings wy back as a launcher instance at Y: again;
+#  (d) sluice-service restarts while W reboots (the stick still at Y:): the
+#      new service brings wy back as a launcher instance, at X: again;
 #  (e) names and case: with a sluice-fs that takes --names/--case, a
 #      Windows guest's share is served "windows"/"insensitive" and
 #      VirtioFsSvc is told CaseInsensitive (registry and -i); with an older
@@ -77,7 +77,7 @@ chown -R "$user:" "$work"/share-*
 
 W=sluice-win-w G=sluice-win-g
 define $W --agent --cmdline "sluice_qga=windows" || fail "define $W"
-define $G --agent || fail "define $G"
+define $G --agent --reboot-restarts || fail "define $G"
 t_boot=$EPOCHREALTIME
 for d in $W $G; do vsh start "$d" >/dev/null || fail "start $d"; done
 
@@ -172,8 +172,8 @@ service_pid=
 reboot_w
 wait_for 30 drive_is Z: wz service || fail_later "$W did not come back with Z:: $(state)"
 start_service
-if wait_for 120 drive_is Y: wy sluice-wy; then
-        [ "$(starts_of wy)" -gt "$starts" ] && pass "a new sluice-service brings wy back at Y: as a launcher instance" ||
+if wait_for 120 drive_is X: wy sluice-wy; then
+        [ "$(starts_of wy)" -gt "$starts" ] && pass "a new sluice-service brings wy back at X: as a launcher instance" ||
                 fail_later "after the service's restart: no launcher start for wy"
 else
         fail_later "after the service's restart: $W has $(state); wy $(share_info "$shareY")"
