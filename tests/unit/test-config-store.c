@@ -110,6 +110,12 @@ static void test_round_trip(void)
         g_free(b->mount_point);
         b->mount_point = g_strdup("/home/user/Été photos");
         b->mount_at_boot = TRUE;
+        g_free(b->names);
+        b->names = g_strdup("windows");
+        g_free(b->case_);
+        b->case_ = g_strdup("insensitive");
+        g_free(b->guest_letter);
+        b->guest_letter = g_strdup("Y:");
         g_ptr_array_add(saved, b);
         g_ptr_array_add(saved, a);
         g_assert_true(sluice_config_save(file, saved, &error));
@@ -135,11 +141,18 @@ static void test_round_trip(void)
                 g_assert_cmpint(got->auto_mount, ==, want->auto_mount);
                 g_assert_cmpstr(got->mount_point, ==, want->mount_point);
                 g_assert_cmpint(got->mount_at_boot, ==, want->mount_at_boot);
+                g_assert_cmpstr(got->names, ==, want->names);
+                g_assert_cmpstr(got->case_, ==, want->case_);
+                g_assert_cmpstr(got->guest_letter, ==, want->guest_letter);
         }
         /* a's are the defaults: mounted automatically, at the OS's place, not at boot */
         g_assert_true(a->auto_mount);
         g_assert_cmpstr(a->mount_point, ==, "");
         g_assert_false(a->mount_at_boot);
+        /* … names and case follow the VM's OS, no letter known yet */
+        g_assert_cmpstr(a->names, ==, "");
+        g_assert_cmpstr(a->case_, ==, "");
+        g_assert_cmpstr(a->guest_letter, ==, "");
         g_assert_cmpuint(warnings->len, ==, 0);
         remove_tree(dir);
 }
@@ -338,6 +351,47 @@ static void test_guest_settings_bad(void)
         remove_tree(dir);
 }
 
+/* Names, Case and the kept letter from a hand-edited file: a word the
+ * service does not take, or a letter that is not a drive D: to Z:, is
+ * dropped with a warning; the share keeps "" (the VM's OS decides, no
+ * letter known). */
+static void test_names_case_letter_bad(void)
+{
+        g_autofree char *dir = scratch();
+        g_autofree char *file = g_build_filename(dir, "shares.ini", NULL);
+        g_autoptr(GPtrArray) loaded = NULL;
+        g_autoptr(GError) error = NULL;
+        static const char text[] =
+                "[share 1]\npath=/srv/one\ntag=one\nnames=Windows\ncase=yes\nguest-letter=/mnt/one\n"
+                "[share 2]\npath=/srv/two\ntag=two\nnames=posix\ncase=sensitive\nguest-letter=C:\n"
+                "[share 3]\npath=/srv/three\ntag=three\nnames=windows\ncase=insensitive\nguest-letter=Z:\n";
+        const SluiceShareConfig *c;
+
+        reset_warnings();
+        g_assert_true(g_file_set_contents(file, text, -1, NULL));
+        loaded = sluice_config_load(file, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(loaded->len, ==, 3);
+        c = loaded->pdata[0];
+        g_assert_cmpstr(c->names, ==, "");
+        g_assert_cmpstr(c->case_, ==, "");
+        g_assert_cmpstr(c->guest_letter, ==, "");
+        c = loaded->pdata[1];
+        g_assert_cmpstr(c->names, ==, "posix");
+        g_assert_cmpstr(c->case_, ==, "sensitive");
+        g_assert_cmpstr(c->guest_letter, ==, "");
+        c = loaded->pdata[2];
+        g_assert_cmpstr(c->names, ==, "windows");
+        g_assert_cmpstr(c->case_, ==, "insensitive");
+        g_assert_cmpstr(c->guest_letter, ==, "Z:");
+        g_assert_true(warned("[share 1] names ignored"));
+        g_assert_true(warned("[share 1] case ignored"));
+        g_assert_true(warned("[share 1] guest-letter ignored"));
+        g_assert_true(warned("[share 2] guest-letter ignored"));
+        g_assert_false(warned("[share 3]"));
+        remove_tree(dir);
+}
+
 /* What AddShare, MountPoint writes and the file take: "", a Linux path, a
  * drive; anything else is InvalidArgument saying what to give. */
 static void test_check_mount_point(void)
@@ -410,6 +464,7 @@ int main(int argc, char **argv)
         g_test_add_func("/config-store/guest-settings-defaults", test_guest_settings_defaults);
         g_test_add_func("/config-store/guest-settings-bad", test_guest_settings_bad);
         g_test_add_func("/config-store/check-mount-point", test_check_mount_point);
+        g_test_add_func("/config-store/names-case-letter-bad", test_names_case_letter_bad);
         ret = g_test_run();
         g_ptr_array_unref(warnings);
         return ret;
