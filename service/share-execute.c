@@ -251,8 +251,10 @@ typedef struct {
 
 /* A Windows guest's drive: the letter Windows first gave is kept (it is
  * asked for at every later mount, after a reboot too), and a letter other
- * than the one asked for is said, never silently. */
-static void note_drive_letter(SluiceSharedFolder *self, const char *wanted, const char *place)
+ * than the one asked for is said, never silently: once, when the share
+ * comes to it (BEFORE: where it was), not again while it stays there (a
+ * drive still mounted where it was is found there, not given). */
+static void note_drive_letter(SluiceSharedFolder *self, const char *wanted, const char *before, const char *place)
 {
         g_autofree char *message = NULL;
 
@@ -263,7 +265,8 @@ static void note_drive_letter(SluiceSharedFolder *self, const char *wanted, cons
                 self->config->guest_letter = g_ascii_strup(place, -1);
                 g_signal_emit_by_name(self, "changed");
         }
-        if (wanted == NULL || !sluice_guest_place_is_drive(wanted) || g_ascii_strcasecmp(wanted, place) == 0)
+        if (wanted == NULL || !sluice_guest_place_is_drive(wanted) || g_ascii_strcasecmp(wanted, place) == 0 ||
+            (before != NULL && g_ascii_strcasecmp(before, place) == 0))
                 return;
         g_message("%s: drive %s was taken in %s: it is %s", self->config->tag, wanted, self->config->vm, place);
         /* TRANSLATORS: the share's tag, the drive it got, the VM's name, the drive it wanted */
@@ -398,10 +401,11 @@ static void execute(SluiceSharedFolder *self, SluiceShareActions action, const H
                 break;
         case A(SET_GUEST_PATH): {
                 g_autofree char *wanted = g_strdup(sluice_shared_folder_wanted_place(self));
+                g_autofree char *before = g_strdup(self->guest_place);
 
                 sluice_shared_folder_set_guest(self, what->place != NULL ? what->place : self->guest_place, SLUICE_WIRE_GUEST_MOUNTED);
                 if (what->place != NULL)
-                        note_drive_letter(self, wanted, what->place);
+                        note_drive_letter(self, wanted, before, what->place);
                 break;
         }
         case A(REPORT_MOUNT_FAILED):
