@@ -132,6 +132,11 @@ if [ -n "$names_supported" ]; then
         [ "$(shp "$shareZ" ServedNames)" = windows ] && [ "$(shp "$shareZ" ServedCase)" = insensitive ] &&
                 pass "a Windows guest's share is served windows/insensitive" ||
                 fail_later "ServedNames '$(shp "$shareZ" ServedNames)', ServedCase '$(shp "$shareZ" ServedCase)'"
+        wpid=$(worker_of "$shareZ")
+        args=$([ -n "$wpid" ] && tr '\0' ' ' < "/proc/$wpid/cmdline")
+        case $args in *" --names=windows "*"--case=insensitive "*)
+                pass "wz's sluice-fs runs with --names=windows --case=insensitive" ;;
+        *) fail_later "wz's sluice-fs (${wpid:-none}) runs as: $args" ;; esac
         state | grep -q '"name":"CaseInsensitive","type":"REG_DWORD","data":"1"' &&
                 state | grep -q '{"letter":"Z:","tag":"wz","owner":"service","case-insensitive":true}' &&
                 state | grep -q '{"letter":"Y:","tag":"wy","owner":"sluice-wy","case-insensitive":true}' &&
