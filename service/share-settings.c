@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* share-settings.c — the share's guest settings (AutoMount, MountPoint,
- * MountAtBoot, Names, Case; ServedNames and ServedCase follow): kept in its config and on its Share object, saved through
- * "changed".  What a change means for the guest now (a plugged share
- * mounted, an fstab line written or removed) is the machine's to say: a
- * change that matters before the next mount is fed to it as an event. */
+ * MountAtBoot, Names, Case; ServedNames and ServedCase follow): kept in its
+ * config and on its Share object, saved through "changed".  What a change
+ * means for the guest now (a plugged share mounted, an fstab line written or
+ * removed) is the machine's to say: a change that matters before the next
+ * mount is fed to it as an event; Names and Case go to the worker. */
 #include "config.h"
 
 #include "share-names.h"
@@ -61,7 +62,6 @@ void sluice_shared_folder_update_served(SluiceSharedFolder *self)
         SluiceShareServed served = sluice_share_names_resolve(self->config->names, self->config->case_, windows);
         const char *names = sluice_wire_names_name(served.names);
         const char *case_ = sluice_wire_case_name(served.case_);
-
         gboolean serving = self->worker != NULL && (self->machine.state == SLUICE_SHARE_STARTING ||
                                                     self->machine.state == SLUICE_SHARE_RUNNING ||
                                                     self->machine.state == SLUICE_SHARE_DETACHING);

@@ -365,14 +365,14 @@ void sluice_shared_folder_device_removed(SluiceSharedFolder *self, const char *v
 
 void sluice_shared_folder_guest_changed(SluiceSharedFolder *self, const char *vm)
 {
+        if (!is_my_vm(self, vm))
+                return;
         /* the agent may have just said that the guest runs Windows */
-        if (is_my_vm(self, vm))
-                sluice_shared_folder_update_served(self);
-        if (is_my_vm(self, vm))
-                sluice_shared_folder_step(self, &(Happening){
-                        .event = SLUICE_SHARE_EVENT_GUEST_READY,
-                        .vm = vm,
-                });
+        sluice_shared_folder_update_served(self);
+        sluice_shared_folder_step(self, &(Happening){
+                .event = SLUICE_SHARE_EVENT_GUEST_READY,
+                .vm = vm,
+        });
 }
 
 void sluice_shared_folder_removed(SluiceSharedFolder *self)
