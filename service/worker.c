@@ -68,7 +68,7 @@ struct _SluiceWorker {
         gboolean launched_readonly;
         char *names;                        /* served: "posix" or "windows" */
         char *case_;                        /* served: "sensitive" or "insensitive" */
-        char *worker_names;                 /* what the process has: launched with or set; NULL: unknown */
+        char *worker_names;                 /* what the process was launched with or asked to take */
         char *worker_case;
         gboolean ever_ready;                /* since the last sluice_worker_start() */
         gboolean restarting;                /* the current launch follows a crash */
@@ -403,14 +403,9 @@ static void on_names_set(GObject *source, GAsyncResult *result, gpointer user_da
         NamesRequest *r = user_data;
         g_autoptr(GError) error = NULL;
 
-        if (sluice_worker_control_set_names_finish(SLUICE_WORKER1(source), result, &error)) {
-                g_free(r->worker->worker_names);
-                g_free(r->worker->worker_case);
-                r->worker->worker_names = g_steal_pointer(&r->names);
-                r->worker->worker_case = g_steal_pointer(&r->case_);
-        } else {
-                g_warning("%s: %s", r->worker->config.tag, error->message);
-        }
+        /* not asked again: the next launch has them on its command line */
+        if (!sluice_worker_control_set_names_finish(SLUICE_WORKER1(source), result, &error))
+                g_warning("%s: names %s, case %s: %s", r->worker->config.tag, r->names, r->case_, error->message);
         g_object_unref(r->worker);
         g_free(r->names);
         g_free(r->case_);
@@ -426,6 +421,11 @@ static void send_names(SluiceWorker *self)
                 return;
         if (g_strcmp0(self->worker_names, self->names) == 0 && g_strcmp0(self->worker_case, self->case_) == 0)
                 return;
+        /* counted as the worker's from the asking on: one call per change */
+        g_free(self->worker_names);
+        g_free(self->worker_case);
+        self->worker_names = g_strdup(self->names);
+        self->worker_case = g_strdup(self->case_);
         r = g_new0(NamesRequest, 1);
         r->worker = g_object_ref(self);
         r->names = g_strdup(self->names);
