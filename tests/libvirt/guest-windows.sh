@@ -22,6 +22,9 @@
 #      VirtioFsSvc is told CaseInsensitive (registry and -i); with an older
 #      sluice-fs the shares are set to posix/sensitive and this is noted;
 #  (f) G is reset: the share is mounted again at /mnt/gl, the guest reads it.
+#  (g) a share of W started before its agent said "windows": served posix
+#      first, then switched live (Worker1.SetNames) to windows/insensitive,
+#      the same worker process.
 # Exit: 0 pass, 1 fail, 77 skip (not root, no QEMU/libvirt/kernel, or an
 # image without qemu-ga or the pretend Windows agent).
 set -uo pipefail
@@ -80,6 +83,12 @@ define $W --agent --cmdline "sluice_qga=windows" || fail "define $W"
 define $G --agent --reboot-restarts || fail "define $G"
 t_boot=$EPOCHREALTIME
 for d in $W $G; do vsh start "$d" >/dev/null || fail "start $d"; done
+# (g) started while nobody knows yet that W runs Windows (not mounted by
+# Sluice: it would take Z: from the shares of (a))
+mkdir -p "$work/share-late" && chown "$user:" "$work/share-late"
+shareLate=$(add_share "$work/share-late" $W wlate "'autostart': <false>, 'auto-mount': <false>")
+call "$shareLate" org.sluice.Sluice1.Share.Start >/dev/null || fail_later "Start wlate"
+late_served=$(shp "$shareLate" ServedNames) late_pid=$(worker_of "$shareLate")
 
 # the pretend Windows's own view: its drives, VirtioFsSvc, its registry (JSON)
 state() { agent $W '{"execute":"sluice-test-state"}'; }
@@ -143,6 +152,23 @@ if [ -n "$names_supported" ]; then
                 pass "VirtioFsSvc and the launcher instance are case-insensitive (registry CaseInsensitive 1, -i)" ||
                 fail_later "case-insensitive in $W: $(state)"
 fi
+
+# ---- (g) the agent said "windows" after the worker started ----------------------------------------
+if [ -n "$names_supported" ] && [ "$late_served" = posix ]; then
+        if wait_for 30 share_prop_is "$shareLate" ServedNames windows &&
+           share_prop_is "$shareLate" ServedCase insensitive; then
+                # the worker's own word (its log reaches the service's)
+                told() { grep -aq "sluice-fs\[wlate\].*names are now windows, case insensitive" "$work/service.log"; }
+                [ "$(worker_of "$shareLate")" = "$late_pid" ] && wait_for 10 told &&
+                        pass "wlate, started as posix before the agent answered, switched live to windows/insensitive" ||
+                        fail_later "wlate: worker ${late_pid} → $(worker_of "$shareLate"), log: $(grep -a 'wlate' "$work/service.log" | tail -n 3)"
+        else
+                fail_later "wlate: ServedNames '$(shp "$shareLate" ServedNames)', ServedCase '$(shp "$shareLate" ServedCase)'"
+        fi
+elif [ -n "$names_supported" ]; then
+        note "wlate: the agent answered before its worker started (served '$late_served'): (g) not seen"
+fi
+call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.RemoveShare "$shareLate" >/dev/null
 
 # ---- (b) a reboot ------------------------------------------------------------------------------------------
 starts=$(starts_of wy)
