@@ -103,7 +103,9 @@ starts_of() { win | grep -i "launchctl" | grep -cE "\"start\" *, *\"[^\"]*\" *, 
 
 # (e) what the worker serves a Windows guest needs a sluice-fs that takes --names
 names_supported=
-"$work/bin/sluice-fs" --help 2>&1 | grep -q -- '--names' && names_supported=1
+# (the whole help first: grep -q would end the pipe early, and pipefail)
+help=$("$work/bin/sluice-fs" --help 2>&1)
+grep -q -- '--names' <<<"$help" && names_supported=1
 add_windows_share() { # DIR TAG → object path, attached
         local options="'attach': <true>"
         [ -n "$names_supported" ] || options+=", 'names': <'posix'>, 'case': <'sensitive'>"
