@@ -42,19 +42,12 @@ static void builder_take(GStrvBuilder *b, char *s)
 
 /* ---- reading what Windows prints ---- */
 
+/* A line as guest-windows.c reads them, without the spaces around it. */
 static gboolean next_line(const char *out, gsize len, gsize *pos, const char **line, gsize *n)
 {
-        gsize start = *pos, end;
-
-        if (out == NULL || start >= len)
+        if (!sluice_guest_windows_next_line(out, len, pos, line, n))
                 return FALSE;
-        end = start;
-        while (end < len && out[end] != '\n')
-                end++;
-        *pos = end < len ? end + 1 : end;
-        *line = out + start;
-        *n = end - start;
-        while (*n > 0 && ((*line)[*n - 1] == '\r' || (*line)[*n - 1] == ' '))
+        while (*n > 0 && (*line)[*n - 1] == ' ')
                 (*n)--;
         while (*n > 0 && **line == ' ') {
                 (*line)++;

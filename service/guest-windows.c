@@ -98,8 +98,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WinExec, sluice_guest_exec_clear)
 /* What of a program's output an Error shows. */
 #define SAID_MAX_CHARS 200
 
-/* The next line of OUT[0..LEN) from *POS, without its CR LF; FALSE at the end. */
-static gboolean next_line(const char *out, gsize len, gsize *pos, const char **line, gsize *line_len)
+gboolean sluice_guest_windows_next_line(const char *out, gsize len, gsize *pos, const char **line, gsize *line_len)
 {
         gsize start = *pos, end;
 
@@ -147,7 +146,7 @@ int sluice_guest_windows_sc_state(const char *out, gsize len)
         gsize n, pos = 0;
         int third = 0, colon_lines = 0;
 
-        while (next_line(out, len, &pos, &line, &n)) {
+        while (sluice_guest_windows_next_line(out, len, &pos, &line, &n)) {
                 const char *colon = memchr(line, ':', n);
                 const char *key = line;
                 gsize key_n;
@@ -174,7 +173,7 @@ gboolean sluice_guest_windows_launchctl_ok(const char *out, gsize len, char **me
 
         if (message != NULL)
                 *message = NULL;
-        if (next_line(out, len, &pos, &line, &n)) {
+        if (sluice_guest_windows_next_line(out, len, &pos, &line, &n)) {
                 trim(&line, &n);
                 if (n == 2 && memcmp(line, "OK", 2) == 0)
                         return TRUE;
@@ -195,7 +194,7 @@ static char *parse_volumes(const char *out, gsize len, const char *tag, guint32 
 
         *in_use = 0;
         *viofs = 0;
-        while (next_line(out, len, &pos, &line, &n)) {
+        while (sluice_guest_windows_next_line(out, len, &pos, &line, &n)) {
                 const char *bar1, *bar2, *format, *label;
                 gsize name_n, format_n, label_n;
                 char letter;

@@ -70,6 +70,10 @@ char *sluice_guest_windows_list_volumes(virDomainPtr domain, gsize *len, GError 
  * what Windows' programs print (CRLF or LF lines, bounded, anything else
  * skipped). */
 
+/* The next line of OUT[0..LEN) from *POS, without its CR LF (and NULs
+ * PowerShell may leave at its end); FALSE at the end or for a NULL OUT. */
+gboolean sluice_guest_windows_next_line(const char *out, gsize len, gsize *pos, const char **line,
+                                        gsize *line_len);
 /* The state number in `sc.exe query NAME` (1 stopped, 2 start pending,
  * 3 stop pending, 4 running …; the numbers are the same in every language),
  * or 0 when the text has none. */

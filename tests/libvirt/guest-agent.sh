@@ -395,7 +395,6 @@ if [ -z "$windows_fake" ]; then
         fail_later "the image has no pretend Windows agent (tests/guest/qga-windows.c): the Windows checks did not run"
         finish
 fi
-win() { lines "$(console "$1")" | grep -a "^QGA-WIN: "; }
 wait_for 240 booted $W || fail_later "$W did not boot"
 wait_for 30 has_vm $W || fail_later "no Vm object for $W"
 vmW=$(vm_path $W)

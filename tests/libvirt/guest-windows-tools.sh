@@ -55,7 +55,6 @@ domains=()
 trap libvirt_cleanup EXIT
 
 system_libvirtd_setup tests/libvirt/guest-windows-tools.sh || exit 1
-vsh() { virsh -q -c qemu:///system "$@"; }
 system_libvirtd_start "$user" || fail "no system libvirtd for $user"
 
 # ---- the installers on the host ------------------------------------------------------------
@@ -80,57 +79,14 @@ service_pid=$!
 wait_for 60 runu gdbus introspect --session -d org.sluice.Sluice1 -o /org/sluice/Sluice1 >/dev/null 2>&1 ||
         fail "sluice-service did not come up"
 
-call() { # OBJECT METHOD ARGS… — prints the reply; errors on stderr
-        local obj=$1 method=$2; shift 2
-        runu gdbus call --session --timeout 300 -d org.sluice.Sluice1 -o "$obj" -m "$method" "$@"
-}
-prop() { # OBJECT INTERFACE NAME — prints the value, unquoted
-        call "$1" org.freedesktop.DBus.Properties.Get "$2" "$3" 2>/dev/null |
-                sed -e "s/^(<//; s/>,)\$//; s/^'//; s/'\$//; s/^\"//; s/\"\$//"
-}
-vmp() { prop "$1" org.sluice.Sluice1.Vm "$2"; }
-shp() { prop "$1" org.sluice.Sluice1.Share "$2"; }
-vm_path() {
-        call /org/sluice/Sluice1 org.freedesktop.DBus.ObjectManager.GetManagedObjects 2>/dev/null |
-                grep -o "'/org/sluice/Sluice1/vm/[0-9a-f]*': {'org.sluice.Sluice1.Vm': {[^}]*'Name': <'$1'>" |
-                sed "s/^'\([^']*\)'.*/\1/"
-}
-has_vm() { [ -n "$(vm_path "$1")" ]; }
-vm_prop_is() { [ "$(vmp "$1" "$2")" = "$3" ]; }
-share_prop_is() { [ "$(shp "$1" "$2")" = "$3" ]; }
-lines() { tr -d '\r' < "$1" 2>/dev/null; }
-count() { lines "$1" | grep -ac -- "$2" || true; }
-more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }
-share_info() { echo "State $(shp "$1" State), GuestState '$(shp "$1" GuestState)', GuestPath '$(shp "$1" GuestPath)', Error '$(shp "$1" Error)'"; }
-add_share() { # DIR VM TAG [MORE OPTIONS] → object path
-        call /org/sluice/Sluice1 org.sluice.Sluice1.Manager.AddShare "$1" "$2" "{'tag': <'$3'>${4:+, $4}}" |
-                sed -n "s/^(objectpath '\(.*\)',)\$/\1/p"
-}
+# an install copies megabytes into a TCG guest: calls may take minutes
+call_timeout=300
 
 # ---- guests -----------------------------------------------------------------------
 cp "$image/vmlinux" "$work/vmlinux"
 "$top/tests/guest/mkcpio.sh" "$work/workload.cpio" "$here/agent-workload.sh:/workload.sh" || exit 1
 cat "$image/initrd.cpio" "$work/workload.cpio" > "$work/initrd.cpio"
 chmod 644 "$work/vmlinux" "$work/initrd.cpio"
-console() { echo "$work/vm-$1/console.log"; }
-define() { # NAME DOMAIN-XML-OPTIONS…
-        local name=$1; shift
-        mkdir -p "$work/vm-$name"
-        : > "$(console "$name")"
-        chmod 777 "$work/vm-$name"
-        "$top/tests/domain-xml.sh" --kernel "$work/vmlinux" --initrd "$work/initrd.cpio" \
-                --console "$(console "$name")" "$@" "$name" > "$work/$name.xml" || return 1
-        chmod 644 "$work/$name.xml"
-        if vsh dominfo "$name" >/dev/null 2>&1; then
-                vsh destroy "$name" >/dev/null 2>&1
-                vsh undefine "$name" >/dev/null 2>&1
-        fi
-        vsh define "$work/$name.xml" >/dev/null || return 1
-        domains+=("$name")
-}
-booted() { more_than "$(console "$1")" "^READY " 0; }
-win() { lines "$(console "$1")" | grep -a "^QGA-WIN: "; }
-agent() { vsh qemu-agent-command "$1" "$2" 2>&1; }
 
 mkdir -p "$work/share-f" "$work/share-v"
 echo "from the host" > "$work/share-f/hello.txt"

@@ -108,9 +108,9 @@ libvirt_cleanup() {
 
 # ---- helpers of the scripts with agents (see above) ----
 vsh() { virsh -q -c qemu:///system "$@"; }
-call() { # OBJECT METHOD ARGS… — prints the reply; errors on stderr
+call() { # OBJECT METHOD ARGS… — prints the reply; errors on stderr ($call_timeout s, 90 unless set)
         local obj=$1 method=$2; shift 2
-        runu gdbus call --session --timeout 90 -d org.sluice.Sluice1 -o "$obj" -m "$method" "$@"
+        runu gdbus call --session --timeout "${call_timeout:-90}" -d org.sluice.Sluice1 -o "$obj" -m "$method" "$@"
 }
 prop() { # OBJECT INTERFACE NAME — prints the value, unquoted
         call "$1" org.freedesktop.DBus.Properties.Get "$2" "$3" 2>/dev/null |
@@ -180,4 +180,6 @@ guest_run() {
         agent "$dom" "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":$pid}}" |
                 sed -n 's/.*"out-data":"\([^"]*\)".*/\1/p' | base64 -d 2>/dev/null
 }
+# the pretend Windows agent's record of what it was asked (tests/guest/qga-windows.c)
+win() { lines "$(console "$1")" | grep -a "^QGA-WIN: "; }
 line_no() { lines "$1" | grep -an -- "$2" | tail -n 1 | cut -d: -f1; } # FILE PATTERN → number of its last line
