@@ -97,9 +97,6 @@ gboolean sluice_guest_tools_open_installer(const char *path, SluiceGuestTool too
         guchar magic[8];
         int fd;
 
-        ret->fd = -1;
-        ret->path = NULL;
-        ret->size = 0;
         if (path == NULL || !g_path_is_absolute(path)) {
                 g_set_error(error, SLUICE_ERROR, SLUICE_ERROR_INVALID_ARGUMENT,
                             _("“%s” is not a file name Sluice can use: give the installer's whole path, starting with /"),
@@ -155,6 +152,7 @@ gboolean sluice_guest_tools_open_installer(const char *path, SluiceGuestTool too
                             shown);
                 return FALSE;
         }
+        sluice_installer_clear(ret);
         ret->fd = fd;
         ret->path = g_strdup(path);
         ret->size = (gsize)st.st_size;

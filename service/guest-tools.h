@@ -54,7 +54,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SluiceInstaller, sluice_installer_clear)
  * directory, no device), its name that of such a package (winfsp*.msi for
  * WinFsp; *.msi or *.iso for virtio-win), its size sane and its content
  * what the name says (an MSI's compound-file magic D0 CF 11 E0 A1 B1 1A E1,
- * an ISO's "CD001" at 0x8001).  INVALID_ARGUMENT saying what is wrong. */
+ * an ISO's "CD001" at 0x8001).  INVALID_ARGUMENT saying what is wrong.
+ * RET (initialised, e.g. { .fd = -1 }) is written only on success: what
+ * it held is cleared then; a failure leaves it as it was. */
 gboolean sluice_guest_tools_open_installer(const char *path, SluiceGuestTool tool, SluiceInstaller *ret,
                                            GError **error);
 
