@@ -3,11 +3,11 @@
  * case reach the one host file, never a second one beside it; twins made on
  * the host stay reachable by their exact names; the host's own changes are
  * seen; --case=sensitive stays as POSIX. */
+#include "control-client.h"
 #include "harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gio/gio.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -405,46 +405,17 @@ static void test_set_names_live(void)
         if (!harness_require_sluice("Worker1.SetNames is sluice-fs's"))
                 return;
         g_autoptr(Harness) h = harness_new();
-        g_autoptr(GError) error = NULL;
-        g_autofree char *opt = NULL;
-        int sv[2];
+        sd_bus *c;
 
         harness_write(h, "readme.txt", "x");
-        g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
-        opt = g_strdup_printf("--control-fd=%d", sv[1]);
-        {
-                const char *const extra[] = { opt, NULL };
-                g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, extra);
-                h->pid = harness_spawn(argv, sv[1]);
-                close(sv[1]);
-        }
-        {
-                gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
-                struct stat st;
-                /* the worker listens once it is set up: then it serves both */
-                while (lstat(h->socket, &st) < 0) {
-                        harness_assert_alive(h);
-                        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-                        g_usleep(10000);
-                }
-        }
-        g_autoptr(GSocket) sock = g_socket_new_from_fd(sv[0], &error);
-        g_assert_no_error(error);
-        g_autoptr(GSocketConnection) stream = g_socket_connection_factory_create_connection(sock);
-        g_autoptr(GDBusConnection) c = g_dbus_connection_new_sync(G_IO_STREAM(stream), NULL,
-                G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT, NULL, NULL, &error);
-        g_assert_no_error(error);
+        c = control_client_start(h);
         h->vmm = harness_connect(h, NULL);
         struct fuse_entry_out e;
 
         assert_errno(vmm_lookup(h->vmm, VMM_ROOT, "README.TXT", &e), -ENOENT);
         const char *modes[] = { "insensitive", "sensitive", "insensitive" };
         for (gsize i = 0; i < G_N_ELEMENTS(modes); i++) {
-                g_autoptr(GVariant) r = g_dbus_connection_call_sync(c, NULL, "/org/sluice/Worker1",
-                        "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "posix", modes[i]), NULL,
-                        G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
-                g_assert_no_error(error);
-                g_assert_nonnull(r);
+                g_assert_cmpint(control_client_set_names(c, "posix", modes[i], NULL), ==, 0);
                 switch (i) {
                 case 0:         /* insensitive: found, no twin made */
                         assert_ok(vmm_lookup(h->vmm, VMM_ROOT, "README.TXT", &e));
@@ -464,6 +435,7 @@ static void test_set_names_live(void)
                 }
         }
         harness_assert_alive(h);
+        sd_bus_flush_close_unref(c);
 }
 
 int main(int argc, char **argv)

@@ -7,11 +7,11 @@
  * through mapped names leaves the decoded names on the host; a mapped name
  * that decodes to ".", ".." or holds a '/' never leaves the folder; posix
  * mode shows the same folder unchanged; Worker1.SetNames switches live. */
+#include "control-client.h"
 #include "harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gio/gio.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -416,79 +416,20 @@ static void test_posix_unchanged(void)
 
 /* ---- Worker1.SetNames over the control channel, as sluice-service calls it ---- */
 
-static GDBusConnection *control_connect(int fd)
-{
-        g_autoptr(GError) error = NULL;
-        g_autoptr(GSocket) socket = g_socket_new_from_fd(fd, &error);
-        g_autoptr(GSocketConnection) stream = NULL;
-        GDBusConnection *c;
-
-        g_assert_no_error(error);
-        stream = g_socket_connection_factory_create_connection(socket);
-        c = g_dbus_connection_new_sync(G_IO_STREAM(stream), NULL,
-                                       G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT, NULL, NULL,
-                                       &error);
-        g_assert_no_error(error);
-        return c;
-}
-
-static GVariant *control_call(GDBusConnection *c, const char *iface, const char *method,
-                              GVariant *args, GError **error)
-{
-        return g_dbus_connection_call_sync(c, NULL, "/org/sluice/Worker1", iface, method, args, NULL,
-                                           G_DBUS_CALL_FLAGS_NONE, 10000, NULL, error);
-}
-
-static char *control_get(GDBusConnection *c, const char *property)
-{
-        g_autoptr(GError) error = NULL;
-        g_autoptr(GVariant) r = control_call(c, "org.freedesktop.DBus.Properties", "Get",
-                                             g_variant_new("(ss)", "org.sluice.Worker1", property),
-                                             &error);
-        g_autoptr(GVariant) v = NULL;
-
-        g_assert_no_error(error);
-        g_variant_get(r, "(v)", &v);
-        return g_variant_dup_string(v, NULL);
-}
-
 static void test_set_names_live(void)
 {
         if (!harness_require_sluice("Worker1.SetNames is sluice-fs's"))
                 return;
         g_autoptr(Harness) h = harness_new();
-        g_autoptr(GDBusConnection) c = NULL;
-        g_autoptr(GError) error = NULL;
-        g_autoptr(GVariant) r = NULL;
         g_autofree char *mapped = w("a`:b"), *mode_names = NULL, *case_mode = NULL;
-        g_autofree char *opt = NULL;
-        int sv[2];
+        g_autofree char *refused = NULL;
+        sd_bus *c;
 
         harness_write(h, "a:b", "x");
-        g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
-        opt = g_strdup_printf("--control-fd=%d", sv[1]);
-        {
-                const char *const extra[] = { opt, NULL };
-                g_autoptr(GPtrArray) argv = harness_daemon_argv(h, TRUE, extra);
-
-                h->pid = harness_spawn(argv, sv[1]);
-                close(sv[1]);
-        }
-        {
-                gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
-                struct stat st;
-
-                /* the worker listens once it is set up: then it serves both */
-                while (lstat(h->socket, &st) < 0) {
-                        harness_assert_alive(h);
-                        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-                        g_usleep(10000);
-                }
-        }
-        c = control_connect(sv[0]);
+        c = control_client_start(h);
         h->vmm = harness_connect(h, NULL);
-        mode_names = control_get(c, "Names");
-        case_mode = control_get(c, "Case");
+        mode_names = control_client_get(c, "Names");
+        case_mode = control_client_get(c, "Case");
         g_assert_cmpstr(mode_names, ==, "posix");
         g_assert_cmpstr(case_mode, ==, "sensitive");
         {
@@ -498,11 +439,9 @@ static void test_set_names_live(void)
                 g_assert_false(listed(list, mapped));
         }
 
-        r = control_call(c, "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "windows", "sensitive"),
-                         &error);
-        g_assert_no_error(error);
+        g_assert_cmpint(control_client_set_names(c, "windows", "sensitive", NULL), ==, 0);
         g_clear_pointer(&mode_names, g_free);
-        mode_names = control_get(c, "Names");
+        mode_names = control_client_get(c, "Names");
         g_assert_cmpstr(mode_names, ==, "windows");
         {
                 g_autoptr(GPtrArray) list = list_dir(h->vmm, VMM_ROOT, TRUE);
@@ -513,38 +452,30 @@ static void test_set_names_live(void)
         g_assert_cmpuint(lookup_ino(h->vmm, VMM_ROOT, mapped, NULL), ==, host_ino(h, "a:b"));
 
         /* anything else: InvalidArgs, nothing changed */
-        g_clear_pointer(&r, g_variant_unref);
-        r = control_call(c, "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "dos", "sensitive"),
-                         &error);
-        g_assert_error(error, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS);
-        g_clear_error(&error);
-        r = control_call(c, "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "posix", "upper"),
-                         &error);
-        g_assert_error(error, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS);
-        g_clear_error(&error);
+        g_assert_cmpint(control_client_set_names(c, "dos", "sensitive", &refused), <, 0);
+        g_assert_cmpstr(refused, ==, "org.freedesktop.DBus.Error.InvalidArgs");
+        g_clear_pointer(&refused, g_free);
+        g_assert_cmpint(control_client_set_names(c, "posix", "upper", &refused), <, 0);
+        g_assert_cmpstr(refused, ==, "org.freedesktop.DBus.Error.InvalidArgs");
         g_clear_pointer(&mode_names, g_free);
-        mode_names = control_get(c, "Names");
+        mode_names = control_client_get(c, "Names");
         g_assert_cmpstr(mode_names, ==, "windows");
 
         /* the case mode travels with it (its behaviour: pt-name-case.c) */
-        r = control_call(c, "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "windows", "insensitive"),
-                         &error);
-        g_assert_no_error(error);
-        g_clear_pointer(&r, g_variant_unref);
+        g_assert_cmpint(control_client_set_names(c, "windows", "insensitive", NULL), ==, 0);
         g_clear_pointer(&case_mode, g_free);
-        case_mode = control_get(c, "Case");
+        case_mode = control_client_get(c, "Case");
         g_assert_cmpstr(case_mode, ==, "insensitive");
 
         /* and back */
-        r = control_call(c, "org.sluice.Worker1", "SetNames", g_variant_new("(ss)", "posix", "sensitive"),
-                         &error);
-        g_assert_no_error(error);
+        g_assert_cmpint(control_client_set_names(c, "posix", "sensitive", NULL), ==, 0);
         {
                 g_autoptr(GPtrArray) list = list_dir(h->vmm, VMM_ROOT, TRUE);
 
                 g_assert_true(listed(list, "a:b"));
         }
         harness_assert_alive(h);
+        sd_bus_flush_close_unref(c);
 }
 
 /* Bad values on the command line: a clear message, exit 2. */
