@@ -68,7 +68,7 @@ void sluice_shared_folder_update_served(SluiceSharedFolder *self)
 
         /* every later launch of the worker takes them, whatever it does now */
         if (self->worker != NULL)
-                sluice_worker_set_names(self->worker, names, case_);
+                sluice_worker_set_names(self->worker, served.names, served.case_);
         /* "empty when no worker runs" (the API) */
         if (!serving) {
                 sluice_share_set_served_names(self->iface, "");

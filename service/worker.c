@@ -66,10 +66,10 @@ struct _SluiceWorker {
         GCancellable *launch_cancellable;  /* cancels the connect and stderr reads */
         SluiceWorker1 *control;
         gboolean launched_readonly;
-        char *names;                        /* served: "posix" or "windows" */
-        char *case_;                        /* served: "sensitive" or "insensitive" */
-        char *worker_names;                 /* what the process was launched with or asked to take */
-        char *worker_case;
+        SluiceWireNames names;              /* served: POSIX (until told) or WINDOWS */
+        SluiceWireCase case_;               /* served: SENSITIVE (until told) or INSENSITIVE */
+        SluiceWireNames worker_names;       /* what the process was launched with or asked to take */
+        SluiceWireCase worker_case;
         gboolean ever_ready;                /* since the last sluice_worker_start() */
         gboolean restarting;                /* the current launch follows a crash */
         guint pending_exit_events;          /* process exit + stderr EOF */
@@ -394,8 +394,8 @@ static gboolean on_ready_timeout(gpointer user_data)
 
 typedef struct {
         SluiceWorker *worker;
-        char *names;
-        char *case_;
+        SluiceWireNames names;
+        SluiceWireCase case_;
 } NamesRequest;
 
 static void on_names_set(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -405,10 +405,9 @@ static void on_names_set(GObject *source, GAsyncResult *result, gpointer user_da
 
         /* not asked again: the next launch has them on its command line */
         if (!sluice_worker_control_set_names_finish(SLUICE_WORKER1(source), result, &error))
-                g_warning("%s: names %s, case %s: %s", r->worker->config.tag, r->names, r->case_, error->message);
+                g_warning("%s: names %s, case %s: %s", r->worker->config.tag, sluice_wire_names_name(r->names),
+                          sluice_wire_case_name(r->case_), error->message);
         g_object_unref(r->worker);
-        g_free(r->names);
-        g_free(r->case_);
         g_free(r);
 }
 
@@ -419,27 +418,25 @@ static void send_names(SluiceWorker *self)
 
         if (self->phase != PHASE_READY || self->control == NULL)
                 return;
-        if (g_strcmp0(self->worker_names, self->names) == 0 && g_strcmp0(self->worker_case, self->case_) == 0)
+        if (self->worker_names == self->names && self->worker_case == self->case_)
                 return;
         /* counted as the worker's from the asking on: one call per change */
-        g_free(self->worker_names);
-        g_free(self->worker_case);
-        self->worker_names = g_strdup(self->names);
-        self->worker_case = g_strdup(self->case_);
+        self->worker_names = self->names;
+        self->worker_case = self->case_;
         r = g_new0(NamesRequest, 1);
         r->worker = g_object_ref(self);
-        r->names = g_strdup(self->names);
-        r->case_ = g_strdup(self->case_);
-        sluice_worker_control_set_names_async(self->control, self->names, self->case_, on_names_set, r);
+        r->names = self->names;
+        r->case_ = self->case_;
+        sluice_worker_control_set_names_async(self->control, sluice_wire_names_name(self->names),
+                                              sluice_wire_case_name(self->case_), on_names_set, r);
 }
 
-void sluice_worker_set_names(SluiceWorker *self, const char *names, const char *case_)
+void sluice_worker_set_names(SluiceWorker *self, SluiceWireNames names, SluiceWireCase case_)
 {
         g_return_if_fail(SLUICE_IS_WORKER(self));
-        g_free(self->names);
-        g_free(self->case_);
-        self->names = g_strdup(names != NULL ? names : "posix");
-        self->case_ = g_strdup(case_ != NULL ? case_ : "sensitive");
+        /* DEFAULT is a setting's word, never a served one: the host's way */
+        self->names = names == SLUICE_WIRE_NAMES_WINDOWS ? names : SLUICE_WIRE_NAMES_POSIX;
+        self->case_ = case_ == SLUICE_WIRE_CASE_INSENSITIVE ? case_ : SLUICE_WIRE_CASE_SENSITIVE;
         send_names(self);
 }
 
@@ -679,10 +676,10 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
         g_ptr_array_add(argv, g_strdup_printf("--queues=%u", self->config.queues));
         /* the defaults are not written out: a sluice-fs without these
          * options still serves a Linux guest */
-        if (g_strcmp0(self->names, "posix") != 0)
-                g_ptr_array_add(argv, g_strdup_printf("--names=%s", self->names));
-        if (g_strcmp0(self->case_, "sensitive") != 0)
-                g_ptr_array_add(argv, g_strdup_printf("--case=%s", self->case_));
+        if (self->names != SLUICE_WIRE_NAMES_POSIX)
+                g_ptr_array_add(argv, g_strdup_printf("--names=%s", sluice_wire_names_name(self->names)));
+        if (self->case_ != SLUICE_WIRE_CASE_SENSITIVE)
+                g_ptr_array_add(argv, g_strdup_printf("--case=%s", sluice_wire_case_name(self->case_)));
         g_ptr_array_add(argv, g_strdup_printf("--control-fd=%d", control_fd));
         /* keeps its fds in our store (worker-fd-store.h) and takes them up */
         g_ptr_array_add(argv, g_strdup("--resume"));
@@ -742,10 +739,8 @@ static void worker_spawn(SluiceWorker *self, int folder_fd)
 
         self->phase = PHASE_STARTING;
         self->launched_readonly = self->config.readonly;
-        g_free(self->worker_names);
-        g_free(self->worker_case);
-        self->worker_names = g_strdup(self->names);
-        self->worker_case = g_strdup(self->case_);
+        self->worker_names = self->names;
+        self->worker_case = self->case_;
         self->launch_cancellable = g_cancellable_new();
         self->pending_exit_events = 2;
         g_subprocess_wait_async(self->process, NULL, on_process_exited, g_object_ref(self));
@@ -1019,8 +1014,8 @@ SluiceWorker *sluice_worker_new(const SluiceWorkerConfig *config)
         self->config.cache = g_strdup(config->cache != NULL ? config->cache : "auto");
         self->config.readonly = config->readonly;
         self->config.queues = config->queues > 0 ? config->queues : 1;
-        self->names = g_strdup(config->names != NULL ? config->names : "posix");
-        self->case_ = g_strdup(config->case_ != NULL ? config->case_ : "sensitive");
+        self->names = SLUICE_WIRE_NAMES_POSIX;
+        self->case_ = SLUICE_WIRE_CASE_SENSITIVE;
         self->peer_uid = -1;
         self->store = sluice_worker_fd_store_new(self->config.tag);
         self->orphans = sluice_worker_orphans_find(self->config.socket_path, self->config.tag,
@@ -1057,10 +1052,6 @@ static void sluice_worker_finalize(GObject *object)
         g_free(self->config.tag);
         g_free(self->config.socket_path);
         g_free(self->config.cache);
-        g_free(self->names);
-        g_free(self->case_);
-        g_free(self->worker_names);
-        g_free(self->worker_case);
         g_free(self->launch_error);
         g_free(self->last_stderr_line);
         g_array_unref(self->failures);

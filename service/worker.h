@@ -24,6 +24,7 @@
 #include <gio/gio.h>
 
 #include "share-path.h"
+#include "wire-enums.h"
 #include "worker-fd-store.h"
 #include "sluice-worker-dbus.h"
 
@@ -36,8 +37,6 @@ typedef struct {
         char *cache;        /* auto|always|never */
         gboolean readonly;
         guint queues;
-        const char *names;  /* ServedNames: "posix" (NULL too) or "windows" */
-        const char *case_;  /* ServedCase: "sensitive" (NULL too) or "insensitive" */
 } SluiceWorkerConfig;
 
 #define SLUICE_TYPE_WORKER (sluice_worker_get_type())
@@ -82,7 +81,7 @@ gboolean sluice_worker_set_readonly_finish(SluiceWorker *self, GAsyncResult *res
 /* How the worker shows and finds names (Worker1.SetNames): for every later
  * launch (--names, --case) and, when ready and different from what it
  * has, live.  A refusal is logged: the next launch takes them. */
-void sluice_worker_set_names(SluiceWorker *self, const char *names, const char *case_);
+void sluice_worker_set_names(SluiceWorker *self, SluiceWireNames names, SluiceWireCase case_);
 
 /* A hand-over: SIGTERM (the worker keeps its store, protocol "Stopping"),
  * then a launch at once with the store.  Completes when the new worker is
