@@ -145,15 +145,32 @@ static void update_slots(SaShareRow *self)
 }
 
 /* The drop-downs' items, in the order of the .ui's string lists. */
-static const char *const names_words[] = { "", "windows", "posix" };
-static const char *const case_words[] = { "", "insensitive", "sensitive" };
+static const SluiceWireNames names_items[] = { SLUICE_WIRE_NAMES_DEFAULT, SLUICE_WIRE_NAMES_WINDOWS,
+                                               SLUICE_WIRE_NAMES_POSIX };
+static const SluiceWireCase case_items[] = { SLUICE_WIRE_CASE_DEFAULT, SLUICE_WIRE_CASE_INSENSITIVE,
+                                             SLUICE_WIRE_CASE_SENSITIVE };
 
-static guint word_index(const char *const *words, guint n, const char *word)
+/* A word this applet does not know is shown as the default (item 0). */
+static guint names_index(const char *word)
 {
-  for (guint i = 0; i < n; i++)
-    if (g_str_equal(words[i], word))
-      return i;
-  return 0;  /* a word this applet does not know: shown as the default */
+  SluiceWireNames names;
+
+  if (sluice_wire_names_parse(word, &names))
+    for (guint i = 0; i < G_N_ELEMENTS(names_items); i++)
+      if (names_items[i] == names)
+        return i;
+  return 0;
+}
+
+static guint case_index(const char *word)
+{
+  SluiceWireCase case_;
+
+  if (sluice_wire_case_parse(word, &case_))
+    for (guint i = 0; i < G_N_ELEMENTS(case_items); i++)
+      if (case_items[i] == case_)
+        return i;
+  return 0;
 }
 
 /* Names / Case as set, and what the worker serves now. */
@@ -161,15 +178,15 @@ static void update_naming(SaShareRow *self)
 {
   const char *served_names = sa_share_get_served_names(self->share);
   const char *served_case = sa_share_get_served_case(self->share);
-  gboolean windows = g_str_equal(served_names, "windows");
-  gboolean insensitive = g_str_equal(served_case, "insensitive");
+  gboolean windows = sluice_wire_names_is(served_names, SLUICE_WIRE_NAMES_WINDOWS);
+  gboolean insensitive = sluice_wire_case_is(served_case, SLUICE_WIRE_CASE_INSENSITIVE);
   const char *served = NULL;
 
   self->syncing_naming = TRUE;
   gtk_drop_down_set_selected(self->names_dropdown,
-                             word_index(names_words, G_N_ELEMENTS(names_words), sa_share_get_names(self->share)));
+                             names_index(sa_share_get_names(self->share)));
   gtk_drop_down_set_selected(self->case_dropdown,
-                             word_index(case_words, G_N_ELEMENTS(case_words), sa_share_get_case(self->share)));
+                             case_index(sa_share_get_case(self->share)));
   self->syncing_naming = FALSE;
   if (*served_names != '\0' && *served_case != '\0') {
     if (windows)
@@ -185,16 +202,16 @@ static void on_names_selected(GObject *dropdown, GParamSpec *pspec, gpointer use
 {
   SaShareRow *self = user_data;
   guint i = gtk_drop_down_get_selected(self->names_dropdown);
-  if (!self->syncing_naming && i < G_N_ELEMENTS(names_words))
-    sa_share_set_names(self->share, names_words[i]);
+  if (!self->syncing_naming && i < G_N_ELEMENTS(names_items))
+    sa_share_set_names(self->share, sluice_wire_names_name(names_items[i]));
 }
 
 static void on_case_selected(GObject *dropdown, GParamSpec *pspec, gpointer user_data)
 {
   SaShareRow *self = user_data;
   guint i = gtk_drop_down_get_selected(self->case_dropdown);
-  if (!self->syncing_naming && i < G_N_ELEMENTS(case_words))
-    sa_share_set_case(self->share, case_words[i]);
+  if (!self->syncing_naming && i < G_N_ELEMENTS(case_items))
+    sa_share_set_case(self->share, sluice_wire_case_name(case_items[i]));
 }
 
 static gboolean pulse_tools(gpointer user_data)
