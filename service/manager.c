@@ -718,35 +718,49 @@ void sluice_service_manager_autostart(SluiceServiceManager *self)
         }
 }
 
+/* A task that completes once each of the shares it was started for has
+ * called fan_out_done() on it, and the starter too (a count of N + 1, so
+ * that it cannot complete while the starter still hands it out). */
+static GTask *fan_out_new(SluiceServiceManager *self, guint n, GAsyncReadyCallback callback, gpointer user_data)
+{
+        GTask *task = g_task_new(self, NULL, callback, user_data);
+        guint *pending = g_new0(guint, 1);
+
+        *pending = n + 1;
+        g_task_set_task_data(task, pending, g_free);
+        return task;
+}
+
+static void fan_out_done(GTask *task)
+{
+        guint *pending = g_task_get_task_data(task);
+
+        if (--*pending == 0)
+                g_task_return_boolean(task, TRUE);
+}
+
 static void on_share_stopped_for_shutdown(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GTask) task = user_data;
-        guint *pending = g_task_get_task_data(task);
-
         g_autoptr(GError) error = NULL;
 
         if (!sluice_shared_folder_stop_finish(SLUICE_SHARED_FOLDER(source), result, &error))
                 g_warning("%s", error->message);
-        if (--*pending == 0)
-                g_task_return_boolean(task, TRUE);
+        fan_out_done(task);
 }
 
 void sluice_service_manager_shutdown_async(SluiceServiceManager *self, GAsyncReadyCallback callback,
                                            gpointer user_data)
 {
-        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
         g_autoptr(GPtrArray) shares = sorted_shares(self);
-        guint *pending = g_new0(guint, 1);
+        g_autoptr(GTask) task = fan_out_new(self, shares->len, callback, user_data);
 
-        g_task_set_task_data(task, pending, g_free);
-        *pending = shares->len + 1;
         for (guint i = 0; i < shares->len; i++)
                 /* a service going away (SIGTERM, logout, the bus name lost)
                  * never waits for a guest: forced */
                 sluice_shared_folder_stop_async(shares->pdata[i], TRUE, on_share_stopped_for_shutdown,
                                                 g_object_ref(task));
-        if (--*pending == 0)
-                g_task_return_boolean(task, TRUE);
+        fan_out_done(task);
 }
 
 void sluice_service_manager_shutdown_finish(SluiceServiceManager *self, GAsyncResult *result)
@@ -757,7 +771,6 @@ void sluice_service_manager_shutdown_finish(SluiceServiceManager *self, GAsyncRe
 static void on_worker_handed_over(GObject *source, GAsyncResult *result, gpointer user_data)
 {
         g_autoptr(GTask) task = user_data;
-        guint *pending = g_task_get_task_data(task);
         SluiceWorker *worker = SLUICE_WORKER(source);
         SluiceWorkerFdStore *store = sluice_worker_get_fd_store(worker);
         const char *tag = g_object_get_data(G_OBJECT(worker), "sluice-hand-over-tag");
@@ -773,19 +786,15 @@ static void on_worker_handed_over(GObject *source, GAsyncResult *result, gpointe
                 else
                         g_warning("%s", error->message);
         }
-        if (--*pending == 0)
-                g_task_return_boolean(task, TRUE);
+        fan_out_done(task);
 }
 
 void sluice_service_manager_hand_over_async(SluiceServiceManager *self, GAsyncReadyCallback callback,
                                             gpointer user_data)
 {
-        g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
         g_autoptr(GPtrArray) shares = sorted_shares(self);
-        guint *pending = g_new0(guint, 1);
+        g_autoptr(GTask) task = fan_out_new(self, shares->len, callback, user_data);
 
-        g_task_set_task_data(task, pending, g_free);
-        *pending = shares->len + 1;
         for (guint i = 0; i < shares->len; i++) {
                 SluiceWorker *worker = sluice_shared_folder_get_worker(shares->pdata[i]);
 
@@ -804,8 +813,7 @@ void sluice_service_manager_hand_over_async(SluiceServiceManager *self, GAsyncRe
                                        g_free);
                 sluice_worker_hand_over_async(worker, on_worker_handed_over, g_object_ref(task));
         }
-        if (--*pending == 0)
-                g_task_return_boolean(task, TRUE);
+        fan_out_done(task);
 }
 
 void sluice_service_manager_unexport(SluiceServiceManager *self)
