@@ -58,6 +58,30 @@ def fake_pid(env, tag):
     return pids[0]
 
 
+def fake_binary(env):
+    """The fake worker copied where a package would put sluice-fs, and the
+    service told to run it: its path (the fake finds its workers by that
+    name: wr.fake_pids)."""
+    need_fake()
+    binary = os.path.join(env.mkdir("libexec"), "fake-resume-worker.py")
+    shutil.copy2(wr.FAKE, binary)
+    os.chmod(binary, 0o755)
+    env.own(binary)
+    env.env["SLUICE_FS"] = binary
+    return binary
+
+
+def replace_binary(env, binary, text):
+    """A package manager's way: the new file written beside BINARY, then
+    renamed over it."""
+    fresh = binary + ".new"
+    with open(fresh, "w") as f:
+        f.write(text)
+    os.chmod(fresh, 0o755)
+    env.own(fresh)
+    os.rename(fresh, binary)
+
+
 def started_share(env, tag):
     """Share TAG running and a frontend it serves: (share, frontend, pid)."""
     env.ctl("add", env.mkdir(tag), "--tag", tag)
@@ -141,25 +165,13 @@ def case_share_restart_real(env):
 
 def case_worker_upgrade(env):
     """A new sluice-fs renamed over the old one: every running worker restarted into it, one by one."""
-    need_fake()
-    # the fake finds its workers by that name (wr.fake_pids)
-    binary = os.path.join(env.mkdir("libexec"), "fake-resume-worker.py")
-    shutil.copy2(wr.FAKE, binary)
-    os.chmod(binary, 0o755)
-    env.own(binary)
-    env.env["SLUICE_FS"] = binary
+    binary = fake_binary(env)
     service = env.start_service()
     _, docs, docs_pid = started_share(env, "docs")
     _, music, music_pid = started_share(env, "music")
 
-    # a package manager's way: the new file written beside, renamed over
-    fresh = binary + ".new"
-    shutil.copy2(wr.FAKE, fresh)
-    with open(fresh, "a") as f:
-        f.write("# the upgraded one\n")
-    os.chmod(fresh, 0o755)
-    env.own(fresh)
-    os.rename(fresh, binary)
+    with open(wr.FAKE) as f:
+        replace_binary(env, binary, f.read() + "# the upgraded one\n")
 
     check_handed_over(env, "docs", docs, docs_pid)
     check_handed_over(env, "music", music, music_pid)
@@ -175,22 +187,12 @@ def case_worker_upgrade(env):
 
 def case_worker_upgrade_broken(env):
     """A new sluice-fs that cannot run: the first share fails, the others keep their workers."""
-    need_fake()
-    binary = os.path.join(env.mkdir("libexec"), "fake-resume-worker.py")
-    shutil.copy2(wr.FAKE, binary)
-    os.chmod(binary, 0o755)
-    env.own(binary)
-    env.env["SLUICE_FS"] = binary
+    binary = fake_binary(env)
     service = env.start_service()
     _, docs, docs_pid = started_share(env, "docs")
     _, music, music_pid = started_share(env, "music")
 
-    fresh = binary + ".new"
-    with open(fresh, "w") as f:
-        f.write("#!/bin/sh\necho 'this sluice-fs is broken' >&2\nexit 1\n")
-    os.chmod(fresh, 0o755)
-    env.own(fresh)
-    os.rename(fresh, binary)
+    replace_binary(env, binary, "#!/bin/sh\necho 'this sluice-fs is broken' >&2\nexit 1\n")
 
     env.wait_state("docs", "failed", timeout=90)
     # whichever comes first: the round stopping, or going on to music
